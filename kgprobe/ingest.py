@@ -338,6 +338,8 @@ def _csv_reason(etype: str | None, message: str | None) -> str:
     }
     if etype and etype.upper() in kinds:
         return kinds[etype.upper()]
+    if "unicode" in (message or "").lower() or "encod" in (etype or "").lower():
+        return kinds["INVALID UNICODE"]
     return (message or etype or "malformed row").splitlines()[0]
 
 
@@ -1012,7 +1014,7 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         if report.read != report.loaded + report.duplicates + report.rejected:
             raise AssertionError(f"row accounting is off for {src.files}: {report}")
         con.execute(
-            f'INSERT INTO "{schema}".snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at)',
+            f'INSERT INTO "{schema}".snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at, $report)',
             {
                 "id": snapshot_id,
                 "source": json.dumps([str(p) for p in src.files]),
@@ -1022,6 +1024,7 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
                 "rejected": report.rejected,
                 "dups": report.duplicates,
                 "at": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
+                "report": json.dumps(report.as_dict()),
             },
         )
         con.execute("COMMIT")
@@ -1054,30 +1057,19 @@ def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: d
 
 
 def _stored_report(con: duckdb.DuckDBPyConnection, schema: str, snapshot_id: str) -> IngestReport | None:
+    """The report of the latest load of ``schema`` when it is ``snapshot_id`` and its tables are filled."""
     try:
-        row = con.execute(
-            f'SELECT format, read, loaded, duplicates, rejected FROM "{schema}".snapshots WHERE snapshot_id = $id '
-            "ORDER BY loaded_at DESC LIMIT 1",
-            {"id": snapshot_id},
-        ).fetchone()
-        latest = con.execute(f'SELECT snapshot_id FROM "{schema}".snapshots ORDER BY loaded_at DESC LIMIT 1').fetchone()
-    except duckdb.CatalogException:
+        latest = con.execute(
+            f'SELECT snapshot_id, report FROM "{schema}".snapshots ORDER BY loaded_at DESC LIMIT 1'
+        ).fetchall()
+        filled = con.execute(f'SELECT count(*) FROM "{schema}".entities').fetchall()[0][0]
+    except duckdb.Error:
         return None
-    if row is None or latest is None or latest[0] != snapshot_id:
+    if not latest or latest[0][0] != snapshot_id or not latest[0][1] or not filled:
         return None
-    counts = con.execute(
-        f"""SELECT (SELECT count(*) FROM "{schema}".entities), (SELECT count(*) FROM "{schema}".relations),
-        (SELECT count(*) FROM "{schema}".triples), (SELECT count(*) FROM "{schema}".literals),
-        (SELECT count(*) FROM "{schema}".entity_types), (SELECT count(*) FROM "{schema}".temporal_facts),
-        (SELECT count(*) FROM "{schema}".entities WHERE label <> key)"""
-    ).fetchone()
-    if not counts[0]:
-        return None
-    return IngestReport(
-        snapshot_id=snapshot_id, kg=schema, format=row[0], read=row[1], loaded=row[2], duplicates=row[3], rejected=row[4],
-        entities=counts[0], relations=counts[1], triples=counts[2], literals=counts[3], entity_types=counts[4],
-        temporal_facts=counts[5], labelled_entities=counts[6], reused=True,
-    )
+    stored = json.loads(latest[0][1])
+    known = {f for f in IngestReport.__dataclass_fields__}
+    return IngestReport(**{k: v for k, v in stored.items() if k in known and k != "reused"}, reused=True)
 
 
 def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = False) -> IngestReport:

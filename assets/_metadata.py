@@ -1,0 +1,28 @@
+"""Small helpers that turn rows into the metadata a person reads in the Dagster UI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["markdown_table"]
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], *, limit: int = 20) -> str:
+    """A Markdown table of the first ``limit`` rows (all rows share the keys of the first)."""
+    if not rows:
+        return "_(no rows)_"
+    cols = list(rows[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in rows[:limit]:
+        cells = (_cell(row.get(c)) for c in cols)
+        lines.append("| " + " | ".join(cells) + " |")
+    if len(rows) > limit:
+        lines.append(f"\n_{len(rows) - limit} more rows_")
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value).replace("|", "\\|").replace("\n", " ")[:120]

@@ -1,0 +1,1 @@
+"""The Dagster code location of kgprobe: definitions, jobs, partitions and the command line."""
