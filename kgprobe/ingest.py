@@ -22,7 +22,9 @@ import json
 import re
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator, Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -205,14 +207,25 @@ class _Stage:
         """Append Python columns to a staging table through Arrow (one bulk insert, no per-row SQL)."""
         if not columns or not next(iter(columns.values())):
             return
-        arrow = pa.table(columns)  # noqa: F841 - referenced by name in the SQL below
         names = ", ".join(columns)
-        self.con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM arrow")
+        with _registered(self.con, pa.table(columns)) as view:
+            self.con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {view}")
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, table: pa.Table) -> Iterator[str]:
+    """Expose an Arrow table to SQL under a unique name for the duration of the block."""
+    name = f"_arrow_{uuid.uuid4().hex[:12]}"
+    con.register(name, table)
+    try:
+        yield name
+    finally:
+        con.unregister(name)
 
 
 def _check_file(path: Path, role: str) -> None:
@@ -299,14 +312,13 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
     quote = '"' if delim == "," else ""
     con.execute("DROP TABLE IF EXISTS _csv_rej_err; DROP TABLE IF EXISTS _csv_rej_scan")
     try:
-        con.execute(
-            load_sql("ingest_read_delimited"),
-            {"path": str(path), "delim": delim, "quote": quote, "header": header, "encoding": src.encoding},
-        )
+        parsed = con.execute(
+            load_sql("ingest_read_csv" if delim == "," else "ingest_read_tsv"),
+            {"path": str(path), "delim": delim, "quote": quote, "header": header, "encoding": src.encoding, "src": str(path)},
+        ).fetchall()[0][0]
     except duckdb.Error as exc:
         raise IngestError(f"{path}: cannot be read as {'CSV' if delim == ',' else 'TSV'} triples ({exc}). Check the "
                           "format and encoding options of the KG source.") from exc
-    parsed = con.execute("SELECT count(*) FROM _csv_rows").fetchone()[0]
     errors = con.execute(
         "SELECT line, csv_line, error_type, error_message FROM _csv_rej_err ORDER BY line"
     ).fetchall()
@@ -316,16 +328,13 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
     # Rows with an empty field parse fine but cannot be loaded; their line numbers are found by a second, slow
     # pass over the file, which only runs when such rows exist.
     empty = con.execute(
-        "SELECT count(*) FROM _csv_rows WHERE coalesce(head, '') = '' OR coalesce(relation, '') = '' OR coalesce(tail, '') = ''"
-    ).fetchone()[0]
+        "DELETE FROM _st_triples WHERE src = $src AND (coalesce(head, '') = '' OR coalesce(relation, '') = '' "
+        "OR coalesce(tail, '') = '')",
+        {"src": str(path)},
+    ).fetchall()[0][0]
     if empty:
         for line_no, raw in _lines_with_empty_field(path, delim, src.encoding, header):
             stage.reject(path, line_no, raw, "empty head, relation or tail")
-    con.execute(
-        "INSERT INTO _st_triples SELECT head, relation, tail, $src, NULL FROM _csv_rows "
-        "WHERE coalesce(head, '') <> '' AND coalesce(relation, '') <> '' AND coalesce(tail, '') <> ''",
-        {"src": str(path)},
-    )
 
 
 def _csv_reason(etype: str | None, message: str | None) -> str:
@@ -861,6 +870,7 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> list[
 def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
     con, src = stage.con, stage.source
     fmt = src.format
+    count_triples_on_insert = False
 
     # exact duplicates: among dated rows (their triples are derived, not counted again) and among triple rows
     if fmt != "events":
@@ -869,10 +879,8 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         stage.counts.duplicates += total - distinct
         stage.counts.loaded += distinct
     if fmt not in ("events", "temporal"):
-        total = con.execute("SELECT count(*) FROM _st_triples").fetchone()[0]
-        distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM _st_triples)").fetchone()[0]
-        stage.counts.duplicates += total - distinct
-        stage.counts.loaded += distinct
+        # counted after the triples are written (see below): the DISTINCT insert gives the count for free
+        count_triples_on_insert = True
         if fmt in ("ntriples", "turtle", "kopl"):
             # literal, label and type statements are loaded too; duplicates among them are counted
             lit_total = con.execute("SELECT count(*) FROM _st_literals").fetchone()[0]
@@ -911,29 +919,34 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         for table in KG_TABLES:
             if table != "snapshots":
                 con.execute(f'DELETE FROM "{schema}".{table}')
-        # entities: every key that occurs anywhere in the data, ordered by key so ids are stable
-        con.execute(
-            f"""
-            INSERT INTO "{schema}".entities (id, key, label)
-            SELECT row_number() OVER (ORDER BY key) - 1, key, key FROM (
-                SELECT head AS key FROM _st_triples UNION SELECT tail FROM _st_triples
-                UNION SELECT head FROM _st_temporal UNION SELECT tail FROM _st_temporal WHERE tail IS NOT NULL
-                UNION SELECT key FROM _st_entities WHERE key IS NOT NULL
+        # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
+        # in at insert time (an UPDATE of the indexed table afterwards costs more than the whole load)
+        con.execute(load_sql("macro_fallback_label"))
+        with _registered(con, _label_table(ent_labels)) as labels:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".entities (id, key, label)
+                SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+                FROM (
+                    SELECT head AS key FROM _st_triples UNION SELECT tail FROM _st_triples
+                    UNION SELECT head FROM _st_temporal UNION SELECT tail FROM _st_temporal WHERE tail IS NOT NULL
+                    UNION SELECT key FROM _st_entities WHERE key IS NOT NULL
+                ) k LEFT JOIN {labels} l ON l.key = k.key
+                """
             )
-            """
-        )
-        con.execute(
-            f"""
-            INSERT INTO "{schema}".relations (id, key, label)
-            SELECT row_number() OVER (ORDER BY key) - 1, key, key FROM (
-                SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
-                UNION SELECT relation FROM _st_temporal
+            labelled = con.execute(f'SELECT count(*) FROM "{schema}".entities e SEMI JOIN {labels} l ON l.key = e.key').fetchall()[0][0]
+        with _registered(con, _label_table(rel_labels)) as labels:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".relations (id, key, label)
+                SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+                FROM (
+                    SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
+                    UNION SELECT relation FROM _st_temporal
+                ) k LEFT JOIN {labels} l ON l.key = k.key
+                """
             )
-            """
-        )
-        _apply_labels(con, schema, "entities", ent_labels)
-        _apply_labels(con, schema, "relations", rel_labels)
-        con.execute(
+        triples_written = con.execute(
             f"""
             INSERT INTO "{schema}".triples
             SELECT DISTINCT h.id, r.id, t.id FROM (
@@ -943,9 +956,15 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
             JOIN "{schema}".entities h ON h.key = s.head
             JOIN "{schema}".relations r ON r.key = s.relation
             JOIN "{schema}".entities t ON t.key = s.tail
-            ORDER BY 1, 2, 3
             """
-        )
+        ).fetchall()[0][0]
+        if count_triples_on_insert:
+            staged = con.execute("SELECT count(*) FROM _st_triples").fetchall()[0][0]
+            has_dated = con.execute("SELECT count(*) FROM _st_temporal WHERE tail IS NOT NULL").fetchall()[0][0]
+            distinct = triples_written if not has_dated else con.execute(
+                "SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM _st_triples)").fetchall()[0][0]
+            stage.counts.duplicates += staged - distinct
+            stage.counts.loaded += distinct
         con.execute(
             f"""
             INSERT INTO "{schema}".literals
@@ -993,9 +1012,6 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
                 strict=True,
             )
         )
-        labelled = con.execute(
-            f'SELECT count(*) FROM "{schema}".entities WHERE key IN (SELECT unnest($keys))', {"keys": list(ent_labels)}
-        ).fetchone()[0] if ent_labels else 0
         c = stage.counts
         report = IngestReport(
             snapshot_id=snapshot_id,
@@ -1034,16 +1050,8 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
     return report
 
 
-def _apply_labels(con: duckdb.DuckDBPyConnection, schema: str, table: str, labels: dict[str, str]) -> None:
-    # keys without a label keep a readable form of their key (IRIs: their local name)
-    keys = [r[0] for r in con.execute(f'SELECT key FROM "{schema}".{table}').fetchall()]
-    fallback = {k: _fallback_label(k) for k in keys if k not in labels}
-    given = {k: _pretty(v) for k, v in labels.items()}
-    both = {**fallback, **given}
-    if not both:
-        return
-    arrow = pa.table({"key": list(both), "label": list(both.values())})  # noqa: F841
-    con.execute(f'UPDATE "{schema}".{table} AS t SET label = a.label FROM arrow a WHERE a.key = t.key')
+def _label_table(labels: dict[str, str]) -> pa.Table:
+    return pa.table({"key": pa.array(list(labels), pa.string()), "label": pa.array(list(labels.values()), pa.string())})
 
 
 def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: dict[str, str]) -> None:
@@ -1051,9 +1059,9 @@ def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: d
     keys = [r[0] for r in con.execute("SELECT DISTINCT type_key FROM _st_types WHERE type IS NULL").fetchall()]
     if not keys:
         return
-    names = {k: _pretty(labels[k]) if k in labels else _fallback_label(k) for k in keys}
-    arrow = pa.table({"k": list(names), "n": list(names.values())})  # noqa: F841
-    con.execute("UPDATE _st_types AS s SET type = a.n FROM arrow a WHERE s.type IS NULL AND s.type_key = a.k")
+    names = {k: _pretty(labels[k]) if k in labels else _fallback_label(k) for k in keys}  # few: class IRIs
+    with _registered(con, pa.table({"k": list(names), "n": list(names.values())})) as view:
+        con.execute(f"UPDATE _st_types AS s SET type = a.n FROM {view} a WHERE s.type IS NULL AND s.type_key = a.k")
 
 
 def _stored_report(con: duckdb.DuckDBPyConnection, schema: str, snapshot_id: str) -> IngestReport | None:
@@ -1109,7 +1117,7 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
             _read_temporal(stage, path)
         return _finish(stage, snapshot_id, started)
     finally:
-        for t in ("_st_triples", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_csv_rows", "_pq_rows"):
+        for t in ("_st_triples", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_pq_rows"):
             con.execute(f"DROP TABLE IF EXISTS {t}")
 
 

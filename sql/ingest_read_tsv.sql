@@ -1,6 +1,7 @@
--- Parse one delimited triples file; malformed rows land in the temporary table _csv_rej_err with their line.
-CREATE OR REPLACE TEMP TABLE _csv_rows AS
-SELECT trim(head) AS head, trim(relation) AS relation, trim(tail) AS tail
+-- Parse one TSV triples file straight into staging; malformed rows land in the temporary table _csv_rej_err
+-- with their line. -- Fields are kept verbatim.
+INSERT INTO _st_triples
+SELECT head, relation, tail, $src, NULL
 FROM read_csv(
     $path,
     delim = $delim, quote = $quote, escape = $quote, header = $header, encoding = $encoding,
