@@ -190,6 +190,7 @@ class _Stage:
             "end_year INTEGER, ongoing BOOLEAN, src VARCHAR, line BIGINT)"
         )
         con.execute("CREATE OR REPLACE TEMP TABLE _st_entities (key VARCHAR)")
+        con.execute("CREATE OR REPLACE TEMP TABLE _st_rdf (s VARCHAR, p VARCHAR, o VARCHAR, lit VARCHAR, lang VARCHAR, dt VARCHAR)")
 
     def reject(self, src: Path | str, line: int | None, raw: str | None, reason: str) -> None:
         """Record one unloadable row; in strict mode stop with an error that names the file and line."""
@@ -412,86 +413,48 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
 
 
 class _RdfSink:
-    """Collects parsed RDF statements into column lists, routing them to triples, literals, labels and types."""
+    """Collects statements parsed by pyoxigraph as raw columns of ``_st_rdf`` (routing happens later, in SQL)."""
 
-    def __init__(self, stage: _Stage, path: Path) -> None:
-        self.stage, self.path = stage, path
-        self.t_head: list[str] = []
-        self.t_rel: list[str] = []
-        self.t_tail: list[str] = []
-        self.l_ent: list[str] = []
-        self.l_rel: list[str] = []
-        self.l_val: list[str] = []
-        self.l_dt: list[str | None] = []
-        self.l_lang: list[str | None] = []
-        self.types: list[tuple[str, str]] = []
-        self.labels: dict[str, tuple[int, str]] = {}  # key -> (rank, label); lower rank wins
-        self.label_statements: set[tuple[str, str, str | None]] = set()
-        self.label_duplicates = 0
+    def __init__(self, stage: _Stage) -> None:
+        self.stage = stage
+        self.cols: dict[str, list[Any]] = {k: [] for k in ("s", "p", "o", "lit", "lang", "dt")}
         self.statements = 0
 
     def add(self, quad: Any) -> None:
+        """Add one statement."""
+        self.consume((quad,))
+
+    def consume(self, quads: Iterator[Any] | Sequence[Any]) -> None:
+        """Add every statement of ``quads``; the loop is written for speed (it sees every statement of a dump)."""
         import pyoxigraph as ox
 
-        self.statements += 1
-        s, p, o = quad.subject, quad.predicate.value, quad.object
-        skey = s.value if isinstance(s, ox.NamedNode) else f"_:{s.value}"
-        if isinstance(o, ox.Literal):
-            if p == _RDFS_LABEL:
-                rank = self._label_rank(o.language)
-                if rank is not None:
-                    stmt = (skey, o.value, o.language)
-                    if stmt in self.label_statements:
-                        self.label_duplicates += 1
-                        return
-                    self.label_statements.add(stmt)
-                    prev = self.labels.get(skey)
-                    if prev is None or rank < prev[0]:
-                        self.labels[skey] = (rank, o.value)
-                    return
-            self.l_ent.append(skey)
-            self.l_rel.append(p)
-            self.l_val.append(o.value)
-            self.l_dt.append(None if o.language else o.datatype.value)
-            self.l_lang.append(o.language)
-            return
-        okey = o.value if isinstance(o, ox.NamedNode) else f"_:{o.value}"
-        if p == _RDF_TYPE:
-            self.types.append((skey, okey))
-            return
-        self.t_head.append(skey)
-        self.t_rel.append(p)
-        self.t_tail.append(okey)
-
-    def _label_rank(self, lang: str | None) -> int | None:
-        want = self.stage.source.label_lang
-        if lang == want:
-            return 0
-        if lang is None:
-            return 1
-        if lang.split("-")[0] == want:
-            return 2
-        return None  # labels in other languages are kept as literals
+        named, literal = ox.NamedNode, ox.Literal
+        c = self.cols
+        s_, p_, o_, lit_, lang_, dt_ = c["s"].append, c["p"].append, c["o"].append, c["lit"].append, c["lang"].append, c["dt"].append
+        n = 0
+        try:
+            for quad in quads:
+                n += 1
+                s, o = quad.subject, quad.object
+                s_(s.value if type(s) is named else f"_:{s.value}")
+                p_(quad.predicate.value)
+                if type(o) is literal:
+                    lang = o.language
+                    o_(None)
+                    lit_(o.value)
+                    lang_(lang)
+                    dt_(None if lang else o.datatype.value)
+                else:
+                    o_(o.value if type(o) is named else f"_:{o.value}")
+                    lit_(None)
+                    lang_(None)
+                    dt_(None)
+        finally:
+            self.statements += n
 
     def flush(self) -> None:
-        st = self.stage
-        st.append("_st_triples", {"head": self.t_head, "relation": self.t_rel, "tail": self.t_tail})
-        st.append(
-            "_st_literals",
-            {"entity": self.l_ent, "relation": self.l_rel, "value": self.l_val, "datatype": self.l_dt, "lang": self.l_lang},
-        )
-        if self.types:
-            st.append(
-                "_st_types",
-                {"entity": [e for e, _ in self.types], "type": [None] * len(self.types), "type_key": [t for _, t in self.types]},
-            )
-        for key, (_, label) in self.labels.items():
-            st.entity_labels.setdefault(key, label)
-        st.counts.loaded += len(self.label_statements)
-        st.counts.duplicates += self.label_duplicates
-        # every subject is an entity, also one that only has literals, types or labels
-        subjects = sorted({e for e, _ in self.types} | set(self.labels) | set(self.l_ent))
-        st.append("_st_entities", {"key": subjects})
+        self.stage.append("_st_rdf", self.cols)
+        self.cols = {k: [] for k in self.cols}
 
 
 def _read_rdf(stage: _Stage, path: Path, fmt: str) -> None:
@@ -500,21 +463,23 @@ def _read_rdf(stage: _Stage, path: Path, fmt: str) -> None:
     rdf_format = ox.RdfFormat.N_TRIPLES if fmt == "ntriples" else ox.RdfFormat.TURTLE
     data = _read_bytes(path)
     try:
-        data.decode(stage.source.encoding)
+        text = data.decode(stage.source.encoding)
     except UnicodeDecodeError as exc:
         if fmt != "ntriples" or not stage.source.lenient:
             line = data[: exc.start].count(b"\n") + 1
             stage.reject(path, line, None, f"not valid {stage.source.encoding} text")
             if fmt != "ntriples":
+                stage.counts.read += 1
                 return
-    sink = _RdfSink(stage, path)
+        text = None
+    sink = _RdfSink(stage)
     rejected_before = stage.counts.rejected
     if fmt == "ntriples":
-        _parse_ntriples(stage, path, data, sink, ox, rdf_format)
+        _parse_ntriples(stage, path, data, text, sink, ox, rdf_format)
     else:
         _parse_turtle(stage, path, data, sink, ox, rdf_format)
-    stage.counts.read += sink.statements + (stage.counts.rejected - rejected_before)
     sink.flush()
+    stage.counts.read += sink.statements + (stage.counts.rejected - rejected_before)
 
 
 def _syntax_line(exc: Exception) -> int | None:
@@ -525,46 +490,46 @@ def _syntax_line(exc: Exception) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _parse_ntriples(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:
-    """N-Triples is line based: parse the whole file at once and, on an error, fall back to line-by-line parsing
-    (lenient mode) so that one bad line costs one reject and nothing else."""
-    try:
-        for quad in ox.parse(data, rdf_format, lenient=stage.source.lenient):
-            sink.add(quad)
-        return
-    except SyntaxError as exc:
-        if not stage.source.lenient:
-            line = _syntax_line(exc)
-            raw = _nth_line(data, line) if line else None
-            stage.reject(path, line, raw, f"N-Triples syntax error: {exc}")
-    # Lenient: start again line by line (the bulk pass above may have added part of the file).
-    sink.__init__(stage, path)  # type: ignore[misc]
+def _parse_ntriples(
+    stage: _Stage, path: Path, data: bytes, text: str | None, sink: _RdfSink, ox: Any, rdf_format: Any
+) -> None:
+    """Parse N-Triples with pyoxigraph: the whole file in one pass; if that fails in lenient mode, again line by
+    line (N-Triples is line based), so that one bad line costs one reject."""
+    if text is not None:
+        try:
+            sink.consume(ox.parse(data, rdf_format, lenient=stage.source.lenient))
+            return
+        except SyntaxError as exc:
+            if not stage.source.lenient:
+                line = _syntax_line(exc)
+                stage.reject(path, line, _nth_line(data, line), f"N-Triples syntax error: {_first_line(exc)}")
+        sink.cols = {k: [] for k in sink.cols}
+        sink.statements = 0
     for number, raw_bytes in enumerate(data.split(b"\n"), start=1):
         try:
             raw = raw_bytes.decode(stage.source.encoding).rstrip("\r")
         except UnicodeDecodeError:
             stage.reject(path, number, raw_bytes.decode(stage.source.encoding, "replace"), f"not valid {stage.source.encoding} text")
             continue
-        text = raw.strip()
-        if not text or text.startswith("#"):
+        line = raw.strip()
+        if not line or line.startswith("#"):
             continue
         try:
-            quads = list(ox.parse(text.encode(), rdf_format, lenient=True))
+            quads = list(ox.parse(line.encode(), rdf_format, lenient=True))
         except SyntaxError as exc:
             # A common defect of hand-made dumps: a line that lacks its terminating " .". It is repaired (and
-            # counted) when appending the dot makes it a valid statement; everything else is a reject.
-            if not text.endswith("."):
+            # counted) when appending the dot makes it a valid statement; anything else is a reject.
+            quads = None
+            if not line.endswith("."):
                 try:
-                    quads = list(ox.parse((text + " .").encode(), rdf_format, lenient=True))
+                    quads = list(ox.parse((line + " .").encode(), rdf_format, lenient=True))
                     stage.counts.repaired += 1
                 except SyntaxError:
-                    stage.reject(path, number, raw, f"N-Triples syntax error: {_first_line(exc)}")
-                    continue
-            else:
+                    quads = None
+            if quads is None:
                 stage.reject(path, number, raw, f"N-Triples syntax error: {_first_line(exc)}")
                 continue
-        for quad in quads:
-            sink.add(quad)
+        sink.consume(quads)
 
 
 def _parse_turtle(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:
@@ -577,8 +542,7 @@ def _parse_turtle(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: An
         chunk = b"\n".join([*prefixes, *lines[start:]])
         offset = start - len(prefixes)  # line k of the chunk is line k + offset of the file
         try:
-            for quad in ox.parse(chunk, rdf_format, lenient=stage.source.lenient):
-                sink.add(quad)
+            sink.consume(ox.parse(chunk, rdf_format, lenient=stage.source.lenient))
             return
         except SyntaxError as exc:
             rel = _syntax_line(exc)
@@ -589,6 +553,25 @@ def _parse_turtle(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: An
                 return
             prefixes = [ln for ln in lines[:line] if ln.lstrip().lower().startswith((b"@prefix", b"prefix", b"@base", b"base"))]
             start = line
+
+
+def _route_rdf(stage: _Stage) -> None:
+    """Distribute raw RDF statements: rdf:type to types, rdfs:label (in the wanted language) to labels, other
+    literals to literals, the rest to triples. Exact duplicate statements are counted once."""
+    con = stage.con
+    total = con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]
+    distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT * FROM _st_rdf)").fetchall()[0][0]
+    stage.counts.duplicates += total - distinct
+    stage.counts.loaded += distinct
+    want = stage.source.label_lang
+    con.execute(load_sql("rdf_label_rank"), {"want": want})
+    for target in ("types", "literals", "triples", "entities"):
+        con.execute(load_sql(f"rdf_route_{target}"))
+    for key, label in con.execute(
+        "SELECT s, arg_min(lit, rank * 1000000 + first) FROM _rdf_ranked WHERE rank IS NOT NULL GROUP BY s"
+    ).fetchall():
+        stage.entity_labels.setdefault(key, label)
+    con.execute("DROP TABLE _rdf_ranked")
 
 
 def _first_line(exc: Exception) -> str:
@@ -871,6 +854,8 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
     con, src = stage.con, stage.source
     fmt = src.format
     count_triples_on_insert = False
+    if fmt in ("ntriples", "turtle"):
+        _route_rdf(stage)
 
     # exact duplicates: among dated rows (their triples are derived, not counted again) and among triple rows
     if fmt != "events":
@@ -880,9 +865,9 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         stage.counts.loaded += distinct
     if fmt not in ("events", "temporal"):
         # counted after the triples are written (see below): the DISTINCT insert gives the count for free
-        count_triples_on_insert = True
-        if fmt in ("ntriples", "turtle", "kopl"):
-            # literal, label and type statements are loaded too; duplicates among them are counted
+        count_triples_on_insert = fmt not in ("ntriples", "turtle")  # RDF statements were counted when routed
+        if fmt == "kopl":
+            # literal and type statements are loaded too; duplicates among them are counted
             lit_total = con.execute("SELECT count(*) FROM _st_literals").fetchone()[0]
             lit_distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT * FROM _st_literals)").fetchone()[0]
             ty_total = con.execute("SELECT count(*) FROM _st_types").fetchone()[0]
@@ -1117,7 +1102,7 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
             _read_temporal(stage, path)
         return _finish(stage, snapshot_id, started)
     finally:
-        for t in ("_st_triples", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_pq_rows"):
+        for t in ("_st_triples", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_pq_rows"):
             con.execute(f"DROP TABLE IF EXISTS {t}")
 
 

@@ -345,3 +345,60 @@ def test_kopl_example_kb(shared_data: Path, con) -> None:
     assert report.entities == 4 and report.triples == 5 and report.rejected == 0
     types = dict(con.execute("SELECT e.label, t.type FROM entity_types t JOIN entities e ON e.id = t.entity").fetchall())
     assert types["LeBron James"] == "basketball player" and types["Cleveland Cavaliers"] == "basketball team"
+
+
+TRICKY_NT = r"""<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .
+<http://ex.org/a> <http://ex.org/name> "caf\u00E9 \"quoted\"" .
+<http://ex.org/a> <http://ex.org/name> "Zürich"@de-CH .
+_:node1 <http://ex.org/p> <http://ex.org/a> .
+<http://ex.org/a%20b> <http://ex.org/p> <http://ex.org/c?x=1#frag> .
+<http://ex.org/a> <http://ex.org/n> "42"^^<http://www.w3.org/2001/XMLSchema#integer> .
+<http://ex.org/\u00E9t\u00E9> <http://ex.org/p> <http://ex.org/b> .
+<urn:isbn:123> <http://ex.org/p> "plain" .
+  <http://ex.org/x>	<http://ex.org/p>	<http://ex.org/y>	.
+# a comment line
+<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . # trailing comment
+"""
+
+
+def _reference_statements(data: bytes) -> set[tuple]:
+    """What pyoxigraph alone reads from the file, as (subject, predicate, object-or-literal) tuples."""
+    import pyoxigraph as ox
+
+    out = set()
+    for q in ox.parse(data, ox.RdfFormat.N_TRIPLES, lenient=True):
+        s = q.subject.value if isinstance(q.subject, ox.NamedNode) else None
+        o = q.object
+        obj = ("iri", o.value) if isinstance(o, ox.NamedNode) else ("lit", o.value, o.language) if isinstance(o, ox.Literal) else ("bnode",)
+        out.add((s, q.predicate.value, obj))
+    return out
+
+
+def _loaded_statements(con) -> set[tuple]:
+    triples = con.execute(
+        """SELECT CASE WHEN h.key LIKE '\\_:%' ESCAPE '\\' THEN NULL ELSE h.key END, r.key, t.key, t.key LIKE '\\_:%' ESCAPE '\\'
+        FROM triples x JOIN entities h ON h.id = x.head JOIN relations r ON r.id = x.relation JOIN entities t ON t.id = x.tail"""
+    ).fetchall()
+    lits = con.execute(
+        """SELECT CASE WHEN e.key LIKE '\\_:%' ESCAPE '\\' THEN NULL ELSE e.key END, r.key, l.value, l.lang
+        FROM literals l JOIN entities e ON e.id = l.entity JOIN relations r ON r.id = l.relation"""
+    ).fetchall()
+    return {(s, p, ("bnode",) if blank else ("iri", o)) for s, p, o, blank in triples} | {
+        (s, p, ("lit", v, lang)) for s, p, v, lang in lits}
+
+
+def test_ntriples_bulk_path_reads_exactly_what_pyoxigraph_reads(tmp_path: Path, con) -> None:
+    f = _write(tmp_path / "tricky.nt", TRICKY_NT)
+    report = load_kg(con, KGSource(triples=f, format="ntriples"))
+    assert report.rejected == 0 and report.read == 10 and report.duplicates == 1
+    assert _loaded_statements(con) == _reference_statements(TRICKY_NT.encode())
+
+
+@pytest.mark.shared_data
+def test_ntriples_bulk_path_matches_pyoxigraph_on_dbpedia(shared_data: Path, con) -> None:
+    path = shared_data / "kg/dbpedia-sample/sansa_outliers_dataset.nt"
+    load_kg(con, KGSource(triples=path, format="ntriples", lenient=True))
+    ref = {s for s in _reference_statements(path.read_bytes())
+           if s[1] not in ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "http://www.w3.org/2000/01/rdf-schema#label")}
+    loaded = {s for s in _loaded_statements(con) if s[1] != "http://www.w3.org/2000/01/rdf-schema#label"}
+    assert loaded == ref and len(ref) > 600

@@ -1,0 +1,3 @@
+-- Every subject is an entity, also one that only has literals, types or labels.
+INSERT INTO _st_entities
+SELECT DISTINCT s FROM _rdf_ranked
