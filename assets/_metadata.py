@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["markdown_table"]
+__all__ = ["markdown_table", "table_metadata"]
 
 
 def markdown_table(rows: Sequence[Mapping[str, Any]], *, limit: int = 20) -> str:
@@ -26,3 +26,15 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value).replace("|", "\\|").replace("\n", " ")[:120]
+
+
+def table_metadata(row_count: int, columns: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The standard ``dagster/row_count`` and ``dagster/column_schema`` entries the UI shows for a table."""
+    import dagster as dg
+
+    out: dict[str, Any] = {"dagster/row_count": dg.MetadataValue.int(int(row_count))}
+    if columns:
+        out["dagster/column_schema"] = dg.TableSchema(
+            columns=[dg.TableColumn(name=n, type=t) for n, t in columns.items()]
+        )
+    return out

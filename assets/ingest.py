@@ -6,7 +6,7 @@
 
 import dagster as dg
 
-from assets._metadata import markdown_table
+from assets._metadata import markdown_table, table_metadata
 from kgprobe.ingest import load_kg
 from kgprobe.kgstats import dangling_ids, kg_summary, source_summary
 from resources import ProjectResource, WarehouseResource
@@ -25,7 +25,7 @@ def kg_source(project: ProjectResource) -> dg.MaterializeResult:
         metadata={
             "config": dg.MetadataValue.path(str(cfg.path)),
             "kgs": dg.MetadataValue.md(markdown_table(rows)),
-            **dg.TableMetadataSet(row_count=len(rows)),
+            **table_metadata(len(rows)),
         },
         data_version=dg.DataVersion("-".join(r["snapshot_id"] for r in rows)),
     )
@@ -54,7 +54,7 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
         metadata={
             "kgs": dg.MetadataValue.md(markdown_table(rows)),
             "warehouse": dg.MetadataValue.path(warehouse.path),
-            **dg.TableMetadataSet(row_count=sum(r.triples for r in reports)),
+            **table_metadata(sum(r.triples for r in reports), {"head": "BIGINT", "relation": "BIGINT", "tail": "BIGINT"}),
         },
         data_version=dg.DataVersion("-".join(r.snapshot_id for r in reports)),
     )

@@ -1,0 +1,65 @@
+"""The Dagster code location: definitions load, and the ingest assets and checks run on a small project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from pipelines.definitions import build_definitions, defs
+from resources import ProjectResource, WarehouseResource
+
+
+def test_definitions_load_with_jobs_and_checks() -> None:
+    repo = defs.get_repository_def()
+    assert {"kgprobe_sample", "ingest"} <= {j.name for j in repo.get_all_jobs()}
+    keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
+    assert {"kg_source", "kg"} <= keys
+    checks = {c.name for c in repo.asset_graph.asset_check_keys}
+    assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage"} <= checks
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "kg.tsv").write_text("a\tr\tb\nb\tr\tc\nbad line\n", encoding="utf-8")
+    (tmp_path / "labels.tsv").write_text("a\tAlpha\nb\tBeta\nc\tGamma\n", encoding="utf-8")
+    cfg = tmp_path / "project.yaml"
+    cfg.write_text(
+        f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n"
+        "kgs:\n  mini:\n    triples: [kg.tsv]\n    entity_labels: labels.tsv\n    lenient: true\n",
+        encoding="utf-8",
+    )
+    return cfg
+
+
+def test_ingest_assets_and_checks_materialize(project: Path, tmp_path: Path) -> None:
+    d = build_definitions(str(project))
+    from assets import ingest
+
+    warehouse = tmp_path / "wh" / "kg.duckdb"
+    result = dg.materialize(
+        [*ingest.ASSETS, *ingest.CHECKS],
+        resources={"project": ProjectResource(config_path=str(project)), "warehouse": WarehouseResource(path=str(warehouse))},
+    )
+    assert result.success
+    checks = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
+    assert checks["kg_not_empty"].passed and checks["kg_no_dangling_ids"].passed
+    assert checks["kg_label_coverage"].passed
+    # one of three rows rejected: 33% is above the 1% warning threshold
+    assert not checks["kg_reject_rate"].passed
+    assert checks["kg_reject_rate"].severity == dg.AssetCheckSeverity.WARN
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM mini.triples").fetchone()[0] == 2
+        assert con.execute("SELECT reason FROM mini.rejects").fetchone()[0].startswith("too few columns")
+    assert d.resolve_job_def("ingest") is not None
+
+
+def test_a_broken_config_fails_the_asset_with_its_message(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kgs:\n  mini: {format: tsv}\n", encoding="utf-8")
+    from assets import ingest
+
+    with pytest.raises(Exception, match="'triples'.*is required"):
+        dg.materialize([ingest.kg_source], resources={"project": ProjectResource(config_path=str(bad))})
