@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["markdown_table", "table_metadata"]
+__all__ = ["image_md", "markdown_table", "table_metadata"]
 
 
 def markdown_table(rows: Sequence[Mapping[str, Any]], *, limit: int = 20) -> str:
@@ -38,3 +38,12 @@ def table_metadata(row_count: int, columns: Mapping[str, str] | None = None) -> 
             columns=[dg.TableColumn(name=n, type=t) for n, t in columns.items()]
         )
     return out
+
+
+def image_md(png: bytes, *, alt: str = "plot") -> Any:
+    """A PNG embedded in Markdown metadata, which the Dagster UI renders inline."""
+    import base64
+
+    import dagster as dg
+
+    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")

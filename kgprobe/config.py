@@ -18,7 +18,7 @@ import yaml
 from kgprobe.errors import ConfigError
 from kgprobe.ingest import FORMATS, KGSource
 
-__all__ = ["DEFAULT_CONFIG", "ProjectConfig", "load_config"]
+__all__ = ["DEFAULT_CONFIG", "ProjectConfig", "SubgraphSettings", "load_config", "subgraph_settings"]
 
 DEFAULT_CONFIG = "examples/sample.yaml"
 _KG_KEYS = {
@@ -105,4 +105,72 @@ def load_config(path: str | Path = DEFAULT_CONFIG) -> ProjectConfig:
         warehouse=warehouse,
         kgs=kgs,
         sections={k: raw[k] for k in _STAGE_SECTIONS if k in raw},
+    )
+
+
+@dataclass(frozen=True)
+class SubgraphSettings:
+    """The ``queries`` and ``subgraph`` sections: which KG, which queries, k-hop and PPR parameters."""
+
+    kg: str
+    lists: tuple[dict[str, Any], ...] = ()
+    files: tuple[dict[str, Any], ...] = ()
+    sample: dict[str, Any] | None = None
+    hops: int = 2
+    fanout_cap: int | None = None
+    induced: bool = False
+    alpha: float = 0.85
+    tol: float = 1e-6
+    max_iter: int = 100
+    threshold: float = 1e-5
+    directed: bool = False
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that shape the subgraphs (stored with them as lineage)."""
+        return {
+            "kg": self.kg, "hops": self.hops, "fanout_cap": self.fanout_cap, "induced": self.induced,
+            "alpha": self.alpha, "tol": self.tol, "max_iter": self.max_iter, "threshold": self.threshold,
+            "directed": self.directed,
+        }
+
+
+def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
+    """Validated settings of the subgraph stage; the KG defaults to the first configured one."""
+    q = cfg.section("queries")
+    sg = cfg.section("subgraph")
+    ppr = dict(sg.pop("ppr", None) or {})
+    where = f"{cfg.path}"
+    known_q = {"kg", "lists", "files", "sample"}
+    known_sg = {"hops", "fanout_cap", "induced"}
+    known_ppr = {"alpha", "tol", "max_iter", "threshold", "directed"}
+    for name, section, known in (("queries", q, known_q), ("subgraph", sg, known_sg), ("subgraph.ppr", ppr, known_ppr)):
+        bad = set(section) - known
+        if bad:
+            raise ConfigError(f"{where}: {name}: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
+    kg = str(q.get("kg") or next(iter(cfg.kgs)))
+    if kg not in cfg.kgs:
+        raise ConfigError(f"{where}: queries.kg {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
+    files = []
+    for i, f in enumerate(q.get("files") or []):
+        if not isinstance(f, dict) or "path" not in f:
+            raise ConfigError(f"{where}: queries.files[{i}] needs a 'path'")
+        files.append({**f, "path": _resolve(cfg.path.parent, f["path"], f"{where}: queries.files[{i}].path")})
+    sample = q.get("sample")
+    if sample is not None and not isinstance(sample, dict):
+        raise ConfigError(f"{where}: queries.sample must be a mapping (per_type, types, seeds_per_query)")
+    if not (q.get("lists") or files or sample):
+        raise ConfigError(f"{where}: queries: give at least one of lists, files or sample")
+    return SubgraphSettings(
+        kg=kg,
+        lists=tuple(q.get("lists") or ()),
+        files=tuple(files),
+        sample=sample,
+        hops=int(sg.get("hops", 2)),
+        fanout_cap=sg.get("fanout_cap"),
+        induced=bool(sg.get("induced", False)),
+        alpha=float(ppr.get("alpha", 0.85)),
+        tol=float(ppr.get("tol", 1e-6)),
+        max_iter=int(ppr.get("max_iter", 100)),
+        threshold=float(ppr.get("threshold", 1e-5)),
+        directed=bool(ppr.get("directed", False)),
     )

@@ -10,7 +10,7 @@ import duckdb
 from kgprobe.ingest import KGSource, _snapshot_id
 from kgprobe.sql import load_sql
 
-__all__ = ["dangling_ids", "kg_summary", "source_summary"]
+__all__ = ["current_snapshot", "dangling_ids", "kg_summary", "labels", "source_summary"]
 
 
 def source_summary(source: KGSource) -> dict[str, Any]:
@@ -60,3 +60,18 @@ def dangling_ids(con: duckdb.DuckDBPyConnection, kg: str) -> dict[str, int]:
     con.execute(f'USE "{kg}"')
     row = con.execute(load_sql("check_dangling_ids")).fetchall()[0]
     return dict(zip(("triples", "entity_types", "literals", "temporal_facts"), (int(v) for v in row), strict=True))
+
+
+def current_snapshot(con: duckdb.DuckDBPyConnection, kg: str) -> str:
+    """The snapshot id of the latest load of ``kg`` (the lineage every derived row carries)."""
+    rows = con.execute(f'SELECT snapshot_id FROM "{kg}".snapshots ORDER BY loaded_at DESC LIMIT 1').fetchall()
+    if not rows:
+        raise LookupError(f"KG {kg!r} has not been loaded into this warehouse; materialize the 'kg' asset first")
+    return str(rows[0][0])
+
+
+def labels(con: duckdb.DuckDBPyConnection, kg: str) -> tuple[dict[int, str], dict[int, str]]:
+    """Entity-id -> label and relation-id -> label maps of ``kg``."""
+    ents = dict(con.execute(f'SELECT id, label FROM "{kg}".entities').fetchall())
+    rels = dict(con.execute(f'SELECT id, label FROM "{kg}".relations').fetchall())
+    return ents, rels
