@@ -41,7 +41,11 @@ def _run(args: argparse.Namespace) -> int:
     job = defs.resolve_job_def(args.job)
     started = time.perf_counter()
     with dg.DagsterInstance.get() as instance:
-        result = job.execute_in_process(instance=instance, raise_on_error=False)
+        result = job.execute_in_process(
+            instance=instance,
+            raise_on_error=False,
+            run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
+        )
     took = time.perf_counter() - started
     status = "succeeded" if result.success else "FAILED"
     print(f"\nkgprobe: job {args.job!r} {status} in {took:.0f}s (run {result.run_id}, DAGSTER_HOME={home})")
@@ -59,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="materialize a job's assets in this process")
     run.add_argument("--config", default="examples/sample.yaml", help="project YAML config (default: %(default)s)")
     run.add_argument("--job", default="kgprobe_sample", help="job name (default: %(default)s)")
+    run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                     help="console log level (default: %(default)s)")
     run.set_defaults(func=_run)
     args = parser.parse_args(argv)
     return int(args.func(args))

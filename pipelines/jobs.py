@@ -8,12 +8,17 @@ MAIN_JOB = "kgprobe_sample"
 
 
 def all_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
-    """The main job (every asset and check) and the ingest-only job."""
+    """The main job (every asset and check) and one job per stage group."""
     return [
         dg.define_asset_job(
             MAIN_JOB,
             selection=dg.AssetSelection.all(),
             description="Materialize every asset of the project config (the sample by default), checks included.",
+        ),
+        dg.define_asset_job(
+            "subgraphs",
+            selection=dg.AssetSelection.groups("subgraph"),
+            description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs.",
         ),
         dg.define_asset_job(
             "ingest",
