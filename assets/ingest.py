@@ -7,6 +7,7 @@
 import dagster as dg
 
 from assets._metadata import markdown_table, table_metadata
+from kgprobe.fpq import infer_types_from_relations
 from kgprobe.ingest import load_kg
 from kgprobe.kgstats import dangling_ids, kg_summary, source_summary
 from resources import ProjectResource, WarehouseResource
@@ -40,6 +41,10 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
         for name, source in cfg.kgs.items():
             context.log.info(f"loading KG {name!r} ({source.format}, {len(source.files)} file(s))")
             report = load_kg(con, source)
+            if cfg.infer_types.get(name):
+                con.execute(f'USE "{name}"')
+                added = infer_types_from_relations(con)
+                context.log.info(f"KG {name!r}: {added:,} entity types inferred from relation keys")
             context.log.info(
                 f"KG {name!r}: read {report.read:,}, loaded {report.loaded:,}, duplicates {report.duplicates:,}, "
                 f"rejected {report.rejected:,} in {report.seconds:.1f}s{' (snapshot reused)' if report.reused else ''}"

@@ -18,12 +18,20 @@ import yaml
 from kgprobe.errors import ConfigError
 from kgprobe.ingest import FORMATS, KGSource
 
-__all__ = ["DEFAULT_CONFIG", "ProjectConfig", "SubgraphSettings", "load_config", "subgraph_settings"]
+__all__ = [
+    "DEFAULT_CONFIG",
+    "FPQSettings",
+    "ProjectConfig",
+    "SubgraphSettings",
+    "fpq_settings",
+    "load_config",
+    "subgraph_settings",
+]
 
 DEFAULT_CONFIG = "examples/sample.yaml"
 _KG_KEYS = {
     "format", "triples", "entity_labels", "relation_labels", "entity_types", "type_labels", "temporal", "lenient",
-    "header", "encoding", "label_lang",
+    "header", "encoding", "label_lang", "infer_types",
 }
 # Sections owned by later stages are kept as given and validated by the stage that reads them.
 _STAGE_SECTIONS = {"queries", "subgraph", "fpq", "perturbation", "models", "generation", "scoring", "suites", "report"}
@@ -40,6 +48,8 @@ class ProjectConfig:
     warehouse: Path
     kgs: dict[str, KGSource]
     sections: dict[str, Any] = field(default_factory=dict)
+    #: per KG, whether to infer entity types from relation keys after loading (for KGs without types)
+    infer_types: dict[str, bool] = field(default_factory=dict)
 
     def section(self, name: str) -> dict[str, Any]:
         """A stage section as a dict ({} when absent)."""
@@ -76,6 +86,7 @@ def load_config(path: str | Path = DEFAULT_CONFIG) -> ProjectConfig:
     if not isinstance(kgs_raw, dict) or not kgs_raw:
         raise ConfigError(f"{path}: 'kgs' must map at least one KG name to its source (format, triples, ...)")
     kgs: dict[str, KGSource] = {}
+    infer: dict[str, bool] = {}
     for name, spec in kgs_raw.items():
         where = f"{path}: kgs.{name}"
         if not isinstance(spec, dict):
@@ -89,7 +100,8 @@ def load_config(path: str | Path = DEFAULT_CONFIG) -> ProjectConfig:
         if "triples" not in spec:
             raise ConfigError(f"{where}: 'triples' (one file or a list) is required")
         kwargs = {k: v for k, v in spec.items() if k not in {"triples", "entity_labels", "relation_labels",
-                                                              "entity_types", "type_labels", "temporal"}}
+                                                              "entity_types", "type_labels", "temporal", "infer_types"}}
+        infer[str(name)] = bool(spec.get("infer_types", False))
         for key in ("triples", "entity_labels", "relation_labels", "entity_types", "type_labels", "temporal"):
             if key in spec:
                 kwargs[key] = _resolve(base, spec[key], f"{where}.{key}")
@@ -105,6 +117,7 @@ def load_config(path: str | Path = DEFAULT_CONFIG) -> ProjectConfig:
         warehouse=warehouse,
         kgs=kgs,
         sections={k: raw[k] for k in _STAGE_SECTIONS if k in raw},
+        infer_types=infer,
     )
 
 
@@ -173,4 +186,63 @@ def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
         max_iter=int(ppr.get("max_iter", 100)),
         threshold=float(ppr.get("threshold", 1e-5)),
         directed=bool(ppr.get("directed", False)),
+    )
+
+
+@dataclass(frozen=True)
+class FPQSettings:
+    """The ``fpq`` section: KG, domains (types and relation lists), sample size, edit methods, question writing."""
+
+    kg: str
+    domains: dict[str, Any]
+    n_per_domain: int = 100
+    methods: tuple[str, ...] = ("NSC", "NDC", "NNSC", "NNDC", "NNSR", "NNDR")
+    max_hops: int = 5
+    questions: str = "templates"
+    templates: Path | None = None
+    formats: tuple[str, ...] = ("yn", "wh")
+
+
+def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
+    """Validated settings of the KG-FPQ stage. ``domains`` and ``templates`` may be YAML files next to the config."""
+    f = cfg.section("fpq")
+    where = f"{cfg.path}: fpq"
+    known = {"kg", "domains", "n_per_domain", "methods", "max_hops", "questions", "templates", "formats"}
+    bad = set(f) - known
+    if bad:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
+    kg = str(f.get("kg") or next(iter(cfg.kgs)))
+    if kg not in cfg.kgs:
+        raise ConfigError(f"{where}.kg: {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
+    domains = f.get("domains")
+    if isinstance(domains, str):
+        dpath = _resolve(cfg.path.parent, domains, f"{where}.domains")
+        if not dpath.is_file():
+            raise ConfigError(f"{where}.domains: file {dpath} not found")
+        domains = yaml.safe_load(dpath.read_text(encoding="utf-8"))
+    if not isinstance(domains, dict) or not domains:
+        raise ConfigError(f"{where}.domains: a mapping of domain -> types (or a YAML file holding one) is required")
+    questions = f.get("questions", "templates")
+    if questions != "templates":
+        raise ConfigError(f"{where}.questions: {questions!r} is not available; use 'templates' (LLM-written questions "
+                          "need the generation stage)")
+    templates = f.get("templates")
+    if templates is None:
+        raise ConfigError(f"{where}.templates: a YAML file of per-relation yn/wh templates is required")
+    methods = tuple(f.get("methods") or FPQSettings.methods)
+    unknown = [m for m in methods if m not in FPQSettings.methods]
+    if unknown:
+        raise ConfigError(f"{where}.methods: unknown {unknown}; use some of {list(FPQSettings.methods)}")
+    formats = tuple(f.get("formats") or ("yn", "wh"))
+    if not set(formats) <= {"yn", "wh"}:
+        raise ConfigError(f"{where}.formats: use yn and/or wh, got {list(formats)}")
+    return FPQSettings(
+        kg=kg,
+        domains=domains,
+        n_per_domain=int(f.get("n_per_domain", 100)),
+        methods=methods,
+        max_hops=int(f.get("max_hops", 5)),
+        questions=questions,
+        templates=_resolve(cfg.path.parent, templates, f"{where}.templates"),
+        formats=formats,
     )

@@ -11,7 +11,7 @@ import os
 
 import dagster as dg
 
-from assets import ingest, subgraph
+from assets import fpq, ingest, subgraph
 from kgprobe.config import DEFAULT_CONFIG, load_config
 from kgprobe.errors import ConfigError
 from pipelines.jobs import all_jobs
@@ -32,8 +32,8 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     """Definitions for one project config (tests build them for temporary configs)."""
     config_path = config_path or os.environ.get("KGPROBE_CONFIG", DEFAULT_CONFIG)
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS],
+        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS],
+        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS],
         jobs=all_jobs(),
         resources={
             "project": ProjectResource(config_path=config_path),

@@ -21,6 +21,11 @@ def all_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
             description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs.",
         ),
         dg.define_asset_job(
+            "fpq_questions",
+            selection=dg.AssetSelection.groups("questions"),
+            description="KG-FPQ true triples, false-premise edits and questions.",
+        ),
+        dg.define_asset_job(
             "ingest",
             selection=dg.AssetSelection.groups("ingest"),
             description="Load the configured KGs into the DuckDB warehouse.",

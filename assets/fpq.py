@@ -1,0 +1,148 @@
+"""KG-FPQ stage: true triples per domain, six false-premise edits each, and Yes-No / WH questions.
+
+(No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
+"""
+
+from collections import Counter
+
+import dagster as dg
+import pyarrow as pa
+
+from assets._metadata import image_md, markdown_table, table_metadata
+from assets.ingest import kg
+from kgprobe.config import fpq_settings
+from kgprobe.fpq import DomainSpec, Edit, TrueTriple, edit, entity_labels, group_edits, load_templates, select_true_triples, write_questions
+from kgprobe.fpq_quality import count_table, duplicate_questions, edit_violations, item_violations, method_coverage
+from kgprobe.kgstats import current_snapshot
+from kgprobe.plots import bar_chart
+from resources import ProjectResource, WarehouseResource
+
+GROUP = "questions"
+COVERAGE_WARN = 0.5
+
+
+@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg])
+def fpq_true_triples(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """A seeded sample of true triples per question domain (art, people, place ...), the premises of KG-FPQ."""
+    cfg = project.load()
+    s = fpq_settings(cfg)
+    domains = {name: DomainSpec.from_config(name, spec) for name, spec in s.domains.items()}
+    with warehouse.connect(read_only=True) as con:
+        snapshot = current_snapshot(con, s.kg)
+        con.execute(f'USE "{s.kg}"')
+        chosen = select_true_triples(con, domains, s.n_per_domain, seed=cfg.seed)
+    rows = [{**t.as_row(), "snapshot_id": snapshot, "seed": cfg.seed} for t in chosen]
+    warehouse.write_partition("fpq_true_triples", pa.Table.from_pylist(rows))
+    per_domain = Counter(r["domain"] for r in rows)
+    context.log.info(f"{len(rows)} true triples: {dict(per_domain)}")
+    return dg.MaterializeResult(metadata={
+        **table_metadata(len(rows)),
+        "per_domain": dg.MetadataValue.md(markdown_table([{"domain": d, "triples": n} for d, n in sorted(per_domain.items())])),
+        "preview": dg.MetadataValue.md(markdown_table(
+            [{k: r[k] for k in ("domain", "subject_label", "relation_label", "object_label")} for r in rows])),
+    })
+
+
+def _true_triples(warehouse: WarehouseResource) -> list[TrueTriple]:
+    fields = TrueTriple.__dataclass_fields__
+    return [TrueTriple(**{k: v for k, v in r.items() if k in fields}) for r in warehouse.read_partition("fpq_true_triples").to_pylist()]
+
+
+@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[fpq_true_triples])
+def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """One seeded false object per edit method (NSC, NDC, NNSC, NNDC, NNSR, NNDR) for every true triple."""
+    cfg = project.load()
+    s = fpq_settings(cfg)
+    true_triples = _true_triples(warehouse)
+    with warehouse.connect(read_only=True) as con:
+        con.execute(f'USE "{s.kg}"')
+        edits = edit(con, [t.triple for t in true_triples], methods=s.methods, max_hops=s.max_hops, seed=cfg.seed)
+    domain = {t.triple: t.domain for t in true_triples}
+    rows = [{**e.as_row(), "domain": domain[e.true_triple], "seed": cfg.seed, "max_hops": s.max_hops} for e in edits]
+    warehouse.write_partition("fpq_edits", pa.Table.from_pylist(rows))
+    coverage = method_coverage(rows)
+    context.log.info("edit coverage: " + ", ".join(f"{m} {c:.0%}" for m, c in coverage.items()))
+    reasons = Counter(r["reason"] for r in rows if r["reason"])
+    return dg.MaterializeResult(metadata={
+        **table_metadata(len(rows)),
+        "coverage": dg.MetadataValue.md(markdown_table([{"method": m, "coverage": c} for m, c in coverage.items()])),
+        "no_candidate_reasons": dg.MetadataValue.md(markdown_table([{"reason": r, "edits": n} for r, n in reasons.most_common()])),
+    })
+
+
+@dg.asset_check(asset=fpq_edits, blocking=True,
+                 description="No false triple exists in the KG; NSC/NDC hops are 1-5, NN* hops beyond 5 or unreachable.")
+def fpq_edits_follow_their_method(project: ProjectResource, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    s = fpq_settings(project.load())
+    rows = warehouse.read_partition("fpq_edits").to_pylist()
+    with warehouse.connect(read_only=True) as con:
+        con.execute(f'USE "{s.kg}"')
+        bad = edit_violations(con, rows, max_hops=s.max_hops)
+    return dg.AssetCheckResult(passed=not bad, metadata={"violations": len(bad), "examples": dg.MetadataValue.md(markdown_table(bad))})
+
+
+@dg.asset_check(asset=fpq_edits, description="Warns when a method finds a false object for under 50% of true triples.")
+def fpq_edit_coverage(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    coverage = method_coverage(warehouse.read_partition("fpq_edits").to_pylist())
+    low = {m: c for m, c in coverage.items() if c < COVERAGE_WARN}
+    return dg.AssetCheckResult(passed=not low, severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"low_coverage": dg.MetadataValue.json(low), "coverage": dg.MetadataValue.json(coverage)})
+
+
+@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[fpq_edits])
+def fpq_items(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """True- and false-premise questions (Yes-No and WH) with gold answers and full lineage to their triples."""
+    cfg = project.load()
+    s = fpq_settings(cfg)
+    templates = load_templates(s.templates)
+    true_triples = _true_triples(warehouse)
+    edit_fields = Edit.__dataclass_fields__
+    edits = []
+    for r in warehouse.read_partition("fpq_edits").to_pylist():
+        r = {k: v for k, v in r.items() if k in edit_fields}
+        r["path"] = None if r["path"] is None else tuple(tuple(t) for t in r["path"])
+        edits.append(Edit(**r))
+    with warehouse.connect(read_only=True) as con:
+        snapshot = current_snapshot(con, s.kg)
+        con.execute(f'USE "{s.kg}"')
+        labels = entity_labels(con, [e.false_object for e in edits] + [t.object for t in true_triples] + [t.subject for t in true_triples])
+    items, rejects = write_questions(group_edits(true_triples, edits), templates, labels, formats=s.formats,
+                                     snapshot_id=snapshot, seed=cfg.seed)
+    rows = [it.as_row() for it in items]
+    warehouse.write_partition("fpq_items", pa.Table.from_pylist(rows))
+    warehouse.write_partition("fpq_rejects", pa.Table.from_pylist([r.as_row() for r in rejects]) if rejects
+                              else pa.table({"reason": pa.array([], pa.string())}))
+    counts = count_table(rows)
+    by_method: dict[str, dict[str, float]] = {}
+    for c in counts:
+        by_method.setdefault(c["method"], {}).setdefault(c["domain"], 0)
+        by_method[c["method"]][c["domain"]] += c["questions"]
+    reject_reasons = Counter(r.reason.split(":")[0] for r in rejects)
+    context.log.info(f"{len(rows)} questions written, {len(rejects)} rejected")
+    return dg.MaterializeResult(metadata={
+        **table_metadata(len(rows)),
+        "rejected": len(rejects),
+        "reject_reasons": dg.MetadataValue.md(markdown_table([{"reason": r, "n": n} for r, n in reject_reasons.most_common()])),
+        "counts_domain_method_hop": dg.MetadataValue.md(markdown_table(counts, limit=200)),
+        "questions_by_method": image_md(bar_chart(by_method, title="KG-FPQ questions per edit method and domain",
+                                                  ylabel="questions", xlabel="edit method")),
+        "preview": dg.MetadataValue.md(markdown_table(
+            [{k: r[k] for k in ("domain", "format", "premise", "method", "hop", "question", "answer")} for r in rows], limit=30)),
+    })
+
+
+@dg.asset_check(asset=fpq_items, blocking=True, description="Every FPQ contains its edited object and not the true one.")
+def fpq_items_carry_their_edit(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    bad = item_violations(warehouse.read_partition("fpq_items").to_pylist())
+    return dg.AssetCheckResult(passed=not bad, metadata={"violations": len(bad), "examples": dg.MetadataValue.md(markdown_table(bad))})
+
+
+@dg.asset_check(asset=fpq_items, description="Warns about question texts that occur more than once.")
+def fpq_items_unique(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    dups = duplicate_questions(warehouse.read_partition("fpq_items").to_pylist())
+    return dg.AssetCheckResult(passed=not dups, severity=dg.AssetCheckSeverity.WARN, metadata={
+        "duplicates": len(dups), "examples": dg.MetadataValue.md(markdown_table([{"question": q, "times": n} for q, n in dups]))})
+
+
+ASSETS = [fpq_true_triples, fpq_edits, fpq_items]
+CHECKS = [fpq_edits_follow_their_method, fpq_edit_coverage, fpq_items_carry_their_edit, fpq_items_unique]
