@@ -2,7 +2,9 @@
 
     python benchmarks/ingest.py [--data ../shared/data/kg/fb15k-237] [--skip-rdflib]
 
-* N-Triples (written here from the TSV): kgprobe (pyoxigraph -> DuckDB) vs rdflib ``Graph().parse``.
+* N-Triples (written here from the TSV): kgprobe vs rdflib ``Graph().parse``. Strict mode parses every line with
+  pyoxigraph (which validates IRIs); lenient mode, like rdflib, does not validate IRIs, and lets DuckDB split
+  the plain lines in bulk.
 * TSV: kgprobe (DuckDB's CSV reader) vs pandas ``read_csv`` + networkx ``MultiDiGraph``.
 
 Each measurement runs in a fresh child process so that its peak memory (max RSS) is its own. Goals: >= 20x the
@@ -33,8 +35,9 @@ def _kgprobe(path: str, fmt: str, q: mp.Queue) -> None:
 
     from kgprobe.ingest import KGSource, load_kg
 
+    lenient = fmt.endswith("-lenient")
     t = time.perf_counter()
-    report = load_kg(duckdb.connect(), KGSource(triples=path, format=fmt))
+    report = load_kg(duckdb.connect(), KGSource(triples=path, format=fmt.removesuffix("-lenient"), lenient=lenient))
     q.put((time.perf_counter() - t, report.triples, _peak_mb()))
 
 
@@ -98,16 +101,18 @@ def main() -> int:
             ("kgprobe TSV", _kgprobe, tsv, "tsv"),
             ("pandas + networkx TSV", _pandas_networkx, tsv, "tsv"),
             ("kgprobe N-Triples", _kgprobe, nt, "ntriples"),
+            ("kgprobe N-Triples lenient", _kgprobe, nt, "ntriples-lenient"),
             *([] if args.skip_rdflib else [("rdflib N-Triples", _rdflib, nt, "nt")]),
         ]:
             seconds, count, peak = _measure(fn, path, fmt)
             rows.append((name, seconds, count, peak))
-            print(f"{name:<24} {seconds:7.2f} s  {count / seconds:>11,.0f} triples/s  peak RSS {peak:,.0f} MB  ({count:,} triples)")
+            print(f"{name:<27} {seconds:7.2f} s  {count / seconds:>11,.0f} triples/s  peak RSS {peak:,.0f} MB  ({count:,} triples)")
     speed = {name: count / seconds for name, seconds, count, _ in rows}
     print()
     print(f"TSV:       kgprobe / (pandas + networkx) = {speed['kgprobe TSV'] / speed['pandas + networkx TSV']:.1f}x  (goal >= 3x)")
     if "rdflib N-Triples" in speed:
-        print(f"N-Triples: kgprobe / rdflib             = {speed['kgprobe N-Triples'] / speed['rdflib N-Triples']:.1f}x  (goal >= 20x)")
+        print(f"N-Triples: kgprobe / rdflib             = {speed['kgprobe N-Triples'] / speed['rdflib N-Triples']:.1f}x strict, "
+              f"{speed['kgprobe N-Triples lenient'] / speed['rdflib N-Triples']:.1f}x lenient  (goal >= 20x)")
     return 0
 
 

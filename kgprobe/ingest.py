@@ -321,7 +321,9 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
         raise IngestError(f"{path}: cannot be read as {'CSV' if delim == ',' else 'TSV'} triples ({exc}). Check the "
                           "format and encoding options of the KG source.") from exc
     errors = con.execute(
-        "SELECT line, csv_line, error_type, error_message FROM _csv_rej_err ORDER BY line"
+        # a line can carry several errors: one reject per line, with its first error
+        "SELECT line, arg_min(csv_line, column_idx), arg_min(error_type, column_idx), arg_min(error_message, column_idx) "
+        "FROM _csv_rej_err GROUP BY line ORDER BY line"
     ).fetchall()
     stage.counts.read += parsed + len(errors)
     for line, raw, etype, message in errors:
@@ -474,7 +476,9 @@ def _read_rdf(stage: _Stage, path: Path, fmt: str) -> None:
         text = None
     sink = _RdfSink(stage)
     rejected_before = stage.counts.rejected
-    if fmt == "ntriples":
+    if fmt == "ntriples" and stage.source.lenient and text is not None and _ntriples_bulk(stage, path, text, sink, ox, rdf_format):
+        pass
+    elif fmt == "ntriples":
         _parse_ntriples(stage, path, data, text, sink, ox, rdf_format)
     else:
         _parse_turtle(stage, path, data, sink, ox, rdf_format)
@@ -511,25 +515,57 @@ def _parse_ntriples(
         except UnicodeDecodeError:
             stage.reject(path, number, raw_bytes.decode(stage.source.encoding, "replace"), f"not valid {stage.source.encoding} text")
             continue
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            quads = list(ox.parse(line.encode(), rdf_format, lenient=True))
-        except SyntaxError as exc:
-            # A common defect of hand-made dumps: a line that lacks its terminating " .". It is repaired (and
-            # counted) when appending the dot makes it a valid statement; anything else is a reject.
-            quads = None
-            if not line.endswith("."):
-                try:
-                    quads = list(ox.parse((line + " .").encode(), rdf_format, lenient=True))
-                    stage.counts.repaired += 1
-                except SyntaxError:
-                    quads = None
-            if quads is None:
-                stage.reject(path, number, raw, f"N-Triples syntax error: {_first_line(exc)}")
-                continue
-        sink.consume(quads)
+        _parse_ntriples_line(stage, path, number, raw, sink, ox, rdf_format)
+
+
+def _parse_ntriples_line(stage: _Stage, path: Path, number: int, raw: str, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:
+    """Parse one N-Triples line leniently: skip blanks and comments, repair a missing final dot, else reject."""
+    line = raw.strip()
+    if not line or line.startswith("#"):
+        return
+    try:
+        quads = list(ox.parse(line.encode(), rdf_format, lenient=True))
+    except SyntaxError as exc:
+        # A common defect of hand-made dumps: a line that lacks its terminating " .". It is repaired (and
+        # counted) when appending the dot makes it a valid statement; anything else is a reject.
+        if not line.endswith("."):
+            try:
+                sink.consume(list(ox.parse((line + " .").encode(), rdf_format, lenient=True)))
+                stage.counts.repaired += 1
+                return
+            except SyntaxError:
+                pass
+        stage.reject(path, number, raw, f"N-Triples syntax error: {_first_line(exc)}")
+        return
+    sink.consume(quads)
+
+
+def _ntriples_bulk(stage: _Stage, path: Path, text: str, sink: _RdfSink, ox: Any, rdf_format: Any) -> bool:
+    """Lenient N-Triples in bulk: DuckDB splits the plain lines, pyoxigraph parses the others. Returns False (and
+    stages nothing) when some four-field line is not plain, so that the caller parses the file with pyoxigraph.
+
+    pyoxigraph's lenient mode does not validate IRIs either, so the two paths accept the same statements.
+    """
+    con = stage.con
+    con.execute("DROP TABLE IF EXISTS _csv_rej_err; DROP TABLE IF EXISTS _csv_rej_scan")
+    try:
+        con.execute(load_sql("ingest_ntriples_fast"), {"path": str(path), "encoding": stage.source.encoding})
+        odd = con.execute("SELECT count(*) FROM _nt_fast WHERE NOT coalesce(plain, false)").fetchall()[0][0]
+        if odd:
+            return False
+        fast = con.execute(load_sql("ingest_ntriples_fast_stage")).fetchall()[0][0]
+        # a line can carry several errors; each line is parsed once
+        others = con.execute("SELECT DISTINCT line FROM _csv_rej_err ORDER BY line").fetchall()
+    except duckdb.InvalidInputException:
+        return False  # the CSV reader could not take the file at all (an encoding it cannot read, say)
+    finally:
+        con.execute("DROP TABLE IF EXISTS _nt_fast")
+    sink.statements += int(fast)
+    lines = text.split("\n")
+    for (number,) in others:
+        raw = lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
+        _parse_ntriples_line(stage, path, number, raw, sink, ox, rdf_format)
+    return True
 
 
 def _parse_turtle(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:
@@ -559,16 +595,16 @@ def _route_rdf(stage: _Stage) -> None:
     """Distribute raw RDF statements: rdf:type to types, rdfs:label (in the wanted language) to labels, other
     literals to literals, the rest to triples. Exact duplicate statements are counted once."""
     con = stage.con
-    total = con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]
-    distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT * FROM _st_rdf)").fetchall()[0][0]
-    stage.counts.duplicates += total - distinct
-    stage.counts.loaded += distinct
     want = stage.source.label_lang
     con.execute(load_sql("rdf_label_rank"), {"want": want})
+    total = con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]
+    distinct = con.execute("SELECT count(*) FROM _rdf_ranked").fetchall()[0][0]
+    stage.counts.duplicates += total - distinct
+    stage.counts.loaded += distinct
     for target in ("types", "literals", "triples", "entities"):
         con.execute(load_sql(f"rdf_route_{target}"))
     for key, label in con.execute(
-        "SELECT s, arg_min(lit, rank * 1000000 + first) FROM _rdf_ranked WHERE rank IS NOT NULL GROUP BY s"
+        "SELECT s, arg_min(lit, [rank::VARCHAR, lit]) FROM _rdf_ranked WHERE rank IS NOT NULL GROUP BY s"
     ).fetchall():
         stage.entity_labels.setdefault(key, label)
     con.execute("DROP TABLE _rdf_ranked")

@@ -387,11 +387,23 @@ def _loaded_statements(con) -> set[tuple]:
         (s, p, ("lit", v, lang)) for s, p, v, lang in lits}
 
 
-def test_ntriples_bulk_path_reads_exactly_what_pyoxigraph_reads(tmp_path: Path, con) -> None:
-    f = _write(tmp_path / "tricky.nt", TRICKY_NT)
-    report = load_kg(con, KGSource(triples=f, format="ntriples"))
-    assert report.rejected == 0 and report.read == 10 and report.duplicates == 1
-    assert _loaded_statements(con) == _reference_statements(TRICKY_NT.encode())
+@pytest.mark.parametrize("lenient", [False, True])
+def test_ntriples_reads_exactly_what_pyoxigraph_reads(tmp_path: Path, con, lenient: bool) -> None:
+    # lenient mode splits plain lines in bulk with DuckDB and hands the others to pyoxigraph
+    f = _write(tmp_path / "tricky.nt", TRICKY_NT + '<http://ex.org/q> <http://ex.org/v> "two words"@EN .\n')
+    report = load_kg(con, KGSource(triples=f, format="ntriples", lenient=lenient))
+    assert report.rejected == 0 and report.read == 11 and report.duplicates == 1
+    assert _loaded_statements(con) == _reference_statements(f.read_bytes())
+
+
+def test_ntriples_lenient_bulk_path_on_plain_lines(tmp_path: Path, con) -> None:
+    lines = [f"<http://ex.org/e{i}> <http://ex.org/r{i % 3}> <http://ex.org/e{i + 1}> ." for i in range(50)]
+    lines += ['<http://ex.org/e1> <http://ex.org/name> "Alpha"@en-GB .', '<http://ex.org/e1> <http://ex.org/n> "7"^^<http://ex.org/int> .']
+    lines.insert(10, "<http://ex.org/broken> <http://ex.org/r0>")
+    f = _write(tmp_path / "plain.nt", "\n".join(lines) + "\n")
+    report = load_kg(con, KGSource(triples=f, format="ntriples", lenient=True))
+    assert (report.read, report.rejected, report.loaded) == (53, 1, 52) and _rejects(con)[0][0] == 11
+    assert _loaded_statements(con) == _reference_statements("\n".join(x for x in lines if "broken" not in x).encode())
 
 
 @pytest.mark.shared_data
