@@ -19,6 +19,7 @@ from kgprobe.subgraph_store import mean_stats, subgraphs_from_table, subgraphs_t
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "subgraph"
+PPR_CHUNK = 64
 
 
 @dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg])
@@ -76,8 +77,10 @@ def _stats_metadata(tables: dict[str, pa.Table], ent_rel_labels) -> tuple[list[d
     """Mean size table rows (one per stage) and per-query node counts for the histogram."""
     summary, sizes = [], {}
     for name, table in tables.items():
-        subs, _ = subgraphs_from_table(table)
-        stats = [subgraph_stats(s, labels=ent_rel_labels) for s in subs.values()]
+        stats = []
+        for start in range(0, table.num_rows, PPR_CHUNK):  # a slice at a time, for memory
+            subs, _ = subgraphs_from_table(table.slice(start, PPR_CHUNK))
+            stats += [subgraph_stats(s, labels=ent_rel_labels) for s in subs.values()]
         summary.append({"subgraphs": name, **mean_stats(stats)})
         sizes[name] = [s["nodes"] for s in stats]
     return summary, sizes
@@ -121,11 +124,17 @@ def ppr_subgraphs(context: dg.AssetExecutionContext, project: ProjectResource, w
     """Each k-hop subgraph pruned to the nodes Personalized PageRank from the seeds scores >= threshold."""
     settings = subgraph_settings(project.load())
     khop_table = warehouse.read_partition("khop_subgraphs")
-    subs, seeds = subgraphs_from_table(khop_table)
-    pruned = ppr_prune_batch(subs, seeds, settings.threshold, alpha=settings.alpha, tol=settings.tol,
-                             max_iter=settings.max_iter, directed=settings.directed)
-    snapshot = khop_table.column("snapshot_id")[0].as_py() if khop_table.num_rows else ""
-    table = subgraphs_to_table(pruned, seeds, snapshot_id=snapshot, params=json.dumps(settings.params(), sort_keys=True))
+    params = json.dumps(settings.params(), sort_keys=True)
+    parts = []
+    # prune a slice of queries at a time: 2-hop subgraphs of a dense KG hold ~100k triples each as Python tuples
+    for start in range(0, khop_table.num_rows, PPR_CHUNK):
+        subs, seeds = subgraphs_from_table(khop_table.slice(start, PPR_CHUNK))
+        pruned = ppr_prune_batch(subs, seeds, settings.threshold, alpha=settings.alpha, tol=settings.tol,
+                                 max_iter=settings.max_iter, directed=settings.directed)
+        snapshot = khop_table.column("snapshot_id")[0].as_py()
+        parts.append(subgraphs_to_table(pruned, seeds, snapshot_id=snapshot, params=params))
+        context.log.info(f"PPR pruning: {min(start + PPR_CHUNK, khop_table.num_rows)}/{khop_table.num_rows} queries")
+    table = pa.concat_tables(parts) if parts else khop_table.slice(0, 0)
     warehouse.write_partition("ppr_subgraphs", table)
     with warehouse.connect(read_only=True) as con:
         ent_rel = labels(con, settings.kg)

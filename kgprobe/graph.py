@@ -33,6 +33,7 @@ from kgprobe.sql import load_sql
 
 __all__ = [
     "GraphError",
+    "Labels",
     "PPRConvergenceError",
     "Subgraph",
     "Triple",
@@ -52,9 +53,9 @@ Triple: TypeAlias = tuple[int, int, int]
 #: Entity-id -> label and relation-id -> label maps, for :func:`subgraph_stats`.
 Labels: TypeAlias = tuple[Mapping[int, str], Mapping[int, str]]
 
-# A two-seed 2-hop query on FB15k-237 touches ~7,500 nodes; 256 such queries keep DuckDB's intermediate tables
-# in the low hundreds of MB.
-_KHOP_CHUNK = 256
+# A two-seed 2-hop query on FB15k-237 reaches ~7,500 nodes and ~20,000 triples (120,000 induced); 64 queries per
+# pass keep both DuckDB's intermediate tables and the Python tuples of one chunk in the hundreds of MB.
+_KHOP_CHUNK = 64
 # Edges per block-diagonal PPR pass: 4M edges is ~100 MB of CSR (8M entries undirected).
 _PPR_CHUNK_EDGES = 4_000_000
 
@@ -180,7 +181,10 @@ def _khop_pass(
     """One set-based expansion of a chunk of queries; query ``i`` of the chunk is ``qid = i`` in SQL."""
     qids = [i for i, (_, seeds) in enumerate(items) for _ in seeds]
     nodes = [node for _, seeds in items for node in seeds]
-    seed_rows = pa.table({"qid": pa.array(qids, pa.int64()), "node": pa.array(nodes, pa.int64())})
+    try:
+        seed_rows = pa.table({"qid": pa.array(qids, pa.int64()), "node": pa.array(nodes, pa.int64())})
+    except (OverflowError, pa.ArrowInvalid) as exc:
+        raise GraphError(f"seed ids must fit in a BIGINT like the warehouse's entity ids ({exc})") from exc
     try:
         con.register("_khop_seed_rows", seed_rows)
         try:
@@ -370,9 +374,8 @@ def ppr_prune_batch(
         for key in chunk:
             sub = subgraphs[key]
             triples = _triple_array(sub.triples, key)
-            blocks.append(
-                _Block(key, triples[:, [0, 2]], _id_array(_seeds_for(seeds, key), key, "seeds"), _id_array(sub.nodes, key, "nodes"))
-            )
+            key_seeds = _id_array(_seeds_for(seeds, key), key, "seeds")
+            blocks.append(_Block(key, triples[:, [0, 2]], key_seeds, _id_array(sub.nodes, key, "nodes")))
         stacked = _Stacked.build(blocks, directed)
         x = stacked.pagerank(alpha, tol, max_iter)
         keep = x >= threshold
@@ -555,12 +558,13 @@ class _Locator:
             return flat.astype(np.int64)
         if not len(ids):
             return None
-        if self.table is None or ids[0] < 0 or ids[-1] >= len(self.table) or flat.min() < 0 or flat.max() >= len(self.table):
+        table = self.table
+        if table is None or ids[0] < 0 or ids[-1] >= len(table) or flat.min() < 0 or flat.max() >= len(table):
             pos = np.searchsorted(ids, flat)
             return pos if (ids[np.minimum(pos, len(ids) - 1)] == flat).all() else None
-        self.table[ids] = np.arange(len(ids))
-        pos = self.table[flat]
-        self.table[ids] = -1
+        table[ids] = np.arange(len(ids))
+        pos = table[flat]
+        table[ids] = -1
         return None if (pos < 0).any() else pos
 
 
@@ -607,6 +611,8 @@ def subgraph_stats(subgraph: Subgraph, *, labels: Labels | None = None) -> dict[
       triple the number of ``str.split()`` words of its head, relation and tail labels. ``labels`` is a pair
       (entity id -> label, relation id -> label); without it, or for an id missing from it, the id's decimal
       digits stand in for the label (one token). A cheap, tokenizer-free proxy for prompt length.
+
+    Raises :class:`GraphError` when a triple's head or tail is missing from ``subgraph.nodes``.
     """
     n = len(subgraph.nodes)
     triples = _triple_array(subgraph.triples, "subgraph")
@@ -625,7 +631,8 @@ def subgraph_stats(subgraph: Subgraph, *, labels: Labels | None = None) -> dict[
     node_ids.sort()
     u = np.searchsorted(node_ids, triples[:, 0])
     v = np.searchsorted(node_ids, triples[:, 2])
-    if (node_ids[np.minimum(u, n - 1)] != triples[:, 0]).any() or (node_ids[np.minimum(v, n - 1)] != triples[:, 2]).any():
+    missing = (node_ids[np.minimum(u, n - 1)] != triples[:, 0]) | (node_ids[np.minimum(v, n - 1)] != triples[:, 2])
+    if missing.any():
         raise GraphError("subgraph has a triple whose head or tail is not in subgraph.nodes")
     proper = u != v
     pairs = np.unique(np.minimum(u, v)[proper] * n + np.maximum(u, v)[proper])
@@ -667,7 +674,8 @@ def _token_count(triples: np.ndarray, labels: Labels | None) -> int:
         return 3 * len(triples)
     entity_labels, relation_labels = labels
     total = 0
-    for column, names in ((np.concatenate([triples[:, 0], triples[:, 2]]), entity_labels), (triples[:, 1], relation_labels)):
+    entities = np.concatenate([triples[:, 0], triples[:, 2]])
+    for column, names in ((entities, entity_labels), (triples[:, 1], relation_labels)):
         ids, counts = np.unique(column, return_counts=True)
         words = np.fromiter(
             (len(names[i].split()) if i in names else 1 for i in ids.tolist()), dtype=np.int64, count=len(ids)
@@ -732,15 +740,18 @@ def _id_array(ids: Iterable[int], key: str, what: str) -> np.ndarray:
 def _edge_array(edges: Iterable[tuple[int, int]], key: str) -> np.ndarray:
     """An (m, 2) int64 array of (u, v) pairs; the common list-of-tuples input goes through one fromiter."""
     if isinstance(edges, np.ndarray):
-        flat = edges.astype(np.int64, copy=False).reshape(-1)
-        rows = [None] * (len(flat) // 2) if edges.ndim == 2 and edges.shape[1:] == (2,) else None
+        if edges.ndim == 2 and edges.shape[1] == 2:
+            return edges.astype(np.int64, copy=False)
     else:
-        edges = list(edges)
-        rows = edges if all(len(e) == 2 for e in edges) else None
-        flat = np.fromiter(itertools.chain.from_iterable(edges), dtype=np.int64, count=2 * len(edges)) if rows is not None else None
-    if rows is None or flat is None:
-        raise GraphError(f"edges of query {key!r} must be (u, v) pairs of integer node ids")
-    return flat.reshape(-1, 2)
+        pairs = list(edges)
+        if all(len(e) == 2 for e in pairs):
+            try:
+                flat = np.fromiter(itertools.chain.from_iterable(pairs), dtype=np.int64, count=2 * len(pairs))
+            except (TypeError, ValueError, OverflowError):
+                pass
+            else:
+                return flat.reshape(-1, 2)
+    raise GraphError(f"edges of query {key!r} must be (u, v) pairs of integer node ids")
 
 
 def _triple_array(triples: Sequence[Triple], key: str) -> np.ndarray:

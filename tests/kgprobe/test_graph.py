@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import duckdb
 import networkx as nx
+import numpy as np
 import pytest
 
 from kgprobe.graph import (
@@ -126,7 +127,8 @@ def test_khop_matches_networkx_on_random_graphs(hops: int, graph_seed: int) -> N
         dist = _ball(graph, seeds, hops)
         assert default[key].nodes == induced[key].nodes == frozenset(dist)
         assert induced[key].triples == [tr for tr in triples if tr[0] in dist and tr[2] in dist]
-        assert default[key].triples == [tr for tr in triples if min(dist.get(tr[0], hops), dist.get(tr[2], hops)) < hops]
+        traversed = [tr for tr in triples if min(dist.get(tr[0], hops), dist.get(tr[2], hops)) < hops]
+        assert default[key].triples == traversed
         if len(seeds) == 1 and seeds[0] in graph:
             # the induced mode is exactly networkx's ego graph
             ego = nx.ego_graph(graph, seeds[0], radius=hops)
@@ -257,6 +259,8 @@ PPR_CASES = {
     "sink and source": ([(1, 2), (3, 2), (2, 4), (5, 1)], [1, 3]),
     "two components": ([(1, 2), (2, 3), (3, 1), (7, 8), (8, 9)], [9]),
     "star": ([(0, i) for i in range(1, 30)] + [(i, 100 + i) for i in range(1, 30)], [100]),
+    # ids outside the dense lookup table's range take the binary-search path
+    "negative and huge ids": ([(-5, 2**40), (2**40, 7), (7, -5), (7, 8)], [-5]),
 }
 
 
@@ -289,6 +293,20 @@ def test_ppr_is_not_the_fixed_point_but_networkx_iteration() -> None:
     tight = personalized_pagerank(edges, [0], tol=1e-12, max_iter=1000)
     _assert_close(ours, _nx_ppr(edges, [0], directed=False))
     assert max(abs(ours[n] - tight[n]) for n in ours) > 1e-6
+
+
+def test_ppr_accepts_numpy_edges_and_extra_nodes() -> None:
+    edges = np.array([[1, 2], [2, 3], [3, 1]])
+    ours = personalized_pagerank(edges, [1], nodes=[10])
+    _assert_close(ours, _nx_ppr([(1, 2), (2, 3), (3, 1)], [1], directed=False, nodes=[10]))
+    assert ours[10] == 0.0  # isolated and not a seed: its start mass leaves in the first step, nothing comes back
+
+
+def test_ppr_prune_adds_endpoints_missing_from_nodes() -> None:
+    # a hand-built subgraph whose node set forgets an endpoint: scored as a node all the same
+    sub = Subgraph(frozenset({1, 2}), [(1, 0, 2), (2, 0, 3)])
+    assert ppr_prune(sub, [1], 0.0) == Subgraph(frozenset({1, 2, 3}), [(1, 0, 2), (2, 0, 3)])
+    assert ppr_prune(sub, [1], 0.0) == _nx_prune(sub, [1], 0.0)
 
 
 def test_ppr_errors() -> None:
@@ -399,7 +417,8 @@ def test_subgraph_stats_match_networkx(graph_seed: int) -> None:
     simple.add_edges_from((h, t) for h, _, t in triples if h != t)
     assert stats["clustering"] == pytest.approx(nx.average_clustering(simple), abs=1e-12)
     assert stats["density"] == pytest.approx(nx.density(simple), abs=1e-12)
-    assert stats["avg_degree"] == pytest.approx(sum(d for _, d in nx.MultiGraph([(h, t) for h, _, t in triples]).degree()) / len(nodes))
+    multi = nx.MultiGraph([(h, t) for h, _, t in triples])
+    assert stats["avg_degree"] == pytest.approx(sum(d for _, d in multi.degree()) / len(nodes))
 
 
 def test_graph_module_does_not_import_dagster() -> None:
@@ -436,9 +455,8 @@ def test_fb15k_ppr_prune_matches_networkx(fb15k: duckdb.DuckDBPyConnection) -> N
     subs = khop_batch(fb15k, queries, 2, fanout_cap=12, seed=0)
     assert any(s.capped_nodes for s in subs.values())
     assert all(len(s.nodes) <= len(queries[k]) * (1 + 12 + 144) for k, s in subs.items())
-    scores = personalized_pagerank_batch(
-        {k: [(h, t) for h, _, t in s.triples] for k, s in subs.items()}, queries, nodes={k: s.nodes for k, s in subs.items()}
-    )
+    edges = {k: [(h, t) for h, _, t in s.triples] for k, s in subs.items()}
+    scores = personalized_pagerank_batch(edges, queries, nodes={k: s.nodes for k, s in subs.items()})
     pruned = ppr_prune_batch(subs, queries, 1e-3)
     for key, sub in subs.items():
         theirs = _nx_ppr(((h, t) for h, _, t in sub.triples), queries[key], directed=False, nodes=sub.nodes)
