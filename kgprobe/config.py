@@ -20,6 +20,10 @@ from kgprobe.ingest import FORMATS, KGSource
 
 __all__ = [
     "DEFAULT_CONFIG",
+    "PerturbationSettings",
+    "generation_models",
+    "generation_settings",
+    "perturbation_settings",
     "FPQSettings",
     "ProjectConfig",
     "SubgraphSettings",
@@ -246,3 +250,65 @@ def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
         templates=_resolve(cfg.path.parent, templates, f"{where}.templates"),
         formats=formats,
     )
+
+
+def generation_models(cfg: ProjectConfig) -> list[Any]:
+    """The validated ``models`` list (:class:`kgprobe.generation.ModelSpec`), with the ``generation`` section's
+    sampling defaults; [] when no models are configured."""
+    from kgprobe.generation import model_specs
+
+    models = cfg.sections.get("models") or []
+    defaults = {k: v for k, v in cfg.section("generation").items() if k in ("n", "temperature", "top_p", "max_tokens", "seed")}
+    try:
+        return model_specs(models, defaults=defaults)
+    except ConfigError as exc:
+        raise ConfigError(f"{cfg.path}: {exc}") from exc
+
+
+def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
+    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (items per
+    partition, for a quick look) and the sampling defaults."""
+    g = cfg.section("generation")
+    known = {"n", "temperature", "top_p", "max_tokens", "seed", "shard_size", "limit", "formats"}
+    bad = set(g) - known
+    if bad:
+        raise ConfigError(f"{cfg.path}: generation: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
+    return {"shard_size": int(g.get("shard_size", 64)), "limit": g.get("limit"), "formats": tuple(g.get("formats") or ("yn", "wh"))}
+
+
+@dataclass(frozen=True)
+class PerturbationSettings:
+    """The ``perturbation`` section: methods and levels (partition keys ``none``, ``RS-0.1`` ...) and scorer options."""
+
+    methods: tuple[str, ...] = ("RS", "RR", "ER", "ED")
+    levels: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    scorer: dict[str, Any] = field(default_factory=dict)
+
+    kg: str | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        """``none`` then every method at every level, e.g. ``RS-0.1`` ... ``ED-1.0``."""
+        from kgprobe.perturb import perturbation_keys
+
+        return perturbation_keys(self.methods, self.levels)
+
+
+def perturbation_settings(cfg: ProjectConfig) -> PerturbationSettings:
+    """Validated perturbation methods and levels (all four methods at 0.1 ... 1.0 by default)."""
+    p = cfg.section("perturbation")
+    known = {"methods", "levels", "scorer", "kg"}
+    bad = set(p) - known
+    if bad:
+        raise ConfigError(f"{cfg.path}: perturbation: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
+    methods = tuple(p.get("methods") or PerturbationSettings.methods)
+    wrong = [m for m in methods if m not in ("RS", "RR", "ER", "ED")]
+    if wrong:
+        raise ConfigError(f"{cfg.path}: perturbation.methods: unknown {wrong}; use RS, RR, ER, ED")
+    levels = tuple(float(x) for x in (p.get("levels") or PerturbationSettings.levels))
+    if any(not 0 < x <= 1 for x in levels):
+        raise ConfigError(f"{cfg.path}: perturbation.levels must lie in (0, 1], got {list(levels)}")
+    kg = str(p.get("kg") or next(iter(cfg.kgs)))
+    if kg not in cfg.kgs:
+        raise ConfigError(f"{cfg.path}: perturbation.kg {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
+    return PerturbationSettings(methods=methods, levels=levels, scorer=dict(p.get("scorer") or {}), kg=kg)

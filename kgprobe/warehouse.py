@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["partition_dir", "read_partition", "register_views", "write_partition"]
+__all__ = ["partition_dir", "partitions", "read_partition", "register_views", "write_partition"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 
@@ -76,3 +76,14 @@ def register_views(con: duckdb.DuckDBPyConnection, root: str | Path) -> list[str
         )
         names.append(folder.name)
     return names
+
+
+def partitions(root: str | Path, asset: str) -> list[dict[str, str]]:
+    """The partitions of ``asset`` written so far, as dimension -> value dicts (file-name-safe values)."""
+    base = Path(root) / asset
+    out = []
+    for part in sorted(base.rglob("*.parquet")):
+        dims = dict(p.split("=", 1) for p in part.parent.relative_to(base).parts if "=" in p)
+        if dims not in out:
+            out.append(dims)
+    return out

@@ -1,7 +1,8 @@
 """``kgprobe``: run the pipeline on a project config without opening the UI.
 
-    kgprobe run                          # the main job on examples/sample.yaml
+    kgprobe run                          # the whole chain on examples/sample.yaml, every partition
     kgprobe run --config my.yaml --job ingest
+    kgprobe run --job generate_closed --partition oracle
 
 It uses ``DAGSTER_HOME`` when set, else ``.dagster_home`` in the working directory (created with the repository's
 ``dagster.yaml``), so runs show up in ``dagster dev`` afterwards.
@@ -28,6 +29,17 @@ def _dagster_home() -> Path:
     return home
 
 
+def _execute(defs, job_name: str, instance, log_level: str, partition: str | None = None) -> tuple[bool, str]:
+    job = defs.resolve_job_def(job_name)
+    result = job.execute_in_process(
+        instance=instance,
+        partition_key=partition,
+        raise_on_error=False,
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+    )
+    return result.success, result.run_id
+
+
 def _run(args: argparse.Namespace) -> int:
     os.environ["KGPROBE_CONFIG"] = str(Path(args.config).resolve())
     home = _dagster_home()
@@ -35,25 +47,37 @@ def _run(args: argparse.Namespace) -> int:
 
     from kgprobe.config import load_config
     from pipelines.definitions import build_definitions
+    from pipelines.jobs import MAIN_JOB, MAIN_SEQUENCE
 
     cfg = load_config(args.config)
     defs = build_definitions(str(Path(args.config).resolve()))
-    job = defs.resolve_job_def(args.job)
     started = time.perf_counter()
+    steps: list[tuple[str, str | None]] = []
+    for job_name in (MAIN_SEQUENCE if args.job == MAIN_JOB else (args.job,)):
+        job = defs.resolve_job_def(job_name)
+        if job.partitions_def is None:
+            steps.append((job_name, None))
+        elif args.partition:
+            steps.append((job_name, args.partition))
+        else:
+            steps += [(job_name, key) for key in job.partitions_def.get_partition_keys()]
+    ok = True
     with dg.DagsterInstance.get() as instance:
-        result = job.execute_in_process(
-            instance=instance,
-            raise_on_error=False,
-            run_config={"loggers": {"console": {"config": {"log_level": args.log_level}}}},
-        )
+        for job_name, partition in steps:
+            label = job_name + (f" [{partition}]" if partition else "")
+            print(f"kgprobe: running {label}", flush=True)
+            success, run_id = _execute(defs, job_name, instance, args.log_level, partition)
+            if not success:
+                print(f"kgprobe: {label} FAILED (run {run_id}); see `dagster dev` or the log above", flush=True)
+                ok = False
+                break
     took = time.perf_counter() - started
-    status = "succeeded" if result.success else "FAILED"
-    print(f"\nkgprobe: job {args.job!r} {status} in {took:.0f}s (run {result.run_id}, DAGSTER_HOME={home})")
+    print(f"\nkgprobe: {args.job} {'succeeded' if ok else 'FAILED'} in {took:.0f}s ({len(steps)} runs, DAGSTER_HOME={home})")
     print(f"kgprobe: warehouse {cfg.warehouse.resolve()}")
     report = cfg.warehouse.resolve().parent / "report" / "report.html"
     if report.exists():
         print(f"kgprobe: report {report}")
-    return 0 if result.success else 1
+    return 0 if ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialize a job's assets in this process")
     run.add_argument("--config", default="examples/sample.yaml", help="project YAML config (default: %(default)s)")
-    run.add_argument("--job", default="kgprobe_sample", help="job name (default: %(default)s)")
+    run.add_argument("--job", default="kgprobe_sample",
+                     help="kgprobe_sample (the whole chain, every partition) or one job name (default: %(default)s)")
+    run.add_argument("--partition", default=None, help="only this partition of a partitioned job")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="console log level (default: %(default)s)")
     run.set_defaults(func=_run)

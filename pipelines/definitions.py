@@ -11,10 +11,11 @@ import os
 
 import dagster as dg
 
-from assets import fpq, ingest, subgraph
-from kgprobe.config import DEFAULT_CONFIG, load_config
+from assets import fpq, generate, ingest, perturb, subgraph
+from kgprobe.config import DEFAULT_CONFIG, ProjectConfig, load_config
 from kgprobe.errors import ConfigError
 from pipelines.jobs import all_jobs
+from pipelines.partitions import build_partitions
 from resources import ProjectResource, WarehouseResource
 
 
@@ -28,13 +29,23 @@ def _warehouse_path(config_path: str) -> str:
         return "warehouse/kgprobe.duckdb"
 
 
+def _config(config_path: str) -> ProjectConfig | None:
+    try:
+        return load_config(config_path)
+    except ConfigError:
+        return None
+
+
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
     """Definitions for one project config (tests build them for temporary configs)."""
     config_path = config_path or os.environ.get("KGPROBE_CONFIG", DEFAULT_CONFIG)
+    parts = build_partitions(_config(config_path))
+    gen_assets, gen_checks = generate.build(parts)
+    perturb_assets, perturb_checks = perturb.build(parts)
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS],
-        jobs=all_jobs(),
+        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *perturb.ASSETS, *perturb_assets, *gen_assets],
+        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *perturb_checks, *gen_checks],
+        jobs=all_jobs(parts),
         resources={
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),

@@ -1,33 +1,44 @@
-"""Jobs: the main job that materializes everything for the project config, and one job per stage group."""
+"""Jobs. Dagster runs one partition scheme per run, so the work is split by partitioning:
+
+* ``prepare``: the unpartitioned assets up to the questions and the triple scorer, checks included;
+* ``perturb``: the pruned subgraphs perturbed, one run per ``perturbation`` partition;
+* ``similarity``: ATS / SC2D / SD2 over all perturbation partitions;
+* ``generate_closed``: closed-book answers, one run per ``model`` partition;
+* one job per stage group (``ingest``, ``subgraphs``, ``fpq_questions``) for partial refreshes.
+
+:data:`MAIN_JOB` (``kgprobe_sample``) is the whole chain for every partition of the config; ``kgprobe run`` runs it
+in-process, stage by stage (:data:`MAIN_SEQUENCE`), and a backfill over the partitioned jobs does the same
+through the daemon.
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
+from pipelines.partitions import Partitions
+
 MAIN_JOB = "kgprobe_sample"
+#: The jobs the main chain runs, in order; partitioned ones run once per partition.
+MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "generate_closed")
+GPU_TAG = "kgprobe/gpu"
 
 
-def all_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
-    """The main job (every asset and check) and one job per stage group."""
+def all_jobs(parts: Partitions) -> list[dg.UnresolvedAssetJobDefinition]:
+    """The jobs of the code location."""
+    unpartitioned = dg.AssetSelection.groups("ingest", "subgraph", "questions") | dg.AssetSelection.assets("triple_scorer")
     return [
-        dg.define_asset_job(
-            MAIN_JOB,
-            selection=dg.AssetSelection.all(),
-            description="Materialize every asset of the project config (the sample by default), checks included.",
-        ),
-        dg.define_asset_job(
-            "subgraphs",
-            selection=dg.AssetSelection.groups("subgraph"),
-            description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs.",
-        ),
-        dg.define_asset_job(
-            "fpq_questions",
-            selection=dg.AssetSelection.groups("questions"),
-            description="KG-FPQ true triples, false-premise edits and questions.",
-        ),
-        dg.define_asset_job(
-            "ingest",
-            selection=dg.AssetSelection.groups("ingest"),
-            description="Load the configured KGs into the DuckDB warehouse.",
-        ),
+        dg.define_asset_job("prepare", selection=unpartitioned,
+                            description="Load the KGs, retrieve subgraphs, write the questions, train the triple scorer."),
+        dg.define_asset_job("generate_closed", selection=dg.AssetSelection.assets("responses_closed"),
+                            description="Closed-book answers of one model (partition) to every question."),
+        dg.define_asset_job("perturb", selection=dg.AssetSelection.assets("perturbed_subgraphs"),
+                            description="The pruned subgraphs perturbed at one method and level (partition)."),
+        dg.define_asset_job("similarity", selection=dg.AssetSelection.groups("similarity"),
+                            description="ATS, SC2D and SD2 of every perturbed subgraph (after all perturbation partitions)."),
+        dg.define_asset_job("ingest", selection=dg.AssetSelection.groups("ingest"),
+                            description="Load the configured KGs into the DuckDB warehouse."),
+        dg.define_asset_job("subgraphs", selection=dg.AssetSelection.groups("subgraph"),
+                            description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs."),
+        dg.define_asset_job("fpq_questions", selection=dg.AssetSelection.groups("questions"),
+                            description="KG-FPQ true triples, false-premise edits and questions."),
     ]

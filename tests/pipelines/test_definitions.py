@@ -14,9 +14,15 @@ from resources import ProjectResource, WarehouseResource
 
 def test_definitions_load_with_jobs_and_checks() -> None:
     repo = defs.get_repository_def()
-    assert {"kgprobe_sample", "ingest"} <= {j.name for j in repo.get_all_jobs()}
+    assert {"prepare", "perturb", "similarity", "generate_closed", "ingest", "subgraphs", "fpq_questions"} <= {
+        j.name for j in repo.get_all_jobs()}
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
-    assert {"kg_source", "kg"} <= keys
+    assert {"kg_source", "kg", "queries", "khop_subgraphs", "ppr_subgraphs", "fpq_true_triples", "fpq_edits", "fpq_items",
+            "triple_scorer", "perturbed_subgraphs", "kg_similarity", "responses_closed"} <= keys
+    # partitions come from the sample config: its five models and none + 4 methods x 3 levels
+    assert repo.get_job("generate_closed").partitions_def.get_partition_keys() == [
+        "smollm2-135m", "oracle", "always-yes", "always-no", "random"]
+    assert len(repo.get_job("perturb").partitions_def.get_partition_keys()) == 13
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
     assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage"} <= checks
 
@@ -54,6 +60,8 @@ def test_ingest_assets_and_checks_materialize(project: Path, tmp_path: Path) -> 
         assert con.execute("SELECT count(*) FROM mini.triples").fetchone()[0] == 2
         assert con.execute("SELECT reason FROM mini.rejects").fetchone()[0].startswith("too few columns")
     assert d.resolve_job_def("ingest") is not None
+    # a config without models still loads, with a placeholder model partition
+    assert d.resolve_job_def("generate_closed").partitions_def.get_partition_keys() == ["no-models-configured"]
 
 
 def test_a_broken_config_fails_the_asset_with_its_message(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pipelines.definitions import build_definitions
-from pipelines.jobs import MAIN_JOB
+from pipelines.jobs import MAIN_SEQUENCE
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples"
 
@@ -22,26 +22,36 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessRe
     cfg["warehouse"] = str(tmp / "warehouse" / "kgprobe.duckdb")
     cfg["queries"]["sample"]["per_type"] = 1
     cfg["fpq"]["n_per_domain"] = 12
+    cfg["perturbation"]["levels"] = [0.5, 1.0]
+    cfg["perturbation"]["scorer"]["epochs"] = 20
+    cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]  # the CPU model has its own tests
     path = SAMPLE / f".test-{tmp.name}.yaml"  # beside the sample so its relative data paths resolve
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    results = {}
     try:
         defs = build_definitions(str(path))
-        result = defs.resolve_job_def(MAIN_JOB).execute_in_process(instance=dg.DagsterInstance.ephemeral())
+        instance = dg.DagsterInstance.ephemeral()
+        for job_name in MAIN_SEQUENCE:
+            job = defs.resolve_job_def(job_name)
+            keys = job.partitions_def.get_partition_keys() if job.partitions_def else [None]
+            for key in keys:
+                results[(job_name, key)] = job.execute_in_process(instance=instance, partition_key=key)
     finally:
         path.unlink()
-    return result, tmp / "warehouse"
+    return results, tmp / "warehouse"
 
 
-def test_every_step_succeeds(run) -> None:
-    result, _ = run
-    assert result.success
+def test_every_run_succeeds(run) -> None:
+    results, _ = run
+    assert len(results) == 1 + 9 + 1 + 4  # prepare, none + 4 methods x 2 levels, similarity, four reference models
+    assert all(r.success for r in results.values())
 
 
 def test_blocking_checks_pass(run) -> None:
-    result, _ = run
-    evaluations = {e.asset_check_key.name: e for e in result.get_asset_check_evaluations()}
+    results, _ = run
+    evaluations = {e.asset_check_key.name: e for r in results.values() for e in r.get_asset_check_evaluations()}
     for name in ("kg_not_empty", "kg_no_dangling_ids", "ppr_subgraphs_not_larger", "fpq_edits_follow_their_method",
-                 "fpq_items_carry_their_edit"):
+                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "responses_closed_complete"):
         assert evaluations[name].passed, name
     # the sample's labels are complete and nothing is rejected
     assert evaluations["kg_label_coverage"].passed and evaluations["kg_reject_rate"].passed
@@ -68,3 +78,25 @@ def test_fpq_items_have_gold_answers_and_lineage(run) -> None:
     assert all(i["snapshot_id"] and i["template_id"].startswith("template:") for i in items)
     near = [i for i in items if i["method"] in ("NSC", "NDC")]
     assert near and all(1 <= i["hop"] <= 5 and i["path"] for i in near)
+
+
+def test_similarity_invariants(run) -> None:
+    _, wh = run
+    from kgprobe.warehouse import read_partition
+
+    rows = read_partition(wh, "kg_similarity").to_pylist()
+    assert all(0.0 <= r[m] <= 1.0 for r in rows for m in ("ats", "sc2d", "sd2"))
+    assert all(r["sd2"] == 1.0 and r["sc2d"] == 1.0 for r in rows if r["method"] == "none")
+    assert all(r["sd2"] == pytest.approx(1.0) for r in rows if r["method"] == "RS")  # swaps keep every degree
+    assert all(r["ats"] == 0.0 for r in rows if r["perturbation"] == "ED-1.0")  # nothing left to score
+
+
+def test_oracle_answers_every_question_with_its_gold_label(run) -> None:
+    _, wh = run
+    from kgprobe.warehouse import read_partition
+
+    items = {i["id"]: i for i in read_partition(wh, "fpq_items").to_pylist()}
+    rows = read_partition(wh, "responses_closed", {"model": "oracle"}).to_pylist()
+    assert rows and all(r["error"] is None for r in rows)
+    yn = [r for r in rows if items[r["item_id"]]["format"] == "yn"]
+    assert yn and all(r["text"].lower().startswith(items[r["item_id"]]["answer"]) for r in yn)

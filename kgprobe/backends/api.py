@@ -1,0 +1,297 @@
+"""The litellm backend: any hosted API or OpenAI-compatible server (vLLM serve, Ollama, llama.cpp server, ...).
+
+Requests are ``litellm.acompletion`` calls, at most ``max_concurrency`` in flight, each with a ``timeout_s`` limit.
+Rate limits (429), timeouts, connection errors, 408/409 and 5xx are retried up to ``max_retries`` times with
+exponential backoff and jitter (``backoff_base_s * 2**attempt``, capped at ``backoff_max_s``, half of it random); a
+``Retry-After`` (or ``retry-after-ms``) header is honoured as the least wait. Other errors (400, 401, 404 ...) fail
+at once. A request that still fails is returned as a failed :class:`~kgprobe.generation.Completion` (stored, and
+retried by the next run); ``retries`` on every completion says how many extra attempts it took.
+
+``n`` samples: with ``n_mode: auto`` one request asks for ``n`` choices when litellm says the provider accepts
+``n`` (and tops up with single requests if a server returns fewer); otherwise, and with ``n_mode: calls``, it makes
+``n`` requests whose seeds differ (``seed + i``). Usage: ``tokens_in`` is the request's prompt tokens; when one
+request returns several choices its completion tokens and cost are split evenly between them, so sums stay exact.
+``cost`` comes from ``litellm.completion_cost`` and is None for models litellm has no price for.
+
+The API key is read from the environment variable that ``api_key_env`` names (never from config files); it is not
+logged, and it is masked in stored error messages. kgprobe sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless set)
+so that importing litellm does not fetch its price list from the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kgprobe.generation import BackendError, BaseBackend, Completion, Prompt, SamplingParams
+
+__all__ = ["LiteLLMBackend", "LiteLLMConfig", "retry_after_seconds"]
+
+_RETRY_STATUS = frozenset({408, 409, 429})
+_RETRY_AFTER_CAP_S = 600.0
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+@dataclass(frozen=True)
+class LiteLLMConfig:
+    """``model_id`` in litellm's form (``openai/gpt-4o-mini``, ``anthropic/...``, ``openai/<name>`` with
+    ``api_base`` for an OpenAI-compatible server); ``api_key_env`` names the environment variable holding the key;
+    ``extra`` is passed to ``litellm.acompletion`` as is (never put keys there)."""
+
+    model_id: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int = 8
+    timeout_s: float = 60.0
+    max_retries: int = 6
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0
+    n_mode: str = "auto"
+    extra: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model_id:
+            raise ValueError("model_id must name a litellm model, e.g. openai/gpt-4o-mini")
+        if self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {self.max_concurrency}")
+        if self.timeout_s <= 0 or self.backoff_base_s < 0 or self.backoff_max_s < 0 or self.max_retries < 0:
+            raise ValueError("timeout_s must be positive; max_retries, backoff_base_s and backoff_max_s non-negative")
+        if self.n_mode not in ("auto", "choices", "calls"):
+            raise ValueError(f"n_mode must be auto, choices or calls, got {self.n_mode!r}")
+        secret = {"api_key", "key", "token", "password"} & {k.lower() for k in (self.extra or {})}
+        if secret:
+            raise ValueError(f"extra must not hold secrets ({sorted(secret)}): set api_key_env to the name of an "
+                             "environment variable that holds the key")
+
+
+def _import_litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+def _shared_loop() -> asyncio.AbstractEventLoop:
+    """One event loop in a daemon thread for all litellm backends of the process.
+
+    litellm caches its HTTP clients across calls, and an async client is tied to the loop that created it; a new
+    loop per call (``asyncio.run``) would hand later calls clients of a closed loop. One long-lived loop also lets
+    ``generate`` be called from code that already runs an event loop (a notebook).
+    """
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="kgprobe-litellm", daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """The wait a failed response asks for (``retry-after-ms``, ``Retry-After`` in seconds or as an HTTP date)."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(float(ms) / 1000.0, 0.0)
+        value = headers.get("retry-after")
+    except AttributeError:
+        return None
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        return None if parsed is None else max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+class LiteLLMBackend(BaseBackend):
+    """Async API calls through litellm with bounded concurrency and retries."""
+
+    name = "litellm"
+
+    def __init__(self, config: LiteLLMConfig | str) -> None:
+        self.config = LiteLLMConfig(config) if isinstance(config, str) else config
+        self._litellm: Any = None
+        self._key: str | None = None
+        self._supports_n: bool | None = None
+        self._rng = random.Random()
+
+    def __repr__(self) -> str:
+        return f"LiteLLMBackend({self.config.model_id!r}, api_base={self.config.api_base!r})"
+
+    def start(self) -> None:
+        """Import litellm and read the API key from its environment variable."""
+        if self._litellm is not None:
+            return
+        if self.config.api_key_env:
+            key = os.environ.get(self.config.api_key_env)
+            if not key:
+                raise BackendError(f"litellm model {self.config.model_id}: environment variable "
+                                   f"{self.config.api_key_env} is not set; export it with the API key")
+            self._key = key
+        self._litellm = _import_litellm()
+        if self.config.n_mode == "choices":
+            self._supports_n = True
+        elif self.config.n_mode == "calls":
+            self._supports_n = False
+        else:
+            try:
+                supported = self._litellm.get_supported_openai_params(model=self.config.model_id) or []
+            except Exception:  # an unknown provider: ask for one sample per request
+                supported = []
+            self._supports_n = "n" in supported
+
+    def close(self) -> None:
+        """Forget the key (the shared event loop and litellm's client cache stay for other backends)."""
+        self._key = None
+        self._litellm = None
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+        """``params.n`` completions per prompt; requests run concurrently (at most ``max_concurrency``)."""
+        self.start()
+        if not prompts:
+            return []
+        future = asyncio.run_coroutine_threadsafe(self._generate(prompts, params), _shared_loop())
+        return future.result()
+
+    async def _generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+        limit = asyncio.Semaphore(self.config.max_concurrency)
+        return list(await asyncio.gather(*(self._prompt(limit, p, params) for p in prompts)))
+
+    async def _prompt(self, limit: asyncio.Semaphore, prompt: Prompt, params: SamplingParams) -> list[Completion]:
+        n = params.n
+        if params.temperature == 0:  # greedy: one request, the answer repeated
+            got = await self._request(limit, prompt, params, n=1, seed=params.seed)
+            return [got[0]] * n
+        if not self._supports_n or n == 1:
+            calls = [self._request(limit, prompt, params, n=1, seed=params.seed + i) for i in range(n)]
+            return [c[0] for c in await asyncio.gather(*calls)]
+        got = await self._request(limit, prompt, params, n=n, seed=params.seed)
+        if not got[0].ok:
+            return [got[0]] * n
+        if len(got) < n:  # the server ignored n
+            more = [self._request(limit, prompt, params, n=1, seed=params.seed + i) for i in range(len(got), n)]
+            got = got + [c[0] for c in await asyncio.gather(*more)]
+        return got[:n]
+
+    def _kwargs(self, prompt: Prompt, params: SamplingParams, n: int, seed: int) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.config.model_id,
+            "messages": [{"role": "user", "content": prompt.text}],
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+            "seed": seed,
+            "timeout": self.config.timeout_s,
+            # kgprobe retries itself (with Retry-After); the client must not retry underneath
+            "max_retries": 0,
+            "num_retries": 0,
+            "drop_params": True,
+        }
+        if n > 1:
+            kwargs["n"] = n
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        if self._key:
+            kwargs["api_key"] = self._key
+        kwargs.update(self.config.extra or {})
+        return kwargs
+
+    def _retryable(self, exc: BaseException) -> bool:
+        litellm = self._litellm
+        kinds = tuple(getattr(litellm, name) for name in (
+            "RateLimitError", "Timeout", "APIConnectionError", "InternalServerError", "ServiceUnavailableError",
+            "BadGatewayError") if hasattr(litellm, name))
+        if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError)) or isinstance(exc, kinds):
+            return True
+        status = _status(exc)
+        return status is not None and (status in _RETRY_STATUS or status >= 500)
+
+    def _describe(self, exc: BaseException) -> str:
+        status = _status(exc)
+        text = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {exc}"
+        if self._key:
+            text = text.replace(self._key, "***")
+        return text[:2000]
+
+    def _wait(self, attempt: int, exc: BaseException) -> float:
+        backoff = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
+        wait = backoff / 2 + self._rng.uniform(0, backoff / 2)
+        asked = retry_after_seconds(exc)
+        if asked is not None:
+            wait = max(wait, min(asked, _RETRY_AFTER_CAP_S))
+        return wait
+
+    async def _request(self, limit: asyncio.Semaphore, prompt: Prompt, params: SamplingParams, *, n: int,
+                       seed: int) -> list[Completion]:
+        """One chat request (with its retries): its choices as completions, or one failed completion."""
+        litellm = self._litellm
+        kwargs = self._kwargs(prompt, params, n, seed)
+        retries = 0
+        while True:
+            async with limit:
+                t0 = time.perf_counter()
+                try:
+                    # a guard in case a provider path ignores ``timeout``
+                    response = await asyncio.wait_for(litellm.acompletion(**kwargs), self.config.timeout_s + 10)
+                    error: BaseException | None = None
+                except Exception as exc:  # classified below: retried, or stored as a failure
+                    error = exc
+                latency = time.perf_counter() - t0
+            if error is None:
+                return self._completions(response, latency, retries)
+            if retries >= self.config.max_retries or not self._retryable(error):
+                return [Completion.failure(self._describe(error), latency_s=latency, retries=retries)]
+            await asyncio.sleep(self._wait(retries, error))
+            retries += 1
+
+    def _completions(self, response: Any, latency: float, retries: int) -> list[Completion]:
+        choices = sorted(response.choices, key=lambda c: getattr(c, "index", 0) or 0)
+        if not choices:
+            return [Completion.failure("the API returned no choices", latency_s=latency, retries=retries)]
+        usage = getattr(response, "usage", None)
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        try:
+            cost = float(self._litellm.completion_cost(completion_response=response))
+        except Exception:  # no price known for this model (a local server, a new model)
+            cost = None
+        k = len(choices)
+        out = []
+        for i, choice in enumerate(choices):
+            message = getattr(choice, "message", None)
+            tokens_out = None
+            if completion_tokens is not None:
+                tokens_out = completion_tokens // k + (1 if i < completion_tokens % k else 0)
+            out.append(Completion(
+                text=getattr(message, "content", None) or "",
+                finish_reason=getattr(choice, "finish_reason", None),
+                tokens_in=prompt_tokens,
+                tokens_out=tokens_out,
+                latency_s=latency,
+                cost=None if cost is None else cost / k,
+                retries=retries,
+            ))
+        return out

@@ -1,0 +1,181 @@
+"""The vLLM backend: offline ``vllm.LLM`` on GPU machines, one ``llm.chat`` call per batch of prompts.
+
+The engine is built once (``start()``) from ``model_id``, ``tensor_parallel_size``, ``gpu_memory_utilization``,
+``max_model_len``, ``dtype`` and ``engine_args``; every batch goes to ``llm.chat`` as a list of one-message
+conversations, so the tokenizer's chat template is applied by vLLM, with one ``vllm.SamplingParams(n, temperature,
+top_p, max_tokens, seed)`` per prompt. The seed of a prompt is derived from ``params.seed`` and the prompt's hash, so
+its samples do not depend on which other prompts share the batch. Greedy decoding (``temperature=0``) asks for one
+sample and repeats it ``n`` times. ``close()`` shuts the engine down and frees GPU memory.
+
+vLLM is the ``gpu`` extra: ``pip install 'kgprobe[gpu]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kgprobe.generation import BackendError, BaseBackend, Completion, GenerationError, Prompt, SamplingParams
+
+__all__ = ["VLLMBackend", "VLLMConfig", "prompt_seed"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class VLLMConfig:
+    """Engine options of ``vllm.LLM``; ``engine_args`` holds any other ``EngineArgs`` (e.g. ``enable_prefix_caching``)."""
+
+    model_id: str
+    tensor_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+    dtype: str = "auto"
+    enforce_eager: bool = False
+    trust_remote_code: bool = False
+    engine_args: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model_id:
+            raise ValueError("model_id must name a HF model id or folder")
+        if self.tensor_parallel_size < 1:
+            raise ValueError(f"tensor_parallel_size must be at least 1, got {self.tensor_parallel_size}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+        if self.max_model_len is not None and self.max_model_len < 1:
+            raise ValueError(f"max_model_len must be at least 1, got {self.max_model_len}")
+
+
+def _import_vllm() -> Any:
+    try:
+        import vllm
+    except ImportError as exc:
+        raise BackendError("the vllm backend needs vLLM, which is not installed: pip install 'kgprobe[gpu]' "
+                           f"(on a machine with a CUDA GPU); import failed with: {exc}") from exc
+    return vllm
+
+
+def prompt_seed(seed: int, prompt: Prompt) -> int:
+    """The vLLM seed of one prompt's request: from ``seed`` and the prompt's hash (a 63-bit integer)."""
+    digest = hashlib.sha256(f"{seed}|{prompt.sha256()}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+class VLLMBackend(BaseBackend):
+    """``VLLMBackend(VLLMConfig("meta-llama/Llama-3.1-8B-Instruct", tensor_parallel_size=2))``."""
+
+    name = "vllm"
+
+    def __init__(self, config: VLLMConfig | str) -> None:
+        self.config = VLLMConfig(config) if isinstance(config, str) else config
+        self.llm: Any = None
+        self._vllm: Any = None
+
+    def __repr__(self) -> str:
+        return f"VLLMBackend({self.config.model_id!r}, tensor_parallel_size={self.config.tensor_parallel_size})"
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``vllm.LLM``."""
+        c = self.config
+        kwargs: dict[str, Any] = {
+            "model": c.model_id,
+            "tensor_parallel_size": c.tensor_parallel_size,
+            "gpu_memory_utilization": c.gpu_memory_utilization,
+            "dtype": c.dtype,
+            "enforce_eager": c.enforce_eager,
+            "trust_remote_code": c.trust_remote_code,
+        }
+        if c.max_model_len is not None:
+            kwargs["max_model_len"] = c.max_model_len
+        kwargs.update(c.engine_args or {})
+        return kwargs
+
+    def start(self) -> None:
+        """Build the engine (loads the weights onto the GPU(s))."""
+        if self.llm is not None:
+            return
+        vllm = _import_vllm()
+        self.llm = vllm.LLM(**self.engine_kwargs())
+        self._vllm = vllm
+
+    def sampling_params(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Any]:
+        """One ``vllm.SamplingParams`` per prompt."""
+        greedy = params.temperature == 0
+        return [self._vllm.SamplingParams(n=1 if greedy else params.n, temperature=params.temperature,
+                                          top_p=1.0 if greedy else params.top_p, max_tokens=params.max_tokens,
+                                          seed=prompt_seed(params.seed, p))
+                for p in prompts]
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+        """All ``prompts`` in one ``llm.chat`` call; vLLM schedules the batching."""
+        self.start()
+        if not prompts:
+            return []
+        t0 = time.perf_counter()
+        conversations = [[{"role": "user", "content": p.text}] for p in prompts]
+        outputs = self.llm.chat(conversations, sampling_params=self.sampling_params(prompts, params),
+                                use_tqdm=False, add_generation_prompt=True)
+        latency = time.perf_counter() - t0
+        if len(outputs) != len(prompts):
+            raise GenerationError(f"vLLM returned {len(outputs)} outputs for {len(prompts)} prompts")
+        result = []
+        for output in outputs:
+            tokens_in = len(output.prompt_token_ids) if output.prompt_token_ids is not None else None
+            samples = []
+            for o in sorted(output.outputs, key=lambda o: o.index):
+                error = "vLLM aborted the request" if o.finish_reason == "abort" else None
+                samples.append(Completion(text=None if error else o.text, finish_reason=o.finish_reason,
+                                          tokens_in=tokens_in, tokens_out=len(o.token_ids), latency_s=latency,
+                                          error=error))
+            if params.temperature == 0:
+                samples = samples[:1] * params.n
+            result.append(samples)
+        return result
+
+    def close(self) -> None:
+        """Shut the engine down and free GPU memory (engine, model-parallel groups, CUDA cache)."""
+        llm, self.llm = self.llm, None
+        if llm is None:
+            return
+        engine = getattr(llm, "llm_engine", None)
+        for part in (getattr(engine, "engine_core", None), engine):
+            shutdown = getattr(part, "shutdown", None)
+            if callable(shutdown):
+                try:
+                    shutdown()
+                except Exception as exc:  # cleanup goes on; the process may hold the GPU until it exits
+                    _log.warning("vLLM engine shutdown failed: %s", exc)
+                break
+        del llm, engine
+        gc.collect()
+        try:
+            from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
+        except ImportError:
+            cleanup_dist_env_and_memory = None
+        if cleanup_dist_env_and_memory is not None:
+            cleanup_dist_env_and_memory()
+        else:
+            try:
+                from vllm.distributed.parallel_state import destroy_distributed_environment, destroy_model_parallel
+            except ImportError:
+                destroy_model_parallel = destroy_distributed_environment = None
+            if destroy_model_parallel is not None:
+                destroy_model_parallel()
+                destroy_distributed_environment()
+            with contextlib.suppress(Exception):
+                import torch.distributed
+
+                if torch.distributed.is_available() and torch.distributed.is_initialized():
+                    torch.distributed.destroy_process_group()
+        gc.collect()
+        with contextlib.suppress(ImportError):
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()

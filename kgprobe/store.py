@@ -1,0 +1,259 @@
+"""The response store: every generated sample, appended as Parquet shards, keyed for resuming.
+
+Layout: ``<root>/model=<safe model name>/shard-<UTC timestamp>-<uuid>.parquet``. A shard is written to a hidden
+temporary file beside it and renamed into place (``os.replace``), so a reader never sees half a shard and a run
+killed at any moment loses only the rows it had not flushed yet. Shards are never modified; the logical view keeps,
+per key ``(model, prompt_sha256, params_sha256, sample_index)``, the latest success, or the latest failure when no
+success exists. Parallel runs (for example two perturbation partitions of one model) write their own shards.
+
+    >>> store = ResponseStore("warehouse/responses")
+    >>> store.done_keys("smollm2-135m", SamplingParams().sha256())      # {(prompt_sha256, sample_index), ...}
+    >>> store.rows_for("smollm2-135m", prompts, SamplingParams())       # one row per (item, sample)
+
+Queries run in DuckDB over the shard files, so loading the keys of a model takes milliseconds for thousands of
+shards; :meth:`ResponseStore.compact` folds a model's shards into one when there are many.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from kgprobe.generation import Prompt, SamplingParams
+
+__all__ = ["MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore"]
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+_TS = pa.timestamp("us", tz="UTC")
+
+#: Columns of a stored response (one per model, prompt text, sampling parameters and sample index).
+STORE_SCHEMA = pa.schema([
+    ("model", pa.string()),
+    ("backend", pa.string()),
+    ("prompt_sha256", pa.string()),
+    ("prompt", pa.string()),
+    ("sampling_params", pa.string()),
+    ("params_sha256", pa.string()),
+    ("sample_index", pa.int32()),
+    ("text", pa.string()),
+    ("finish_reason", pa.string()),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("latency_s", pa.float64()),
+    ("cost", pa.float64()),
+    ("error", pa.string()),
+    ("retries", pa.int32()),
+    ("run_id", pa.string()),
+    ("created_at", _TS),
+])
+
+#: Columns of :meth:`ResponseStore.rows_for`: one row per (item, sample), what the generation assets write.
+ROW_SCHEMA = pa.schema([
+    ("item_id", pa.string()),
+    ("model", pa.string()),
+    ("backend", pa.string()),
+    ("prompt_template_id", pa.string()),
+    ("prompt", pa.string()),
+    ("prompt_sha256", pa.string()),
+    ("sampling_params", pa.string()),
+    ("params_sha256", pa.string()),
+    ("sample_index", pa.int32()),
+    ("text", pa.string()),
+    ("finish_reason", pa.string()),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("latency_s", pa.float64()),
+    ("cost", pa.float64()),
+    ("error", pa.string()),
+    ("retries", pa.int32()),
+    ("run_id", pa.string()),
+    ("created_at", _TS),
+])
+
+#: The error of a row that :meth:`ResponseStore.rows_for` could not find at all (never generated nor attempted).
+MISSING_ERROR = "missing: no stored response; run run_generation for this model first"
+
+# The latest success per key, else the latest failure.
+_LATEST = """
+    SELECT * FROM {src}
+    WHERE model = $model {extra}
+    QUALIFY row_number() OVER (
+        PARTITION BY prompt_sha256, params_sha256, sample_index
+        ORDER BY (error IS NULL) DESC, created_at DESC) = 1
+"""
+_STALE_TMP_S = 3600.0
+
+
+def _safe(model: str) -> str:
+    return _SAFE.sub("_", model) or "_"
+
+
+class ResponseStore:
+    """Append-only Parquet shards of responses under ``root``, one folder per model."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"ResponseStore({str(self.root)!r})"
+
+    def model_dir(self, model: str) -> Path:
+        """The folder of one model's shards (the name is made file-name safe; rows keep the exact name)."""
+        return self.root / f"model={_safe(model)}"
+
+    def shards(self, model: str) -> list[Path]:
+        """The model's complete shards, oldest first (temporary files of unfinished writes are not listed)."""
+        folder = self.model_dir(model)
+        return sorted(folder.glob("shard-*.parquet")) if folder.is_dir() else []
+
+    def models(self) -> list[str]:
+        """Model names that have at least one shard."""
+        names: set[str] = set()
+        for folder in sorted(self.root.glob("model=*")):
+            files = sorted(folder.glob("shard-*.parquet"))
+            if files:
+                names.update(pq.read_table(files[-1], columns=["model"]).column("model").to_pylist())
+        return sorted(names)
+
+    # -- writing ------------------------------------------------------------------------------------------------------
+
+    def write_shard(self, model: str, rows: Sequence[Mapping[str, Any]] | pa.Table) -> Path | None:
+        """Write ``rows`` (dicts with the :data:`STORE_SCHEMA` columns, or a table) as one new shard, atomically.
+
+        Returns the shard's path, or None when there is nothing to write. Every row must belong to ``model``.
+        """
+        table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=STORE_SCHEMA)
+        if table.num_rows == 0:
+            return None
+        table = table.select(STORE_SCHEMA.names).cast(STORE_SCHEMA)
+        models = set(table.column("model").unique().to_pylist())
+        if models != {model}:
+            raise ValueError(f"write_shard({model!r}): rows belong to model(s) {sorted(map(str, models))}")
+        folder = self.model_dir(model)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        final = folder / f"shard-{stamp}-{uuid.uuid4().hex[:12]}.parquet"
+        tmp = folder / f".{final.name}.tmp"
+        try:
+            with open(tmp, "wb") as fh:
+                pq.write_table(table, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(folder)
+        return final
+
+    def compact(self, model: str) -> int:
+        """Fold the model's shards into one that holds only the logical view (latest success, else latest failure,
+        per key), then delete the folded shards and stale temporary files. Returns the number of shards removed.
+
+        Safe beside a running writer: shards written after the listing are kept. Superseded failures are dropped.
+        """
+        files = self.shards(model)
+        folder = self.model_dir(model)
+        for tmp in folder.glob(".shard-*.tmp") if folder.is_dir() else []:
+            if time.time() - tmp.stat().st_mtime > _STALE_TMP_S:
+                tmp.unlink(missing_ok=True)
+        if len(files) <= 1:
+            return 0
+        table = self._query(files, _LATEST.format(src="{src}", extra=""), {"model": model})
+        self.write_shard(model, table.select(STORE_SCHEMA.names).cast(STORE_SCHEMA))
+        for f in files:
+            f.unlink(missing_ok=True)
+        return len(files)
+
+    # -- reading ------------------------------------------------------------------------------------------------------
+
+    def _query(self, files: list[Path], sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None) -> pa.Table:
+        con = duckdb.connect()
+        try:
+            for name, table in (tables or {}).items():
+                con.register(name, table)
+            src = "read_parquet($files, union_by_name = true)"
+            return con.execute(sql.replace("{src}", src), {"files": [str(f) for f in files], **params}).to_arrow_table()
+        finally:
+            con.close()
+
+    def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None) -> pa.Table | None:
+        # A compaction may delete a listed shard before DuckDB opens it; list again and retry.
+        for attempt in range(3):
+            files = self.shards(model)
+            if not files:
+                return None
+            try:
+                return self._query(files, sql, {"model": model, **params}, tables)
+            except duckdb.IOException:
+                if attempt == 2 or all(f.exists() for f in files):
+                    raise
+        return None
+
+    def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
+        """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
+        table = self._read(model, """
+            SELECT DISTINCT prompt_sha256, sample_index FROM {src}
+            WHERE model = $model AND params_sha256 = $params AND error IS NULL""", {"params": params_sha256})
+        if table is None:
+            return set()
+        return set(zip(table.column("prompt_sha256").to_pylist(), table.column("sample_index").to_pylist()))
+
+    def latest(self, model: str, params_sha256: str | None = None) -> pa.Table:
+        """The logical view of a model's responses (:data:`STORE_SCHEMA`): one row per key, the latest success or
+        else the latest failure; optionally only those made with one set of sampling parameters."""
+        extra, params = ("AND params_sha256 = $params", {"params": params_sha256}) if params_sha256 else ("", {})
+        table = self._read(model, _LATEST.format(src="{src}", extra=extra), params)
+        if table is None:
+            return STORE_SCHEMA.empty_table()
+        return table.select(STORE_SCHEMA.names).cast(STORE_SCHEMA)
+
+    def rows_for(self, model: str, prompts: Sequence[Prompt], params: SamplingParams) -> pa.Table:
+        """One row per (prompt item, sample index) in prompt order (:data:`ROW_SCHEMA`), with the stored response:
+        the latest success, else the latest failure (``text`` null, ``error`` set). A sample never attempted gets
+        ``error`` = :data:`MISSING_ERROR`, so an item is never dropped silently."""
+        params_sha = params.sha256()
+        wanted = pa.table({"sha": pa.array(sorted({p.sha256() for p in prompts}), pa.string())})
+        table = self._read(model, _LATEST.format(
+            src="{src}", extra="AND params_sha256 = $params AND prompt_sha256 IN (SELECT sha FROM wanted)"),
+            {"params": params_sha}, {"wanted": wanted})
+        found: dict[tuple[str, int], dict[str, Any]] = {}
+        if table is not None:
+            for row in table.to_pylist():
+                found[(row["prompt_sha256"], row["sample_index"])] = row
+        params_json = params.to_json()
+        out: list[dict[str, Any]] = []
+        for prompt in prompts:
+            sha = prompt.sha256()
+            for index in range(params.n):
+                row = found.get((sha, index))
+                if row is None:
+                    row = {"model": model, "prompt_sha256": sha, "prompt": prompt.text, "sampling_params": params_json,
+                           "params_sha256": params_sha, "sample_index": index, "error": MISSING_ERROR}
+                out.append({**row, "item_id": prompt.item_id, "prompt_template_id": prompt.template_id})
+        return pa.Table.from_pylist(out, schema=ROW_SCHEMA)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename durable across a power loss; not possible on every platform, and not needed for a kill.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,173 @@
+"""A local HTTP server that speaks the OpenAI chat-completions API and misbehaves on a schedule.
+
+Tests load it by path (pytest runs with --import-mode=importlib). The server listens on 127.0.0.1 on a free port in
+a daemon thread, answers ``POST /v1/chat/completions`` (and ``/chat/completions``), and for each request looks up
+an action with ``plan(prompt_text, attempt)`` (attempt counts from 0 per prompt text):
+
+* ``"ok"``: a completion with ``n`` choices (one when ``supports_n`` is False), text ``"<prompt> #<choice> s<seed>"``,
+  usage ``prompt_tokens`` = words in the prompt, ``completion_tokens`` = 3 per choice;
+* ``"429"``: rate limited, with ``Retry-After: <retry_after>``;
+* ``"500"`` / ``"503"``: server errors;
+* ``"timeout"``: sleeps ``hang_s`` before answering (the client has given up by then);
+* ``"401"``: authentication error (not retryable).
+
+Every request is recorded (``requests``: prompt, attempt, action, n, seed, auth header, time) and the peak number of
+answered requests in flight is kept (``max_in_flight``; hanging requests are not counted, their clients are gone).
+The server shuts itself down after ``lifetime_s`` in any case, so a broken test never leaves it running.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOpenAIServer", "Request"]
+
+
+@dataclass
+class Request:
+    prompt: str
+    attempt: int
+    action: str
+    n: int
+    seed: int | None
+    authorization: str | None
+    at: float
+
+
+class FakeOpenAIServer:
+    """``with FakeOpenAIServer(plan) as server: ... server.url`` (the ``api_base`` for litellm)."""
+
+    def __init__(self, plan: Callable[[str, int], str] | None = None, *, supports_n: bool = True,
+                 retry_after: str = "1", hang_s: float = 3.0, delay_s: float = 0.02, lifetime_s: float = 120.0) -> None:
+        self.plan = plan or (lambda prompt, attempt: "ok")
+        self.supports_n = supports_n
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.delay_s = delay_s
+        self.lifetime_s = lifetime_s
+        self.requests: list[Request] = []
+        self.attempts: dict[str, int] = defaultdict(int)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def by_prompt(self) -> dict[str, list[Request]]:
+        """The recorded requests grouped by prompt text, in arrival order."""
+        out: dict[str, list[Request]] = defaultdict(list)
+        with self._lock:
+            for r in self.requests:
+                out[r.prompt].append(r)
+        return out
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                owner._handle(self, body)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        self._timer = threading.Timer(self.lifetime_s, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if self._timer is not None and self._timer is not threading.current_thread():
+            self._timer.cancel()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    def _handle(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        prompt = body["messages"][-1]["content"]
+        with self._lock:
+            attempt = self.attempts[prompt]
+            self.attempts[prompt] += 1
+            action = self.plan(prompt, attempt)
+            n = int(body.get("n") or 1)
+            self.requests.append(Request(prompt, attempt, action, n, body.get("seed"),
+                                         handler.headers.get("Authorization"), time.monotonic()))
+            counted = action != "timeout"
+            if counted:
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if action == "timeout":
+                time.sleep(self.hang_s)
+                self._send(handler, 200, self._completion(body, prompt, n))
+            elif action == "429":
+                self._send(handler, 429, {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}},
+                           {"Retry-After": self.retry_after})
+            elif action in ("500", "503"):
+                self._send(handler, int(action), {"error": {"message": "The server had an error", "type": "server_error"}})
+            elif action == "401":
+                self._send(handler, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                                    "code": "invalid_api_key"}})
+            else:
+                time.sleep(self.delay_s)
+                self._send(handler, 200, self._completion(body, prompt, n))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and went away
+        finally:
+            if counted:
+                with self._lock:
+                    self.in_flight -= 1
+
+    def _completion(self, body: dict[str, Any], prompt: str, n: int) -> dict[str, Any]:
+        k = n if self.supports_n else 1
+        seed = body.get("seed")
+        return {
+            "id": f"chatcmpl-{abs(hash((prompt, seed))) % 10**12}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [{"index": i, "message": {"role": "assistant", "content": f"{prompt} #{i} s{seed}"},
+                         "finish_reason": "stop" if i % 2 == 0 else "length"} for i in range(k)],
+            "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 3 * k,
+                      "total_tokens": len(prompt.split()) + 3 * k},
+        }
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+        handler.wfile.flush()
