@@ -6,14 +6,16 @@
 from collections import Counter
 
 import dagster as dg
+import pyarrow as pa
 
 from assets._metadata import markdown_table, table_metadata
-from kgprobe.closed_book import fpq_prompts
-from kgprobe.config import generation_models, generation_settings
+from kgprobe.closed_book import fpq_prompts, grounded_fpq_prompts
+from kgprobe.config import generation_models, generation_settings, subgraph_settings
+from kgprobe.kgstats import labels
 from kgprobe.generation import make_backend, run_generation
 from kgprobe import warehouse as wh
 from kgprobe.store import ResponseStore
-from pipelines.partitions import MODEL, Partitions
+from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "generate"
@@ -78,4 +80,42 @@ def build(parts: Partitions) -> tuple[list, list]:
         bad = [p for p in problems if p["duplicate_keys"] or p["items_with_wrong_sample_count"] or p["rows_without_lineage"]]
         return dg.AssetCheckResult(passed=not bad, metadata={"partitions": dg.MetadataValue.md(markdown_table(problems))})
 
-    return [responses_closed], [responses_closed_complete]
+    @dg.asset(group_name=GROUP, kinds={"parquet"}, partitions_def=parts.model_perturbation,
+              deps=["fpq_items", "perturbed_subgraphs"], pool=GPU_POOL)
+    def responses_grounded(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        """Answers of one model to the KG-FPQ questions given their subject's subgraph at one perturbation level."""
+        cfg = project.load()
+        keys = context.partition_key.keys_by_dimension
+        spec = _spec(project, keys[MODEL])
+        perturbation = keys[PERTURBATION]
+        opts = generation_settings(cfg)
+        settings = subgraph_settings(cfg)
+        perturbed = warehouse.read_partition("perturbed_subgraphs", {PERTURBATION: perturbation}).select(["query_id", "triples"]).to_pylist()
+        subgraphs = {r["query_id"]: [(t["head"], t["relation"], t["tail"]) for t in r["triples"]] for r in perturbed}
+        with warehouse.connect(read_only=True) as con:
+            ent, rel = labels(con, settings.kg)
+        prompts, used = grounded_fpq_prompts(warehouse.read_partition("fpq_items").to_pylist(), subgraphs, ent, rel,
+                                             formats=opts["formats"], limit=opts["grounded_limit"])
+        no_context = sum(1 for q in used.values() if q not in subgraphs)
+        store = ResponseStore(warehouse.root / "response_store")
+        context.log.info(f"{spec.name} on {perturbation}: {len(prompts)} grounded prompts x {spec.params.n} samples")
+        backend = make_backend(spec)
+        try:
+            summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
+                                     run_id=context.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
+                                     log=context.log.info)
+        finally:
+            backend.close()
+        table = store.rows_for(spec.name, prompts, spec.params)
+        table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
+        table = table.append_column("context_query_id", pa.array([used[i] for i in table.column("item_id").to_pylist()], pa.string()))
+        warehouse.write_partition("responses_grounded", table, {MODEL: spec.name, PERTURBATION: perturbation})
+        errors = Counter((e or "").split(":")[0] for e in table.column("error").to_pylist() if e)
+        return dg.MaterializeResult(metadata={
+            **table_metadata(table.num_rows),
+            **{k: v for k, v in summary.as_dict().items() if isinstance(v, (int, float))},
+            "failed_samples": sum(errors.values()),
+            "items_without_context": no_context,
+        })
+
+    return [responses_closed, responses_grounded], [responses_closed_complete]

@@ -14,7 +14,7 @@ from kgprobe.config import subgraph_settings
 from kgprobe.graph import iter_khop_batch, ppr_prune_batch, subgraph_stats
 from kgprobe.kgstats import current_snapshot, labels
 from kgprobe.plots import histograms
-from kgprobe.queries import EntityLinker, queries_from_file, queries_from_lists, sample_queries
+from kgprobe.queries import EntityLinker, fpq_subject_queries, queries_from_file, queries_from_lists, sample_queries
 from kgprobe.subgraph_store import mean_stats, subgraphs_from_table, subgraphs_to_table
 from resources import ProjectResource, WarehouseResource
 
@@ -22,9 +22,9 @@ GROUP = "subgraph"
 PPR_CHUNK = 64
 
 
-@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg])
+@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg, "fpq_true_triples"])
 def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Retrieval queries (id, text, seed entities) from the config's seed lists, question files and samples."""
+    """Retrieval queries (id, text, seed entities): seed lists, question files, samples and KG-FPQ subjects."""
     cfg = project.load()
     settings = subgraph_settings(cfg)
     with warehouse.connect(read_only=True) as con:
@@ -37,6 +37,8 @@ def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehou
                 linker, f["path"], mention_column=f.get("mention_column", "dbpedia_entities"),
                 text_column=f.get("text_column", "question"), id_column=f.get("id_column", "id"), limit=f.get("limit"),
             )
+        if settings.fpq_subjects:
+            found += fpq_subject_queries(warehouse.read_partition("fpq_true_triples").to_pylist())
         if settings.sample:
             found += sample_queries(
                 con, per_type=int(settings.sample.get("per_type", 5)), types=settings.sample.get("types"),

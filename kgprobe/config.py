@@ -133,6 +133,7 @@ class SubgraphSettings:
     lists: tuple[dict[str, Any], ...] = ()
     files: tuple[dict[str, Any], ...] = ()
     sample: dict[str, Any] | None = None
+    fpq_subjects: bool = False
     hops: int = 2
     fanout_cap: int | None = None
     induced: bool = False
@@ -157,7 +158,7 @@ def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
     sg = cfg.section("subgraph")
     ppr = dict(sg.pop("ppr", None) or {})
     where = f"{cfg.path}"
-    known_q = {"kg", "lists", "files", "sample"}
+    known_q = {"kg", "lists", "files", "sample", "fpq_subjects"}
     known_sg = {"hops", "fanout_cap", "induced"}
     known_ppr = {"alpha", "tol", "max_iter", "threshold", "directed"}
     for name, section, known in (("queries", q, known_q), ("subgraph", sg, known_sg), ("subgraph.ppr", ppr, known_ppr)):
@@ -175,13 +176,14 @@ def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
     sample = q.get("sample")
     if sample is not None and not isinstance(sample, dict):
         raise ConfigError(f"{where}: queries.sample must be a mapping (per_type, types, seeds_per_query)")
-    if not (q.get("lists") or files or sample):
-        raise ConfigError(f"{where}: queries: give at least one of lists, files or sample")
+    if not (q.get("lists") or files or sample or q.get("fpq_subjects")):
+        raise ConfigError(f"{where}: queries: give at least one of lists, files, sample or fpq_subjects")
     return SubgraphSettings(
         kg=kg,
         lists=tuple(q.get("lists") or ()),
         files=tuple(files),
         sample=sample,
+        fpq_subjects=bool(q.get("fpq_subjects", False)),
         hops=int(sg.get("hops", 2)),
         fanout_cap=sg.get("fanout_cap"),
         induced=bool(sg.get("induced", False)),
@@ -267,13 +269,20 @@ def generation_models(cfg: ProjectConfig) -> list[Any]:
 
 def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
     """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (items per
-    partition, for a quick look) and the sampling defaults."""
+    partition, for a quick look), ``grounded_limit`` and ``grounded_models`` (which models answer with KG context;
+    default: all) and the question ``formats``."""
     g = cfg.section("generation")
-    known = {"n", "temperature", "top_p", "max_tokens", "seed", "shard_size", "limit", "formats"}
+    known = {"n", "temperature", "top_p", "max_tokens", "seed", "shard_size", "limit", "formats", "grounded_limit", "grounded_models"}
     bad = set(g) - known
     if bad:
         raise ConfigError(f"{cfg.path}: generation: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
-    return {"shard_size": int(g.get("shard_size", 64)), "limit": g.get("limit"), "formats": tuple(g.get("formats") or ("yn", "wh"))}
+    return {
+        "shard_size": int(g.get("shard_size", 64)),
+        "limit": g.get("limit"),
+        "formats": tuple(g.get("formats") or ("yn", "wh")),
+        "grounded_limit": g.get("grounded_limit", g.get("limit")),
+        "grounded_models": g.get("grounded_models"),
+    }
 
 
 @dataclass(frozen=True)

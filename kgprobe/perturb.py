@@ -33,7 +33,7 @@ perturbed and the result says how many fell short (``shortfall``) and which draw
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal, Protocol, TypeAlias, overload
@@ -467,7 +467,9 @@ def _relation_replacement(
         h, r, t = arr[batch, 0], arr[batch, 1], arr[batch, 2]
         # s_G is monotone in the logit, so its argmin is the logits' argmin; logits skip the sigmoid.
         all_relations = getattr(scorer, "logits_all_relations", None) or scorer.score_all_relations
-        probs = np.array(all_relations(h, t), dtype=np.float64)
+        probs = np.array(all_relations(h, t))  # a copy: the masks below write into it
+        if not np.issubdtype(probs.dtype, np.floating):
+            probs = probs.astype(np.float64)
         if probs.shape != (len(batch), num_rel):
             raise PerturbError(f"the scorer's all-relation scores have shape {probs.shape}, expected "
                                f"{(len(batch), num_rel)}")
@@ -631,6 +633,7 @@ def similarity_batch(
     *,
     scorer: Scorer | None = None,
     denominator: Denominator = "union",
+    measures: Iterable[str] = ("ats", "sc2d", "sd2"),
 ) -> dict[str, np.ndarray]:
     """Return ATS, SC2D and SD2 of many (original, perturbed) pairs: float64 arrays ``ats``, ``sc2d``, ``sd2``.
 
@@ -638,13 +641,18 @@ def similarity_batch(
     same original object for all its perturbations) is profiled once, with linear-time factorisation and two
     sparse products per graph for the clustering coefficients of all its relations. ``perturbed`` may be the
     :class:`PerturbResult` of ``original``: ATS then scores the original's triples once and only the changed
-    edges of each result (the same mean as :func:`ats` up to float rounding). ``ats`` is NaN without a scorer.
+    edges of each result (the same mean as :func:`ats` up to float rounding). ``ats`` is NaN without a scorer;
+    ``measures`` selects what to compute (the others are returned as NaN).
 
         >>> results = [perturb_detailed(g, "ED", 0.3, seed=i) for i, g in enumerate(graphs)]
         >>> similarity_batch(list(zip(graphs, results)), scorer=s)["sd2"].mean()
     """
     if denominator not in ("union", "own"):
         raise PerturbError(f"denominator must be 'union' or 'own', got {denominator!r}")
+    wanted = set(measures)
+    if not wanted <= {"ats", "sc2d", "sd2"}:
+        raise PerturbError(f"unknown measures {sorted(wanted - {'ats', 'sc2d', 'sd2'})}; use ats, sc2d, sd2")
+    structural = bool(wanted & {"sc2d", "sd2"})
     arrays: dict[int, np.ndarray] = {}
     profiles: dict[int, _Profile] = {}
     scored: dict[int, tuple[np.ndarray, float]] = {}
@@ -666,15 +674,18 @@ def similarity_batch(
         if len(pair) != 2:
             raise PerturbError(f"pair {i} must be (original, perturbed), got {len(pair)} items")
         original, perturbed = pair
-        po, pp = profile_of(original), profile_of(perturbed)
-        if denominator == "union":
-            n_o = n_p = len(np.union1d(po.relations, pp.relations))
-        else:
-            n_o, n_p = len(po.relations), len(pp.relations)
-        nodes, at_o, at_p = _node_union(po.nodes, pp.nodes)
-        out["sc2d"][i] = _similarity(len(nodes), at_o, po.clustering, n_o, at_p, pp.clustering, n_p)
-        out["sd2"][i] = _similarity(len(nodes), at_o, po.degree, n_o, at_p, pp.degree, n_p)
-        if scorer is not None:
+        if structural:
+            po, pp = profile_of(original), profile_of(perturbed)
+            if denominator == "union":
+                n_o = n_p = len(np.union1d(po.relations, pp.relations))
+            else:
+                n_o, n_p = len(po.relations), len(pp.relations)
+            nodes, at_o, at_p = _node_union(po.nodes, pp.nodes)
+            if "sc2d" in wanted:
+                out["sc2d"][i] = _similarity(len(nodes), at_o, po.clustering, n_o, at_p, pp.clustering, n_p)
+            if "sd2" in wanted:
+                out["sd2"][i] = _similarity(len(nodes), at_o, po.degree, n_o, at_p, pp.degree, n_p)
+        if scorer is not None and "ats" in wanted:
             if isinstance(perturbed, PerturbResult):
                 out["ats"][i] = _ats_from_changes(scorer, array_of(original), perturbed, scored, id(original), i)
             else:
@@ -786,15 +797,31 @@ class _Encoder:
         self.nr = max(len(self.relations), 1)
         if self.ne * self.ne * self.nr >= 2**62:
             raise PerturbError(f"subgraph too large to perturb: {self.ne} entities x {self.nr} relations")
+        self._entity_position = _positions(self.entities)
+        self._relation_position = _positions(self.relations)
 
     def keys(self, h: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
-        hi = np.searchsorted(self.entities, h)
-        ri = np.searchsorted(self.relations, r)
-        ti = np.searchsorted(self.entities, t)
-        return (hi * self.nr + ri) * self.ne + ti
+        return ((self._entity_position(h) * self.nr + self._relation_position(r)) * self.ne
+                + self._entity_position(t))
 
     def pair_keys(self, h: np.ndarray, t: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.entities, h) * self.ne + np.searchsorted(self.entities, t)
+        return self._entity_position(h) * self.ne + self._entity_position(t)
+
+
+def _positions(distinct: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """A function mapping members of the sorted array ``distinct`` to their positions in it.
+
+    Dense ids get a lookup table (one gather per call) instead of a binary search per value.
+    """
+    if len(distinct) == 0:
+        return lambda values: np.zeros(len(values), dtype=np.int64)
+    low = int(distinct[0])
+    span = int(distinct[-1]) - low + 1
+    if span > 4 * len(distinct) + _DENSE_SLACK:
+        return lambda values: np.searchsorted(distinct, values)
+    table = np.zeros(span, dtype=np.int64)
+    table[distinct - low] = np.arange(len(distinct))
+    return lambda values: table[np.asarray(values, dtype=np.int64) - low]
 
 
 def _first_occurrence(keys: np.ndarray) -> np.ndarray:

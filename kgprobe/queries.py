@@ -34,6 +34,8 @@ from kgprobe.sql import load_sql
 
 __all__ = [
     "EntityLinker",
+    "fpq_subject_query_id",
+    "fpq_subject_queries",
     "Query",
     "normalise_label",
     "queries_from_file",
@@ -228,3 +230,16 @@ def sample_queries(
             out.append(Query(f"sample-{normalise_label(typ).replace(' ', '-')}-{digest}", None, seeds, (), (), f"sample:{typ}",
                              ("sample",) * len(seeds)))
     return out
+
+
+def fpq_subject_query_id(subject: int) -> str:
+    """The query id of a KG-FPQ subject's context: the grounded prompts look their subgraph up by it."""
+    return f"fpq-subject-{subject}"
+
+
+def fpq_subject_queries(true_triples: Iterable[Mapping[str, Any]]) -> list[Query]:
+    """One query per distinct subject of the KG-FPQ true triples: its (perturbed) subgraph is the KG context of
+    the grounded variant of its questions."""
+    subjects = sorted({int(t["subject"]) for t in true_triples})
+    labels = {int(t["subject"]): t.get("subject_label") for t in true_triples}
+    return [Query(fpq_subject_query_id(s), labels.get(s), (s,), (), (), "fpq_subjects", ("id",)) for s in subjects]

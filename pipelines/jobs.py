@@ -4,6 +4,7 @@
 * ``perturb``: the pruned subgraphs perturbed, one run per ``perturbation`` partition;
 * ``similarity``: ATS / SC2D / SD2 over all perturbation partitions;
 * ``generate_closed``: closed-book answers, one run per ``model`` partition;
+* ``generate_grounded``: KG-grounded answers, one run per ``model|perturbation`` partition;
 * one job per stage group (``ingest``, ``subgraphs``, ``fpq_questions``) for partial refreshes.
 
 :data:`MAIN_JOB` (``kgprobe_sample``) is the whole chain for every partition of the config; ``kgprobe run`` runs it
@@ -19,7 +20,7 @@ from pipelines.partitions import Partitions
 
 MAIN_JOB = "kgprobe_sample"
 #: The jobs the main chain runs, in order; partitioned ones run once per partition.
-MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "generate_closed")
+MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "generate_closed", "generate_grounded")
 GPU_TAG = "kgprobe/gpu"
 
 
@@ -31,6 +32,8 @@ def all_jobs(parts: Partitions) -> list[dg.UnresolvedAssetJobDefinition]:
                             description="Load the KGs, retrieve subgraphs, write the questions, train the triple scorer."),
         dg.define_asset_job("generate_closed", selection=dg.AssetSelection.assets("responses_closed"),
                             description="Closed-book answers of one model (partition) to every question."),
+        dg.define_asset_job("generate_grounded", selection=dg.AssetSelection.assets("responses_grounded"),
+                            description="KG-grounded answers of one model at one perturbation level (model|perturbation)."),
         dg.define_asset_job("perturb", selection=dg.AssetSelection.assets("perturbed_subgraphs"),
                             description="The pruned subgraphs perturbed at one method and level (partition)."),
         dg.define_asset_job("similarity", selection=dg.AssetSelection.groups("similarity"),

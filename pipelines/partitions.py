@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from kgprobe.config import ProjectConfig, generation_models, perturbation_settings
+from kgprobe.config import ProjectConfig, generation_models, generation_settings, perturbation_settings
+from kgprobe.errors import ConfigError
 
 MODEL = "model"
 PERTURBATION = "perturbation"
@@ -29,6 +30,11 @@ def build_partitions(cfg: ProjectConfig | None) -> Partitions:
     """Partitions for ``cfg``; without a valid config, a placeholder model so the code location still loads."""
     models = [m.name for m in generation_models(cfg)] if cfg is not None else []
     levels = perturbation_settings(cfg).keys if cfg is not None else ["none"]
+    grounded = (generation_settings(cfg)["grounded_models"] if cfg is not None else None) or models
+    unknown = sorted(set(grounded) - set(models))
+    if unknown:
+        raise ConfigError(f"generation.grounded_models: {unknown} are not in models {models}")
     model = dg.StaticPartitionsDefinition(models or ["no-models-configured"])
     perturbation = dg.StaticPartitionsDefinition(levels)
-    return Partitions(model, perturbation, dg.MultiPartitionsDefinition({MODEL: model, PERTURBATION: perturbation}))
+    grounded_model = dg.StaticPartitionsDefinition(grounded or ["no-models-configured"])
+    return Partitions(model, perturbation, dg.MultiPartitionsDefinition({MODEL: grounded_model, PERTURBATION: perturbation}))

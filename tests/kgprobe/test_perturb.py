@@ -446,6 +446,10 @@ def test_similarity_batch_takes_perturb_results_for_incremental_ats():
     assert batch["sc2d"].tolist() == plain["sc2d"].tolist() and batch["sd2"].tolist() == plain["sd2"].tolist()
     with pytest.raises(PerturbError, match="not made from this original"):
         similarity_batch([(random_kg(18), results[0])], scorer=SCORER)
+    only = similarity_batch([(kg, r) for r in results], scorer=SCORER, measures=("ats",))
+    assert only["ats"].tolist() == batch["ats"].tolist() and np.isnan(only["sc2d"]).all()
+    with pytest.raises(PerturbError, match="unknown measures"):
+        similarity_batch([(kg, kg)], measures=("sd3",))
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -25,6 +25,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessRe
     cfg["perturbation"]["levels"] = [0.5, 1.0]
     cfg["perturbation"]["scorer"]["epochs"] = 20
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]  # the CPU model has its own tests
+    cfg["generation"]["grounded_models"] = ["oracle"]
     path = SAMPLE / f".test-{tmp.name}.yaml"  # beside the sample so its relative data paths resolve
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     results = {}
@@ -43,7 +44,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessRe
 
 def test_every_run_succeeds(run) -> None:
     results, _ = run
-    assert len(results) == 1 + 9 + 1 + 4  # prepare, none + 4 methods x 2 levels, similarity, four reference models
+    # prepare, none + 4 methods x 2 levels, similarity, four reference models closed-book, oracle x 9 levels grounded
+    assert len(results) == 1 + 9 + 1 + 4 + 9
     assert all(r.success for r in results.values())
 
 
@@ -100,3 +102,17 @@ def test_oracle_answers_every_question_with_its_gold_label(run) -> None:
     assert rows and all(r["error"] is None for r in rows)
     yn = [r for r in rows if items[r["item_id"]]["format"] == "yn"]
     assert yn and all(r["text"].lower().startswith(items[r["item_id"]]["answer"]) for r in yn)
+
+
+def test_grounded_prompts_carry_the_perturbed_subgraph(run) -> None:
+    _, wh = run
+    from kgprobe.warehouse import read_partition
+
+    clean = read_partition(wh, "responses_grounded", {"model": "oracle", "perturbation": "none"}).to_pylist()
+    gone = read_partition(wh, "responses_grounded", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
+    assert clean and len(clean) == len(gone)
+    assert all(r["prompt"].startswith("Below are the facts that might be relevant") for r in clean)
+    assert all("(no facts)" in r["prompt"] for r in gone)  # every edge deleted
+    assert sum("(no facts)" in r["prompt"] for r in clean) == 0
+    assert {r["context_query_id"] for r in clean} <= {
+        q["query_id"] for q in read_partition(wh, "queries").to_pylist() if q["source"] == "fpq_subjects"}
