@@ -44,7 +44,7 @@ def build(parts: Partitions) -> tuple[list, list]:
         backend = make_backend(spec)
         try:
             summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
-                                     run_id=context.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
+                                     run_id=context.run.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
                                      log=context.log.info)
         finally:
             backend.close()
@@ -102,7 +102,7 @@ def build(parts: Partitions) -> tuple[list, list]:
         backend = make_backend(spec)
         try:
             summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
-                                     run_id=context.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
+                                     run_id=context.run.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
                                      log=context.log.info)
         finally:
             backend.close()
