@@ -52,9 +52,11 @@ def load_splits(data: Path, con: duckdb.DuckDBPyConnection, schema: str = "fb") 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="FB15k-237 folder (train.txt.gz, valid.txt, test.txt)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help="FB15k-237 folder (train.txt.gz, valid.txt, test.txt)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
-    parser.add_argument("--epochs", type=int, default=None, help="override TrainConfig.epochs (default: the default config)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="override TrainConfig.epochs (default: the default config)")
     parser.add_argument("--save", type=Path, default=DEFAULT_SAVE, help=f"artifact folder (default {DEFAULT_SAVE})")
     args = parser.parse_args()
 

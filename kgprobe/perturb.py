@@ -119,7 +119,10 @@ def perturbation_keys(methods: Iterable[str] = METHODS, levels: Iterable[float] 
 
 
 def parse_perturbation(key: str) -> tuple[str, float]:
-    """Return (method, level) of a perturbation key: ``"RS-0.1"`` -> ``("RS", 0.1)``, ``"none"`` -> ``("none", 0.0)``."""
+    """Return (method, level) of a perturbation key: ``"RS-0.1"`` -> ``("RS", 0.1)``, ``"none"`` -> ``("none", 0.0)``.
+
+    Raises :class:`PerturbError` for anything else (an unknown method, a level outside (0, 1]).
+    """
     if not isinstance(key, str):
         raise PerturbError(f"a perturbation key is a string like 'RS-0.1' or 'none', got {key!r}")
     if key.strip().lower() == "none":
@@ -298,9 +301,9 @@ def perturb_detailed(
 ) -> PerturbResult:
     """Return the :class:`PerturbResult` of ``perturb(triples, method, level, seed, scorer)``.
 
-    Deterministic: the result depends only on the arguments. For ED and ER the edges are drawn as a prefix
-    of one seeded permutation of T, so at a fixed seed a higher level perturbs a superset of the edges of a
-    lower one (for ED exactly; ER's new tails are drawn afresh).
+    Deterministic: the result depends only on the arguments. ED, ER and RR draw their edges as a prefix of
+    one seeded permutation of T, so at a fixed seed a higher level perturbs a superset of the edges of a lower
+    one (ER's new tails are drawn afresh per level; an edge with no valid change is replaced by the next one).
     """
     method = _check_method(method)
     level = _check_level(level, nonzero=False)
@@ -331,7 +334,9 @@ def perturb_detailed(
     return PerturbResult(method, level, target, len(index) / n, _readonly(new_arr), changes, skipped)
 
 
-def _edge_deletion(arr: np.ndarray, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
+def _edge_deletion(
+    arr: np.ndarray, m: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
     order = rng.permutation(len(arr))
     index = np.sort(order[:m])
     keep = np.ones(len(arr), dtype=bool)

@@ -183,16 +183,21 @@ class ResponseStore:
         try:
             for name, table in (tables or {}).items():
                 con.register(name, table)
-            src = "read_parquet($files, union_by_name = true)"
-            return con.execute(sql.replace("{src}", src), {"files": [str(f) for f in files], **params}).to_arrow_table()
+            if files:
+                src, params = "read_parquet($files, union_by_name = true)", {"files": [str(f) for f in files], **params}
+            else:  # no shard yet: the same query over an empty store
+                con.register("empty_store", STORE_SCHEMA.empty_table())
+                src = "empty_store"
+            return con.execute(sql.replace("{src}", src), params).to_arrow_table()
         finally:
             con.close()
 
-    def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None) -> pa.Table | None:
+    def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None, *,
+              empty_ok: bool = False) -> pa.Table | None:
         # A compaction may delete a listed shard before DuckDB opens it; list again and retry.
         for attempt in range(3):
             files = self.shards(model)
-            if not files:
+            if not files and not empty_ok:
                 return None
             try:
                 return self._query(files, sql, {"model": model, **params}, tables)
@@ -223,26 +228,27 @@ class ResponseStore:
         """One row per (prompt item, sample index) in prompt order (:data:`ROW_SCHEMA`), with the stored response:
         the latest success, else the latest failure (``text`` null, ``error`` set). A sample never attempted gets
         ``error`` = :data:`MISSING_ERROR`, so an item is never dropped silently."""
-        params_sha = params.sha256()
-        wanted = pa.table({"sha": pa.array(sorted({p.sha256() for p in prompts}), pa.string())})
-        table = self._read(model, _LATEST.format(
-            src="{src}", extra="AND params_sha256 = $params AND prompt_sha256 IN (SELECT sha FROM wanted)"),
-            {"params": params_sha}, {"wanted": wanted})
-        found: dict[tuple[str, int], dict[str, Any]] = {}
-        if table is not None:
-            for row in table.to_pylist():
-                found[(row["prompt_sha256"], row["sample_index"])] = row
-        params_json = params.to_json()
-        out: list[dict[str, Any]] = []
-        for prompt in prompts:
-            sha = prompt.sha256()
-            for index in range(params.n):
-                row = found.get((sha, index))
-                if row is None:
-                    row = {"model": model, "prompt_sha256": sha, "prompt": prompt.text, "sampling_params": params_json,
-                           "params_sha256": params_sha, "sample_index": index, "error": MISSING_ERROR}
-                out.append({**row, "item_id": prompt.item_id, "prompt_template_id": prompt.template_id})
-        return pa.Table.from_pylist(out, schema=ROW_SCHEMA)
+        items = pa.table({
+            "ord": pa.array(range(len(prompts)), pa.int64()),
+            "item_id": pa.array([p.item_id for p in prompts], pa.string()),
+            "prompt_template_id": pa.array([p.template_id for p in prompts], pa.string()),
+            "prompt": pa.array([p.text for p in prompts], pa.string()),
+            "prompt_sha256": pa.array([p.sha256() for p in prompts], pa.string()),
+        })
+        latest = _LATEST.format(src="{src}", extra="AND params_sha256 = $params AND prompt_sha256 IN (SELECT prompt_sha256 FROM items)")
+        sql = f"""
+            WITH latest AS ({latest}),
+            grid AS (SELECT items.*, CAST(s.range AS INTEGER) AS sample_index FROM items CROSS JOIN range($n) s)
+            SELECT g.item_id, $model AS model, l.backend, g.prompt_template_id, g.prompt, g.prompt_sha256,
+                   $params_json AS sampling_params, $params AS params_sha256, g.sample_index, l.text, l.finish_reason,
+                   l.tokens_in, l.tokens_out, l.latency_s, l.cost,
+                   CASE WHEN l.prompt_sha256 IS NULL THEN $missing ELSE l.error END AS error,
+                   l.retries, l.run_id, l.created_at
+            FROM grid g LEFT JOIN latest l ON l.prompt_sha256 = g.prompt_sha256 AND l.sample_index = g.sample_index
+            ORDER BY g.ord, g.sample_index"""
+        params_ = {"params": params.sha256(), "params_json": params.to_json(), "n": params.n, "missing": MISSING_ERROR}
+        table = self._read(model, sql, params_, {"items": items}, empty_ok=True)
+        return table.select(ROW_SCHEMA.names).cast(ROW_SCHEMA)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -284,7 +284,8 @@ class HFBackend(BaseBackend):
                                                   add_generation_prompt=True)
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
-        """One batched ``model.generate`` call for all ``prompts`` (``num_return_sequences=params.n``)."""
+        """One batched ``model.generate`` call for all ``prompts``, each repeated ``params.n`` times (as
+        ``num_return_sequences`` would), left-padded; completions in prompt order."""
         import torch
 
         self.start()

@@ -132,3 +132,12 @@ def test_compact_keeps_the_logical_view_in_one_shard(tmp_path):
     assert after == before
     assert pq.read_table(store.shards("m")[0]).num_rows == 3  # the superseded failure is gone
     assert store.compact("m") == 0
+
+
+def test_rows_for_on_an_empty_store_marks_every_sample_missing(tmp_path):
+    table = ResponseStore(tmp_path).rows_for("m", [Prompt("i1", "q1", "t"), Prompt("i2", "q2", "t")], PARAMS)
+    assert table.schema.equals(ROW_SCHEMA)
+    assert [(r["item_id"], r["sample_index"], r["error"], r["text"]) for r in table.to_pylist()] == [
+        ("i1", 0, MISSING_ERROR, None), ("i1", 1, MISSING_ERROR, None),
+        ("i2", 0, MISSING_ERROR, None), ("i2", 1, MISSING_ERROR, None)]
+    assert ResponseStore(tmp_path).rows_for("m", [], PARAMS).num_rows == 0
