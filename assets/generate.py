@@ -29,6 +29,19 @@ def _spec(project: ProjectResource, name: str):
     return specs[name]
 
 
+def _generate(context, spec, prompts, opts, warehouse: WarehouseResource):
+    """Generate what the response store lacks, then read back one row per (item, sample)."""
+    store = ResponseStore(warehouse.root / "response_store")
+    backend = make_backend(spec)
+    try:
+        summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
+                                 run_id=context.run.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
+                                 log=context.log.info)
+    finally:
+        backend.close()
+    return summary, store.rows_for(spec.name, prompts, spec.params)
+
+
 def build(parts: Partitions) -> tuple[list, list]:
     """The generation assets and checks for one set of partitions."""
 
@@ -39,16 +52,8 @@ def build(parts: Partitions) -> tuple[list, list]:
         spec = _spec(project, context.partition_key)
         opts = generation_settings(cfg)
         prompts = fpq_prompts(warehouse.read_partition("fpq_items").to_pylist(), formats=opts["formats"], limit=opts["limit"])
-        store = ResponseStore(warehouse.root / "response_store")
         context.log.info(f"{spec.name} ({spec.backend}): {len(prompts)} prompts x {spec.params.n} samples")
-        backend = make_backend(spec)
-        try:
-            summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
-                                     run_id=context.run.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
-                                     log=context.log.info)
-        finally:
-            backend.close()
-        table = store.rows_for(spec.name, prompts, spec.params)
+        summary, table = _generate(context, spec, prompts, opts, warehouse)
         warehouse.write_partition("responses_closed", table, {MODEL: spec.name})
         rows = table.to_pylist()
         errors = Counter((r["error"] or "").split(":")[0] for r in rows if r["error"])
@@ -97,16 +102,8 @@ def build(parts: Partitions) -> tuple[list, list]:
         prompts, used = grounded_fpq_prompts(warehouse.read_partition("fpq_items").to_pylist(), subgraphs, ent, rel,
                                              formats=opts["formats"], limit=opts["grounded_limit"])
         no_context = sum(1 for q in used.values() if q not in subgraphs)
-        store = ResponseStore(warehouse.root / "response_store")
         context.log.info(f"{spec.name} on {perturbation}: {len(prompts)} grounded prompts x {spec.params.n} samples")
-        backend = make_backend(spec)
-        try:
-            summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
-                                     run_id=context.run.run_id, shard_size=opts["shard_size"], batch_size=spec.batch_size,
-                                     log=context.log.info)
-        finally:
-            backend.close()
-        table = store.rows_for(spec.name, prompts, spec.params)
+        summary, table = _generate(context, spec, prompts, opts, warehouse)
         table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
         table = table.append_column("context_query_id", pa.array([used[i] for i in table.column("item_id").to_pylist()], pa.string()))
         warehouse.write_partition("responses_grounded", table, {MODEL: spec.name, PERTURBATION: perturbation})
