@@ -58,27 +58,16 @@ STORE_SCHEMA = pa.schema([
     ("created_at", _TS),
 ])
 
-#: Columns of :meth:`ResponseStore.rows_for`: one row per (item, sample), what the generation assets write.
+#: Columns of :meth:`ResponseStore.rows_for`: one row per (item, sample), what the generation assets write. The
+#: stored response's columns, with the item id and the prompt template id in front.
 ROW_SCHEMA = pa.schema([
-    ("item_id", pa.string()),
-    ("model", pa.string()),
-    ("backend", pa.string()),
-    ("prompt_template_id", pa.string()),
-    ("prompt", pa.string()),
-    ("prompt_sha256", pa.string()),
-    ("sampling_params", pa.string()),
-    ("params_sha256", pa.string()),
-    ("sample_index", pa.int32()),
-    ("text", pa.string()),
-    ("finish_reason", pa.string()),
-    ("tokens_in", pa.int64()),
-    ("tokens_out", pa.int64()),
-    ("latency_s", pa.float64()),
-    ("cost", pa.float64()),
-    ("error", pa.string()),
-    ("retries", pa.int32()),
-    ("run_id", pa.string()),
-    ("created_at", _TS),
+    pa.field("item_id", pa.string()),
+    STORE_SCHEMA.field("model"),
+    STORE_SCHEMA.field("backend"),
+    pa.field("prompt_template_id", pa.string()),
+    STORE_SCHEMA.field("prompt"),
+    STORE_SCHEMA.field("prompt_sha256"),
+    *(STORE_SCHEMA.field(name) for name in STORE_SCHEMA.names[STORE_SCHEMA.get_field_index("sampling_params"):]),
 ])
 
 #: The error of a row that :meth:`ResponseStore.rows_for` could not find at all (never generated nor attempted).
