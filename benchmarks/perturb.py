@@ -143,7 +143,9 @@ def main() -> None:
             timers[self.name] += time.perf_counter() - self.wall
             cpu_timers[self.name] += time.process_time() - self.cpu
 
-    nx_plan = {SETTINGS[k]: k for k in range(len(SETTINGS))}  # setting -> the subgraph index it is compared on
+    # The networkx sample: settings spread over all methods and levels, setting j compared on subgraph j.
+    spread = np.unique(np.linspace(0, len(SETTINGS) - 1, max(1, min(args.nx_pairs, len(SETTINGS)))).round().astype(int))
+    nx_plan = {SETTINGS[k]: j for j, k in enumerate(spread.tolist())}
     nx_done: list[tuple[float, float, float, float, float]] = []  # (seconds, nx sc2d, nx sd2, ours sc2d, ours sd2)
     extract_seconds = 0.0
     index = 0
@@ -181,7 +183,7 @@ def main() -> None:
                 acc["ats"] += ats_values[k]
                 acc["sc2d"] += sims["sc2d"][k]
                 acc["sd2"] += sims["sd2"][k]
-                if len(nx_done) < args.nx_pairs and nx_plan.get((method, level)) == gi % len(SETTINGS):
+                if len(nx_done) < args.nx_pairs and nx_plan.get((method, level)) == gi:
                     t0 = time.perf_counter()
                     want = networkx_measures(pairs[k][0], results[k].array)
                     nx_done.append((time.perf_counter() - t0, *want, sims["sc2d"][k], sims["sd2"][k]))

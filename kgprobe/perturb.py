@@ -22,9 +22,9 @@ coefficient and degree distributions, 1 - d / (d + 1) with d the L2 distance of 
 Everything is a function of (T, method, level, seed, scorer) only: a numpy ``Generator`` seeded with ``seed``
 draws every random choice, and ties are broken by position or id, never by hash order. Perturbed triples keep
 the order of T (a deleted edge is dropped; a changed edge stays at its index), so ``changes[i].index`` is
-lineage back to the source triple. The perturbed triples never contain a duplicate: a swap or replacement
-that would recreate a triple already in T (or one created by an earlier change) is not made and another one is
-drawn instead. When the level asks for more than the graph allows (ER with no node outside a head's
+lineage back to the source triple. A change never creates a duplicate: a swap, replacement or rewiring that
+would recreate a triple already in T (or one created by an earlier change) is not made and another one is
+drawn instead, so a T of distinct triples stays distinct. When the level asks for more than the graph allows (ER with no node outside a head's
 neighbourhood, RS on a graph with one relation, RR with no unused relation), as many edges as possible are
 perturbed and the result says how many fell short (``shortfall``) and which drawn edges had no valid change
 (``skipped``); ``actual_share`` is always the share of edges really changed.

@@ -75,7 +75,10 @@ class ScorerError(KGProbeError):
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """How :func:`train_scorer` fits s_G. The defaults fit FB15k-237 in about ten minutes on two CPU cores.
+    """How :func:`train_scorer` fits s_G. The defaults fit FB15k-237 in about four minutes on two idle CPU cores.
+
+    They are tuned on FB15k-237's validation set: filtered MRR rises to about 0.24 by epoch 6-8 and falls after
+    (DistMult starts to memorise the training triples), so ``epochs`` is 7.
 
     ``model`` is ``distmult`` or ``complex`` (``dim`` is then the complex dimension: 2 * dim reals per
     embedding). ``training`` is ``1-N`` (BCE of each (h, r) query against all entities; ``batch_size`` counts
@@ -89,7 +92,7 @@ class TrainConfig:
 
     model: str = "distmult"
     dim: int = 200
-    epochs: int = 10
+    epochs: int = 7
     batch_size: int = 256
     lr: float = 0.01
     training: str = "1-N"
