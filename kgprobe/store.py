@@ -16,6 +16,7 @@ shards; :meth:`ResponseStore.compact` folds a model's shards into one when there
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -32,7 +33,7 @@ import pyarrow.parquet as pq
 if TYPE_CHECKING:
     from kgprobe.generation import Prompt, SamplingParams
 
-__all__ = ["MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore"]
+__all__ = ["MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore", "response_id"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 _TS = pa.timestamp("us", tz="UTC")
@@ -59,8 +60,10 @@ STORE_SCHEMA = pa.schema([
 ])
 
 #: Columns of :meth:`ResponseStore.rows_for`: one row per (item, sample), what the generation assets write. The
-#: stored response's columns, with the item id and the prompt template id in front.
+#: stored response's columns, with the response id (:func:`response_id`), the item id and the prompt template id in
+#: front.
 ROW_SCHEMA = pa.schema([
+    pa.field("response_id", pa.string()),
     pa.field("item_id", pa.string()),
     STORE_SCHEMA.field("model"),
     STORE_SCHEMA.field("backend"),
@@ -82,6 +85,19 @@ _LATEST = """
         ORDER BY (error IS NULL) DESC, created_at DESC) = 1
 """
 _STALE_TMP_S = 3600.0
+
+
+def response_id(model: str, prompt_sha256: str, params_sha256: str, sample_index: int) -> str:
+    """The id of one response: 16 hex digits of the SHA-256 of its store key, ``model|prompt|params|sample``.
+
+    Score rows list the response ids behind them, so a number drills down to the answers; the id is the same in
+    every table and every run because it is derived from the key, not assigned.
+
+        >>> response_id("oracle", "ab" * 32, "cd" * 32, 0)  # doctest: +SKIP
+        '5d41402abc4b2a76'
+    """
+    key = f"{model}|{prompt_sha256}|{params_sha256}|{int(sample_index)}"
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
 def _safe(model: str) -> str:
@@ -228,7 +244,9 @@ class ResponseStore:
         sql = f"""
             WITH latest AS ({latest}),
             grid AS (SELECT items.*, CAST(s.range AS INTEGER) AS sample_index FROM items CROSS JOIN range($n) s)
-            SELECT g.item_id, $model AS model, l.backend, g.prompt_template_id, g.prompt, g.prompt_sha256,
+            SELECT substr(sha256(concat_ws('|', $model, g.prompt_sha256, $params, CAST(g.sample_index AS VARCHAR))), 1, 16)
+                       AS response_id,
+                   g.item_id, $model AS model, l.backend, g.prompt_template_id, g.prompt, g.prompt_sha256,
                    $params_json AS sampling_params, $params AS params_sha256, g.sample_index, l.text, l.finish_reason,
                    l.tokens_in, l.tokens_out, l.latency_s, l.cost,
                    CASE WHEN l.prompt_sha256 IS NULL THEN $missing ELSE l.error END AS error,

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kgprobe.generation import Prompt, SamplingParams
-from kgprobe.store import MISSING_ERROR, ROW_SCHEMA, STORE_SCHEMA, ResponseStore
+from kgprobe.store import MISSING_ERROR, ROW_SCHEMA, STORE_SCHEMA, ResponseStore, response_id
 
 PARAMS = SamplingParams(n=2)
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -118,6 +118,17 @@ def test_rows_for_gives_one_row_per_item_and_sample_in_order(tmp_path):
     ]
     missing = table.to_pylist()[1]
     assert (missing["prompt"], missing["prompt_sha256"], missing["params_sha256"]) == ("q2", sha("q2"), PARAMS.sha256())
+    # the SQL-made ids equal the Python function's; items sharing a prompt share their responses' ids
+    ids = table.column("response_id").to_pylist()
+    assert ids == [response_id("m", r["prompt_sha256"], r["params_sha256"], r["sample_index"]) for r in table.to_pylist()]
+    assert ids[2:4] == ids[4:6] and len(set(ids[:4])) == 4
+
+
+def test_response_id_changes_with_every_part_of_the_key():
+    base = response_id("m", sha("q1"), PARAMS.sha256(), 0)
+    assert len(base) == 16 and int(base, 16) >= 0
+    assert len({base, response_id("n", sha("q1"), PARAMS.sha256(), 0), response_id("m", sha("q2"), PARAMS.sha256(), 0),
+                response_id("m", sha("q1"), SamplingParams(n=3).sha256(), 0), response_id("m", sha("q1"), PARAMS.sha256(), 1)}) == 5
 
 
 def test_compact_keeps_the_logical_view_in_one_shard(tmp_path):
