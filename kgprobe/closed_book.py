@@ -10,22 +10,40 @@ from kgprobe.generation import Prompt
 from kgprobe.prompts import closed_book_template, grounded_template, verbalise
 from kgprobe.queries import fpq_subject_query_id
 
-__all__ = ["fpq_prompts", "grounded_fpq_prompts"]
+__all__ = ["fpq_prompts", "grounded_fpq_prompts", "limit_items", "premise_key"]
 
 
-def _limited(items: Iterable[Mapping[str, Any]], formats: Sequence[str], limit: int | None) -> list[Mapping[str, Any]]:
+def premise_key(item: Mapping[str, Any]) -> tuple[int, int, int]:
+    """The true triple ``(subject, relation, true_object)`` an item is about: its TPQ and every FPQ edited from it,
+    in every format, share it."""
+    return int(item["subject"]), int(item["relation"]), int(item["true_object"])
+
+
+def limit_items(items: Iterable[Mapping[str, Any]], *, formats: Sequence[str] = ("yn", "wh"), limit: int | None = None) -> list[Mapping[str, Any]]:
+    """The items of the given formats, or with ``limit``, every item of ``limit`` true triples.
+
+    A limit keeps whole premise groups (a TPQ with all its FPQs, in every format), so the gated FPQ accuracy, which
+    needs each FPQ's TPQ, is defined on a limited run too. The triples kept are the ones whose smallest item id
+    (a content hash) is smallest: a spread over the whole set that does not change when the set grows elsewhere.
+    """
     items = [it for it in items if it["format"] in formats]
-    if limit is not None:
-        keep = {it["id"] for it in sorted(items, key=lambda it: it["id"])[:limit]}
-        items = [it for it in items if it["id"] in keep]
-    return items
+    if limit is None:
+        return items
+    if int(limit) < 1:
+        raise ValueError(f"limit must be a positive number of true triples, got {limit!r}")
+    first: dict[tuple[int, int, int], str] = {}
+    for it in items:
+        key = premise_key(it)
+        first[key] = min(first.get(key, it["id"]), it["id"])
+    keep = set(sorted(first, key=first.__getitem__)[: int(limit)])
+    return [it for it in items if premise_key(it) in keep]
 
 
 def fpq_prompts(items: Iterable[Mapping[str, Any]], *, formats: Sequence[str] = ("yn", "wh"), limit: int | None = None) -> list[Prompt]:
-    """One :class:`Prompt` per KG-FPQ item of the given formats, in item order. ``limit`` keeps N items spread over
-    the whole set (the N smallest item ids, which are content hashes), for a quick look at a large benchmark."""
+    """One :class:`Prompt` per KG-FPQ item of the given formats, in item order. ``limit`` keeps the items of N true
+    triples (see :func:`limit_items`), for a quick look at a large benchmark."""
     out = []
-    for it in _limited(items, formats, limit):
+    for it in limit_items(items, formats=formats, limit=limit):
         template = closed_book_template(it["format"])
         out.append(Prompt(item_id=it["id"], text=template.render(question=it["question"]), template_id=template.id,
                           gold=it["answer"], answer_kind=it["format"]))
@@ -45,7 +63,7 @@ def grounded_fpq_prompts(
     perturbed) verbalised as facts. Returns the prompts and, per item, the query id whose subgraph it used; an item
     whose subject has no subgraph gets "(no facts)" rather than being dropped."""
     prompts, used = [], {}
-    for it in _limited(items, formats, limit):
+    for it in limit_items(items, formats=formats, limit=limit):
         qid = fpq_subject_query_id(int(it["subject"]))
         knowledge = verbalise(subgraphs.get(qid, ()), entity_labels, relation_labels)
         template = grounded_template(it["format"])
