@@ -1,0 +1,459 @@
+"""Scoring of KG-FPQ answers: per-item votes, accuracy metrics with bootstrap intervals, judge agreement.
+
+A model answers every item several times (samples). :func:`score_items` turns the sample labels of one model
+under one perturbation into one *item row* per (item, judge): the labels in sample order, their counts, the
+hard :func:`vote`, whether the vote is the target answer, and the *gate* of an FPQ (whether the model answered
+the Yes-No TPQ of the same true triple "yes", i.e. knew the fact the FPQ falsifies). :func:`fpq_metrics` turns
+item rows into long-format *metric rows*, each with its denominator, its items and a percentile bootstrap
+interval, and :func:`judge_agreement` says how far the WH judges agree with each other.
+
+    >>> rows = score_items(fpq_items, samples, model="qwen", perturbation="none")
+    >>> fpq_metrics(rows)          # [{'metric': 'accuracy', 'n': 120, 'value': 0.71, 'ci_low': 0.63, ...}, ...]
+
+Tasks: Yes-No items are *discriminative* (the label is the parsed answer; judge ``""``), WH items are
+*generative* (the label is an LLM judge's verdict "is the answer factual?"; one row per judge). Metrics:
+
+======================  ==========================================================================================
+accuracy                all items of the task: share whose vote equals the target
+tpq_accuracy            TPQ items only; overall and by domain
+fpq_accuracy            FPQ items only; overall, by method, by domain x method, by hop (methods NSC and NDC only)
+fpq_accuracy_gated      as fpq_accuracy, over the FPQs whose gate is True (the model said "yes" to the yn TPQ)
+unknown_share           share of the task's items whose vote is "unknown"; overall only
+======================  ==========================================================================================
+
+Discriminative accuracies count an "unknown" vote as wrong (the model did not answer). Generative accuracies
+leave out items whose vote is "unknown" (the judge could not decide, which says nothing about the model), and
+``unknown_share`` reports how many that was. Each metric row's bootstrap seed is a SHA-256 digest of ``seed`` and
+the row's identity, so adding a model, a judge or a domain never moves another row's interval.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kgprobe.fpq import ALL_METHODS
+from kgprobe.perturb import parse_perturbation
+
+__all__ = [
+    "METRICS",
+    "Accuracy",
+    "accuracy",
+    "bootstrap_ci",
+    "cohen_kappa",
+    "fpq_metrics",
+    "judge_agreement",
+    "score_items",
+    "vote",
+]
+
+#: Metric names of :func:`fpq_metrics`, in the order rows are sorted (see the module docstring for their meaning).
+METRICS: tuple[str, ...] = ("accuracy", "tpq_accuracy", "fpq_accuracy", "fpq_accuracy_gated", "unknown_share")
+
+_LABELS: tuple[str, ...] = ("yes", "no", "unknown")
+_TASKS: dict[str, str] = {"yn": "discriminative", "wh": "generative"}
+_HOP_METHODS = frozenset({"NSC", "NDC"})
+# Largest index array drawn at once by the bootstrap (int64, so 40 MB): bounds memory whatever n and resamples.
+_BOOTSTRAP_CHUNK = 5_000_000
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Votes, intervals, agreement
+# --------------------------------------------------------------------------------------------------------------
+
+
+def vote(labels: Sequence[str]) -> str:
+    """Return the hard vote of an item's sample labels: the plurality label, or ``"unknown"`` on a tie or no samples.
+
+    "unknown" is a label like any other, so it wins when it is the plurality and blocks a label it ties with:
+
+        >>> vote(["yes", "yes", "unknown"]), vote(["yes", "unknown", "unknown"]), vote(["yes", "no", "unknown"])
+        ('yes', 'unknown', 'unknown')
+    """
+    counts = Counter(labels).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return "unknown"
+    return counts[0][0]
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Return the percentile bootstrap interval ``(low, high)`` of the mean of ``values`` (0/1 flags or floats).
+
+    ``resamples`` samples of size n are drawn with replacement by one seeded ``integers`` draw (in chunks of at most
+    5M indices, which gives the same indices as one draw), so the interval is a function of the multiset of values
+    and ``seed`` only. ``(nan, nan)`` when there are no values; ``(v, v)`` when all values equal v.
+
+        >>> bootstrap_ci([1, 0, 1, 1], resamples=2000, seed=1)     # (0.25, 1.0)
+    """
+    if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 1:
+        raise ValueError(f"bootstrap_ci: resamples must be an integer >= 1, got {resamples!r}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"bootstrap_ci: confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"bootstrap_ci: values must be one-dimensional, got shape {arr.shape}")
+    n = arr.size
+    if n == 0:
+        return math.nan, math.nan
+    if np.all(arr == arr[0]):
+        return float(arr[0]), float(arr[0])
+    # Sorted descending, a 0/1 sample is ones at indices < k, so the resampled sum is a count of small indices
+    # (no gather); floats take the gather path over the same sorted array, so both paths draw the same resamples.
+    arr = np.sort(arr)[::-1]
+    binary = bool(np.all((arr == 0.0) | (arr == 1.0)))
+    ones = int(np.count_nonzero(arr))
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BOOTSTRAP_CHUNK // n)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        if binary:
+            means[start:stop] = np.count_nonzero(idx < ones, axis=1) / n
+        else:
+            means[start:stop] = arr[idx].mean(axis=1)
+    alpha = (1.0 - float(confidence)) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """A share of correct items with its percentile bootstrap interval; ``value`` and the bounds are NaN when n == 0."""
+
+    value: float
+    n: int
+    correct: int
+    ci_low: float
+    ci_high: float
+
+
+def accuracy(
+    correct: Sequence[bool],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> Accuracy:
+    """Return the share of True flags in ``correct`` with its bootstrap interval (see :func:`bootstrap_ci`).
+
+        >>> accuracy([True, True, False])            # Accuracy(value=0.666..., n=3, correct=2, ci_low=0.0, ci_high=1.0)
+    """
+    flags = np.asarray([bool(c) for c in correct], dtype=np.float64)
+    n = int(flags.size)
+    hits = int(flags.sum())
+    low, high = bootstrap_ci(flags, resamples=resamples, confidence=confidence, seed=seed)
+    return Accuracy(value=hits / n if n else math.nan, n=n, correct=hits, ci_low=low, ci_high=high)
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
+    """Return Cohen's kappa of two raters' labels on the same items: agreement beyond what chance would give.
+
+    kappa = (p_o - p_e) / (1 - p_e), with p_o the observed share of agreement and p_e the agreement expected from
+    each rater's label frequencies; computed on integer counts, so textbook examples come out exact. NaN when
+    there are no items. When p_e == 1 (both raters gave every item one and the same label) the formula is 0/0;
+    that is perfect agreement, so 1.0 is returned.
+
+        >>> cohen_kappa(["yes"] * 25 + ["no"] * 25, ["yes"] * 20 + ["no"] * 15 + ["yes"] * 10 + ["no"] * 5)  # 0.4
+    """
+    a, b = list(a), list(b)
+    if len(a) != len(b):
+        raise ValueError(f"cohen_kappa: the raters labelled different numbers of items ({len(a)} vs {len(b)}); "
+                         "pass the two raters' labels of the same items in the same order")
+    n = len(a)
+    if n == 0:
+        return math.nan
+    agree = sum(x == y for x, y in zip(a, b))
+    count_a, count_b = Counter(a), Counter(b)
+    chance = sum(count_a[label] * count_b[label] for label in count_a)  # n^2 * p_e
+    if chance == n * n:
+        return 1.0
+    return (n * agree - chance) / (n * n - chance)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Item rows
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _get(item: Any, key: str) -> Any:
+    return item[key] if isinstance(item, Mapping) else getattr(item, key)
+
+
+def _opt_int(value: Any) -> int | None:
+    # Items read back through pandas carry a missing hop as NaN and present ones as floats.
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return int(value)
+
+
+def _opt_str(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def score_items(
+    items: Iterable[Mapping[str, Any]],
+    samples: Iterable[Mapping[str, Any]],
+    *,
+    model: str,
+    perturbation: str,
+) -> list[dict[str, Any]]:
+    """Return the item rows of one model under one perturbation: one per (item, judge) that has samples.
+
+    ``items`` are ``fpq_items`` rows (dicts, or :class:`~kgprobe.fpq.FPQItem`); ``samples`` are sample rows with at
+    least ``item_id``, ``sample_index``, ``judge``, ``label`` and ``response_id`` (a ``model`` or ``perturbation``
+    field, when present, must match the arguments). Labels are ordered by ``sample_index``; ``vote``, ``target``,
+    ``correct`` and ``decided`` follow the scoring spec. ``tpq_item_id`` is the Yes-No TPQ of the same (subject,
+    relation, true_object) among ``items`` (the one of the same domain first, then the smallest id, should a triple
+    have several), and the gate of an FPQ row is whether that TPQ's vote is "yes" (None when it has no samples).
+    Items without samples were not asked and get no row. Rows are sorted by (task, judge, item_id).
+
+    Raises ValueError for a sample of an item not in ``items``, a duplicate (item, judge, sample_index), a label
+    other than yes/no/unknown or a judge on a Yes-No sample; :class:`~kgprobe.perturb.PerturbError` for a bad
+    perturbation key.
+    """
+    parse_perturbation(perturbation)
+    by_id: dict[str, Any] = {}
+    yn_tpqs: dict[tuple[int, int, int], list[tuple[str, str]]] = {}
+    for item in items:
+        item_id = str(_get(item, "id"))
+        if item_id in by_id:
+            raise ValueError(f"score_items: item id {item_id!r} occurs twice in items; pass each fpq_items row once")
+        by_id[item_id] = item
+        if _get(item, "format") == "yn" and _get(item, "premise") == "tpq":
+            triple = (int(_get(item, "subject")), int(_get(item, "relation")), int(_get(item, "true_object")))
+            yn_tpqs.setdefault(triple, []).append((str(_get(item, "domain")), item_id))
+
+    grouped: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}
+    for sample in samples:
+        item_id = str(sample["item_id"])
+        item = by_id.get(item_id)
+        if item is None:
+            raise ValueError(f"score_items: sample {sample.get('response_id')!r} is for item {item_id!r}, which is not "
+                             "among the items; pass the fpq_items the samples were generated from")
+        for key, expected in (("model", model), ("perturbation", perturbation)):
+            if key in sample and sample[key] != expected:
+                raise ValueError(f"score_items: sample {sample.get('response_id')!r} of item {item_id!r} has {key} "
+                                 f"{sample[key]!r}, not {expected!r}; score one model and perturbation per call")
+        judge = sample.get("judge") or ""
+        if _get(item, "format") == "yn" and judge:
+            raise ValueError(f"score_items: Yes-No item {item_id!r} has a sample with judge {judge!r}; Yes-No answers "
+                             "are parsed, not judged, so their judge must be ''")
+        label = sample["label"]
+        if label not in _LABELS:
+            raise ValueError(f"score_items: sample {sample.get('response_id')!r} of item {item_id!r} has label "
+                             f"{label!r}; labels are {', '.join(_LABELS)}")
+        index = int(sample["sample_index"])
+        per_item = grouped.setdefault((item_id, judge), {})
+        if index in per_item:
+            raise ValueError(f"score_items: item {item_id!r}, judge {judge!r} has sample_index {index} twice; "
+                             "pass each sample row once")
+        per_item[index] = (label, str(sample["response_id"]))
+
+    votes: dict[tuple[str, str], str] = {
+        key: vote([per_item[i][0] for i in sorted(per_item)]) for key, per_item in grouped.items()
+    }
+    rows: list[dict[str, Any]] = []
+    for (item_id, judge), per_item in grouped.items():
+        item = by_id[item_id]
+        fmt, premise, domain = _get(item, "format"), _get(item, "premise"), str(_get(item, "domain"))
+        if fmt not in _TASKS:
+            raise ValueError(f"score_items: item {item_id!r} has format {fmt!r}; formats are {', '.join(_TASKS)}")
+        triple = (int(_get(item, "subject")), int(_get(item, "relation")), int(_get(item, "true_object")))
+        candidates = yn_tpqs.get(triple, [])
+        tpq_item_id = min(candidates, key=lambda c: (c[0] != domain, c[1]))[1] if candidates else None
+        gate: bool | None = None
+        if premise == "fpq" and tpq_item_id is not None and (tpq_item_id, "") in votes:
+            gate = votes[(tpq_item_id, "")] == "yes"
+        labels = [per_item[i][0] for i in sorted(per_item)]
+        target = "no" if (fmt, premise) == ("yn", "fpq") else "yes"
+        item_vote = votes[(item_id, judge)]
+        rows.append({
+            "item_id": item_id,
+            "model": model,
+            "perturbation": perturbation,
+            "task": _TASKS[fmt],
+            "judge": judge,
+            "format": fmt,
+            "premise": premise,
+            "domain": domain,
+            "method": _opt_str(_get(item, "method")),
+            "hop": _opt_int(_get(item, "hop")),
+            "relation_key": _get(item, "relation_key"),
+            "tpq_item_id": tpq_item_id,
+            "target": target,
+            "labels": labels,
+            "response_ids": [per_item[i][1] for i in sorted(per_item)],
+            "n_samples": len(labels),
+            "n_yes": labels.count("yes"),
+            "n_no": labels.count("no"),
+            "n_unknown": labels.count("unknown"),
+            "vote": item_vote,
+            "correct": item_vote == target,
+            "decided": item_vote != "unknown",
+            "gate": gate,
+        })
+    rows.sort(key=lambda r: (r["task"], r["judge"], r["item_id"]))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Metric rows
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _row_seed(seed: int, *identity: Any) -> int:
+    # Python's hash() is salted per process; a digest keeps intervals identical across runs and machines.
+    digest = hashlib.sha256(json.dumps([seed, *identity], separators=(",", ":")).encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def _method_rank(method: str | None) -> tuple[int, int, str]:
+    if method is None:
+        return (0, 0, "")
+    return (1, ALL_METHODS.index(method) if method in ALL_METHODS else len(ALL_METHODS), method)
+
+
+def _metric_sort_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (
+        row["model"], row["perturbation"], row["task"], row["judge"],
+        METRICS.index(row["metric"]),
+        (row["domain"] is not None, row["domain"] or ""),
+        _method_rank(row["method"]),
+        (row["hop"] is not None, row["hop"] or 0),
+    )
+
+
+def fpq_metrics(
+    item_rows: Iterable[Mapping[str, Any]],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Return the metric rows (see :data:`METRICS`) of every (model, perturbation, task, judge) in ``item_rows``.
+
+    Each row has ``n``, ``correct``, ``value`` (NaN when n == 0), a percentile bootstrap interval seeded from
+    ``seed`` and the row's identity, and ``item_ids``, the sorted ids of its denominator. The five overall rows of a
+    group are always present; a breakdown (domain, method, domain x method, hop of NSC/NDC) appears only when it
+    has items. Rows are sorted by group, then metric in :data:`METRICS` order, domain, method, hop.
+
+        >>> [(r["metric"], r["method"], r["value"]) for r in fpq_metrics(rows) if r["domain"] is None][:3]
+
+    Raises ValueError when an (item, model, perturbation, judge) occurs twice (it would be counted twice).
+    """
+    groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
+    seen: set[tuple[str, str, str, str]] = set()
+    for row in item_rows:
+        judge = row.get("judge") or ""
+        ident = (row["item_id"], row["model"], row["perturbation"], judge)
+        if ident in seen:
+            raise ValueError(f"fpq_metrics: item {row['item_id']!r} of model {row['model']!r}, perturbation "
+                             f"{row['perturbation']!r}, judge {judge!r} occurs twice; pass each item row once")
+        seen.add(ident)
+        if row["task"] not in ("discriminative", "generative"):
+            raise ValueError(f"fpq_metrics: item {row['item_id']!r} has task {row['task']!r}; "
+                             "tasks are discriminative and generative")
+        groups.setdefault((row["model"], row["perturbation"], row["task"], judge), []).append(row)
+
+    out: list[dict[str, Any]] = []
+    for (model, perturbation, task, judge), rows in groups.items():
+        rows = sorted(rows, key=lambda r: r["item_id"])
+        # Generative: an item the judge could not decide says nothing about the model, so it leaves the denominator.
+        scored = [r for r in rows if r["vote"] != "unknown"] if task == "generative" else rows
+        cells: dict[tuple[str, str | None, str | None, int | None], list[Mapping[str, Any]]] = {
+            (metric, None, None, None): [] for metric in METRICS
+        }
+        cells[("accuracy", None, None, None)] = scored
+        cells[("unknown_share", None, None, None)] = rows
+        for r in scored:
+            domain, method, hop = r["domain"], r["method"], r["hop"]
+            if r["premise"] == "tpq":
+                cells[("tpq_accuracy", None, None, None)].append(r)
+                if domain is not None:
+                    cells.setdefault(("tpq_accuracy", domain, None, None), []).append(r)
+                continue
+            metrics = ("fpq_accuracy", "fpq_accuracy_gated") if r["gate"] is True else ("fpq_accuracy",)
+            for metric in metrics:
+                cells[(metric, None, None, None)].append(r)
+                if method is None:
+                    continue
+                cells.setdefault((metric, None, method, None), []).append(r)
+                if domain is not None:
+                    cells.setdefault((metric, domain, method, None), []).append(r)
+                if method in _HOP_METHODS and hop is not None:
+                    cells.setdefault((metric, None, method, hop), []).append(r)
+
+        for (metric, domain, method, hop), members in cells.items():
+            if metric == "unknown_share":
+                flags = [r["vote"] == "unknown" for r in members]
+            else:
+                flags = [bool(r["correct"]) for r in members]
+            acc = accuracy(flags, resamples=resamples, confidence=confidence,
+                           seed=_row_seed(seed, model, perturbation, task, judge, metric, domain, method, hop))
+            out.append({
+                "model": model,
+                "perturbation": perturbation,
+                "suite": "fpq",
+                "task": task,
+                "judge": judge,
+                "metric": metric,
+                "domain": domain,
+                "method": method,
+                "hop": hop,
+                "n": acc.n,
+                "correct": acc.correct,
+                "value": acc.value,
+                "ci_low": acc.ci_low,
+                "ci_high": acc.ci_high,
+                "item_ids": [r["item_id"] for r in members],
+            })
+    out.sort(key=_metric_sort_key)
+    return out
+
+
+def judge_agreement(item_rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return one row per (model, perturbation, judge pair) of the generative item rows: how far two judges agree.
+
+    Over the items both judges decided (vote not "unknown"): ``n``, ``agreement`` (share of equal votes) and
+    ``kappa`` (:func:`cohen_kappa` of the votes); both NaN when n == 0. ``judge_a`` < ``judge_b``; rows sorted by
+    (model, perturbation, judge_a, judge_b). A (model, perturbation) with one judge gets no row.
+    """
+    votes: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for row in item_rows:
+        if row["task"] != "generative":
+            continue
+        per_judge = votes.setdefault((row["model"], row["perturbation"]), {})
+        per_judge.setdefault(row.get("judge") or "", {})[row["item_id"]] = row["vote"]
+    out: list[dict[str, Any]] = []
+    for (model, perturbation), per_judge in sorted(votes.items()):
+        for judge_a, judge_b in itertools.combinations(sorted(per_judge), 2):
+            va, vb = per_judge[judge_a], per_judge[judge_b]
+            both = sorted(i for i in va.keys() & vb.keys() if va[i] != "unknown" and vb[i] != "unknown")
+            a, b = [va[i] for i in both], [vb[i] for i in both]
+            out.append({
+                "model": model,
+                "perturbation": perturbation,
+                "judge_a": judge_a,
+                "judge_b": judge_b,
+                "n": len(both),
+                "agreement": sum(x == y for x, y in zip(a, b)) / len(both) if both else math.nan,
+                "kappa": cohen_kappa(a, b),
+            })
+    return out
