@@ -27,8 +27,10 @@ __all__ = [
     "FPQSettings",
     "ProjectConfig",
     "SubgraphSettings",
+    "ScoringSettings",
     "fpq_settings",
     "load_config",
+    "scoring_settings",
     "subgraph_settings",
 ]
 
@@ -268,9 +270,9 @@ def generation_models(cfg: ProjectConfig) -> list[Any]:
 
 
 def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
-    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (items per
-    partition, for a quick look), ``grounded_limit`` and ``grounded_models`` (which models answer with KG context;
-    default: all) and the question ``formats``."""
+    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (true
+    triples per partition, each with all its questions, for a quick look), ``grounded_limit`` and
+    ``grounded_models`` (which models answer with KG context; default: all) and the question ``formats``."""
     g = cfg.section("generation")
     known = {"n", "temperature", "top_p", "max_tokens", "seed", "shard_size", "limit", "formats", "grounded_limit", "grounded_models"}
     bad = set(g) - known
@@ -321,3 +323,69 @@ def perturbation_settings(cfg: ProjectConfig) -> PerturbationSettings:
     if kg not in cfg.kgs:
         raise ConfigError(f"{cfg.path}: perturbation.kg {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
     return PerturbationSettings(methods=methods, levels=levels, scorer=dict(p.get("scorer") or {}), kg=kg)
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    """The ``scoring`` section: the judges of generative answers, the bootstrap, and the unknown-share warning.
+
+    ``judges`` are :class:`kgprobe.generation.ModelSpec` of configured models with judge sampling (one greedy sample
+    of at most ``max_tokens`` tokens unless the entry says otherwise); the first judge is the primary one.
+    """
+
+    judges: tuple[Any, ...] = ()
+    resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    unknown_warn: float = 0.2
+
+
+_JUDGE_KEYS = {"model", "temperature", "top_p", "max_tokens", "seed", "batch_size"}
+
+
+def scoring_settings(cfg: ProjectConfig) -> ScoringSettings:
+    """Validated scoring options. A judge entry is ``{model: <name in models>}`` plus optional ``temperature``
+    (default 0, greedy), ``top_p`` (1.0), ``max_tokens`` (8), ``seed`` and ``batch_size``; a bare string is a model
+    name. Raises :class:`ConfigError` naming the key for an unknown model or option."""
+    from dataclasses import replace
+
+    from kgprobe.generation import SamplingParams
+
+    sc = cfg.section("scoring")
+    known = {"judges", "bootstrap", "unknown_warn", "seed"}
+    bad = set(sc) - known
+    if bad:
+        raise ConfigError(f"{cfg.path}: scoring: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
+    specs = {m.name: m for m in generation_models(cfg)}
+    judges = []
+    for position, entry in enumerate(sc.get("judges") or []):
+        entry = {"model": entry} if isinstance(entry, str) else entry
+        where = f"{cfg.path}: scoring.judges[{position}]"
+        if not isinstance(entry, dict) or "model" not in entry:
+            raise ConfigError(f"{where}: expected a model name or a mapping with 'model', got {entry!r}")
+        unknown = set(entry) - _JUDGE_KEYS
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_JUDGE_KEYS)}")
+        if entry["model"] not in specs:
+            raise ConfigError(f"{where}: model {entry['model']!r} is not in the config's models {sorted(specs)}")
+        spec = specs[entry["model"]]
+        try:
+            params = SamplingParams(n=1, temperature=entry.get("temperature", 0.0), top_p=entry.get("top_p", 1.0),
+                                    max_tokens=entry.get("max_tokens", 8), seed=entry.get("seed", cfg.seed))
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+        judges.append(replace(spec, params=params, batch_size=int(entry.get("batch_size", spec.batch_size))))
+    names = [j.name for j in judges]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{cfg.path}: scoring.judges: a model is listed twice ({names})")
+    boot = sc.get("bootstrap") or {}
+    if not isinstance(boot, dict) or set(boot) - {"resamples", "confidence"}:
+        raise ConfigError(f"{cfg.path}: scoring.bootstrap: expected {{resamples: 1000, confidence: 0.95}}, got {boot!r}")
+    resamples, confidence = int(boot.get("resamples", 1000)), float(boot.get("confidence", 0.95))
+    if resamples < 1 or not 0 < confidence < 1:
+        raise ConfigError(f"{cfg.path}: scoring.bootstrap: resamples must be >= 1 and confidence in (0, 1), got {boot!r}")
+    warn = float(sc.get("unknown_warn", 0.2))
+    if not 0 <= warn <= 1:
+        raise ConfigError(f"{cfg.path}: scoring.unknown_warn must lie in [0, 1], got {warn}")
+    return ScoringSettings(judges=tuple(judges), resamples=resamples, confidence=confidence,
+                           seed=int(sc.get("seed", cfg.seed)), unknown_warn=warn)

@@ -7,6 +7,8 @@ silently mixes with answers to the old one.
 * ``okgqa-grounded-yn-v1`` / ``okgqa-grounded-wh-v1``: the same questions with KG context, after OKGQA's prompt
   D.1 ("Below are the facts that might be relevant to answer the question: ..."), where the facts are the
   question subject's pruned subgraph, clean or perturbed, one "head relation tail" line per triple.
+* ``fpq-judge-v1``: KG-FPQ's FPQ-Judge instruction, which asks a judge model whether an answer to a WH question
+  is factual ("Yes") or not ("No"), followed by the question and the answer.
 
     >>> render("fpq-yn-v1", question="Was Verdi born in Busseto?")
     'Question: Was Verdi born in Busseto? Respond solely with "Yes" or "No".'
@@ -19,11 +21,14 @@ from dataclasses import dataclass
 
 from kgprobe.errors import ConfigError
 
-__all__ = ["PROMPTS", "PromptTemplate", "closed_book_template", "grounded_template", "render", "verbalise"]
+__all__ = ["FPQ_JUDGE_INSTRUCTION", "JUDGE_TEMPLATE_ID", "PROMPTS", "PromptTemplate", "closed_book_template", "grounded_template", "render", "verbalise"]
 
 _YN = 'Respond solely with "Yes" or "No".'
 _WH = "Answer the question with an answer of no more than three sentences."
 _FACTS = "Below are the facts that might be relevant to answer the question:"
+#: KG-FPQ's FPQ-Judge instruction, verbatim.
+FPQ_JUDGE_INSTRUCTION = ('You are given a question and an answer, determine if the answer is factual. If the answer is '
+                         'factual please output only "Yes", otherwise please output only "No".')
 
 
 @dataclass(frozen=True)
@@ -51,8 +56,14 @@ PROMPTS: dict[str, PromptTemplate] = {
                        "OKGQA D.1 with KG-FPQ's Yes-No instruction"),
         PromptTemplate("okgqa-grounded-wh-v1", _FACTS + "\n{knowledge}\n\nQuestion: {question} " + _WH,
                        "OKGQA D.1 with KG-FPQ's WH instruction"),
+        PromptTemplate("fpq-judge-v1", FPQ_JUDGE_INSTRUCTION + "\n\nQuestion: {question}\nAnswer: {answer}",
+                       "KG-FPQ FPQ-Judge instruction"),
     )
 }
+
+
+#: The judge prompt of KG-FPQ's generative task.
+JUDGE_TEMPLATE_ID = "fpq-judge-v1"
 
 
 def closed_book_template(fmt: str) -> PromptTemplate:

@@ -11,7 +11,7 @@ import os
 
 import dagster as dg
 
-from assets import fpq, generate, ingest, perturb, subgraph
+from assets import fpq, generate, ingest, perturb, report, score, subgraph
 from kgprobe.config import DEFAULT_CONFIG, ProjectConfig, load_config
 from kgprobe.errors import ConfigError
 from pipelines.jobs import all_jobs
@@ -42,9 +42,11 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     parts = build_partitions(_config(config_path))
     gen_assets, gen_checks = generate.build(parts)
     perturb_assets, perturb_checks = perturb.build(parts)
+    score_assets, score_checks = score.build(parts)
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *perturb.ASSETS, *perturb_assets, *gen_assets],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *perturb_checks, *gen_checks],
+        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *perturb.ASSETS, *perturb_assets, *gen_assets,
+                *score_assets, *report.ASSETS],
+        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *perturb_checks, *gen_checks, *score_checks],
         jobs=all_jobs(parts),
         resources={
             "project": ProjectResource(config_path=config_path),

@@ -14,17 +14,22 @@ from resources import ProjectResource, WarehouseResource
 
 def test_definitions_load_with_jobs_and_checks() -> None:
     repo = defs.get_repository_def()
-    assert {"prepare", "perturb", "similarity", "generate_closed", "ingest", "subgraphs", "fpq_questions"} <= {
-        j.name for j in repo.get_all_jobs()}
+    assert {"prepare", "perturb", "similarity", "generate_closed", "ingest", "subgraphs", "fpq_questions", "closed_book",
+            "grounded", "score_closed", "score_grounded", "publish"} <= {j.name for j in repo.get_all_jobs()}
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert {"kg_source", "kg", "queries", "khop_subgraphs", "ppr_subgraphs", "fpq_true_triples", "fpq_edits", "fpq_items",
-            "triple_scorer", "perturbed_subgraphs", "kg_similarity", "responses_closed"} <= keys
+            "triple_scorer", "perturbed_subgraphs", "kg_similarity", "responses_closed", "responses_grounded",
+            "scores_closed", "scores_grounded", "leaderboard", "report"} <= keys
     # partitions come from the sample config: its five models and none + 4 methods x 3 levels
     assert repo.get_job("generate_closed").partitions_def.get_partition_keys() == [
         "smollm2-135m", "oracle", "always-yes", "always-no", "random"]
     assert len(repo.get_job("perturb").partitions_def.get_partition_keys()) == 13
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
-    assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage"} <= checks
+    assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage", "oracle_is_perfect",
+            "scores_closed_expectations", "scores_grounded_unknown_share"} <= checks
+    # scoring runs in the same run as the answers it scores, per partition
+    assert repo.get_job("closed_book").partitions_def == repo.get_job("generate_closed").partitions_def
+    assert len(repo.get_job("grounded").partitions_def.get_partition_keys()) == 4 * 13
 
 
 @pytest.fixture()

@@ -25,7 +25,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessRe
     cfg["perturbation"]["levels"] = [0.5, 1.0]
     cfg["perturbation"]["scorer"]["epochs"] = 20
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]  # the CPU model has its own tests
-    cfg["generation"]["grounded_models"] = ["oracle"]
+    cfg["generation"]["grounded_models"] = ["oracle", "always-yes"]
+    cfg["scoring"]["judges"] = [{"model": "oracle"}, {"model": "random"}]
     path = SAMPLE / f".test-{tmp.name}.yaml"  # beside the sample so its relative data paths resolve
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     results = {}
@@ -44,8 +45,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessRe
 
 def test_every_run_succeeds(run) -> None:
     results, _ = run
-    # prepare, none + 4 methods x 2 levels, similarity, four reference models closed-book, oracle x 9 levels grounded
-    assert len(results) == 1 + 9 + 1 + 4 + 9
+    # prepare, none + 4 methods x 2 levels, similarity, four reference models closed-book, 2 models x 9 levels
+    # grounded, the report
+    assert len(results) == 1 + 9 + 1 + 4 + 18 + 1
     assert all(r.success for r in results.values())
 
 
@@ -53,7 +55,8 @@ def test_blocking_checks_pass(run) -> None:
     results, _ = run
     evaluations = {e.asset_check_key.name: e for r in results.values() for e in r.get_asset_check_evaluations()}
     for name in ("kg_not_empty", "kg_no_dangling_ids", "ppr_subgraphs_not_larger", "fpq_edits_follow_their_method",
-                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "responses_closed_complete"):
+                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "responses_closed_complete",
+                 "scores_closed_expectations", "scores_grounded_expectations", "oracle_is_perfect"):
         assert evaluations[name].passed, name
     # the sample's labels are complete and nothing is rejected
     assert evaluations["kg_label_coverage"].passed and evaluations["kg_reject_rate"].passed
@@ -116,3 +119,66 @@ def test_grounded_prompts_carry_the_perturbed_subgraph(run) -> None:
     assert sum("(no facts)" in r["prompt"] for r in clean) == 0
     assert {r["context_query_id"] for r in clean} <= {
         q["query_id"] for q in read_partition(wh, "queries").to_pylist() if q["source"] == "fpq_subjects"}
+
+
+def _metric(rows, model, metric, *, task="discriminative", judge="", perturbation="none", **where):
+    found = [m for m in rows if m["model"] == model and m["metric"] == metric and m["task"] == task
+             and m["judge"] == judge and m["perturbation"] == perturbation
+             and all(m[k] == where.get(k) for k in ("domain", "method", "hop"))]
+    assert len(found) == 1, (model, metric, found)
+    return found[0]
+
+
+def test_scores_separate_the_oracle_from_the_baselines(run) -> None:
+    _, wh = run
+    from kgprobe.warehouse import read_partition
+
+    closed = [m for model in ("oracle", "always-yes", "always-no", "random")
+              for m in read_partition(wh, "scores_closed_metrics", {"model": model}).to_pylist()]
+    assert _metric(closed, "oracle", "accuracy")["value"] == 1.0
+    assert _metric(closed, "oracle", "fpq_accuracy", task="generative", judge="oracle")["value"] == 1.0
+    assert _metric(closed, "always-yes", "tpq_accuracy")["value"] == 1.0
+    assert _metric(closed, "always-yes", "fpq_accuracy")["value"] == 0.0
+    assert _metric(closed, "always-no", "tpq_accuracy")["value"] == 0.0
+    assert _metric(closed, "always-no", "fpq_accuracy")["value"] == 1.0
+    # always-yes passes every gate (it says yes to each TPQ); always-no passes none, so its gated n is 0
+    assert _metric(closed, "always-yes", "fpq_accuracy_gated")["n"] == _metric(closed, "always-yes", "fpq_accuracy")["n"]
+    assert _metric(closed, "always-no", "fpq_accuracy_gated")["n"] == 0
+    rnd = _metric(closed, "random", "accuracy")
+    assert 0.2 < rnd["value"] < 0.8 and rnd["ci_low"] < rnd["value"] < rnd["ci_high"]
+    # every metric row drills down to its items, and each item to its answers
+    items = {r["item_id"]: r for r in read_partition(wh, "scores_closed", {"model": "random"}).to_pylist() if r["judge"] == ""}
+    # (items with the same question text share their stored responses, so a response id alone is not unique)
+    samples = {(r["item_id"], r["response_id"]): r for r in read_partition(wh, "scores_closed_samples", {"model": "random"}).to_pylist()}
+    responses = {(r["item_id"], r["response_id"]): r for r in read_partition(wh, "responses_closed", {"model": "random"}).to_pylist()}
+    assert rnd["n"] == len(rnd["item_ids"]) == len(items)
+    assert rnd["correct"] == sum(items[i]["correct"] for i in rnd["item_ids"])
+    for item in items.values():
+        keys = [(item["item_id"], rid) for rid in item["response_ids"]]
+        assert [samples[k]["label"] for k in keys] == item["labels"]
+        assert [responses[k]["sample_index"] for k in keys] == list(range(item["n_samples"]))
+
+
+def test_grounded_scores_and_the_judges_agreement(run) -> None:
+    _, wh = run
+    from kgprobe.warehouse import read_partition
+
+    ed = read_partition(wh, "scores_grounded_metrics", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
+    assert _metric(ed, "oracle", "accuracy", perturbation="ED-1.0")["value"] == 1.0  # the oracle ignores the context
+    agreement = read_partition(wh, "scores_closed_agreement", {"model": "always-yes"}).to_pylist()
+    assert [(a["judge_a"], a["judge_b"]) for a in agreement] == [("oracle", "random")]
+    assert agreement[0]["n"] > 0 and -1.0 <= agreement[0]["kappa"] <= 1.0
+
+
+def test_leaderboard_and_report(run) -> None:
+    _, wh = run
+    with duckdb.connect(str(wh / "kgprobe.duckdb"), read_only=True) as con:
+        closed = con.execute('SELECT model, fpq_accuracy, fpq_accuracy_lo, fpq_accuracy_n FROM leaderboard.fpq_closed '
+                             'ORDER BY model').fetchall()
+        grounded = con.execute("SELECT count(*), count(DISTINCT perturbation) FROM leaderboard.fpq_grounded").fetchone()
+    assert [r[0] for r in closed] == ["always-no", "always-yes", "oracle", "random"]
+    assert dict((r[0], r[1]) for r in closed)["oracle"] == 1.0 and all(r[3] > 0 for r in closed)
+    assert grounded == (18, 9)
+    html = (wh / "report" / "report.html").read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") >= 5 and "always-yes" in html
+    assert "src=\"http" not in html and "href=\"http" not in html

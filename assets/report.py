@@ -1,0 +1,121 @@
+"""Report stage: the leaderboard over every scored partition (DuckDB tables) and one self-contained HTML report.
+
+(No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
+"""
+
+from datetime import datetime, timezone
+
+import dagster as dg
+import pyarrow as pa
+
+from assets._metadata import image_md, markdown_table, table_metadata
+from kgprobe import warehouse as wh
+from kgprobe.config import generation_models, scoring_settings
+from kgprobe.kgstats import current_snapshot
+from kgprobe.report import ReportContext, leaderboard_tables, render_html, report_plots, write_report
+from kgprobe.scoring import AGREEMENT_SCHEMA, METRIC_SCHEMA
+from resources import ProjectResource, WarehouseResource
+
+GROUP = "report"
+SETTINGS = ("closed", "grounded")
+REPORT_PATH = ("report", "report.html")
+
+
+def _read_all(warehouse: WarehouseResource, asset: str, schema: pa.Schema) -> pa.Table:
+    """Every partition of ``asset`` (empty, with ``schema``, when none has been written)."""
+    tables = [warehouse.read_partition(asset, dims) for dims in wh.partitions(warehouse.root, asset)]
+    return pa.concat_tables([t.select(schema.names).cast(schema) for t in tables]) if tables else schema.empty_table()
+
+
+def _tagged(warehouse: WarehouseResource, kind: str, schema: pa.Schema) -> pa.Table:
+    """Closed-book and grounded rows of one kind (``metrics`` / ``agreement``) with a ``setting`` column."""
+    parts = []
+    for setting in SETTINGS:
+        t = _read_all(warehouse, f"scores_{setting}_{kind}", schema)
+        parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
+    return pa.concat_tables(parts)
+
+
+@dg.asset(group_name=GROUP, kinds={"duckdb"}, deps=["scores_closed", "scores_grounded"])
+def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Models x metrics with 95% intervals, one table per suite and setting, over every scored partition (DuckDB)."""
+    cfg = project.load()
+    models = [m.name for m in generation_models(cfg)]
+    judges = [j.name for j in scoring_settings(cfg).judges]
+    metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA)
+    agreement = _tagged(warehouse, "agreement", AGREEMENT_SCHEMA)
+    tables = leaderboard_tables(metrics.to_pylist(), models=models, judges=judges)
+    stored = {"metrics": metrics.drop_columns(["item_ids"]), "judge_agreement": agreement}
+    stored.update({name: pa.Table.from_pylist(rows) for name, rows in tables.items() if rows})
+    with warehouse.connect() as con:
+        con.execute("CREATE SCHEMA IF NOT EXISTS leaderboard")
+        for name, table in stored.items():
+            con.register("_incoming", table)
+            con.execute(f'CREATE OR REPLACE TABLE leaderboard."{name}" AS SELECT * FROM _incoming')
+            con.unregister("_incoming")
+    context.log.info(f"leaderboard: {metrics.num_rows} metric rows from "
+                     f"{len(set(zip(*(metrics.column(c).to_pylist() for c in ('setting', 'model', 'perturbation')))))} partitions")
+    closed = tables.get("fpq_closed") or []
+    preview = [{k: v for k, v in row.items() if k == "model" or (not k.endswith(("_lo", "_hi", "_n")) and "__" not in k)}
+               for row in closed]
+    return dg.MaterializeResult(metadata={
+        **table_metadata(metrics.num_rows),
+        "tables": ", ".join(f"leaderboard.{n} ({t.num_rows} rows)" for n, t in stored.items()),
+        "fpq_closed": dg.MetadataValue.md(markdown_table(preview, limit=50)),
+    })
+
+
+@dg.asset(group_name=GROUP, kinds={"python"}, deps=[leaderboard, "kg_similarity"])
+def report(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """One self-contained HTML report (leaderboards, judge agreement, plots, how to trace a number); plots also here."""
+    cfg = project.load()
+    settings = scoring_settings(cfg)
+    models = tuple(m.name for m in generation_models(cfg))
+    judges = tuple(j.name for j in settings.judges)
+    metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA).to_pylist()
+    agreement = _tagged(warehouse, "agreement", AGREEMENT_SCHEMA).to_pylist()
+    similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
+    plots = report_plots(metrics, similarity, agreement, models=models, judges=judges)
+    with warehouse.connect(read_only=True) as con:
+        snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
+    samples = _read_all_samples(warehouse)
+    items = warehouse.read_partition("fpq_items").num_rows if wh.partitions(warehouse.root, "fpq_items") else 0
+    ctx = ReportContext(
+        project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
+        created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), run_ids=(context.run.run_id,),
+        bootstrap_resamples=settings.resamples, bootstrap_seed=settings.seed, confidence=settings.confidence,
+        judges=judges, models=models,
+        counts={"KG-FPQ items": items, **{f"{s} answers (samples)": n for s, n in samples["counts"].items()}},
+    )
+    html = render_html(ctx, metrics, agreement, plots, examples=samples["examples"])
+    path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
+    context.log.info(f"report written to {path.resolve()}")
+    return dg.MaterializeResult(metadata={
+        "path": dg.MetadataValue.path(str(path.resolve())),
+        "size_kb": round(len(html.encode()) / 1024, 1),
+        **{f"plot_{name}": image_md(png, alt=name) for name, png in plots.items()},
+    })
+
+
+def _read_all_samples(warehouse: WarehouseResource) -> dict:
+    """Answer counts per setting, and up to a dozen closed-book Yes-No answers that read as unknown (with the question)."""
+    counts, examples = {}, []
+    questions = {}
+    if wh.partitions(warehouse.root, "fpq_items"):
+        questions = dict(zip(*(warehouse.read_partition("fpq_items").column(c).to_pylist() for c in ("id", "question"))))
+    for setting in SETTINGS:
+        asset = f"scores_{setting}_samples"
+        n = 0
+        for dims in wh.partitions(warehouse.root, asset):
+            rows = warehouse.read_partition(asset, dims).select(["item_id", "model", "format", "judge", "text", "label"]).to_pylist()
+            n += sum(1 for r in rows if r["judge"] in ("", None) or r["format"] == "yn")
+            if setting == "closed":
+                examples += [{"model": r["model"], "question": questions.get(r["item_id"], r["item_id"]),
+                              "answer": r["text"] if r["text"] is not None else "(no answer: generation failed)",
+                              "label": r["label"]}
+                             for r in rows if r["format"] == "yn" and r["label"] == "unknown"][:4]
+        counts[setting] = n
+    return {"counts": counts, "examples": examples[:12]}
+
+
+ASSETS = [leaderboard, report]

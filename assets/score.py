@@ -1,0 +1,185 @@
+"""Scoring stage: every answer read, WH answers judged, votes, KG-FPQ accuracies with intervals, per partition.
+
+Each scores asset writes four Parquet tables for its partition (views of the same names in DuckDB):
+``<asset>_samples`` (one row per answer and judge, raw text beside the label), ``<asset>`` (one row per item and
+judge: the vote), ``<asset>_metrics`` (accuracies with n, interval and the item ids behind them) and
+``<asset>_agreement`` (Cohen's kappa of the judges).
+
+(No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
+"""
+
+import math
+import dagster as dg
+
+from assets._metadata import markdown_table, table_metadata
+from kgprobe import warehouse as wh
+from kgprobe.config import generation_models, generation_settings, scoring_settings
+from kgprobe.quality import failed, outcomes_markdown, validate_metrics, validate_score_items, validate_score_samples
+from kgprobe.scoring import ScoredPartition, oracle_failures, score_partition
+from kgprobe.store import ResponseStore
+from pipelines.partitions import MODEL, PERTURBATION, Partitions
+from resources import ProjectResource, WarehouseResource
+
+GROUP = "score"
+GPU_POOL = "gpu"
+_HEADLINE = ("accuracy", "tpq_accuracy", "fpq_accuracy", "fpq_accuracy_gated", "unknown_share")
+
+
+def _score(context, project: ProjectResource, warehouse: WarehouseResource, responses_asset: str, dims: dict) -> ScoredPartition:
+    cfg = project.load()
+    settings = scoring_settings(cfg)
+    items = warehouse.read_partition("fpq_items").to_pylist()
+    responses = warehouse.read_partition(responses_asset, dims).to_pylist()
+    context.log.info(f"scoring {len(responses)} answers of {dims}")
+    return score_partition(
+        items, responses, model=dims[MODEL], perturbation=dims.get(PERTURBATION, "none"), judges=settings.judges,
+        store=ResponseStore(warehouse.root / "response_store"), run_id=context.run.run_id,
+        shard_size=generation_settings(cfg)["shard_size"], resamples=settings.resamples,
+        confidence=settings.confidence, seed=settings.seed, log=context.log.info)
+
+
+def _write(warehouse: WarehouseResource, asset: str, scored: ScoredPartition, dims: dict) -> dict:
+    tables = scored.tables()
+    warehouse.write_partition(f"{asset}_samples", tables["samples"], dims)
+    warehouse.write_partition(f"{asset}_metrics", tables["metrics"], dims)
+    warehouse.write_partition(f"{asset}_agreement", tables["agreement"], dims)
+    warehouse.write_partition(asset, tables["items"], dims)
+    headline = [
+        {"task": m["task"], "judge": m["judge"] or "-", "metric": m["metric"], "n": m["n"],
+         "value": _fmt(m["value"]), "95% CI": f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]"}
+        for m in scored.metrics
+        if m["metric"] in _HEADLINE and m["domain"] is None and m["method"] is None and m["hop"] is None
+    ]
+    return {
+        **table_metadata(tables["items"].num_rows),
+        "answers": tables["samples"].num_rows,
+        "unknown_share": _float(scored.unknown_share("discriminative")),
+        "judge_unknown_share": _float(scored.unknown_share("generative")),
+        "scores": dg.MetadataValue.md(markdown_table(headline, limit=40)),
+        "judge_agreement": dg.MetadataValue.md(markdown_table(
+            [{"judges": f"{a['judge_a']} / {a['judge_b']}", "n": a["n"], "agreement": _fmt(a["agreement"]),
+              "kappa": _fmt(a["kappa"])} for a in scored.agreement])),
+    }
+
+
+def _fmt(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def _float(x: float) -> float:
+    return -1.0 if math.isnan(x) else float(x)
+
+
+def _run_partition(context) -> dict | None:
+    """The partition (dimension -> value) of the run a check executes in; None when the run has no partition."""
+    tags = context.run.tags
+    if "dagster/partition" not in tags:
+        return None
+    dims = {k.split("/")[-1]: v for k, v in tags.items() if k.startswith("dagster/partition/")}
+    return dims or {MODEL: tags["dagster/partition"]}
+
+
+def _partitions_to_check(context, warehouse: WarehouseResource, asset: str) -> list[dict]:
+    wanted = _run_partition(context)
+    if wanted is not None:
+        safe = {k: wh._safe(v) for k, v in wanted.items()}
+        return [d for d in wh.partitions(warehouse.root, asset) if d == safe]
+    return wh.partitions(warehouse.root, asset)
+
+
+def _expectations_check(context, warehouse: WarehouseResource, asset: str) -> dg.AssetCheckResult:
+    outcomes = []
+    for dims in _partitions_to_check(context, warehouse, asset):
+        outcomes += validate_score_samples(warehouse.read_partition(f"{asset}_samples", dims))
+        outcomes += validate_score_items(warehouse.read_partition(asset, dims))
+        outcomes += validate_metrics(warehouse.read_partition(f"{asset}_metrics", dims))
+    bad = failed(outcomes)
+    return dg.AssetCheckResult(passed=bool(outcomes) and not bad, metadata={
+        "expectations": len(outcomes), "failed": len(bad),
+        "results": dg.MetadataValue.md(outcomes_markdown(bad or outcomes)),
+    })
+
+
+def _unknown_check(context, project: ProjectResource, warehouse: WarehouseResource, asset: str) -> dg.AssetCheckResult:
+    limit = scoring_settings(project.load()).unknown_warn
+    rows, examples = [], []
+    for dims in _partitions_to_check(context, warehouse, asset):
+        samples = [s for s in warehouse.read_partition(f"{asset}_samples", dims).to_pylist() if s["format"] == "yn"]
+        unknown = [s for s in samples if s["label"] == "unknown"]
+        share = len(unknown) / len(samples) if samples else 0.0
+        rows.append({**dims, "answers": len(samples), "unknown": len(unknown), "share": round(share, 3)})
+        if share > limit:
+            examples += [{**dims, "response_id": s["response_id"], "text": repr(s["text"] if s["error"] is None else s["error"])[:100]}
+                         for s in unknown[:5]]
+    over = [r for r in rows if r["share"] > limit]
+    return dg.AssetCheckResult(passed=not over, severity=dg.AssetCheckSeverity.WARN, metadata={
+        "limit": limit, "partitions_over": len(over),
+        "partitions": dg.MetadataValue.md(markdown_table(sorted(rows, key=lambda r: -r["share"]))),
+        "examples": dg.MetadataValue.md(markdown_table(examples, limit=25)),
+    })
+
+
+def _oracle_names(project: ProjectResource) -> set[str]:
+    return {m.name for m in generation_models(project.load()) if m.backend == "reference" and m.config.kind == "oracle"}
+
+
+def build(parts: Partitions) -> tuple[list, list]:
+    """The scoring assets and their checks for one set of partitions."""
+
+    @dg.asset(group_name=GROUP, kinds={"parquet", "python"}, partitions_def=parts.model,
+              deps=["responses_closed", "fpq_items"], pool=GPU_POOL)
+    def scores_closed(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        """Closed-book answers of one model read, judged and voted; KG-FPQ accuracies with 95% bootstrap intervals."""
+        dims = {MODEL: context.partition_key}
+        scored = _score(context, project, warehouse, "responses_closed", dims)
+        return dg.MaterializeResult(metadata=_write(warehouse, "scores_closed", scored, dims))
+
+    @dg.asset(group_name=GROUP, kinds={"parquet", "python"}, partitions_def=parts.model_perturbation,
+              deps=["responses_grounded", "fpq_items"], pool=GPU_POOL)
+    def scores_grounded(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        """KG-grounded answers of one model at one perturbation level read, judged, voted and scored."""
+        keys = context.partition_key.keys_by_dimension
+        dims = {MODEL: keys[MODEL], PERTURBATION: keys[PERTURBATION]}
+        scored = _score(context, project, warehouse, "responses_grounded", dims)
+        return dg.MaterializeResult(metadata=_write(warehouse, "scores_grounded", scored, dims))
+
+    @dg.asset_check(asset=scores_closed, blocking=True,
+                    description="Great Expectations suite on the answers, votes and metrics of the run's partition.")
+    def scores_closed_expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _expectations_check(context, warehouse, "scores_closed")
+
+    @dg.asset_check(asset=scores_grounded, blocking=True,
+                    description="Great Expectations suite on the answers, votes and metrics of the run's partition.")
+    def scores_grounded_expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _expectations_check(context, warehouse, "scores_grounded")
+
+    @dg.asset_check(asset=scores_closed, description="More than scoring.unknown_warn (20%) of Yes-No answers read as unknown.")
+    def scores_closed_unknown_share(context: dg.AssetCheckExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _unknown_check(context, project, warehouse, "scores_closed")
+
+    @dg.asset_check(asset=scores_grounded, description="More than scoring.unknown_warn (20%) of Yes-No answers read as unknown.")
+    def scores_grounded_unknown_share(context: dg.AssetCheckExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _unknown_check(context, project, warehouse, "scores_grounded")
+
+    @dg.asset_check(asset=scores_closed, blocking=True,
+                    description="The oracle scores 1.0 on every closed-book metric: proof that questions, answers, "
+                                "parsing, votes and metrics fit together end to end.")
+    def oracle_is_perfect(context: dg.AssetCheckExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        oracles = _oracle_names(project)
+        reference_judges = {j.name for j in scoring_settings(project.load()).judges if j.name in oracles}
+        checked, bad = [], []
+        for dims in _partitions_to_check(context, warehouse, "scores_closed"):
+            if dims.get(MODEL) not in {wh._safe(o) for o in oracles}:
+                continue
+            metrics = warehouse.read_partition("scores_closed_metrics", dims).to_pylist()
+            checked.append(dims[MODEL])
+            bad += [{"model": dims[MODEL], **b} for b in oracle_failures(metrics, reference_judges)]
+        return dg.AssetCheckResult(passed=not bad, metadata={
+            "oracle_partitions_checked": ", ".join(checked) or "none in this run",
+            "generative_judges_checked": ", ".join(sorted(reference_judges)) or "none (no reference oracle judge)",
+            "imperfect_metrics": dg.MetadataValue.md(markdown_table(bad, limit=30)),
+        })
+
+    return ([scores_closed, scores_grounded],
+            [scores_closed_expectations, scores_grounded_expectations, scores_closed_unknown_share,
+             scores_grounded_unknown_share, oracle_is_perfect])
