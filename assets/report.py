@@ -13,7 +13,7 @@ from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kgstats import current_snapshot
 from kgprobe.report import ReportContext, leaderboard_tables, render_html, report_plots, write_report
-from kgprobe.scoring import AGREEMENT_SCHEMA, METRIC_SCHEMA
+from kgprobe.scoring import AGREEMENT_SCHEMA, ITEM_SCHEMA, METRIC_SCHEMA, pooled_agreement
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "report"
@@ -36,6 +36,20 @@ def _tagged(warehouse: WarehouseResource, kind: str, schema: pa.Schema) -> pa.Ta
     return pa.concat_tables(parts)
 
 
+ALL_LEVELS = "all levels"
+
+
+def _agreement(warehouse: WarehouseResource, *, per_partition: bool) -> pa.Table:
+    """Judge agreement with a ``setting`` column: pooled over all models (closed book) and over all models and levels
+    (grounded), plus, with ``per_partition``, every partition's own rows."""
+    parts = [_tagged(warehouse, "agreement", AGREEMENT_SCHEMA)] if per_partition else []
+    for setting, perturbation in (("closed", None), ("grounded", ALL_LEVELS)):
+        items = _read_all(warehouse, f"scores_{setting}", ITEM_SCHEMA).to_pylist()
+        pooled = pa.Table.from_pylist(pooled_agreement(items, perturbation=perturbation), schema=AGREEMENT_SCHEMA)
+        parts.append(pooled.append_column("setting", pa.array([setting] * pooled.num_rows, pa.string())))
+    return pa.concat_tables(parts)
+
+
 @dg.asset(group_name=GROUP, kinds={"duckdb"}, deps=["scores_closed", "scores_grounded"])
 def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Models x metrics with 95% intervals, one table per suite and setting, over every scored partition (DuckDB)."""
@@ -43,7 +57,7 @@ def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, war
     models = [m.name for m in generation_models(cfg)]
     judges = [j.name for j in scoring_settings(cfg).judges]
     metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA)
-    agreement = _tagged(warehouse, "agreement", AGREEMENT_SCHEMA)
+    agreement = _agreement(warehouse, per_partition=True)
     tables = leaderboard_tables(metrics.to_pylist(), models=models, judges=judges)
     stored = {"metrics": metrics.drop_columns(["item_ids"]), "judge_agreement": agreement}
     stored.update({name: pa.Table.from_pylist(rows) for name, rows in tables.items() if rows})
@@ -73,7 +87,9 @@ def report(context: dg.AssetExecutionContext, project: ProjectResource, warehous
     models = tuple(m.name for m in generation_models(cfg))
     judges = tuple(j.name for j in settings.judges)
     metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA).to_pylist()
-    agreement = _tagged(warehouse, "agreement", AGREEMENT_SCHEMA).to_pylist()
+    # per model for the closed book; the grounded partitions (models x levels) only pooled, or the table runs long
+    agreement = [r for r in _agreement(warehouse, per_partition=True).to_pylist()
+                 if r["setting"] == "closed" or r["perturbation"] == ALL_LEVELS]
     similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
     plots = report_plots(metrics, similarity, agreement, models=models, judges=judges)
     with warehouse.connect(read_only=True) as con:

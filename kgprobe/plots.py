@@ -244,7 +244,7 @@ def _shared_n(group: Mapping[str, Any]) -> int | None:
     return ns.pop() if len(ns) == 1 and None not in ns else None
 
 
-def _draw_lines(ax: plt.Axes, lines: Mapping[str, Mapping[Any, Any]], palette: Mapping[str, Any]) -> bool:
+def _draw_lines(ax: plt.Axes, lines: Mapping[str, Mapping[Any, Any]], palette: Mapping[str, Any], *, show_n: bool = True) -> bool:
     drew = False
     for name, points in lines.items():
         pts = sorted(((float(x), *_point(p)) for x, p in points.items()), key=lambda t: t[0])
@@ -254,7 +254,7 @@ def _draw_lines(ax: plt.Axes, lines: Mapping[str, Mapping[Any, Any]], palette: M
         drew = True
         xs = [t[0] for t in pts]
         ns = {t[4] for t in pts}
-        label = _text(name) + (f" (n={next(iter(ns))})" if len(ns) == 1 and None not in ns else "")
+        label = _text(name) + (f" (n={next(iter(ns))})" if show_n and len(ns) == 1 and None not in ns else "")
         ax.plot(xs, [t[1] for t in pts], marker="o", markersize=4, color=palette[name], label=label, clip_on=False)
         band = [t for t in pts if _finite(t[2], t[3])]
         if len(band) > 1:
@@ -336,7 +336,8 @@ def panel_lines(
     palette = _palette(series, colors)
     handles: dict[str, Any] = {}
     for ax, name in zip(axes, titles):
-        if not _draw_lines(ax, panels[name], palette):
+        # n differs between panels, so the shared legend names the series only
+        if not _draw_lines(ax, panels[name], palette, show_n=False):
             ax.text(0.5, 0.5, "no data", ha="center", va="center", color="0.4", transform=ax.transAxes)
         ax.set_title(_text(name), fontsize="small")
         ax.grid(alpha=0.3)

@@ -139,3 +139,19 @@ def test_oracle_failures_names_the_imperfect_rows():
     ]
     assert [(r["metric"], r["method"]) for r in oracle_failures(rows, {"ref"})] == [("fpq_accuracy", "NSC")]
     assert len(oracle_failures(rows, {"ref", "llm"})) == 2
+
+
+def test_pooled_agreement_counts_each_models_answer_once(tmp_path):
+    from kgprobe.scoring import ALL_MODELS, pooled_agreement
+
+    store = ResponseStore(tmp_path)
+    judges = _judges("oracle", "always-yes")
+    rows = []
+    for name, kind in (("oracle", "oracle"), ("no-man", "always-no")):
+        rows += score_partition(ITEMS, _answers(store, name, kind), model=name, perturbation="none", judges=judges,
+                                store=store).items
+    [pooled] = pooled_agreement(rows)
+    # 3 WH items x 2 models; the oracle judge calls the oracle's answers factual and always-no's TPQ answer not
+    assert (pooled["model"], pooled["perturbation"], pooled["n"]) == (ALL_MODELS, "none", 6)
+    assert pooled["agreement"] == pytest.approx(5 / 6)
+    assert pooled_agreement(rows, perturbation="all levels")[0]["perturbation"] == "all levels"
