@@ -9,11 +9,13 @@ import dagster as dg
 import pyarrow as pa
 
 from assets._metadata import markdown_table, table_metadata
+from assets._partitions import partitions_to_check
 from kgprobe.closed_book import fpq_prompts, grounded_fpq_prompts
 from kgprobe.config import generation_models, generation_settings, subgraph_settings
 from kgprobe.kgstats import labels
 from kgprobe.generation import make_backend, run_generation
 from kgprobe import warehouse as wh
+from kgprobe.quality import failed, outcomes_markdown, validate_responses
 from kgprobe.store import ResponseStore
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
@@ -115,4 +117,28 @@ def build(parts: Partitions) -> tuple[list, list]:
             "items_without_context": no_context,
         })
 
-    return [responses_closed, responses_grounded], [responses_closed_complete]
+    @dg.asset_check(asset=responses_closed, blocking=True,
+                    description="Great Expectations suite on the run's partition: ids non-null, one row per (item, "
+                                "model, sample), text or error on every row.")
+    def responses_closed_expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _expectations(context, warehouse, "responses_closed")
+
+    @dg.asset_check(asset=responses_grounded, blocking=True,
+                    description="Great Expectations suite on the run's partition: ids non-null, one row per (item, "
+                                "model, perturbation, sample), text or error on every row.")
+    def responses_grounded_expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        return _expectations(context, warehouse, "responses_grounded")
+
+    return ([responses_closed, responses_grounded],
+            [responses_closed_complete, responses_closed_expectations, responses_grounded_expectations])
+
+
+def _expectations(context, warehouse: WarehouseResource, asset: str) -> dg.AssetCheckResult:
+    outcomes = []
+    for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+        outcomes += validate_responses(warehouse.read_partition(asset, dims), name=f"{asset} {dims}")
+    bad = failed(outcomes)
+    return dg.AssetCheckResult(passed=bool(outcomes) and not bad, metadata={
+        "expectations": len(outcomes), "failed": len(bad),
+        "results": dg.MetadataValue.md(outcomes_markdown(bad or outcomes)),
+    })

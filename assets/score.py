@@ -12,6 +12,7 @@ import math
 import dagster as dg
 
 from assets._metadata import markdown_table, table_metadata
+from assets._partitions import partitions_to_check
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, generation_settings, scoring_settings
 from kgprobe.quality import failed, outcomes_markdown, validate_metrics, validate_score_items, validate_score_samples
@@ -70,29 +71,16 @@ def _float(x: float) -> float:
     return -1.0 if math.isnan(x) else float(x)
 
 
-def _run_partition(context) -> dict | None:
-    """The partition (dimension -> value) of the run a check executes in; None when the run has no partition."""
-    tags = context.run.tags
-    if "dagster/partition" not in tags:
-        return None
-    dims = {k.split("/")[-1]: v for k, v in tags.items() if k.startswith("dagster/partition/")}
-    return dims or {MODEL: tags["dagster/partition"]}
-
-
 def _partitions_to_check(context, warehouse: WarehouseResource, asset: str) -> list[dict]:
-    wanted = _run_partition(context)
-    if wanted is not None:
-        safe = {k: wh._safe(v) for k, v in wanted.items()}
-        return [d for d in wh.partitions(warehouse.root, asset) if d == safe]
-    return wh.partitions(warehouse.root, asset)
+    return partitions_to_check(context, warehouse.root, asset, default_dim=MODEL)
 
 
 def _expectations_check(context, warehouse: WarehouseResource, asset: str) -> dg.AssetCheckResult:
     outcomes = []
     for dims in _partitions_to_check(context, warehouse, asset):
-        outcomes += validate_score_samples(warehouse.read_partition(f"{asset}_samples", dims))
-        outcomes += validate_score_items(warehouse.read_partition(asset, dims))
-        outcomes += validate_metrics(warehouse.read_partition(f"{asset}_metrics", dims))
+        outcomes += validate_score_samples(warehouse.read_partition(f"{asset}_samples", dims), name=f"{asset}_samples {dims}")
+        outcomes += validate_score_items(warehouse.read_partition(asset, dims), name=f"{asset} {dims}")
+        outcomes += validate_metrics(warehouse.read_partition(f"{asset}_metrics", dims), name=f"{asset}_metrics {dims}")
     bad = failed(outcomes)
     return dg.AssetCheckResult(passed=bool(outcomes) and not bad, metadata={
         "expectations": len(outcomes), "failed": len(bad),

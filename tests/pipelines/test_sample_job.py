@@ -56,7 +56,8 @@ def test_blocking_checks_pass(run) -> None:
     evaluations = {e.asset_check_key.name: e for r in results.values() for e in r.get_asset_check_evaluations()}
     for name in ("kg_not_empty", "kg_no_dangling_ids", "ppr_subgraphs_not_larger", "fpq_edits_follow_their_method",
                  "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "responses_closed_complete",
-                 "scores_closed_expectations", "scores_grounded_expectations", "oracle_is_perfect"):
+                 "scores_closed_expectations", "scores_grounded_expectations", "oracle_is_perfect",
+                 "responses_closed_expectations", "responses_grounded_expectations"):
         assert evaluations[name].passed, name
     # the sample's labels are complete and nothing is rejected
     assert evaluations["kg_label_coverage"].passed and evaluations["kg_reject_rate"].passed
@@ -179,6 +180,12 @@ def test_leaderboard_and_report(run) -> None:
     assert [r[0] for r in closed] == ["always-no", "always-yes", "oracle", "random"]
     assert dict((r[0], r[1]) for r in closed)["oracle"] == 1.0 and all(r[3] > 0 for r in closed)
     assert grounded == (18, 9)
+    with duckdb.connect(str(wh / "kgprobe.duckdb"), read_only=True) as con:
+        pooled = con.execute("SELECT setting, perturbation, n FROM leaderboard.judge_agreement WHERE model = 'all models' "
+                             "ORDER BY setting").fetchall()
+    # the WH answers of every model pooled: closed book (4 models) and grounded (2 models x 9 levels)
+    assert [(s, p) for s, p, _ in pooled] == [("closed", "none"), ("grounded", "all levels")]
+    assert pooled[1][2] > pooled[0][2] > 0
     html = (wh / "report" / "report.html").read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") >= 5 and "always-yes" in html
     assert "src=\"http" not in html and "href=\"http" not in html
