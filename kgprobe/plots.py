@@ -235,7 +235,13 @@ def _legend_outside(fig: plt.Figure, entries: int, handles: Sequence[Any] | None
     if not entries:
         return
     args = (handles, labels) if handles is not None else ()
-    loc, ncol = ("outside right center", 1) if right else ("outside lower center", min(entries, 3))
+    if labels is None:
+        labels = [t for ax in fig.axes for t in ax.get_legend_handles_labels()[1]]
+    # as many columns as fit the figure's width: long series names (judges, models) get fewer
+    width_chars = fig.get_figwidth() * 14
+    longest = max((len(str(t)) for t in labels), default=10) + 6
+    ncol = max(1, min(entries, 3, int(width_chars // longest)))
+    loc, ncol = ("outside right center", 1) if right else ("outside lower center", ncol)
     fig.legend(*args, loc=loc, ncol=ncol, fontsize="small", frameon=False)
 
 

@@ -332,8 +332,8 @@ def report_plots(
     * ``accuracy_by_hop``: closed-book gated yes/no FPQ accuracy against the hop of the false object, one panel per
       method NSC and NDC, one line per model;
     * ``discriminative_vs_generative``: per model, closed-book FPQ accuracy of the yes/no questions beside the
-      open questions' as judged by the first judge of ``judges`` that has rows (labelled with its name; the
-      judges' kappa under the model's name when ``agreement`` has it);
+      open questions' as judged by each judge that has rows (one bar per judge, in ``judges`` order; the first
+      judge's kappa with the next under the model's name when ``agreement`` has it);
     * ``grounded_by_level``: grounded yes/no accuracy against the perturbation level, one panel per method
       RS RR ER ED, x = 0 being the clean subgraph ("none"), one line per model with its 95% band;
     * ``kg_similarity``: per method, the mean ATS, SC2D and SD2 of the perturbed subgraphs over queries against
@@ -376,15 +376,19 @@ def report_plots(
     gen_judges = [j for j in _judges(index, "closed", judges)
                   if _has_value(closed(m, "fpq_accuracy", _GEN, j) for m in closed_models)]
     if gen_judges and _has_value(closed(m, "fpq_accuracy") for m in closed_models):
-        judge = gen_judges[0]
-        disc, gen = "yes/no questions (discriminative)", f"open questions judged by {judge} (generative)"
-        groups = {model: {disc: closed(model, "fpq_accuracy"), gen: closed(model, "fpq_accuracy", _GEN, judge)}
+        # one bar per judge: a judge that cannot read a model's answers (the reference oracle on prose) leaves a gap
+        # that the next judge fills, and bars side by side show how far the judges disagree
+        disc = "yes/no questions (discriminative)"
+        gen = {j: f"open questions judged by {j} (generative)" for j in gen_judges}
+        groups = {model: {disc: closed(model, "fpq_accuracy"),
+                          **{gen[j]: closed(model, "fpq_accuracy", _GEN, j) for j in gen_judges}}
                   for model in closed_models}
+        palette = ["#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
         out["discriminative_vs_generative"] = plots.grouped_bars_ci(
             {m: g for m, g in groups.items() if _has_value(g.values())},
             title="Closed book: false-premise accuracy, yes/no vs open questions", ylabel="accuracy", xlabel="model",
-            colors={disc: "#4c72b0", gen: "#dd8452"},
-            notes=_kappa_notes(agreement, "closed", judge, _judges(index, "closed", judges)))
+            colors={disc: "#4c72b0", **{gen[j]: palette[i % len(palette)] for i, j in enumerate(gen_judges)}},
+            notes=_kappa_notes(agreement, "closed", gen_judges[0], _judges(index, "closed", judges)))
 
     grounded = [k for k in index if k[0] == "grounded" and k[3] == _DISC and k[5] == "accuracy"
                 and k[6] is None and k[7] is None and k[8] is None]
