@@ -52,3 +52,41 @@ def test_bundled_sample_config_is_valid() -> None:
     cfg = load_config(Path(__file__).resolve().parents[2] / "examples" / "sample.yaml")
     assert set(cfg.kgs) == {"sample"}
     assert all(p.is_file() for p in cfg.kgs["sample"].files + cfg.kgs["sample"].temporal_files)
+
+
+_MODELS = ("kgs:\n  a: {triples: x}\nseed: 5\nmodels:\n  - {name: oracle, backend: reference, kind: oracle}\n"
+           "  - {name: coin, backend: reference, kind: random}\n")
+
+
+def test_scoring_judges_get_greedy_single_samples_and_the_project_seed(tmp_path: Path) -> None:
+    from kgprobe.config import scoring_settings
+
+    cfg = load_config(_cfg(tmp_path, _MODELS + "scoring:\n  judges: [oracle, {model: coin, temperature: 0.7, max_tokens: 4}]\n"
+                                      "  bootstrap: {resamples: 200}\n"))
+    s = scoring_settings(cfg)
+    assert [j.name for j in s.judges] == ["oracle", "coin"]
+    assert (s.judges[0].params.n, s.judges[0].params.temperature, s.judges[0].params.max_tokens) == (1, 0.0, 8)
+    assert (s.judges[1].params.temperature, s.judges[1].params.max_tokens, s.judges[1].params.seed) == (0.7, 4, 5)
+    assert (s.resamples, s.confidence, s.seed, s.unknown_warn) == (200, 0.95, 5, 0.2)
+    assert scoring_settings(load_config(_cfg(tmp_path, _MODELS))).judges == ()
+
+
+@pytest.mark.parametrize(
+    ("scoring", "message"),
+    [
+        ("  judge: [oracle]\n", r"scoring: unknown key\(s\) \['judge'\]"),
+        ("  judges: [gpt-9]\n", r"scoring.judges\[0\]: model 'gpt-9' is not in the config's models"),
+        ("  judges: [{model: oracle, n: 3}]\n", r"scoring.judges\[0\]: unknown key\(s\) \['n'\]"),
+        ("  judges: [oracle, oracle]\n", "a model is listed twice"),
+        ("  judges: [{model: oracle, temperature: -1}]\n", r"scoring.judges\[0\]: sampling parameter temperature"),
+        ("  bootstrap: {resamples: 0}\n", "scoring.bootstrap: resamples must be >= 1"),
+        ("  bootstrap: {level: 0.9}\n", "scoring.bootstrap: expected"),
+        ("  unknown_warn: 1.5\n", r"scoring.unknown_warn must lie in \[0, 1\]"),
+    ],
+)
+def test_scoring_mistakes_name_the_key(tmp_path: Path, scoring: str, message: str) -> None:
+    from kgprobe.config import scoring_settings
+
+    with pytest.raises(ConfigError, match=message) as info:
+        scoring_settings(load_config(_cfg(tmp_path, _MODELS + "scoring:\n" + scoring)))
+    assert "project.yaml" in str(info.value)
