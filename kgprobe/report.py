@@ -493,9 +493,9 @@ _PLOT_TEXT = {
         "One panel per edit method (NSC, NDC), one line per model; bands: 95% bootstrap interval."),
     "discriminative_vs_generative": (
         "Yes/no versus open questions (closed book)",
-        "False-premise accuracy of the same models on yes/no questions and on open questions, whose answers an LLM "
-        "judge read (the first judge configured). Under each model, the judges' Cohen's kappa where two judges "
-        "read the same answers."),
+        "False-premise accuracy of the same models on yes/no questions and on open questions, whose answers each "
+        "configured judge read (one bar per judge; a judge that cannot read a model's answers leaves no bar). "
+        "Under each model, the first two judges' Cohen's kappa on that model's answers."),
     "grounded_by_level": (
         "Grounded accuracy against KG perturbation",
         "Yes/no accuracy with the question's KG subgraph in the prompt, as a growing share of its edges is "
