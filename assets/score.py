@@ -9,6 +9,7 @@ judge: the vote), ``<asset>_metrics`` (accuracies with n, interval and the item 
 """
 
 import math
+
 import dagster as dg
 
 from assets._metadata import markdown_table, table_metadata
@@ -54,8 +55,9 @@ def _write(warehouse: WarehouseResource, asset: str, scored: ScoredPartition, di
     return {
         **table_metadata(tables["items"].num_rows),
         "answers": tables["samples"].num_rows,
-        "unknown_share": _float(scored.unknown_share("discriminative")),
-        "judge_unknown_share": _float(scored.unknown_share("generative")),
+        **{name: round(share, 4) for name, share in (("unknown_share", scored.unknown_share("discriminative")),
+                                                     ("judge_unknown_share", scored.unknown_share("generative")))
+           if not math.isnan(share)},
         "scores": dg.MetadataValue.md(markdown_table(headline, limit=40)),
         "judge_agreement": dg.MetadataValue.md(markdown_table(
             [{"judges": f"{a['judge_a']} / {a['judge_b']}", "n": a["n"], "agreement": _fmt(a["agreement"]),
@@ -65,10 +67,6 @@ def _write(warehouse: WarehouseResource, asset: str, scored: ScoredPartition, di
 
 def _fmt(x) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
-
-
-def _float(x: float) -> float:
-    return -1.0 if math.isnan(x) else float(x)
 
 
 def _partitions_to_check(context, warehouse: WarehouseResource, asset: str) -> list[dict]:
