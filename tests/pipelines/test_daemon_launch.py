@@ -1,4 +1,5 @@
-"""One partition launched the way the README says: `dagster job launch` against a DAGSTER_HOME whose daemon runs it."""
+"""One partition launched the way the README says: `dagster job launch` against a DAGSTER_HOME whose daemon runs it:
+the oracle's closed-book answers, judged, scored and checked, in a run the daemon starts."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
     cfg = _absolute(yaml.safe_load((REPO / "examples" / "sample.yaml").read_text(encoding="utf-8")), REPO / "examples")
     cfg["warehouse"] = str(tmp_path / "warehouse" / "kgprobe.duckdb")
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]
+    cfg["scoring"]["judges"] = [{"model": "oracle"}]
     cfg["fpq"]["n_per_domain"] = 5
     cfg["queries"]["sample"]["per_type"] = 1
     config = tmp_path / "project.yaml"
@@ -53,7 +55,7 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         launched = subprocess.run(
-            [str(BIN / "dagster"), "job", "launch", "-j", "generate_closed",
+            [str(BIN / "dagster"), "job", "launch", "-j", "closed_book",
              "--tags", json.dumps({"dagster/partition": "oracle"})],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=180,
         )
@@ -62,7 +64,7 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
         with dg.DagsterInstance.get() as instance:
             deadline = time.monotonic() + 240
             while time.monotonic() < deadline:
-                runs = [r for r in instance.get_runs() if r.job_name == "generate_closed"]
+                runs = [r for r in instance.get_runs() if r.job_name == "closed_book"]
                 if runs and runs[0].status in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED):
                     status = runs[0].status
                     assert runs[0].tags.get("dagster/partition") == "oracle"
@@ -76,3 +78,12 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
 
     rows = read_partition(tmp_path / "warehouse", "responses_closed", {"model": "oracle"}).to_pylist()
     assert rows and all(r["error"] is None and r["model"] == "oracle" for r in rows)
+    metrics = read_partition(tmp_path / "warehouse", "scores_closed_metrics", {"model": "oracle"}).to_pylist()
+    overall = {(m["task"], m["metric"]): m["value"] for m in metrics if m["domain"] is None and m["method"] is None and m["hop"] is None}
+    assert overall[("discriminative", "accuracy")] == overall[("generative", "accuracy")] == 1.0
+    with dg.DagsterInstance.get() as instance:
+        [run] = [r for r in instance.get_runs() if r.job_name == "closed_book"]
+        checks = {e.asset_check_key.name: e.passed for e in (
+            r.event_log_entry.dagster_event.event_specific_data for r in instance.get_records_for_run(
+                run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records)}
+    assert checks["oracle_is_perfect"] and checks["scores_closed_expectations"] and checks["responses_closed_expectations"]
