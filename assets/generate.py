@@ -9,13 +9,13 @@ import dagster as dg
 import pyarrow as pa
 
 from assets._metadata import markdown_table, table_metadata
-from assets._partitions import partitions_to_check
+from assets._checks import expectations_result, partitions_to_check
 from kgprobe.closed_book import fpq_prompts, grounded_fpq_prompts
 from kgprobe.config import generation_models, generation_settings, subgraph_settings
 from kgprobe.kgstats import labels
 from kgprobe.generation import make_backend, run_generation
 from kgprobe import warehouse as wh
-from kgprobe.quality import failed, outcomes_markdown, validate_responses
+from kgprobe.quality import validate_responses
 from kgprobe.store import ResponseStore
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
@@ -137,8 +137,4 @@ def _expectations(context, warehouse: WarehouseResource, asset: str) -> dg.Asset
     outcomes = []
     for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
         outcomes += validate_responses(warehouse.read_partition(asset, dims), name=f"{asset} {dims}")
-    bad = failed(outcomes)
-    return dg.AssetCheckResult(passed=bool(outcomes) and not bad, metadata={
-        "expectations": len(outcomes), "failed": len(bad),
-        "results": dg.MetadataValue.md(outcomes_markdown(bad or outcomes)),
-    })
+    return expectations_result(outcomes)

@@ -13,10 +13,10 @@ import math
 import dagster as dg
 
 from assets._metadata import markdown_table, table_metadata
-from assets._partitions import partitions_to_check
+from assets._checks import expectations_result, partitions_to_check
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, generation_settings, scoring_settings
-from kgprobe.quality import failed, outcomes_markdown, validate_metrics, validate_score_items, validate_score_samples
+from kgprobe.quality import validate_metrics, validate_score_items, validate_score_samples
 from kgprobe.scoring import ScoredPartition, oracle_failures, score_partition
 from kgprobe.store import ResponseStore
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
@@ -79,11 +79,7 @@ def _expectations_check(context, warehouse: WarehouseResource, asset: str) -> dg
         outcomes += validate_score_samples(warehouse.read_partition(f"{asset}_samples", dims), name=f"{asset}_samples {dims}")
         outcomes += validate_score_items(warehouse.read_partition(asset, dims), name=f"{asset} {dims}")
         outcomes += validate_metrics(warehouse.read_partition(f"{asset}_metrics", dims), name=f"{asset}_metrics {dims}")
-    bad = failed(outcomes)
-    return dg.AssetCheckResult(passed=bool(outcomes) and not bad, metadata={
-        "expectations": len(outcomes), "failed": len(bad),
-        "results": dg.MetadataValue.md(outcomes_markdown(bad or outcomes)),
-    })
+    return expectations_result(outcomes)
 
 
 def _unknown_check(context, project: ProjectResource, warehouse: WarehouseResource, asset: str) -> dg.AssetCheckResult:
@@ -155,7 +151,7 @@ def build(parts: Partitions) -> tuple[list, list]:
         reference_judges = {j.name for j in scoring_settings(project.load()).judges if j.name in oracles}
         checked, bad = [], []
         for dims in _partitions_to_check(context, warehouse, "scores_closed"):
-            if dims.get(MODEL) not in {wh._safe(o) for o in oracles}:
+            if dims.get(MODEL) not in {wh.safe_value(o) for o in oracles}:
                 continue
             metrics = warehouse.read_partition("scores_closed_metrics", dims).to_pylist()
             checked.append(dims[MODEL])

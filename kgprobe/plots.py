@@ -25,11 +25,8 @@ Point: TypeAlias = "float | tuple[float, float, float] | tuple[float, float, flo
 
 
 def _png(fig: plt.Figure) -> bytes:
-    buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return _save(fig, dpi=110)
 
 
 def histograms(series: Mapping[str, Sequence[float]], *, title: str, xlabel: str, bins: int = 30, log: bool = False) -> bytes:
@@ -101,10 +98,10 @@ def line_chart(
 _DPI = 100
 
 
-def _save(fig: plt.Figure) -> bytes:
+def _save(fig: plt.Figure, *, dpi: int = _DPI) -> bytes:
     buf = io.BytesIO()
     # No "Software" chunk: the same input gives the same bytes whatever matplotlib wrote them.
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
 

@@ -31,6 +31,7 @@ from typing import Any
 import pyarrow as pa
 
 from kgprobe.answers import parse_yes_no
+from kgprobe.backends.reference import ANSWER_TEXTS, GOLD_LABELS
 from kgprobe.generation import ModelSpec, Prompt, make_backend, run_generation
 from kgprobe.metrics import fpq_metrics, judge_agreement, score_items
 from kgprobe.prompts import JUDGE_TEMPLATE_ID, render
@@ -75,9 +76,15 @@ AGREEMENT_SCHEMA = pa.schema([
     ("model", _S), ("perturbation", _S), ("judge_a", _S), ("judge_b", _S), ("n", _I), ("agreement", _F), ("kappa", _F),
 ])
 
-_WH_STANCE = {"the question's premise is true.": "accepts", "the question's premise is false.": "rejects"}
 _ORACLE_CANNOT = "oracle judge: the answer is not one of the reference texts, so its verdict is unknown"
-_WH_GOLD = {"valid premise": "accepts", "true premise": "accepts", "false premise": "rejects"}
+
+
+def _canon(text: str | None) -> str:
+    return " ".join((text or "").strip().lower().split())
+
+
+# accepting ("yes") or rejecting ("no") the premise, keyed by the reference models' fixed WH texts
+_WH_STANCE = {_canon(text): stance for stance, text in ANSWER_TEXTS["wh"].items()}
 
 
 @dataclass(frozen=True)
@@ -107,8 +114,8 @@ class ScoredPartition:
 def reference_verdict(item: Mapping[str, Any], answer: str | None) -> str | None:
     """Whether ``answer`` to a WH item is factual (``"yes"`` / ``"no"``) when it is one of the reference models' fixed
     texts; None for any other text. This is the gold label the reference oracle judge answers from."""
-    stance = _WH_STANCE.get(" ".join((answer or "").strip().lower().split()))
-    gold = _WH_GOLD.get(str(item.get("answer", "")).strip().lower())
+    stance = _WH_STANCE.get(_canon(answer))
+    gold = GOLD_LABELS["wh"].get(str(item.get("answer", "")).strip().lower())
     if stance is None or gold is None:
         return None
     return "yes" if stance == gold else "no"

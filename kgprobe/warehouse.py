@@ -18,12 +18,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["partition_dir", "partitions", "read_partition", "register_views", "write_partition"]
+__all__ = ["partition_dir", "partitions", "read_partition", "register_views", "safe_value", "write_partition"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
 
 
-def _safe(value: str) -> str:
+def safe_value(value: str) -> str:
+    """A partition value as it appears in folder names (and in :func:`partitions`): file-name safe."""
     return _SAFE.sub("_", value)
 
 
@@ -31,7 +32,7 @@ def partition_dir(root: str | Path, asset: str, dims: Mapping[str, str] | None =
     """The folder of one partition of ``asset`` (dimensions in sorted order, values made file-name safe)."""
     out = Path(root) / asset
     for dim in sorted(dims or {}):
-        out = out / f"{dim}={_safe(str(dims[dim]))}"  # type: ignore[index]
+        out = out / f"{dim}={safe_value(str(dims[dim]))}"  # type: ignore[index]
     return out
 
 

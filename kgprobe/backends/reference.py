@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from kgprobe.generation import BaseBackend, Completion, Prompt, SamplingParams
 
-__all__ = ["ANSWER_TEXTS", "REFERENCE_KINDS", "ReferenceBackend", "ReferenceConfig"]
+__all__ = ["ANSWER_TEXTS", "GOLD_LABELS", "REFERENCE_KINDS", "ReferenceBackend", "ReferenceConfig"]
 
 REFERENCE_KINDS: tuple[str, ...] = ("oracle", "always-yes", "always-no", "random")
 
@@ -40,7 +40,8 @@ ANSWER_TEXTS: dict[str, dict[str, str]] = {
     "tf": {"yes": "True.", "no": "False.", "unknown": "I don't know."},
     "": {"yes": "Yes.", "no": "No."},
 }
-_GOLD: dict[str, dict[str, str]] = {
+#: Gold labels an answer kind accepts, read as the ANSWER_TEXTS key they ask for (compared as by ``_norm``).
+GOLD_LABELS: dict[str, dict[str, str]] = {
     "yn": {"yes": "yes", "no": "no"},
     "wh": {"valid premise": "yes", "true premise": "yes", "false premise": "no"},
     "tf": {"true": "yes", "false": "no", "unknown": "unknown", "i don't know": "unknown", "idk": "unknown",
@@ -78,7 +79,7 @@ class ReferenceBackend(BaseBackend):
     def answer(self, prompt: Prompt, params: SamplingParams, index: int) -> Completion:
         """The completion of one sample (``index`` counts from 0)."""
         t0 = time.perf_counter()
-        kind = prompt.answer_kind if prompt.answer_kind in _GOLD else ""
+        kind = prompt.answer_kind if prompt.answer_kind in GOLD_LABELS else ""
         texts = ANSWER_TEXTS[kind]
         if self.kind == "always-yes":
             text = texts["yes"]
@@ -95,10 +96,10 @@ class ReferenceBackend(BaseBackend):
             if not kind:
                 text = prompt.gold
             else:
-                label = _GOLD[kind].get(_norm(prompt.gold))
+                label = GOLD_LABELS[kind].get(_norm(prompt.gold))
                 if label is None:
                     return Completion.failure(f"oracle: gold {prompt.gold!r} of item {prompt.item_id} is not a "
-                                              f"{prompt.answer_kind} label ({sorted(_GOLD[kind])})",
+                                              f"{prompt.answer_kind} label ({sorted(GOLD_LABELS[kind])})",
                                               latency_s=time.perf_counter() - t0)
                 text = texts[label]
         return Completion(text=text, finish_reason="stop", tokens_in=None, tokens_out=None,
