@@ -39,10 +39,10 @@ def _tagged(warehouse: WarehouseResource, kind: str, schema: pa.Schema) -> pa.Ta
 ALL_LEVELS = "all levels"
 
 
-def _agreement(warehouse: WarehouseResource, *, per_partition: bool) -> pa.Table:
-    """Judge agreement with a ``setting`` column: pooled over all models (closed book) and over all models and levels
-    (grounded), plus, with ``per_partition``, every partition's own rows."""
-    parts = [_tagged(warehouse, "agreement", AGREEMENT_SCHEMA)] if per_partition else []
+def _agreement(warehouse: WarehouseResource) -> pa.Table:
+    """Judge agreement with a ``setting`` column: every partition's own rows, plus rows pooled over all models
+    (closed book) and over all models and levels (grounded)."""
+    parts = [_tagged(warehouse, "agreement", AGREEMENT_SCHEMA)]
     for setting, perturbation in (("closed", None), ("grounded", ALL_LEVELS)):
         items = _read_all(warehouse, f"scores_{setting}", ITEM_SCHEMA).to_pylist()
         pooled = pa.Table.from_pylist(pooled_agreement(items, perturbation=perturbation), schema=AGREEMENT_SCHEMA)
@@ -57,7 +57,7 @@ def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, war
     models = [m.name for m in generation_models(cfg)]
     judges = [j.name for j in scoring_settings(cfg).judges]
     metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA)
-    agreement = _agreement(warehouse, per_partition=True)
+    agreement = _agreement(warehouse)
     tables = leaderboard_tables(metrics.to_pylist(), models=models, judges=judges)
     stored = {"metrics": metrics.drop_columns(["item_ids"]), "judge_agreement": agreement}
     stored.update({name: pa.Table.from_pylist(rows) for name, rows in tables.items() if rows})
@@ -86,14 +86,15 @@ def report(context: dg.AssetExecutionContext, project: ProjectResource, warehous
     settings = scoring_settings(cfg)
     models = tuple(m.name for m in generation_models(cfg))
     judges = tuple(j.name for j in settings.judges)
-    metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA).to_pylist()
-    # per model for the closed book; the grounded partitions (models x levels) only pooled, or the table runs long
-    agreement = [r for r in _agreement(warehouse, per_partition=True).to_pylist()
-                 if r["setting"] == "closed" or r["perturbation"] == ALL_LEVELS]
+    # exactly what the leaderboard stored; per model for the closed book, while the grounded partitions (models x
+    # levels) are shown pooled only, or the table runs long
+    with warehouse.connect(read_only=True) as con:
+        metrics = con.execute("SELECT * FROM leaderboard.metrics").to_arrow_table().to_pylist()
+        agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE setting = 'closed' OR perturbation = $p",
+                                {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
+        snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
     similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
     plots = report_plots(metrics, similarity, agreement, models=models, judges=judges)
-    with warehouse.connect(read_only=True) as con:
-        snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
     samples = _read_all_samples(warehouse)
     items = warehouse.read_partition("fpq_items").num_rows if wh.partitions(warehouse.root, "fpq_items") else 0
     ctx = ReportContext(
