@@ -209,13 +209,18 @@ class FPQSettings:
     questions: str = "templates"
     templates: Path | None = None
     formats: tuple[str, ...] = ("yn", "wh")
+    #: Hops follow edge direction (head -> tail from the subject), as the paper's released paths do.
+    directed: bool = True
+    #: NSC/NDC: draw the hop first, then an object at it ("uniform_hop"), or uniformly over all candidates.
+    hop_sampling: str = "uniform_hop"
 
 
 def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
     """Validated settings of the KG-FPQ stage. ``domains`` and ``templates`` may be YAML files next to the config."""
     f = cfg.section("fpq")
     where = f"{cfg.path}: fpq"
-    known = {"kg", "domains", "n_per_domain", "methods", "max_hops", "questions", "templates", "formats"}
+    known = {"kg", "domains", "n_per_domain", "methods", "max_hops", "questions", "templates", "formats", "directed",
+             "hop_sampling"}
     bad = set(f) - known
     if bad:
         raise ConfigError(f"{where}: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
@@ -244,6 +249,13 @@ def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
     formats = tuple(f.get("formats") or ("yn", "wh"))
     if not set(formats) <= {"yn", "wh"}:
         raise ConfigError(f"{where}.formats: use yn and/or wh, got {list(formats)}")
+    directed = f.get("directed", True)
+    if not isinstance(directed, bool):
+        raise ConfigError(f"{where}.directed: true (hops follow head -> tail, the default) or false, got {directed!r}")
+    hop_sampling = f.get("hop_sampling", "uniform_hop")
+    if hop_sampling not in ("uniform_hop", "uniform_candidate"):
+        raise ConfigError(f"{where}.hop_sampling: use uniform_hop (the default) or uniform_candidate, "
+                          f"got {hop_sampling!r}")
     return FPQSettings(
         kg=kg,
         domains=domains,
@@ -253,6 +265,8 @@ def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
         questions=questions,
         templates=_resolve(cfg.path.parent, templates, f"{where}.templates"),
         formats=formats,
+        directed=directed,
+        hop_sampling=hop_sampling,
     )
 
 

@@ -5,7 +5,7 @@ replaces ``o`` by another entity ``o'`` such that ``(s, r, o')`` is not in the K
 (FPQ) is the TPQ with ``o``'s label replaced by ``o'``'s. The six edit methods of the paper:
 
 ======  =========================================================================================
-NSC     ``o'`` within 1..max_hops hops of ``s`` (undirected), of the same type as ``o``
+NSC     ``o'`` within 1..max_hops hops of ``s``, of the same type as ``o``
 NDC     ``o'`` within 1..max_hops hops of ``s``, of a different type from ``o``
 NNSC    ``o'`` not within max_hops hops of ``s``, of the same type as ``o``
 NNDC    ``o'`` not within max_hops hops of ``s``, of a different type from ``o``
@@ -13,17 +13,32 @@ NNSR    ``o'`` not within max_hops hops of ``s``, an object of ``r`` elsewhere i
 NNDR    ``o'`` not within max_hops hops of ``s``, an object of another relation and never an object of ``r``
 ======  =========================================================================================
 
-Hops are undirected shortest-path distances over the whole KG (all relations). They come from one bit-parallel
-multi-source BFS per batch of subjects over the CSR arrays of the scipy.sparse adjacency matrix: every node holds
-one bit per source, and a hop ORs the neighbours' bit words (a boolean sparse-matrix product on 64 sources per
-machine word), so a batch of 512 subjects costs a handful of passes over the edges instead of 512 BFS.
+Hops are shortest-path distances over the whole KG (all relations) that follow edge direction, head -> tail from
+the subject (``directed=True``, the default), or ignore it (``directed=False``). Directed is what the paper's data
+does: every one of the NSC/NDC paths in the released KG-FPQ files walks its triples head -> tail from the subject,
+with the path's length as its hop. It matters most for the four NN* methods: an undirected 5-hop ball covers nearly
+every entity of a real KG (FB15k-237, CoDEx), leaving them almost no candidates, while most entities lie beyond 5
+directed hops of a subject. The same setting decides NSC/NDC paths and the NN* exclusion, so the two never disagree.
+
+Distances come from one bit-parallel multi-source BFS per batch of subjects over the CSR arrays of a scipy.sparse
+adjacency matrix: every node holds one bit per source, and a hop ORs the bit words of the node's predecessors (a
+boolean sparse-matrix product on 64 sources per machine word), so a batch of 512 subjects costs a handful of passes
+over the edges instead of 512 BFS.
+
+Hop sampling (NSC/NDC): ``"uniform_hop"`` (the default) draws the hop first, uniformly among the hops 1..max_hops
+that have a candidate, then the object uniformly among the candidates at that hop; ``"uniform_candidate"`` draws
+uniformly over every candidate within max_hops. On a real KG the number of entities grows steeply with the hop, so
+uniform_candidate almost never yields a 1-hop edit (CoDEx-S: 10 of 586), while the paper's data is rich in them
+(57 of the 136 released NSC/NDC edits are at hop 1). The paper's hop is the length of the walk it sampled, which is
+not always the shortest distance (3 of the released edits walk past their false object before reaching it again);
+ours is always the shortest directed distance, so an edit is never reported farther than it is.
 
 Types: ``o`` and ``o'`` are of the *same type* when they share at least one ``entity_types.type_key`` and of a
 *different type* when both are typed and share none. An entity without types has no known type, so it is never a
 candidate of NSC, NDC, NNSC or NNDC, and a true object without types gets none of those four edits (the reason
 says so). Candidates are never ``s``, ``o``, or any ``o'`` with ``(s, r, o')`` in the KG.
 
-    >>> edits = edit(con, [(12, 3, 40)], seed=0)
+    >>> edits = edit(con, [(12, 3, 40)], seed=0)               # directed hops, hop drawn first
     >>> [(e.method, e.false_object, e.hop) for e in edits]   # one seeded choice per method
 """
 
@@ -51,6 +66,7 @@ __all__ = [
     "Edit",
     "FPQItem",
     "FORMATS",
+    "HOP_SAMPLING",
     "ObjectNotUnique",
     "QuestionReject",
     "TrueTriple",
@@ -68,6 +84,8 @@ __all__ = [
 Triple = tuple[int, int, int]
 
 ALL_METHODS: tuple[str, ...] = ("NSC", "NDC", "NNSC", "NNDC", "NNSR", "NNDR")
+#: How NSC/NDC draw their false object: the hop first, then an object at it (default), or over all candidates.
+HOP_SAMPLING: tuple[str, ...] = ("uniform_hop", "uniform_candidate")
 #: Question formats: Yes-No (discriminative) and WH (generative).
 FORMATS: tuple[str, ...] = ("yn", "wh")
 #: Gold answer per (format, premise). A WH question is judged on whether the answer accepts or rejects its premise.
@@ -98,9 +116,10 @@ class Edit:
     """One edit of a true triple ``(subject, relation, true_object)`` by one method.
 
     ``false_object`` is None and ``reason`` says why when the method found no candidate. ``hop`` is the
-    undirected shortest-path distance from the subject to ``false_object`` (None beyond ``max_hops``); ``path`` is
-    one shortest path for NSC and NDC: KG triples in their stored direction, ordered from the subject to
-    ``false_object``, each sharing an entity with the next.
+    shortest-path distance from the subject to ``false_object`` (directed or not, as :func:`edit` was asked; None
+    beyond ``max_hops``); ``path`` is one shortest path for NSC and NDC: KG triples in their stored direction,
+    ordered from the subject to ``false_object``, each sharing an entity with the next. A directed path walks head
+    -> tail: its first head is the subject, each head is the previous tail, its last tail is ``false_object``.
     """
 
     subject: int
@@ -278,6 +297,13 @@ def _choice_states(seed: int, triples: np.ndarray) -> np.ndarray:
         return np.stack([_mix(base ^ (np.uint64(k + 1) * _GOLDEN)) for k in range(len(ALL_METHODS))], axis=1)
 
 
+def _object_states(states: np.ndarray) -> np.ndarray:
+    """A second, independent draw per (triple, method): with ``hop_sampling="uniform_hop"`` the first draw picks
+    the hop and this one the object at that hop."""
+    with np.errstate(over="ignore"):
+        return _mix(states ^ (np.uint64(len(ALL_METHODS) + 1) * _GOLDEN))
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Bit-parallel multi-source BFS
 # --------------------------------------------------------------------------------------------------------------
@@ -285,7 +311,8 @@ def _choice_states(seed: int, triples: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Adjacency:
-    """CSR arrays of a symmetric 0/1 adjacency matrix, plus the row starts reduceat needs."""
+    """CSR arrays of a 0/1 "pull" adjacency: row v lists the nodes a BFS reaches v from (its predecessors, or every
+    neighbour when undirected), plus the row starts reduceat needs."""
 
     n: int
     indptr: np.ndarray
@@ -294,13 +321,16 @@ class _Adjacency:
     starts: np.ndarray = field(repr=False)  # indptr of those rows
 
     @classmethod
-    def from_matrix(cls, matrix: sp.sparray | sp.spmatrix) -> _Adjacency:
+    def from_matrix(cls, matrix: sp.sparray | sp.spmatrix, *, directed: bool = False) -> _Adjacency:
         coo = sp.coo_matrix(matrix)
         if coo.shape[0] != coo.shape[1]:
             raise ValueError(f"adjacency matrix must be square, got shape {coo.shape}")
         keep = (coo.data != 0) & (coo.row != coo.col)  # the structure only: no weights, no self loops
         rows, cols = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
-        both = (np.concatenate([rows, cols]), np.concatenate([cols, rows]))
+        if directed:  # an edge i -> j lets the BFS reach j from i: row j lists i
+            both = (cols, rows)
+        else:
+            both = (np.concatenate([rows, cols]), np.concatenate([cols, rows]))
         a = sp.csr_matrix((np.ones(len(both[0]), dtype=np.int32), both), shape=coo.shape)  # sums duplicates
         a.sort_indices()
         return cls._build(a.shape[0], a.indptr.astype(np.int64), a.indices.astype(np.int64))
@@ -362,17 +392,24 @@ def _distance_block(levels: list[np.ndarray], word: int) -> np.ndarray:
 
 
 def hop_matrix(
-    adjacency: sp.sparray | sp.spmatrix, sources: Iterable[int], *, max_hops: int = 5, batch_size: int = 512
+    adjacency: sp.sparray | sp.spmatrix,
+    sources: Iterable[int],
+    *,
+    max_hops: int = 5,
+    batch_size: int = 512,
+    directed: bool = False,
 ) -> np.ndarray:
-    """Undirected hop distances from each source, as an int16 array ``(len(sources), n)``; -1 beyond ``max_hops``.
+    """Hop distances from each source, as an int16 array ``(len(sources), n)``; -1 beyond ``max_hops``.
 
-    ``adjacency`` is any square scipy.sparse matrix; an edge in either direction counts. One bit-parallel BFS
-    serves ``batch_size`` sources at once. Why call it: it is the distance oracle behind :func:`edit`.
+    ``adjacency`` is any square scipy.sparse matrix whose non-zero ``[i, j]`` is an edge i -> j. Undirected (the
+    default for a bare matrix) an edge in either direction counts; ``directed=True`` follows i -> j only, as
+    :func:`edit` does by default. One bit-parallel BFS serves ``batch_size`` sources at once. Why call it: it is
+    the distance oracle behind :func:`edit`.
 
         >>> hop_matrix(sp.csr_matrix(([1, 1], ([0, 1], [1, 2])), shape=(3, 3)), [0], max_hops=5)
         array([[0, 1, 2]], dtype=int16)
     """
-    adj = _Adjacency.from_matrix(adjacency)
+    adj = _Adjacency.from_matrix(adjacency, directed=directed)
     src = np.asarray(list(sources), dtype=np.int64)
     _check_max_hops(max_hops)
     if len(src) and (src.min() < 0 or src.max() >= adj.n):
@@ -401,7 +438,7 @@ def _check_max_hops(max_hops: int) -> None:
 
 
 class _KG:
-    """Triples, undirected neighbourhoods, types and relation objects of one KG, as numpy arrays."""
+    """Triples, labelled neighbourhoods (both directions), types and relation objects of one KG, as numpy arrays."""
 
     def __init__(self, n: int, n_rel: int, heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
                  type_entities: np.ndarray, type_keys: np.ndarray) -> None:  # fmt: skip
@@ -420,12 +457,8 @@ class _KG:
         rows, self.nbr, self.nbr_rel, self.nbr_fwd = rows[order], nbr[order], rel[order], fwd[order]
         self.nbr_ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=self.nbr_ptr[1:])
-        # The BFS adjacency: the same rows, one entry per distinct neighbour, no self loops.
-        keep = rows != self.nbr
-        keep[1:] &= (rows[1:] != rows[:-1]) | (self.nbr[1:] != self.nbr[:-1])
-        adj = sp.csr_matrix((np.ones(int(keep.sum()), np.int8), (rows[keep], self.nbr[keep])), shape=(n, n))
-        self.adjacency = adj
-        self.adj = _Adjacency._build(n, adj.indptr.astype(np.int64), adj.indices.astype(np.int64))
+        self._rows = rows
+        self._adj: dict[bool, _Adjacency] = {}
 
         # Types: entity -> type ids and type id -> entities, both CSR.
         _, type_ids = np.unique(type_keys, return_inverse=True)
@@ -449,6 +482,22 @@ class _KG:
         self._same: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
         self._robj: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._cache_size = max(8, _CACHE_BYTES // max(2 * n, 1))
+
+    def adjacency(self, directed: bool) -> _Adjacency:
+        """The BFS (pull) adjacency: row v lists, once each and without v itself, the nodes v is reached from: its
+        predecessors (heads of triples whose tail is v) when ``directed``, else every neighbour."""
+        if directed not in self._adj:
+            keep = self._rows != self.nbr
+            if directed:
+                keep &= ~self.nbr_fwd  # entries (nbr, rel, v): nbr is a head pointing at v
+            rows, nbr = self._rows[keep], self.nbr[keep]
+            distinct = np.ones(len(rows), dtype=bool)  # sorted by (row, neighbour): drop repeats of a pair
+            distinct[1:] = (rows[1:] != rows[:-1]) | (nbr[1:] != nbr[:-1])
+            rows, nbr = rows[distinct], nbr[distinct]
+            indptr = np.zeros(self.n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=self.n), out=indptr[1:])
+            self._adj[directed] = _Adjacency._build(self.n, indptr, nbr.astype(np.int64))
+        return self._adj[directed]
 
     @classmethod
     def from_connection(cls, con: duckdb.DuckDBPyConnection) -> _KG:
@@ -495,14 +544,18 @@ class _KG:
             self._robj[r] = (mask, self.is_object & ~mask)
         return self._robj[r]
 
-    def path(self, dist: np.ndarray, target: int) -> tuple[Triple, ...]:
+    def path(self, dist: np.ndarray, target: int, *, directed: bool) -> tuple[Triple, ...]:
         """One shortest path from the BFS source of ``dist`` to ``target``: at each step back, the neighbour with
-        the smallest id one hop closer (then the smallest relation), so the path is deterministic."""
+        the smallest id one hop closer (then the smallest relation), so the path is deterministic. Directed, only
+        triples that point at the current node are stepped back over, so the path walks head -> tail."""
         steps: list[Triple] = []
         v = target
         for k in range(int(dist[target]), 0, -1):
             lo, hi = self.nbr_ptr[v], self.nbr_ptr[v + 1]
-            i = lo + int((dist[self.nbr[lo:hi]] == k - 1).argmax())
+            closer = dist[self.nbr[lo:hi]] == k - 1
+            if directed:
+                closer &= ~self.nbr_fwd[lo:hi]
+            i = lo + int(closer.argmax())
             u, rel = int(self.nbr[i]), int(self.nbr_rel[i])
             steps.append((v, rel, u) if self.nbr_fwd[i] else (u, rel, v))
             v = u
@@ -521,14 +574,19 @@ def edit(
     max_hops: int = 5,
     seed: int = 0,
     *,
+    directed: bool = True,
+    hop_sampling: str = "uniform_hop",
     batch_size: int = 512,
 ) -> list[Edit]:
     """Return one seeded :class:`Edit` per method for each true triple, in input order (triple, then method).
 
     ``triples`` are ``(head, relation, tail)`` ids of the KG in ``con``'s current schema; each must be in its
-    ``triples`` table. A choice is uniform over the method's candidates (sorted by id) and depends only on the KG,
-    ``seed``, the triple and the method, never on input order, batching or the other methods asked for. Distances
-    come from one multi-source BFS per ``batch_size`` distinct subjects.
+    ``triples`` table. Hops follow edge direction from the subject unless ``directed=False`` (see the module
+    docstring); the same distances decide NSC/NDC ("within max_hops") and NN* ("not within"). NSC/NDC draw their
+    object by ``hop_sampling`` (:data:`HOP_SAMPLING`: the hop first, then an object at it; or uniformly over all
+    candidates); NN* draw uniformly over their candidates. A choice depends only on the KG, ``seed``, the triple,
+    the method and these options, never on input order, batching or the other methods asked for. Distances come
+    from one multi-source BFS per ``batch_size`` distinct subjects.
 
         >>> [e.method for e in edit(con, [(0, 1, 2)], methods=("NSC", "NNSR"))]
         ['NSC', 'NNSR']
@@ -542,20 +600,27 @@ def edit(
         raise ConfigError(f"seed must be a non-negative integer, got {seed}")
     if batch_size < 1:
         raise ConfigError(f"batch_size must be positive, got {batch_size}")
+    if hop_sampling not in HOP_SAMPLING:
+        raise ConfigError(f"unknown hop_sampling {hop_sampling!r}; use one of {', '.join(HOP_SAMPLING)}")
+    if not isinstance(directed, bool):
+        raise ConfigError(f"directed must be true or false, got {directed!r}")
     arr = np.asarray([tuple(t) for t in triples], dtype=np.int64).reshape(-1, 3)
     if len(arr) == 0 or not methods:
         return []
     kg = _KG.from_connection(con)
-    return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size)
+    return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size, directed=directed, hop_sampling=hop_sampling)
 
 
-def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: int, seed: int,
-                 batch_size: int) -> list[Edit]:  # fmt: skip
+def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: int, seed: int, batch_size: int,
+                 *, directed: bool = True, hop_sampling: str = "uniform_hop") -> list[Edit]:  # fmt: skip
     lo, hi = kg.object_slices(arr)
     _check_in_kg(kg, arr, lo, hi)
     states = _choice_states(seed, arr)
+    second = _object_states(states)
+    by_hop = hop_sampling == "uniform_hop"
+    adjacency = kg.adjacency(directed)
     columns = [ALL_METHODS.index(m) for m in methods]
-    reasons = {m: _no_candidate(m, max_hops) for m in methods}
+    reasons = {m: _no_candidate(m, max_hops, directed) for m in methods}
     needs_types = not _TYPED.isdisjoint(methods)
     needs_relation = "NNSR" in methods or "NNDR" in methods
     results: list[list[Edit]] = [[] for _ in range(len(arr))]
@@ -566,7 +631,7 @@ def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: i
         by_subject.setdefault(s, []).append(i)
     for start in range(0, len(subjects), batch_size):
         batch = subjects[start : start + batch_size]
-        levels = _bfs_levels(kg.adj, batch, max_hops)
+        levels = _bfs_levels(adjacency, batch, max_hops)
         block = np.empty((0, kg.n), dtype=np.uint8)
         for j, s in enumerate(batch.tolist()):
             if j % 64 == 0:
@@ -594,20 +659,27 @@ def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: i
                     if len(candidates) == 0:
                         out.append(Edit(s, r, o, None, m, None, None, reasons[m]))
                         continue
-                    x = int(candidates[int(states[i, col]) % len(candidates)])
+                    if m in _NEAR and by_hop:
+                        at = dist[candidates]
+                        hops = np.unique(at)  # the hops that have a candidate, ascending
+                        candidates = candidates[at == hops[int(states[i, col]) % len(hops)]]
+                        x = int(candidates[int(second[i, col]) % len(candidates)])
+                    else:
+                        x = int(candidates[int(states[i, col]) % len(candidates)])
                     if m in _NEAR:
-                        out.append(Edit(s, r, o, x, m, int(dist[x]), kg.path(dist, x), None))
+                        out.append(Edit(s, r, o, x, m, int(dist[x]), kg.path(dist, x, directed=directed), None))
                     else:
                         out.append(Edit(s, r, o, x, m, None, None, None))
     return [e for group in results for e in group]
 
 
-def _no_candidate(method: str, max_hops: int) -> str:
+def _no_candidate(method: str, max_hops: int, directed: bool = True) -> str:
     what = {
         "NSC": "same-type entity", "NDC": "different-type entity", "NNSC": "same-type entity",
         "NNDC": "different-type entity", "NNSR": "object of the relation", "NNDR": "object of only other relations",
     }[method]  # fmt: skip
-    return f"no {what} {'within' if method in _NEAR else 'beyond'} {max_hops} hops"
+    hops = f"{max_hops} directed hops" if directed else f"{max_hops} hops (undirected)"
+    return f"no {what} {'within' if method in _NEAR else 'beyond'} {hops}"
 
 
 def _check_in_kg(kg: _KG, arr: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:

@@ -90,3 +90,30 @@ def test_scoring_mistakes_name_the_key(tmp_path: Path, scoring: str, message: st
     with pytest.raises(ConfigError, match=message) as info:
         scoring_settings(load_config(_cfg(tmp_path, _MODELS + "scoring:\n" + scoring)))
     assert "project.yaml" in str(info.value)
+
+
+_FPQ = "kgs:\n  a: {triples: x}\nfpq:\n  domains: {art: [film]}\n  templates: t.yaml\n"
+
+
+def test_fpq_hops_default_to_directed_with_the_hop_drawn_first(tmp_path: Path) -> None:
+    from kgprobe.config import fpq_settings
+
+    s = fpq_settings(load_config(_cfg(tmp_path, _FPQ)))
+    assert (s.directed, s.hop_sampling, s.max_hops) == (True, "uniform_hop", 5)
+    s = fpq_settings(load_config(_cfg(tmp_path, _FPQ + "  directed: false\n  hop_sampling: uniform_candidate\n")))
+    assert (s.directed, s.hop_sampling) == (False, "uniform_candidate")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("  directed: 'yes'\n", r"fpq.directed: true .* or false, got 'yes'"),
+        ("  hop_sampling: by_hop\n", "fpq.hop_sampling: use uniform_hop .* got 'by_hop'"),
+    ],
+)
+def test_fpq_hop_settings_are_checked(tmp_path: Path, extra: str, message: str) -> None:
+    from kgprobe.config import fpq_settings
+
+    with pytest.raises(ConfigError, match=message) as info:
+        fpq_settings(load_config(_cfg(tmp_path, _FPQ + extra)))
+    assert "project.yaml" in str(info.value)

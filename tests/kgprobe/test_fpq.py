@@ -5,6 +5,7 @@ records, and end to end on FB15k-237."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 import random
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,6 +28,7 @@ from kgprobe.sql import create_kg_tables
 #   8 -R0-> 9          10 -R2-> 11
 #
 # Undirected distances from 0: 1:1 12:1 2:2 3:3 13:3 4:4 5:5 6:6 7:7; 8..11 unreachable.
+# Directed (head -> tail) distances from 0: 1:1 12:1 2:2 3:3 13:3; 4..11 unreachable (4 -> 3 points the other way).
 # Types: A = {1, 3, 6, 9, 12, 13}, B = {2, 4, 7, 11, 13} (13 has both); 0, 5, 8, 10 are untyped.
 
 NAMES = ["Avalon", "Brixton", "Camelot", "Dunmore", "Elmira", "Fairhope", "Glenrock", "Harlow", "Ivydale",
@@ -36,6 +38,7 @@ HAND_TRIPLES = [(0, 0, 1), (0, 0, 12), (1, 1, 2), (2, 1, 3), (4, 1, 3), (4, 1, 5
 TYPE_A = {1, 3, 6, 9, 12, 13}
 TYPE_B = {2, 4, 7, 11, 13}
 DIST_FROM_0 = {0: 0, 1: 1, 12: 1, 2: 2, 3: 3, 13: 3, 4: 4, 5: 5, 6: 6, 7: 7}
+DIRECTED_FROM_0 = {0: 0, 1: 1, 12: 1, 2: 2, 3: 3, 13: 3}
 
 
 def _fill(con: duckdb.DuckDBPyConnection, n_entities: int, n_relations: int, triples: Iterable[tuple[int, int, int]],
@@ -69,7 +72,29 @@ def _chosen(con, triple, method, seeds=range(64), **kw) -> set[int | None]:
 
 
 # Every candidate of each method, worked out by hand from the picture above. Over 64 seeds a uniform choice among
-# at most 8 candidates misses one with probability < 1e-3 per case; the expected sets are exact.
+# at most 8 candidates misses one with probability < 1e-3 per case; the expected sets are exact. Directed (the
+# default) and undirected hops, each with both hop samplings, which change the odds but never the candidates.
+DIRECTED_CANDIDATES = [
+    ((0, 0, 1), "NSC", {3, 13}),
+    ((0, 0, 1), "NDC", {2}),  # 4 is reached only against the edge 4 -> 3
+    ((0, 0, 1), "NNSC", {6, 9}),
+    ((0, 0, 1), "NNDC", {4, 7, 11}),
+    ((0, 0, 1), "NNSR", {9}),
+    ((0, 0, 1), "NNDR", {5, 6, 7, 11}),
+    ((8, 0, 9), "NNSC", {1, 3, 6, 12, 13}),
+    ((8, 0, 9), "NNDR", {2, 3, 5, 6, 7, 11, 13}),
+    ((4, 1, 5), "NNSR", {2}),  # 4 reaches 3, 5, 6, 7 forwards; 2 only backwards
+    ((4, 1, 5), "NNDR", {1, 9, 11, 12, 13}),  # undirected only 9 and 11 lie beyond 5 hops
+]
+
+
+@pytest.mark.parametrize("hop_sampling", fpq.HOP_SAMPLING)
+@pytest.mark.parametrize(("triple", "method", "expected"), DIRECTED_CANDIDATES)
+def test_each_method_picks_exactly_its_directed_candidates(hand, triple, method, expected, hop_sampling) -> None:
+    assert _chosen(hand, triple, method, hop_sampling=hop_sampling) == expected
+
+
+@pytest.mark.parametrize("hop_sampling", fpq.HOP_SAMPLING)
 @pytest.mark.parametrize(
     ("triple", "method", "expected"),
     [
@@ -86,40 +111,78 @@ def _chosen(con, triple, method, seeds=range(64), **kw) -> set[int | None]:
         ((4, 1, 5), "NNDR", {9, 11}),
     ],
 )
-def test_each_method_picks_exactly_its_candidates(hand, triple, method, expected) -> None:
-    assert _chosen(hand, triple, method) == expected
+def test_each_method_picks_exactly_its_undirected_candidates(hand, triple, method, expected, hop_sampling) -> None:
+    assert _chosen(hand, triple, method, directed=False, hop_sampling=hop_sampling) == expected
 
 
 @pytest.mark.parametrize(
-    ("triple", "method", "reason"),
+    ("triple", "method", "directed", "reason"),
     [
-        ((4, 1, 5), "NSC", "true object has no entity type"),
-        ((4, 1, 5), "NNDC", "true object has no entity type"),
-        ((4, 1, 5), "NNSR", "no object of the relation beyond 5 hops"),  # objects of R1 are all within 4 hops of 4
-        ((8, 0, 9), "NSC", "no same-type entity within 5 hops"),
-        ((8, 0, 9), "NDC", "no different-type entity within 5 hops"),
+        ((4, 1, 5), "NSC", True, "true object has no entity type"),
+        ((4, 1, 5), "NNDC", False, "true object has no entity type"),
+        # objects of R1 are all within 4 undirected hops of 4
+        ((4, 1, 5), "NNSR", False, "no object of the relation beyond 5 hops (undirected)"),
+        ((8, 0, 9), "NSC", True, "no same-type entity within 5 directed hops"),
+        ((8, 0, 9), "NDC", False, "no different-type entity within 5 hops (undirected)"),
     ],
 )
-def test_reason_when_no_candidate(hand, triple, method, reason) -> None:
-    (e,) = fpq.edit(hand, [triple], methods=(method,))
+def test_reason_when_no_candidate(hand, triple, method, directed, reason) -> None:
+    (e,) = fpq.edit(hand, [triple], methods=(method,), directed=directed)
     assert (e.false_object, e.hop, e.path, e.reason) == (None, None, None, reason)
 
 
 def test_max_hops_moves_the_boundary(hand) -> None:
     (e,) = fpq.edit(hand, [(0, 0, 1)], methods=("NSC",), max_hops=2)
-    assert e.reason == "no same-type entity within 2 hops"  # only 1 and 12 are type A within 2 hops
+    assert e.reason == "no same-type entity within 2 directed hops"  # only 1 and 12 are type A within 2 hops
     assert _chosen(hand, (0, 0, 1), "NNSC", max_hops=2) == {3, 6, 9, 13}
-    assert _chosen(hand, (0, 0, 1), "NNSC", max_hops=6) == {9}
+    assert _chosen(hand, (0, 0, 1), "NNSC", max_hops=6) == {6, 9}  # 6 is never reached forwards
+    assert _chosen(hand, (0, 0, 1), "NNSC", max_hops=6, directed=False) == {9}
 
 
-def test_hops_and_shortest_paths(hand) -> None:
+def test_directed_hops_and_paths_walk_head_to_tail(hand) -> None:
     edits = {e.false_object: e for s in range(64) for e in fpq.edit(hand, [(0, 0, 1)], methods=("NSC", "NDC"), seed=s)}
+    assert {o: e.hop for o, e in edits.items()} == {o: DIRECTED_FROM_0[o] for o in (2, 3, 13)}
+    assert edits[3].path == ((0, 0, 1), (1, 1, 2), (2, 1, 3))
+    assert edits[13].path == ((0, 0, 1), (1, 1, 2), (2, 2, 13))
+    for e in edits.values():
+        assert e.path[0][0] == 0 and e.path[-1][2] == e.false_object and len(e.path) == e.hop
+        assert all(a[2] == b[0] for a, b in zip(e.path, e.path[1:]))
+
+
+def test_undirected_hops_and_shortest_paths(hand) -> None:
+    edits = {e.false_object: e for s in range(64)
+             for e in fpq.edit(hand, [(0, 0, 1)], methods=("NSC", "NDC"), seed=s, directed=False)}  # fmt: skip
     assert {o: e.hop for o, e in edits.items()} == {o: DIST_FROM_0[o] for o in (2, 3, 4, 13)}
     assert edits[3].path == ((0, 0, 1), (1, 1, 2), (2, 1, 3))
     assert edits[13].path == ((0, 0, 1), (1, 1, 2), (2, 2, 13))
     assert edits[4].path == ((0, 0, 1), (1, 1, 2), (2, 1, 3), (4, 1, 3))  # the last triple is walked backwards
-    for e in fpq.edit(hand, [(0, 0, 1)], methods=("NNSC", "NNDC", "NNSR", "NNDR")):
+    for e in fpq.edit(hand, [(0, 0, 1)], methods=("NNSC", "NNDC", "NNSR", "NNDR"), directed=False):
         assert e.hop is None and e.path is None
+
+
+def _fan(con: duckdb.DuckDBPyConnection, far: int) -> None:
+    """Subject 0 -> 1 (the true object) and 0 -> 2 (the one 1-hop candidate), 2 -> 3..3+far (2-hop candidates);
+    every entity has type A."""
+    triples = [(0, 0, 1), (0, 1, 2)] + [(2, 1, 3 + k) for k in range(far)]
+    n = 3 + far
+    _fill(con, n, 2, triples, {e: {"A"} for e in range(n)})
+
+
+@pytest.mark.parametrize(("hop_sampling", "low", "high"), [("uniform_hop", 80, 120), ("uniform_candidate", 0, 15)])
+def test_hop_sampling_draws_the_hop_first_or_a_candidate(hop_sampling: str, low: int, high: int) -> None:
+    con = duckdb.connect()
+    _fan(con, 30)  # 1 candidate at hop 1, 30 at hop 2
+    edits = [fpq.edit(con, [(0, 0, 1)], methods=("NSC",), seed=s, hop_sampling=hop_sampling)[0] for s in range(200)]
+    at_one = sum(e.hop == 1 for e in edits)
+    # uniform_hop: hop 1 half the time (binomial(200, 1/2): 80..120 holds with probability > 0.99);
+    # uniform_candidate: 1 in 31 (expected 6.5)
+    assert low <= at_one <= high, at_one
+    assert {e.false_object for e in edits if e.hop == 1} == {2}
+
+
+def test_hop_sampling_is_checked(hand) -> None:
+    with pytest.raises(ConfigError, match="unknown hop_sampling 'by_hop'"):
+        fpq.edit(hand, [(0, 0, 1)], hop_sampling="by_hop")
 
 
 def test_seeded_and_independent_of_order_batching_and_method_subset(hand) -> None:
@@ -200,7 +263,7 @@ def test_bfs_in_row_blocks_equals_one_block(monkeypatch) -> None:
 
 
 def _check_edits(edits: list[Edit], triples: list[tuple[int, int, int]], types: dict[int, set[str]],
-                 dist: dict[int, dict[int, int]], max_hops: int, n: int) -> int:  # fmt: skip
+                 dist: dict[int, dict[int, int]], max_hops: int, n: int, *, directed: bool = True) -> int:  # fmt: skip
     """Assert each edit satisfies its method's definition, independently of kgprobe; return how many found one."""
     kg = set(triples)
     objects_of: dict[int, set[int]] = {}
@@ -233,6 +296,7 @@ def _check_edits(edits: list[Edit], triples: list[tuple[int, int, int]], types: 
             at = s
             for h, rel, t in e.path:
                 assert (h, rel, t) in kg and at in (h, t), e
+                assert not directed or at == h, e  # a directed path walks every triple head -> tail
                 at = t if at == h else h
             assert at == x, e
         else:
@@ -240,8 +304,9 @@ def _check_edits(edits: list[Edit], triples: list[tuple[int, int, int]], types: 
     return found
 
 
+@pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_random_kg_edits_satisfy_every_definition(seed: int) -> None:
+def test_random_kg_edits_satisfy_every_definition(seed: int, directed: bool) -> None:
     rng = random.Random(seed)
     n, n_rel, max_hops = 120, 4, 3
     triples = sorted({(rng.randrange(n), rng.randrange(n_rel), rng.randrange(n)) for _ in range(150)})
@@ -249,11 +314,11 @@ def test_random_kg_edits_satisfy_every_definition(seed: int) -> None:
     types = {v: set(rng.sample(["P", "Q", "R"], rng.choice([0, 1, 1, 2]))) for v in range(n)}
     con = duckdb.connect()
     _fill(con, n, n_rel, triples, types)
-    graph = nx.Graph((h, t) for h, _, t in triples)
+    graph = (nx.DiGraph if directed else nx.Graph)((h, t) for h, _, t in triples)
     dist = {s: nx.single_source_shortest_path_length(graph, s, cutoff=max_hops) for s in {t[0] for t in triples}}
-    edits = fpq.edit(con, triples, max_hops=max_hops, seed=seed, batch_size=64)
+    edits = fpq.edit(con, triples, max_hops=max_hops, seed=seed, batch_size=64, directed=directed)
     assert len(edits) == 6 * len(triples)
-    assert _check_edits(edits, triples, types, dist, max_hops, n) > 2 * len(triples)
+    assert _check_edits(edits, triples, types, dist, max_hops, n, directed=directed) > 2 * len(triples)
 
 
 # ---------------------------------------------------------------- replace_object and the authors' KG-FPQ records
@@ -297,6 +362,51 @@ def test_kgfpq_records_are_reproduced_by_replacing_the_object(shared_data: Path)
     # Measured on the 68 records of ../shared/data/kgfpq (the first 10-13 of each of the authors' six files):
     # every FPQ is its TPQ with the object's surface string replaced, so the paper's method reproduces all 408.
     assert (matched, total) == (408, 408)
+
+
+def _released_paths(shared_data: Path) -> list[tuple[str, str, list[list[str]], int]]:
+    """(subject, false object, path, hop) of every NSC/NDC edit (``Ftriple_6`` / ``Ftriple_5``) in the released
+    KG-FPQ records; a 1-hop path is stored as a single triple."""
+    out = []
+    for path in sorted((shared_data / "kgfpq").glob("*.json")):
+        for record in json.loads(path.read_text(encoding="utf-8")):
+            for k in (6, 5):
+                steps = record[f"path_{k}"]
+                steps = [steps] if isinstance(steps[0], str) else steps
+                out.append((record["Ttriple"][0], record[f"Ftriple_{k}"][2], steps, record[f"hop_{k}"]))
+    return out
+
+
+@pytest.mark.shared_data
+def test_released_kgfpq_hops_are_directed_path_lengths(shared_data: Path) -> None:
+    paths = _released_paths(shared_data)
+    assert len(paths) == 136
+    shorter = []
+    for subject, false_object, steps, hop in paths:
+        # every released path is a walk head -> tail from the subject to the false object, its length the hop
+        assert len(steps) == hop and steps[0][0] == subject and steps[-1][2] == false_object
+        assert all(a[2] == b[0] for a, b in zip(steps, steps[1:], strict=False)), steps
+        names = sorted({subject} | {x for h, _, t in steps for x in (h, t)})
+        ids = {name: i for i, name in enumerate(names)}
+        heads, tails = [ids[h] for h, _, _ in steps], [ids[t] for _, _, t in steps]
+        adjacency = sp.coo_matrix((np.ones(len(steps)), (heads, tails)), shape=(len(names), len(names)))
+        forward = fpq.hop_matrix(adjacency, [ids[subject], ids[false_object]], directed=True)
+        undirected = fpq.hop_matrix(adjacency, [ids[false_object]], directed=False)
+        # Followed head -> tail, the path's own triples reach the false object from the subject and nothing leads
+        # back; ignoring direction walks back just as far.
+        assert forward[1, ids[subject]] == -1 and undirected[0, ids[subject]] == forward[0, ids[false_object]]
+        if forward[0, ids[false_object]] != hop:
+            shorter.append((subject, false_object, int(forward[0, ids[false_object]]), hop))
+    # The released hop is the length of the sampled walk: 3 edits (each in the YN and the WH file) pass their false
+    # object early, so its shortest distance is less than the hop; kgprobe reports the shortest distance.
+    assert sorted(set(shorter)) == [
+        ("United States of America", "Brazil", 2, 5),
+        ("Woody Allen", "59th Academy Awards", 1, 3),
+        ("Woody Allen", "Academy Award for Best Actress", 3, 5),
+    ]
+    assert len(shorter) == 6
+    # The hops of the released subset: heavy at 1 and at 5, as the paper's Table 11 is for most domains.
+    assert Counter(hop for *_, hop in paths) == {1: 57, 2: 6, 3: 12, 4: 14, 5: 47}
 
 
 # ---------------------------------------------------------------- templates and questions
@@ -489,7 +599,7 @@ def test_fb15k237_end_to_end(shared_data: Path, tmp_path: Path) -> None:
     kg = set(zip(h.tolist(), r.tolist(), t.tolist(), strict=True))
     graph = sp.coo_matrix((np.ones(len(h)), (h, t)), shape=(n, n)).tocsr()
     subjects = sorted({tt.subject for tt in tts})
-    hops = csgraph.shortest_path(graph, directed=False, unweighted=True, indices=subjects)
+    hops = csgraph.shortest_path(graph, directed=True, unweighted=True, indices=subjects)
     row = dict(zip(subjects, range(len(subjects)), strict=True))
     types: dict[int, set[str]] = {}
     for e, k in con.execute("SELECT entity, type_key FROM entity_types").fetchall():
@@ -497,17 +607,19 @@ def test_fb15k237_end_to_end(shared_data: Path, tmp_path: Path) -> None:
     objects_of: dict[int, set[int]] = {}
     for rel, obj in zip(r.tolist(), t.tolist(), strict=True):
         objects_of.setdefault(rel, set()).add(obj)
-    found = 0
+    found = Counter()
     for e in edits:
         if e.false_object is None:
             assert e.reason
             continue
-        found += 1
+        found[e.method] += 1
         x, dist = e.false_object, hops[row[e.subject]]
         assert x not in (e.subject, e.true_object) and (e.subject, e.relation, x) not in kg
         if e.method in ("NSC", "NDC"):
             assert e.hop == dist[x] and 1 <= e.hop <= 5 and len(e.path) == e.hop
             assert all(step in kg for step in e.path)
+            assert e.path[0][0] == e.subject and e.path[-1][2] == x
+            assert all(a[2] == b[0] for a, b in zip(e.path, e.path[1:], strict=False))
         else:
             assert dist[x] > 5 and e.hop is None
         share = types.get(x, set()) & types[e.true_object]
@@ -516,7 +628,11 @@ def test_fb15k237_end_to_end(shared_data: Path, tmp_path: Path) -> None:
             assert x in objects_of[e.relation]
         if e.method == "NNDR":
             assert x not in objects_of[e.relation] and any(x in objs for objs in objects_of.values())
-    assert found > 4 * len(tts)  # FB15k-237 is small-world: NNSR rarely finds anything beyond 5 hops
+    # Directed, most of FB15k-237 lies beyond 5 hops of a subject, so the NN* methods find candidates (undirected,
+    # the 5-hop ball covers nearly the whole graph: NNSR found 3 in 15,000). Measured: NNSC 270, NNDC 300, NNSR 115,
+    # NNDR 300 of 300; NNSR stays lowest because the objects of a relation cluster near its subjects.
+    assert all(found[m] > 0.8 * len(tts) for m in ("NNSC", "NNDC", "NNDR")), found
+    assert found["NNSR"] > 0.25 * len(tts), found
 
     genre = "/film/film/genre"
     templates = {genre: {"yn": "Is {subject} a {object} film?", "wh": "Which studio made the {object} film {subject}?"}}
