@@ -12,14 +12,18 @@ can be re-read later with better rules, and :func:`explain_yes_no` names the rul
     >>> explain_yes_no("Titian did not die in Venice.", question="Did Titian die in Venice?")
     ('no', 'negated_restatement')
 
-Before the rules, the start of the text is cleared of what cannot be the answer: markdown (``**``, ``__``, backticks,
-headings, quotes, bullets) and leading punctuation, "Answer:" / "A:" / "The answer is" / "Final answer:" style
-prefixes, an echoed question ("Question: ...?"), apologies and fillers ("I'm sorry, but", "Well,", "Based on the
-facts,", "As an AI model,"). Only the first 400 characters are read: the answer is at the start or nowhere.
+Before the rules, invisible characters are removed everywhere in the text that is read (zero-width spaces and
+joiners U+200B, U+200C, U+200D, U+2060, the byte-order mark U+FEFF, the soft hyphen U+00AD and the direction marks
+U+200E, U+200F: "\\u200bYes" is yes) and no-break spaces (U+00A0, U+2007, U+202F) read as spaces. Then the start of the
+text is cleared of what cannot be the answer: markdown (``**``, ``__``, backticks, headings, quotes, bullets) and
+leading punctuation, "Answer:" / "A:" / "The answer is" / "Final answer:" style prefixes, an echoed question
+("Question: ...?"), apologies and fillers ("I'm sorry, but", "Well,", "Based on the facts,", "As an AI model,", and
+"Sure," / "Right," when more follows: "Sure! Here is ..." opens replies of either polarity). Rules 2-6 read only the
+first 400 characters, where the answer is; rule 7 alone reads the last 200, and only for an explicit verdict.
 
 The rules, in the order they apply (the name is what ``explain_*`` returns):
 
-1. ``empty``: ``None``, an empty or whitespace-only text -> unknown.
+1. ``empty``: ``None``, an empty text, or one of whitespace and invisible characters only -> unknown.
 2. ``both``: the text opens with both options ("Yes or no", "Yes/No", "Yes and no", "True or false") -> unknown.
 3. ``abstain``: the text opens with a hedge or an abstention: "I don't know", "I'm not sure", "unsure", "It is not
    possible to say", "cannot be determined", "there is not enough information", "no idea", "no information", and
@@ -28,11 +32,25 @@ The rules, in the order they apply (the name is what ``explain_*`` returns):
    disowns is not a commitment and must not earn credit. (:func:`parse_true_false` reads it as "idk", the explicit
    abstention GraphEval counts.)
 4. ``answer_word``: the text opens with an answer word. "yes", "yeah", "yep", "yup" -> yes, whatever follows;
-   "nope", "nah" -> no; "no" -> no when punctuation, a line break or the end follows, or a clause begins ("No it
-   isn't", "No, ..."), but not where "no" is a determiner ("No information ...", "No evidence ...", "No one ...").
-   Words that only answer when they stand alone, followed by punctuation or the end ("Correct.", "Indeed, ...",
-   "True", "Absolutely!"): correct, true, indeed, absolutely, certainly, definitely, exactly, affirmative,
-   accurate, factual -> yes; incorrect, false, wrong, negative, never, inaccurate, untrue, non-factual -> no.
+   "nope", "nah" -> no. "no" reads the same as "yes" wherever it cannot be a determiner: before punctuation
+   (including "?" and "…": "No?", "No…"), a bracket ("No (he died in Rome)"), a line break or the end; before a
+   pronoun, article, possessive or adverb that begins a clause ("No it isn't", "No the Tagus ...", "No actually,
+   ..."); and before a capitalised name that is the subject of a clause, i.e. capitalised words (in the original
+   text; "da", "de", "of", "von" ... and initials such as "J." may join them) followed by an auxiliary, "never",
+   "not" or a past-tense verb ("No Titian died in Rome", "No Martin Luther King Jr. was ..."). Everywhere else
+   "no" is a determiner and answers nothing: "No information ...", "No evidence ...", "No one ...", "No Titian
+   paintings survive ..." (a name followed by a noun), and also "No Evidence was found" (a closed list of
+   determiner nouns is never read as a name). "Yes" has no determiner use, so every other template reads the same
+   with "Yes" as with "No" (the tests check this property).
+   Words that only answer when they stand alone, followed by punctuation other than "?" or the end ("Correct.",
+   "Indeed, ...", "True", "Absolutely!"; "Correct?" asks back): correct, true, indeed, absolutely, certainly,
+   definitely, exactly, affirmative, accurate, factual -> yes; incorrect, false, wrong, negative, never,
+   inaccurate, untrue, non-factual -> no. The prompts ask in English, but a model that answers in another language
+   has still committed, so a closed set of standalone answer words of major languages reads the same way: sí / si /
+   sì, oui, ja, да, 是 / 是的 / 对 / 对的, はい -> yes; non, nein, нет, 不 / 不是 / 不对 / 否, いいえ -> no (Spanish and
+   Italian "no" is the English word). Standing alone is what keeps "Non-fiction ..." and "Si-based ..." out. "Sure"
+   and "Right" -> yes only as the whole answer ("Sure.", "Right!"); followed by more they are fillers (above), so
+   "Sure, but I can't say" is an abstention and "Sure! Here is some information" is no answer.
    An intensifier followed by "not" / "yes" / "no" ("Absolutely not", "Of course not", "Certainly yes") -> that
    answer. "Absolutely nothing suggests ..." is no answer: the word does not stand alone.
 5. ``answer_phrase``: the text opens with a standalone verdict phrase: "That's correct", "This is true", "It is
@@ -48,17 +66,25 @@ The rules, in the order they apply (the name is what ``explain_*`` returns):
    "when", "while", "because", "where", "aged", "around") follows, so "A is not B, but C" is no and "A died in B in
    1576" is yes, while "A died in B Beach" restates nothing. Answers that state a different fact ("A died in C")
    are never read as no: that reading needs world knowledge (is the relation single-valued?) the reader does not
-   have. Without the question these answers are unknown (rule 7), never a different label.
-7. ``no_answer``: nothing above decided (a cut-off "The answer is", a statement that does not address the question,
-   gibberish) -> unknown.
+   have. Without the question these answers fall through to rules 7 and 8 (unknown unless they end in a verdict).
+7. ``final_verdict``: only when rules 2-6 found nothing at the start, the text ends with an explicit verdict in
+   its last 200 characters: a sentence, clause or line that opens with a verdict marker ("So", "Thus",
+   "Therefore", "Hence", "In conclusion", "Overall", ...; "Answer:", "The answer is", "Final answer:", "Verdict:";
+   "So it is" / "So the statement is") directly followed by yes / true -> yes or no / false -> no, and nothing
+   after that sentence ("... So the answer is No.", "...\\n\\nAnswer: No", "... He died in Rome, so the answer is
+   no.", "... Therefore, no, he did not."). A bare "No." at the end, a verdict mid-text, a hedged one ("So the
+   answer is probably no") or one followed by another sentence is no verdict: a reasoning model may try out both
+   answers before it commits, and only the marked conclusion is its answer. An answer at the start still wins.
+8. ``no_answer``: nothing above decided (a cut-off "The answer is", a statement that does not address the question,
+   gibberish, a long explanation without a marked verdict) -> unknown.
 
 The first answer wins: rules 2-6 read only the start of the text, so "No, ... Yes, ..." is no and an explanation
 that contradicts the answer word ("No. Voltaire died in the Getty Museum.") does not change it. "There is no evidence
 that X ..." neither answers nor abstains (a reader cannot tell a cautious no from "I can't say"), so it is
 unknown under both readings.
 
-The functions are pure and fast (tens of thousands of texts per second): every pattern is compiled once and only
-the start of the text is read.
+The functions are pure and fast (tens of thousands of texts per second): every pattern is compiled once, and only
+the first 400 and, when they decide nothing, the last 200 characters are read.
 """
 
 from __future__ import annotations
@@ -88,8 +114,13 @@ YES_NO_LABELS: tuple[YesNoLabel, ...] = ("yes", "no", "unknown")
 TRUE_FALSE_LABELS: tuple[TrueFalseLabel, ...] = ("true", "false", "idk", "unknown")
 
 _HEAD = 400
+#: How far from the end rule 7 looks for a final verdict: one or two sentences.
+_TAIL = 200
 
 _MARKUP = re.compile(r"[*_`]+")
+# Characters a reader cannot see must not hide the answer ("\u200bYes" from a tokenizer or a copied web page).
+_INVISIBLE = str.maketrans({**dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad")),
+                            **dict.fromkeys(map(ord, "\u00a0\u2007\u202f"), " ")})
 
 # What may stand before the answer. One greedy repetition: it always matches (possibly empty), so nothing backtracks.
 _PREAMBLE = re.compile(
@@ -105,6 +136,7 @@ _PREAMBLE = re.compile(
           |honestly|in\s+short|in\s+summary|to\s+summari[sz]e|in\s+my\s+opinion
           |as\s+an\s+ai(?:\s+(?:language\s+)?(?:model|assistant))?)
         \b(?:\s*[,.!:;\-–—]\s*|\s+)(?:but\s+)?
+      | (?:sure|right)[ \t]*[,.!:;\-–—]\s*(?![\s.!…"')\]]*$)(?:but\s+)?
       | (?:based\s+on|according\s+to)\b[^,.:\n]{0,150}[,:]\s*(?:but\s+)?
     )*""",
     re.VERBOSE,
@@ -112,7 +144,7 @@ _PREAMBLE = re.compile(
 
 # A word or phrase "stands alone" when punctuation (not "?"; a hyphen only after a space, so "no-one" is one word),
 # a line break or the end follows it.
-_ALONE = r"""(?=["')\]]*(?:[ \t]*(?:[.,!;:–—]|\n|$)|[ \t]+-))"""
+_ALONE = r"""(?=["')\]]*(?:[ \t]*(?:[.,!;:–—…，。！；：、]|\n|$)|[ \t]+-))"""
 
 _BOTH = re.compile(
     r"(?:yes\s*(?:/|,?\s*\b(?:or|and)\b)\s*no|no\s*(?:/|,?\s*\b(?:or|and)\b)\s*yes"
@@ -145,23 +177,46 @@ _ABSTAIN = re.compile(
     re.VERBOSE,
 )
 
+# Words that cannot follow a determiner "no", so after "no" they begin a clause: "No it isn't", "No the Tagus ...".
 _CLAUSE_START = ("it|it's|its|he|she|they|i|i'm|we|you|that|that's|this|there|there's|not|never|the|he's|she's"
-                 "|they're|absolutely|definitely|certainly|way")
-_YES_ALONE = "correct|true|indeed|absolutely|certainly|definitely|exactly|affirmative|accurate|factual"
-_NO_ALONE = "incorrect|false|wrong|negative|never|inaccurate|untrue|non-?factual"
+                 "|they're|absolutely|definitely|certainly|way|his|her|their|my|actually|but|because|rather|instead"
+                 "|however|sorry")
+# Longer words first, so "是的" is not read as "是" followed by "的" (which does not stand alone).
+_YES_ALONE = ("correct|true|indeed|absolutely|certainly|definitely|exactly|affirmative|accurate|factual"
+              "|sí|si|sì|oui|ja|да|是的|是|对的|对|はい")
+_NO_ALONE = "incorrect|false|wrong|negative|never|inaccurate|untrue|non-?factual|non|nein|нет|不是|不对|不|否|いいえ"
 _INTENSIFIER = r"(?:absolutely|certainly|definitely|of\s+course|indeed|surely)"
+# The end of a word: a closing quote may follow ("'Yes'"), a contraction may not ("yes'm", "not'll").
+_WORD_END = r"(?!\w|'\w)"
 
 _WORD = re.compile(
     rf"""(?:
-        (?P<yes>yes|yeah|yep|yup|yea)(?![\w'])
-      | (?P<no>nope|nah)(?![\w'])
-      | (?P<no2>no)(?:{_ALONE}|\s+(?:{_CLAUSE_START})\b)
-      | {_INTENSIFIER}\s+(?:(?P<yes2>yes)(?![\w'])|(?P<no3>not(?![\w'])|no{_ALONE}))
+        (?P<yes>yes|yeah|yep|yup|yea){_WORD_END}
+      | (?P<no>nope|nah){_WORD_END}
+      | (?P<no2>no)(?:{_ALONE}|["')\]]*[ \t]*[?(\[]|\s+(?:{_CLAUSE_START})(?![\w'\-]))
+      | {_INTENSIFIER}\s+(?:(?P<yes2>yes){_WORD_END}|(?P<no3>not{_WORD_END}|no{_ALONE}))
       | (?P<yes3>{_YES_ALONE}){_ALONE}
       | (?P<no4>{_NO_ALONE}){_ALONE}
+      | (?P<yes4>sure|right)(?=["')\]]*[\s.!…]*$)
     )""",
     re.VERBOSE,
 )
+
+# "No" before a capitalised word: a name that is the subject of a clause ("No Titian died in Rome") or the head of a
+# determiner phrase ("No Titian paintings survive"). Only a verb right after the name tells them apart.
+_NO_THEN = re.compile(r"no[ \t]+")
+_NAME_WORD = re.compile(r"([^\W\d_][\w'\-]*)(\.?)[ \t]*")
+# Lower-case words inside a name ("Leonardo da Vinci", "Ludwig van Beethoven", "Mary of Teck").
+_NAME_LINKS = frozenset({"da", "de", "di", "del", "della", "van", "von", "der", "den", "la", "le", "du", "des", "of",
+                         "the", "y", "al", "bin", "ibn"})
+# Abbreviations that do not end the sentence after a name ("Martin Luther King Jr. was").
+_NAME_ABBREVIATIONS = frozenset({"jr", "sr", "st", "dr", "mr", "mrs", "ms", "mt"})
+# Nouns that follow a determiner "no", capitalised or not ("No Evidence was found" is no answer).
+_DETERMINER_NOUNS = frozenset({"evidence", "information", "data", "one", "idea", "clue", "record", "records", "proof",
+                               "source", "sources", "mention", "indication", "documentation", "reliable", "credible",
+                               "known", "such", "other", "single", "further", "historical", "definitive", "clear",
+                               "answer", "comment", "way", "doubt", "matter", "more", "longer", "reason", "sign",
+                               "trace", "details", "specific", "available", "confirmed", "verified", "direct"})
 
 _SUBJECT = (r"(?:(?:the|this|that)\s+(?:statement|claim|assertion|premise|answer|information|fact)"
             r"|that|this|it|which)")
@@ -203,6 +258,30 @@ _PAST = {"be": "was", "become": "became", "begin": "began", "bear": "bore", "bri
          "spend": "spent", "stand": "stood", "swim": "swam", "take": "took", "teach": "taught", "tell": "told",
          "think": "thought", "throw": "threw", "understand": "understood", "win": "won", "write": "wrote"}
 _THIRD = {"be": "is", "have": "has", "do": "does", "go": "goes"}
+# What may follow a name that is the subject of a clause (besides any past tense in "-ed").
+_VERB_AFTER_NAME = frozenset({*_COPULAS, *(n for ns in _NEGATED.values() for n in ns), *_PAST.values(), "do", "does",
+                              "did", "don't", "doesn't", "didn't", "am", "never", "not", "indeed", "actually", "also",
+                              "really", "only", "himself", "herself", "itself"})
+
+_ANSWER_IS = (r"(?:(?:the|my|our)\s+)?(?:final\s+|short\s+|correct\s+)?answer"
+              r"\s*(?:[:=\-–—]|\s+(?:is|would\s+be)\b\s*:?)\s*")
+# Rule 7: an explicit verdict that opens the last sentence, clause or line and ends the text, the verdict word
+# standing alone as in _ALONE ("so the answer is no-one's guess" is none), perhaps with a short rest of its clause.
+_VERDICT = re.compile(
+    rf"""[.,!?:;\n]["'()\[\]\s#>•\-]*
+    (?:
+        (?:so|thus|therefore|hence|overall|ultimately|in\s+conclusion|to\s+conclude|in\s+summary
+          |to\s+summari[sz]e|in\s+short|conclusion)
+        \s*[,:\-–—]?\s*
+        (?:{_ANSWER_IS}|(?:the\s+(?:statement|claim|premise)|this|that|it)\s+is\s+)?
+      | {_ANSWER_IS}
+      | (?:final\s+)?verdict\s*[:=\-–—]\s*
+    )
+    (?:(?P<yes>yes|true)|(?P<no>no|false))
+    (?:["')\]]*(?:[ \t]*[,;:–—]|[ \t]+-)[^.!?\n]{{0,150}})?
+    ["')\]]*[\s.!…]*$""",
+    re.VERBOSE,
+)
 
 _Polarity: TypeAlias = Literal["yes", "no", "abstain"] | None
 
@@ -266,22 +345,40 @@ def _read(text: str | None, question: str | None) -> tuple[_Polarity, str]:
         return None, "empty"
     if not isinstance(text, str):
         raise TypeError(f"answer text must be str or None, got {type(text).__name__}: {text!r}")
-    if not text.strip():
-        return None, "empty"
     truncated = len(text) > _HEAD
-    head = _MARKUP.sub("", text[:_HEAD]).replace("’", "'").lower()
+    raw = text[:_HEAD].translate(_INVISIBLE)
+    if truncated and len(raw) < _HEAD:
+        # Invisible characters took room in the head: read as much visible text as a clean answer would give. Only
+        # here is the whole text translated, so long answers cost no more than before.
+        raw = text.translate(_INVISIBLE)
+        truncated = len(raw) > _HEAD
+        raw = raw[:_HEAD]
+    if not raw.strip() and (not truncated or not text.translate(_INVISIBLE).strip()):
+        return None, "empty"
+    cased = _MARKUP.sub("", raw).replace("’", "'")
+    head = cased.lower()
+    # The original case tells a name from a common noun after "no"; a few characters change length when lower-cased
+    # ("İ"), and then the rule that needs it reads nothing rather than the wrong position.
+    cased_or_none: str | None = cased if len(cased) == len(head) else None
     preamble = _PREAMBLE.match(head)
     if preamble:
         head = head[preamble.end():]
+        if cased_or_none is not None:
+            cased_or_none = cased_or_none[preamble.end():]
     if not head:
-        return None, "no_answer"
+        return _final_verdict(text)
     if _BOTH.match(head):
         return None, "both"
     if _ABSTAIN.match(head):
         return "abstain", "abstain"
     m = _WORD.match(head)
     if m:
-        return ("yes" if m.group("yes") or m.group("yes2") or m.group("yes3") else "no"), "answer_word"
+        # Exactly one named group matches, and it names the answer ("yes", "yes2", ..., "no4").
+        return ("yes" if (m.lastgroup or "").startswith("yes") else "no"), "answer_word"
+    if cased_or_none is not None:
+        m = _NO_THEN.match(head)
+        if m and _names_a_subject(cased_or_none, m.end()):
+            return "no", "answer_word"
     m = _PHRASE.match(head)
     if m:
         return ("yes" if m.group("yes") else "no"), "answer_phrase"
@@ -291,6 +388,45 @@ def _read(text: str | None, question: str | None) -> tuple[_Polarity, str]:
             negated = _restates(head, truncated, claim)
             if negated is not None:
                 return ("no", "negated_restatement") if negated else ("yes", "restatement")
+    return _final_verdict(text)
+
+
+def _names_a_subject(cased: str, start: int) -> bool:
+    """True if ``cased[start:]`` (original case, right after "no ") opens with a capitalised name and then a verb,
+    so that "no" answers ("No Titian died in Rome"); False for a determiner phrase ("No Titian paintings survive")."""
+    pos = start
+    name = False
+    for _ in range(10):
+        m = _NAME_WORD.match(cased, pos)
+        if not m:
+            return False
+        word, dot = m.group(1), m.group(2)
+        lower = word.lower()
+        if word[0].isupper():
+            if not name and lower in _DETERMINER_NOUNS:
+                return False
+            # A full stop after a name ends the sentence ("No Titian."), except after an initial or "Jr.".
+            if dot and len(word) > 1 and lower not in _NAME_ABBREVIATIONS:
+                return False
+            name = True
+        elif not name:
+            return False
+        elif lower in _NAME_LINKS and not dot:
+            pass
+        else:
+            return lower in _VERB_AFTER_NAME or (len(lower) > 3 and lower.endswith("ed"))
+        pos = m.end()
+    return False
+
+
+def _final_verdict(text: str) -> tuple[_Polarity, str]:
+    """Rule 7 (``final_verdict``) on the end of ``text``, else rule 8 (``no_answer``)."""
+    start = max(0, len(text) - _TAIL)
+    tail = _MARKUP.sub("", text[start:].translate(_INVISIBLE)).replace("’", "'").lower()
+    # The verdict must open a sentence; at the very start of the text nothing precedes it, so stand in a line break.
+    m = _VERDICT.search("\n" + tail if start == 0 else tail)
+    if m:
+        return ("yes" if m.group("yes") else "no"), "final_verdict"
     return None, "no_answer"
 
 
