@@ -49,7 +49,8 @@ def peak_rss_mb() -> float:
 
 
 def networkx_measures(original: np.ndarray, perturbed: np.ndarray) -> tuple[float, float]:
-    """SC2D and SD2 of one pair the networkx way (relation union as the denominator, like kgprobe's default)."""
+    """SC2D and SD2 of one pair the networkx way (each graph's own relation count as its denominator, the paper's
+    definition and kgprobe's default)."""
 
     def sums(triples: list[list[int]]) -> tuple[dict[int, float], dict[int, float], set[int]]:
         by_relation: dict[int, list[tuple[int, int]]] = defaultdict(list)
@@ -67,11 +68,11 @@ def networkx_measures(original: np.ndarray, perturbed: np.ndarray) -> tuple[floa
 
     c_o, d_o, r_o = sums(original.tolist())
     c_p, d_p, r_p = sums(perturbed.tolist())
-    n = len(r_o | r_p)
+    n_o, n_p = max(len(r_o), 1), max(len(r_p), 1)
     out = []
     for a, b in ((c_o, c_p), (d_o, d_p)):
         nodes = set(a) | set(b)
-        dist = float(np.sqrt(sum((a.get(v, 0.0) / n - b.get(v, 0.0) / n) ** 2 for v in nodes))) if n else 0.0
+        dist = float(np.sqrt(sum((a.get(v, 0.0) / n_o - b.get(v, 0.0) / n_p) ** 2 for v in nodes)))
         out.append(1 - dist / (dist + 1))
     return out[0], out[1]
 

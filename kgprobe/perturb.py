@@ -609,26 +609,31 @@ def ats(scorer: Scorer, triples: Sequence[Triple] | np.ndarray) -> float:
 
 
 def sc2d(original: Sequence[Triple] | np.ndarray, perturbed: Sequence[Triple] | np.ndarray, *,
-         denominator: Denominator = "union") -> float:
+         denominator: Denominator = "own") -> float:
     """Return the similarity in clustering-coefficient distribution of G' (``perturbed``) to G (``original``).
 
     Per relation r, the local clustering coefficient of every entity in r's subgraph (undirected, simple: no
-    self loops, parallel edges and both directions count once; 0 below degree 2) is averaged over the relations
-    of both graphs (a relation absent from one graph contributes zeros there); d is the L2 distance of G's and
-    G''s averaged vectors over the entities of both, and the similarity 1 - d / (d + 1) is 1.0 for identical
-    graphs. ``denominator="own"`` averages each graph over its own relations, as the OKGQA code does.
+    self loops, parallel edges and both directions count once; 0 below degree 2) is averaged over each graph's
+    own relations, |R(G)| for G and |R(G')| for G' (``denominator="own"``, the default); d is the L2 distance of
+    G's and G''s averaged vectors over the entities of both, and the similarity 1 - d / (d + 1) is 1.0 for
+    identical graphs. "own" is the paper's definition and what the authors' ``comprehensive_metrics.csv`` holds.
+    ``denominator="union"`` averages both over |R(G) ∪ R(G')| instead (a relation absent from one graph
+    contributes zeros there), which hides a changed relation set: see :func:`sd2`.
     """
     return float(similarity_batch([(original, perturbed)], denominator=denominator)["sc2d"][0])
 
 
 def sd2(original: Sequence[Triple] | np.ndarray, perturbed: Sequence[Triple] | np.ndarray, *,
-        denominator: Denominator = "union") -> float:
+        denominator: Denominator = "own") -> float:
     """Return the similarity in degree distribution of G' (``perturbed``) to G (``original``).
 
     As :func:`sc2d` with the degree of each entity in r's subgraph instead of its clustering coefficient:
-    in-degree plus out-degree, counting every triple (a self loop counts twice). With the relations of both
-    graphs as the denominator the averaged vector is each entity's total degree over |R(G) ∪ R(G')|, so
-    perturbations that keep every node's degree and the relation set (RS; RR too) have SD2 = 1.0.
+    in-degree plus out-degree, counting every triple (a self loop counts twice). The averaged vector is each
+    entity's total degree over the graph's own relation count (the default, the paper's): RS, which keeps every
+    degree and the relation set, has SD2 = 1.0, and RR, which brings in relations the subgraph did not have, has
+    SD2 < 1 (the authors' ``comprehensive_metrics.csv``: 0.32-0.39). With ``denominator="union"`` both graphs
+    divide by |R(G) ∪ R(G')|, under which RR's SD2 is always 1.0 however many relations it replaced, so it is not
+    the default.
     """
     return float(similarity_batch([(original, perturbed)], denominator=denominator)["sd2"][0])
 
@@ -637,7 +642,7 @@ def similarity_batch(
     pairs: Sequence[tuple[Sequence[Triple] | np.ndarray, Sequence[Triple] | np.ndarray | PerturbResult]],
     *,
     scorer: Scorer | None = None,
-    denominator: Denominator = "union",
+    denominator: Denominator = "own",
     measures: Iterable[str] = ("ats", "sc2d", "sd2"),
 ) -> dict[str, np.ndarray]:
     """Return ATS, SC2D and SD2 of many (original, perturbed) pairs: float64 arrays ``ats``, ``sc2d``, ``sd2``.

@@ -523,18 +523,18 @@ def test_trends_agree_with_the_okgqa_papers_metrics(shared_data, capsys):
     for method in METHODS:
         for lvl in levels:
             pairs = [(g, perturb_detailed(g, method, lvl, i, scorer).array) for i, g in enumerate(graphs)]
-            sims = similarity_batch(pairs, scorer=scorer)
-            own = similarity_batch(pairs, denominator="own")
+            sims = similarity_batch(pairs, scorer=scorer)  # the default: each graph's own relations, as the paper
+            union = similarity_batch(pairs, denominator="union")
             ours[(method, lvl)] = {"SC2D": float(sims["sc2d"].mean()), "SD2": float(sims["sd2"].mean()),
-                                   "SC2D_own": float(own["sc2d"].mean()), "SD2_own": float(own["sd2"].mean()),
+                                   "SC2D_union": float(union["sc2d"].mean()), "SD2_union": float(union["sd2"].mean()),
                                    "ATS": float(sims["ats"].mean())}
     with capsys.disabled():
-        print("\nmethod level | paper ATS SC2D SD2 | ours SC2D SD2 | ours with the paper's own-relation denominator")
+        print("\nmethod level | paper ATS SC2D SD2 | ours SC2D SD2 | ours with the union-of-relations denominator")
         for method in METHODS:
             for lvl in levels:
                 p, o = paper[(method, lvl)], ours[(method, lvl)]
                 print(f"{method} {lvl:.1f} | {p['ATS']:.3f} {p['SC2D']:.3f} {p['SD2']:.3f} | "
-                      f"{o['SC2D']:.3f} {o['SD2']:.3f} | {o['SC2D_own']:.3f} {o['SD2_own']:.3f}")
+                      f"{o['SC2D']:.3f} {o['SD2']:.3f} | {o['SC2D_union']:.3f} {o['SD2_union']:.3f}")
     # Shared qualitative facts: RS keeps SD2 at 1; ED and ER lose SD2 and SC2D as the level grows; ED removes the
     # most degree mass of all methods at level 1.0; ED-1.0 has ATS 0.
     assert all(ours[("RS", lvl)]["SD2"] == 1.0 for lvl in levels)
@@ -545,8 +545,19 @@ def test_trends_agree_with_the_okgqa_papers_metrics(shared_data, capsys):
     assert ours[("ED", 1.0)]["ATS"] == 0.0
     assert ours[("ED", 1.0)]["SD2"] < ours[("ER", 1.0)]["SD2"]
     assert paper[("ED", 1.0)]["SD2"] < paper[("ER", 1.0)]["SD2"]
-    # Where the definitions part: the paper divides each graph by its own relation count, so RR (which brings in
-    # relations the subgraph did not have) moves SD2 there; with the union of relations (the spec) RR keeps SD2 = 1.
-    assert all(ours[("RR", lvl)]["SD2"] == 1.0 for lvl in levels)
+    # The paper divides each graph by its own relation count (our default), so RR (which brings in relations the
+    # subgraph did not have) moves SD2, as in the authors' numbers; the union of relations would keep it at 1.
     assert all(paper[("RR", lvl)]["SD2"] < 1.0 for lvl in levels)
-    assert all(ours[("RR", lvl)]["SD2_own"] < 1.0 for lvl in levels)
+    assert all(ours[("RR", lvl)]["SD2"] < 1.0 for lvl in levels)
+    assert all(ours[("RR", lvl)]["SD2_union"] == 1.0 for lvl in levels)
+
+
+def test_sd2_and_sc2d_default_to_each_graphs_own_relations():
+    # RR replaces relations: G' has relations G lacks. Over each graph's own relations (the paper's definition and
+    # the default) SD2 drops below 1; over the union of both relation sets it would stay at exactly 1.
+    kg = [(0, 0, 1), (1, 0, 2), (2, 0, 0), (0, 1, 3)]
+    rr = [(0, 2, 1), (1, 0, 2), (2, 0, 0), (0, 1, 3)]
+    assert sd2(kg, rr) == sd2(kg, rr, denominator="own") < 1.0
+    assert sd2(kg, rr, denominator="union") == 1.0
+    assert sc2d(kg, rr) == sc2d(kg, rr, denominator="own")
+    assert similarity_batch([(kg, rr)])["sd2"][0] == sd2(kg, rr, denominator="own")
