@@ -46,7 +46,7 @@ def fpq_prompts(items: Iterable[Mapping[str, Any]], *, formats: Sequence[str] = 
     for it in limit_items(items, formats=formats, limit=limit):
         template = closed_book_template(it["format"])
         out.append(Prompt(item_id=it["id"], text=template.render(question=it["question"]), template_id=template.id,
-                          gold=it["answer"], answer_kind=it["format"]))
+                          gold=it["answer"], answer_kind=it["format"], system=template.system))
     return out
 
 
@@ -68,6 +68,7 @@ def grounded_fpq_prompts(
         knowledge = verbalise(subgraphs.get(qid, ()), entity_labels, relation_labels)
         template = grounded_template(it["format"])
         prompts.append(Prompt(item_id=it["id"], text=template.render(knowledge=knowledge, question=it["question"]),
-                              template_id=template.id, gold=it["answer"], answer_kind=it["format"]))
+                              template_id=template.id, gold=it["answer"], answer_kind=it["format"],
+                              system=template.system))
         used[it["id"]] = qid
     return prompts, used

@@ -124,11 +124,12 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class Prompt:
-    """One question item as a model sees it. ``text`` is the user message.
+    """One question item as a model sees it. ``text`` is the user message; ``system``, when set, the system
+    instruction sent before it (fixed per prompt template, so the stored template id names it).
 
     ``gold`` and ``answer_kind`` (``"yn"``, ``"wh"``, ``"tf"``, ...) are for the reference backends, which answer
-    from the gold label; model backends ignore them. Responses are keyed by the text alone, so items that share a
-    text share their responses.
+    from the gold label; model backends ignore them. Responses are keyed by the conversation alone (system
+    instruction and text), so items that share it share their responses.
     """
 
     item_id: str
@@ -136,10 +137,19 @@ class Prompt:
     template_id: str
     gold: str | None = None
     answer_kind: str | None = None
+    system: str | None = None
 
     def sha256(self) -> str:
-        """SHA-256 of the prompt text (UTF-8), part of the response-store key."""
-        return _sha256_text(self.text)
+        """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system
+        instruction, so keys stored before system instructions existed stay valid; else of both, as JSON."""
+        if self.system is None:
+            return _sha256_text(self.text)
+        return _sha256_text(json.dumps([self.system, self.text], ensure_ascii=False, separators=(",", ":")))
+
+    def messages(self) -> list[dict[str, str]]:
+        """The chat messages to send: the system instruction (if any), then the user message."""
+        user = {"role": "user", "content": self.text}
+        return [user] if self.system is None else [{"role": "system", "content": self.system}, user]
 
 
 @dataclass(frozen=True)

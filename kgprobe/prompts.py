@@ -4,11 +4,17 @@ A stored response names the template id it was made with, so a change of wording
 silently mixes with answers to the old one.
 
 * ``fpq-yn-v1`` / ``fpq-wh-v1``: KG-FPQ's closed-book prompts (its Table 6).
-* ``okgqa-grounded-yn-v1`` / ``okgqa-grounded-wh-v1``: the same questions with KG context, after OKGQA's prompt
-  D.1 ("Below are the facts that might be relevant to answer the question: ..."), where the facts are the
-  question subject's pruned subgraph, clean or perturbed, one "head relation tail" line per triple.
-* ``fpq-judge-v1``: KG-FPQ's FPQ-Judge instruction, which asks a judge model whether an answer to a WH question
-  is factual ("Yes") or not ("No"), followed by the question and the answer.
+* ``okgqa-grounded-yn-v2`` / ``okgqa-grounded-wh-v2`` (current): the same questions with KG context, laid out as
+  OKGQA's prompt D.1: its system instruction ("You are a helpful assistant designed to answer the users'
+  open-ended questions. ..."), then "Question: ...", then "Below are the facts that might be relevant to answer the
+  question:" with the question subject's pruned subgraph, clean or perturbed, one "head relation tail" line per
+  triple, and "Answer:" last. D.1's few-shot examples are left out (the paper does not publish them). KG-FPQ's
+  Yes-No / WH instruction follows the question, as in the closed-book prompts.
+* ``fpq-judge-v2`` (current): KG-FPQ's FPQ-Judge input as its Table 9 lays it out: the instruction, then
+  ``Input: Q:<question>`` / ``A: <answer>`` and ``Output:``; the judge answers "Yes" (factual) or "No".
+* ``okgqa-grounded-*-v1`` (facts first, no system instruction, no "Answer:") and ``fpq-judge-v1``
+  (``Question:`` / ``Answer:``) are the earlier layouts, kept so that responses stored with them still name a
+  known template; nothing new is generated with them.
 
     >>> render("fpq-yn-v1", question="Was Verdi born in Busseto?")
     'Question: Was Verdi born in Busseto? Respond solely with "Yes" or "No".'
@@ -21,7 +27,8 @@ from dataclasses import dataclass
 
 from kgprobe.errors import ConfigError
 
-__all__ = ["FPQ_JUDGE_INSTRUCTION", "JUDGE_TEMPLATE_ID", "PROMPTS", "PromptTemplate", "closed_book_template", "grounded_template", "render", "verbalise"]
+__all__ = ["FPQ_JUDGE_INSTRUCTION", "JUDGE_TEMPLATE_ID", "OKGQA_SYSTEM", "PROMPTS", "PromptTemplate", "closed_book_template",
+           "grounded_template", "render", "verbalise"]
 
 _YN = 'Respond solely with "Yes" or "No".'
 _WH = "Answer the question with an answer of no more than three sentences."
@@ -29,15 +36,22 @@ _FACTS = "Below are the facts that might be relevant to answer the question:"
 #: KG-FPQ's FPQ-Judge instruction, verbatim.
 FPQ_JUDGE_INSTRUCTION = ('You are given a question and an answer, determine if the answer is factual. If the answer is '
                          'factual please output only "Yes", otherwise please output only "No".')
+#: OKGQA's system instruction for knowledge-augmented generation (its prompt D.1), verbatim.
+OKGQA_SYSTEM = ("You are a helpful assistant designed to answer the users' open-ended questions. Your task is to provide "
+                "accurate, concise, and useful information to foster understanding and solve problems. Whether the "
+                "questions relate to complex scientific concepts, historical events, practical advice, or everyday "
+                "life, your goal is to assist by offering thoughtful and informative responses.")
 
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """A prompt with ``{placeholders}``; ``id`` is versioned and stored with every response."""
+    """A prompt with ``{placeholders}``; ``id`` is versioned and stored with every response. ``system`` is the
+    template's fixed system instruction (None: the prompt is one user message)."""
 
     id: str
     text: str
     source: str
+    system: str | None = None
 
     def render(self, **values: str) -> str:
         """The prompt with every placeholder filled; a missing value is an error, never an empty string."""
@@ -58,12 +72,20 @@ PROMPTS: dict[str, PromptTemplate] = {
                        "OKGQA D.1 with KG-FPQ's WH instruction"),
         PromptTemplate("fpq-judge-v1", FPQ_JUDGE_INSTRUCTION + "\n\nQuestion: {question}\nAnswer: {answer}",
                        "KG-FPQ FPQ-Judge instruction"),
+        PromptTemplate("okgqa-grounded-yn-v2", "Question: {question} " + _YN + "\n\n" + _FACTS + "\n{knowledge}\n\nAnswer:",
+                       "OKGQA D.1 (system instruction, question, facts, 'Answer:') with KG-FPQ's Yes-No instruction",
+                       system=OKGQA_SYSTEM),
+        PromptTemplate("okgqa-grounded-wh-v2", "Question: {question} " + _WH + "\n\n" + _FACTS + "\n{knowledge}\n\nAnswer:",
+                       "OKGQA D.1 (system instruction, question, facts, 'Answer:') with KG-FPQ's WH instruction",
+                       system=OKGQA_SYSTEM),
+        PromptTemplate("fpq-judge-v2", FPQ_JUDGE_INSTRUCTION + "\nInput: Q:{question}\nA: {answer}\nOutput:",
+                       "KG-FPQ FPQ-Judge, laid out as its Table 9 (Input: Q: ... A: ... Output:)"),
     )
 }
 
 
 #: The judge prompt of KG-FPQ's generative task.
-JUDGE_TEMPLATE_ID = "fpq-judge-v1"
+JUDGE_TEMPLATE_ID = "fpq-judge-v2"
 
 
 def closed_book_template(fmt: str) -> PromptTemplate:
@@ -72,8 +94,8 @@ def closed_book_template(fmt: str) -> PromptTemplate:
 
 
 def grounded_template(fmt: str) -> PromptTemplate:
-    """The KG-grounded template of a question format (``yn`` or ``wh``)."""
-    return _get(f"okgqa-grounded-{fmt}-v1")
+    """The KG-grounded template of a question format (``yn`` or ``wh``): OKGQA's D.1 layout (``-v2``)."""
+    return _get(f"okgqa-grounded-{fmt}-v2")
 
 
 def _get(template_id: str) -> PromptTemplate:

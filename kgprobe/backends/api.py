@@ -199,7 +199,7 @@ class LiteLLMBackend(BaseBackend):
     def _kwargs(self, prompt: Prompt, params: SamplingParams, n: int, seed: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.config.model_id,
-            "messages": [{"role": "user", "content": prompt.text}],
+            "messages": prompt.messages(),
             "temperature": params.temperature,
             "top_p": params.top_p,
             "max_tokens": params.max_tokens,

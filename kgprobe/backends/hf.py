@@ -278,10 +278,10 @@ class HFBackend(BaseBackend):
             torch.cuda.empty_cache()
 
     def chat_text(self, prompt: Prompt) -> str:
-        """The prompt as the model sees it: the user message in the tokenizer's chat template, ready for a reply."""
+        """The prompt as the model sees it: its messages (system instruction, user message) in the tokenizer's chat
+        template, ready for a reply."""
         self.start()
-        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt.text}], tokenize=False,
-                                                  add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(prompt.messages(), tokenize=False, add_generation_prompt=True)
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """One batched ``model.generate`` call for all ``prompts``, each repeated ``params.n`` times (as

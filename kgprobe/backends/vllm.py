@@ -118,7 +118,7 @@ class VLLMBackend(BaseBackend):
         if not prompts:
             return []
         t0 = time.perf_counter()
-        conversations = [[{"role": "user", "content": p.text}] for p in prompts]
+        conversations = [p.messages() for p in prompts]
         outputs = self.llm.chat(conversations, sampling_params=self.sampling_params(prompts, params),
                                 use_tqdm=False, add_generation_prompt=True)
         latency = time.perf_counter() - t0

@@ -39,6 +39,7 @@ class Request:
     seed: int | None
     authorization: str | None
     at: float
+    system: str | None = None  # the system message, when the request had one
 
 
 class FakeOpenAIServer:
@@ -118,8 +119,9 @@ class FakeOpenAIServer:
             self.attempts[prompt] += 1
             action = self.plan(prompt, attempt)
             n = int(body.get("n") or 1)
+            system = next((m["content"] for m in body["messages"] if m.get("role") == "system"), None)
             self.requests.append(Request(prompt, attempt, action, n, body.get("seed"),
-                                         handler.headers.get("Authorization"), time.monotonic()))
+                                         handler.headers.get("Authorization"), time.monotonic(), system))
             counted = action != "timeout"
             if counted:
                 self.in_flight += 1

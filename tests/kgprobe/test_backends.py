@@ -263,3 +263,15 @@ def test_nucleus_sampler_draws_reproducibly_from_the_nucleus():
     # 0.731 / 0.269 after renormalising
     assert counts[2:].sum() == 0
     assert abs(counts[0].item() / 2000 - 0.731) < 0.04
+
+
+@pytest.mark.slow
+def test_litellm_sends_the_system_instruction_before_the_question(api_key):
+    params = SamplingParams(n=1, max_tokens=8)
+    prompts = [Prompt("a", "plain question", "t"), Prompt("b", "grounded question", "t", system="Be helpful.")]
+    with FakeOpenAIServer() as server:
+        with LiteLLMBackend(api_config(server.url)) as backend:
+            backend.generate(prompts, params)
+        seen = server.by_prompt()
+    assert [r.system for r in seen["plain question"]] == [None]
+    assert [r.system for r in seen["grounded question"]] == ["Be helpful."]

@@ -117,3 +117,10 @@ def test_run_generation_end_to_end(smol, tmp_path):
     assert any(line.startswith("smollm2-135m: 16/16 samples (100%)") for line in lines)
     again = run_generation(smol, model="smollm2-135m", prompts=prompts, params=params, store=store, batch_size=4)
     assert (again.reused, again.generated) == (16, 0)
+
+
+def test_the_system_instruction_goes_through_the_chat_template(smol):
+    plain = smol.chat_text(Prompt("a", "Is Paris in France?", "t"))
+    grounded = smol.chat_text(Prompt("a", "Is Paris in France?", "t", system="Answer from the facts given."))
+    assert "Answer from the facts given." in grounded and "Answer from the facts given." not in plain
+    assert grounded.index("Answer from the facts given.") < grounded.index("Is Paris in France?")
