@@ -1,17 +1,23 @@
 """Benchmark: KG-FPQ edits with kgprobe.fpq.edit against a per-triple networkx BFS.
 
-    python benchmarks/fpq.py [--n 15000] [--baseline-n 500] [--data ../shared/data] [--seed 0]
+    python benchmarks/fpq.py [--n 15000] [--baseline-n 500] [--data ../shared/data] [--seed 0] [--coverage-only]
 
-For FB15k-237 (train, 272k triples) and the YAGO3 subset yago3-mte100 (train+valid+test), a seeded sample of
-``--n`` true triples gets all six edits (NSC NDC NNSC NNDC NNSR NNDR, 5 hops). kgprobe runs one bit-parallel
-multi-source BFS per 512 subjects; the baseline is what one would write with networkx: an undirected ``nx.Graph``,
-``nx.single_source_shortest_path_length(G, s, cutoff=5)`` per triple, the same candidate rules over Python sets,
-``nx.shortest_path`` for the NSC/NDC path, and the same seeded choice. The baseline is timed on the first
-``--baseline-n`` triples of the sample and extrapolated per triple (it is linear in the number of triples); both
-implementations must pick the same false objects and hops on those triples, and the script checks that.
+For FB15k-237 (train, 272k triples), the YAGO3 subset yago3-mte100 (train+valid+test) and CoDEx-S (train, with
+its Wikidata types), a seeded sample of ``--n`` true triples gets all six edits (NSC NDC NNSC NNDC NNSR NNDR,
+5 hops).
 
-Each implementation runs in a fresh process; memory is the process's peak RSS during the run (Linux VmHWM,
-reset after loading the KG), so the numbers do not include DuckDB's loading of the KG, which both share.
+Speed: kgprobe's defaults (directed hops, the hop drawn first) run one bit-parallel multi-source BFS per 512
+subjects; the baseline is what one would write with networkx: an ``nx.DiGraph``,
+``nx.single_source_shortest_path_length(G, s, cutoff=5)`` per triple (successors only), the same candidate rules
+over Python sets, ``nx.shortest_path`` for the NSC/NDC path, and the same seeded choice (hop first, then the object).
+The baseline is timed on the first ``--baseline-n`` triples of the sample and extrapolated per triple (it is linear
+in the number of triples); both implementations must pick the same false objects and hops on those triples, and the
+script checks that. Each implementation runs in a fresh process; memory is the process's peak RSS during the run
+(Linux VmHWM, reset after loading the KG), so the numbers do not include DuckDB's loading of the KG.
+
+Coverage: the share of true triples each method finds a false object for, and the NSC/NDC hop histogram, with the
+old settings (undirected hops, a uniform draw over all candidates) beside the defaults, and the paper's Table 11
+hop shares for comparison. ``--coverage-only`` skips the speed comparison.
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ MAX_HOPS = 5
 def _kgs(data: Path) -> dict[str, dict[str, Any]]:
     fb = data / "kg" / "fb15k-237"
     yago = data / "kg" / "yago3-10" / "yago3-mte100"
+    codex = data / "kg" / "codex"
     return {
         "FB15k-237": {"triples": [fb / "train.txt.gz"], "entity_labels": fb / "FB15k_mid2name.txt"},
-        "YAGO3 mte100": {"triples": [yago / f"{s}.txt" for s in ("train", "valid", "test")], "entity_labels": None},
+        "YAGO3 mte100": {"triples": [yago / f"{s}.txt" for s in ("train", "valid", "test")]},
+        "CoDEx-S": {"triples": [codex / "codex-s" / "train.txt"], "entity_types": codex / "types" / "entity2types.json",
+                    "type_labels": codex / "types" / "en" / "types.json"},
     }
 
 
@@ -46,8 +55,9 @@ def _load(spec: dict[str, Any]):
     from kgprobe.ingest import KGSource, load_kg
 
     con = duckdb.connect()
-    report = load_kg(con, KGSource(triples=spec["triples"], format="tsv", entity_labels=spec["entity_labels"]))
-    fpq.infer_types_from_relations(con)
+    report = load_kg(con, KGSource(format="tsv", **spec))
+    if "entity_types" not in spec:
+        fpq.infer_types_from_relations(con)
     return con, report
 
 
@@ -90,10 +100,10 @@ def _networkx_edits(con, triples: Sequence[tuple[int, int, int]], seed: int) -> 
     import networkx as nx
     import numpy as np
 
-    from kgprobe.fpq import _choice_states
+    from kgprobe.fpq import _choice_states, _object_states
 
     start = time.perf_counter()
-    graph = nx.Graph()
+    graph = nx.DiGraph()
     graph.add_nodes_from(int(i) for (i,) in con.execute("SELECT id FROM entities").fetchall())
     objects_sr: dict[tuple[int, int], set[int]] = {}
     objects_r: dict[int, set[int]] = {}
@@ -110,6 +120,7 @@ def _networkx_edits(con, triples: Sequence[tuple[int, int, int]], seed: int) -> 
         members.setdefault(k, set()).add(e)
     typed = set(types)
     states = _choice_states(seed, np.asarray(triples, dtype=np.int64).reshape(-1, 3))
+    second = _object_states(states)
     setup = time.perf_counter() - start
 
     out = []
@@ -131,7 +142,13 @@ def _networkx_edits(con, triples: Sequence[tuple[int, int, int]], seed: int) -> 
             if not candidates:
                 out.append((s, r, o, method, None, None, None))
                 continue
-            x = candidates[int(states[i, k]) % len(candidates)]
+            if method in ("NSC", "NDC"):  # the hop first, among those with a candidate; then an object at it
+                hops = sorted({dist[v] for v in candidates})
+                hop = hops[int(states[i, k]) % len(hops)]
+                at_hop = [v for v in candidates if dist[v] == hop]
+                x = at_hop[int(second[i, k]) % len(at_hop)]
+            else:
+                x = candidates[int(states[i, k]) % len(candidates)]
             if method in ("NSC", "NDC"):
                 nodes = nx.shortest_path(graph, s, x)
                 path = tuple(graph.edges[u, v]["triple"] for u, v in zip(nodes, nodes[1:], strict=False))
@@ -151,6 +168,9 @@ def _run(impl: str, spec: dict[str, Any], n: int, n_timed: int, seed: int, queue
 
     con, report = _load(spec)
     triples = _sample(con, n, seed)[:n_timed]
+    if impl == "coverage":
+        queue.put({"entities": report.entities, "triples": report.triples, "settings": _coverage(con, triples, seed)})
+        return
     reset = _reset_peak()
     rss_before, _ = _rss_mib()
     start = time.perf_counter()
@@ -168,6 +188,36 @@ def _run(impl: str, spec: dict[str, Any], n: int, n_timed: int, seed: int, queue
         "setup": setup, "edits": len(result), "found": sum(r[4] is not None for r in result), "peak_mib": peak,
         "extra_mib": peak - rss_before if reset else float("nan"), "result": result,
     })  # fmt: skip
+
+
+SETTINGS = {"before: undirected, uniform_candidate": {"directed": False, "hop_sampling": "uniform_candidate"},
+            "after: directed, uniform_hop": {"directed": True, "hop_sampling": "uniform_hop"}}
+
+
+def _coverage(con, triples: Sequence[tuple[int, int, int]], seed: int) -> dict[str, dict[str, Any]]:
+    """Per setting: coverage per method and the NSC/NDC hop histogram."""
+    from kgprobe import fpq
+    from kgprobe.fpq_quality import hop_histogram, method_coverage
+
+    out = {}
+    for name, options in SETTINGS.items():
+        rows = [e.as_row() for e in fpq.edit(con, triples, methods=METHODS, max_hops=MAX_HOPS, seed=seed, **options)]
+        out[name] = {"coverage": method_coverage(rows), "hops": hop_histogram(rows, max_hops=MAX_HOPS)}
+    return out
+
+
+def _print_coverage(name: str, result: dict[str, Any], n: int) -> None:
+    print(f"\n{name}: coverage per method ({n:,} true triples) and NSC/NDC hop shares")
+    print(f"{'setting':<38}" + "".join(f"{m:>7}" for m in METHODS))
+    for setting, r in result["settings"].items():
+        print(f"{setting:<38}" + "".join(f"{r['coverage'].get(m, 0):>7.1%}" for m in METHODS))
+    for method in ("NSC", "NDC"):
+        print(f"{method + ' hop':<38}" + "".join(f"{h:>7}" for h in range(1, MAX_HOPS + 1)))
+        for setting, r in result["settings"].items():
+            hops = [h for h in r["hops"] if h["method"] == method]
+            print(f"  {setting:<36}" + "".join(f"{h['share']:>7.1%}" for h in hops) + f"   n={sum(h['edits'] for h in hops):,}")
+        paper = [h for h in next(iter(result["settings"].values()))["hops"] if h["method"] == method]
+        print(f"  {'paper, Table 11 (3 domains pooled)':<36}" + "".join(f"{h['paper_share']:>7.1%}" for h in paper))
 
 
 def _measure(impl: str, spec: dict[str, Any], n: int, n_timed: int, seed: int) -> dict[str, Any]:
@@ -188,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline-n", type=int, default=500, help="triples the networkx baseline is timed on")
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data", help="the shared data folder")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--coverage-only", action="store_true", help="only coverage and hop histograms, no timing")
     args = parser.parse_args(argv)
     if not (args.data / "kg").is_dir():
         print(f"data folder {args.data} has no kg/; pass --data", file=sys.stderr)
@@ -196,6 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"KG-FPQ edits: {len(METHODS)} methods, max_hops={MAX_HOPS}, seed={args.seed}, n={args.n}")
     header = f"{'KG':<14}{'impl':<10}{'triples':>9}{'edits':>9}{'found':>8}{'seconds':>10}{'edits/s':>11}{'peak MiB':>10}{'run MiB':>9}"
     for name, spec in _kgs(args.data).items():
+        cover = _measure("coverage", spec, args.n, args.n, args.seed)
+        _print_coverage(f"{name} ({cover['entities']:,} entities, {cover['triples']:,} triples)", cover,
+                        min(args.n, cover["triples"]))
+        if args.coverage_only:
+            continue
         ours = _measure("kgprobe", spec, args.n, args.n, args.seed)
         base = _measure("networkx", spec, args.n, min(args.baseline_n, args.n), args.seed)
         print(f"\n{name}: {ours['entities']:,} entities, {ours['triples']:,} triples")
