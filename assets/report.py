@@ -12,7 +12,15 @@ from assets._metadata import image_md, markdown_table, table_metadata
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kgstats import current_snapshot
-from kgprobe.report import ReportContext, leaderboard_tables, render_html, report_plots, write_report
+from kgprobe.report import (
+    HEADLINE_METRIC,
+    KEY_METRICS,
+    ReportContext,
+    leaderboard_tables,
+    render_html,
+    report_plots,
+    write_report,
+)
 from kgprobe.scoring import AGREEMENT_SCHEMA, ITEM_SCHEMA, METRIC_SCHEMA, pooled_agreement
 from resources import ProjectResource, WarehouseResource
 
@@ -21,10 +29,29 @@ SETTINGS = ("closed", "grounded")
 REPORT_PATH = ("report", "report.html")
 
 
+# Columns added to a schema after partitions were written, and what an older partition's rows hold there: metric
+# rows written before intervals were Wilson have no ``interval`` column, and every one of their intervals was a
+# percentile bootstrap. Filled in rather than failing, so the leaderboard still pools old and new partitions (and
+# says which is which); re-scoring a partition replaces its bootstrap intervals with Wilson ones.
+_LEGACY_DEFAULTS = {"interval": "bootstrap"}
+
+
+def _conform(table: pa.Table, schema: pa.Schema, asset: str) -> pa.Table:
+    """``table`` with exactly ``schema``'s columns: a legacy column it lacks is filled with its default."""
+    for name in schema.names:
+        if name not in table.column_names:
+            if name not in _LEGACY_DEFAULTS:
+                raise ValueError(f"a partition of {asset} has no column {name!r}; re-materialize it")
+            table = table.append_column(name, pa.array([_LEGACY_DEFAULTS[name]] * table.num_rows,
+                                                        schema.field(name).type))
+    return table.select(schema.names).cast(schema)
+
+
 def _read_all(warehouse: WarehouseResource, asset: str, schema: pa.Schema) -> pa.Table:
-    """Every partition of ``asset`` (empty, with ``schema``, when none has been written)."""
+    """Every partition of ``asset`` (empty, with ``schema``, when none has been written); a partition written
+    before a column of :data:`_LEGACY_DEFAULTS` existed gets that column's default."""
     tables = [warehouse.read_partition(asset, dims) for dims in wh.partitions(warehouse.root, asset)]
-    return pa.concat_tables([t.select(schema.names).cast(schema) for t in tables]) if tables else schema.empty_table()
+    return pa.concat_tables([_conform(t, schema, asset) for t in tables]) if tables else schema.empty_table()
 
 
 def _tagged(warehouse: WarehouseResource, kind: str, schema: pa.Schema) -> pa.Table:
@@ -52,7 +79,8 @@ def _agreement(warehouse: WarehouseResource) -> pa.Table:
 
 @dg.asset(group_name=GROUP, kinds={"duckdb"}, deps=["scores_closed", "scores_grounded"])
 def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Models x metrics with 95% intervals, one table per suite and setting, over every scored partition (DuckDB)."""
+    """Models x metrics with 95% intervals, one table per suite and setting, over every scored partition (DuckDB);
+    the headline, gated yes/no FPQ accuracy, is each table's first metric."""
     cfg = project.load()
     models = [m.name for m in generation_models(cfg)]
     judges = [j.name for j in scoring_settings(cfg).judges]
@@ -70,7 +98,9 @@ def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, war
     context.log.info(f"leaderboard: {metrics.num_rows} metric rows from "
                      f"{len(set(zip(*(metrics.column(c).to_pylist() for c in ('setting', 'model', 'perturbation')))))} partitions")
     closed = tables.get("fpq_closed") or []
-    preview = [{k: v for k, v in row.items() if k == "model" or (not k.endswith(("_lo", "_hi", "_n")) and "__" not in k)}
+    # yes/no metrics in KEY_METRICS order, so the headline leads, labelled as such
+    preview = [{"model": row["model"],
+                **{f"{m} (headline)" if m == HEADLINE_METRIC else m: row.get(m) for m in KEY_METRICS}}
                for row in closed]
     return dg.MaterializeResult(metadata={
         **table_metadata(metrics.num_rows),

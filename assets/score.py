@@ -2,8 +2,10 @@
 
 Each scores asset writes four Parquet tables for its partition (views of the same names in DuckDB):
 ``<asset>_samples`` (one row per answer and judge, raw text beside the label), ``<asset>`` (one row per item and
-judge: the vote), ``<asset>_metrics`` (accuracies with n, interval and the item ids behind them) and
-``<asset>_agreement`` (Cohen's kappa of the judges).
+judge: the vote), ``<asset>_metrics`` (accuracies with n, a Wilson score interval, its kind in ``interval``, and the
+item ids behind them) and ``<asset>_agreement`` (Cohen's kappa of the judges). The materialization's metadata
+leads with the headline, the gated yes/no FPQ accuracy (KG-FPQ's Table 10), as a number the UI can plot over runs
+and as the first row of the ``scores`` table.
 
 (No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
 """
@@ -17,6 +19,7 @@ from assets._checks import expectations_result, partitions_to_check
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, generation_settings, scoring_settings
 from kgprobe.quality import validate_metrics, validate_score_items, validate_score_samples
+from kgprobe.report import HEADLINE_METRIC, KEY_METRICS
 from kgprobe.scoring import ScoredPartition, oracle_failures, score_partition
 from kgprobe.store import ResponseStore
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
@@ -24,7 +27,8 @@ from resources import ProjectResource, WarehouseResource
 
 GROUP = "score"
 GPU_POOL = "gpu"
-_HEADLINE = ("accuracy", "tpq_accuracy", "fpq_accuracy", "fpq_accuracy_gated", "unknown_share")
+# The overall metrics the metadata shows, in the leaderboard's order: the gated headline first.
+_HEADLINE = KEY_METRICS
 
 
 def _score(context, project: ProjectResource, warehouse: WarehouseResource, responses_asset: str, dims: dict) -> ScoredPartition:
@@ -46,13 +50,22 @@ def _write(warehouse: WarehouseResource, asset: str, scored: ScoredPartition, di
     warehouse.write_partition(f"{asset}_metrics", tables["metrics"], dims)
     warehouse.write_partition(f"{asset}_agreement", tables["agreement"], dims)
     warehouse.write_partition(asset, tables["items"], dims)
+    overall = [m for m in scored.metrics
+               if m["metric"] in _HEADLINE and m["domain"] is None and m["method"] is None and m["hop"] is None]
+    # yes/no first, then each judge; within each, the headline first
+    overall.sort(key=lambda m: (m["task"] != "discriminative", m["judge"], _HEADLINE.index(m["metric"])))
     headline = [
-        {"task": m["task"], "judge": m["judge"] or "-", "metric": m["metric"], "n": m["n"],
-         "value": _fmt(m["value"]), "95% CI": f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]"}
-        for m in scored.metrics
-        if m["metric"] in _HEADLINE and m["domain"] is None and m["method"] is None and m["hop"] is None
+        {"task": m["task"], "judge": m["judge"] or "-",
+         "metric": f"{m['metric']} (headline)" if m["metric"] == HEADLINE_METRIC else m["metric"], "n": m["n"],
+         "value": _fmt(m["value"]), "CI": f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
+         "interval": m.get("interval") or "-"}
+        for m in overall
     ]
+    gated = next((m["value"] for m in overall if m["task"] == "discriminative" and m["metric"] == HEADLINE_METRIC),
+                 math.nan)
     return {
+        # a number, so the UI plots it across materializations; left out when undefined (no gated FPQ)
+        **({HEADLINE_METRIC: round(gated, 4)} if not math.isnan(gated) else {}),
         **table_metadata(tables["items"].num_rows),
         "answers": tables["samples"].num_rows,
         **{name: round(share, 4) for name, share in (("unknown_share", scored.unknown_share("discriminative")),
@@ -111,7 +124,7 @@ def build(parts: Partitions) -> tuple[list, list]:
     @dg.asset(group_name=GROUP, kinds={"parquet", "python"}, partitions_def=parts.model,
               deps=["responses_closed", "fpq_items"], pool=GPU_POOL)
     def scores_closed(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-        """Closed-book answers of one model read, judged and voted; KG-FPQ accuracies with 95% bootstrap intervals."""
+        """Closed-book answers of one model read, judged and voted; KG-FPQ accuracies with 95% Wilson intervals."""
         dims = {MODEL: context.partition_key}
         scored = _score(context, project, warehouse, "responses_closed", dims)
         return dg.MaterializeResult(metadata=_write(warehouse, "scores_closed", scored, dims))

@@ -1,30 +1,40 @@
-"""Scoring of KG-FPQ answers: per-item votes, accuracy metrics with bootstrap intervals, judge agreement.
+"""Scoring of KG-FPQ answers: per-item votes, accuracy metrics with Wilson score intervals, judge agreement.
 
 A model answers every item several times (samples). :func:`score_items` turns the sample labels of one model
 under one perturbation into one *item row* per (item, judge): the labels in sample order, their counts, the
 hard :func:`vote`, whether the vote is the target answer, and the *gate* of an FPQ (whether the model answered
 the Yes-No TPQ of the same true triple "yes", i.e. knew the fact the FPQ falsifies). :func:`fpq_metrics` turns
-item rows into long-format *metric rows*, each with its denominator, its items and a percentile bootstrap
-interval, and :func:`judge_agreement` says how far the WH judges agree with each other.
+item rows into long-format *metric rows*, each with its denominator, its items and a 95% interval, and
+:func:`judge_agreement` says how far the WH judges agree with each other.
 
     >>> rows = score_items(fpq_items, samples, model="qwen", perturbation="none")
-    >>> fpq_metrics(rows)          # [{'metric': 'accuracy', 'n': 120, 'value': 0.71, 'ci_low': 0.63, ...}, ...]
+    >>> fpq_metrics(rows)   # [{'metric': 'accuracy', 'n': 120, 'value': 0.71, ..., 'interval': 'wilson'}, ...]
 
 Tasks: Yes-No items are *discriminative* (the label is the parsed answer; judge ``""``), WH items are
 *generative* (the label is an LLM judge's verdict "is the answer factual?"; one row per judge). Metrics:
 
 ======================  ==========================================================================================
-accuracy                all items of the task: share whose vote equals the target
-tpq_accuracy            TPQ items only; overall and by domain
+accuracy                discriminative: all Yes-No items, TPQs and FPQs, share whose vote equals the target.
+                        generative: FPQ items only, so it equals the generative ``fpq_accuracy`` (KG-FPQ asks only
+                        FPQs in the generative task; WH TPQs are ours and are reported apart, in ``tpq_accuracy``)
+tpq_accuracy            TPQ items only; overall and by domain. Generative ``tpq_accuracy`` is not a KG-FPQ metric
+                        (the paper has no WH TPQs): a sanity check that the judge accepts a valid premise's answer
 fpq_accuracy            FPQ items only; overall, by method, by domain x method, by hop (methods NSC and NDC only)
-fpq_accuracy_gated      as fpq_accuracy, over the FPQs whose gate is True (the model said "yes" to the yn TPQ)
-unknown_share           share of the task's items whose vote is "unknown"; overall only
+fpq_accuracy_gated      as fpq_accuracy, over the FPQs whose gate is True (the model said "yes" to the yn TPQ);
+                        the headline number (KG-FPQ's Table 10 is gated)
+unknown_share           share of the task's items (TPQs and FPQs) whose vote is "unknown"; overall only
 ======================  ==========================================================================================
 
 Discriminative accuracies count an "unknown" vote as wrong (the model did not answer). Generative accuracies
 leave out items whose vote is "unknown" (the judge could not decide, which says nothing about the model), and
-``unknown_share`` reports how many that was. Each metric row's bootstrap seed is a SHA-256 digest of ``seed`` and
-the row's identity, so adding a model, a judge or a domain never moves another row's interval.
+``unknown_share`` reports how many that was.
+
+Every metric is a proportion of items, so its interval is the Wilson score interval (:func:`wilson_ci`), column
+``interval = "wilson"``: unlike a percentile bootstrap it does not collapse to a point when a cell is all correct
+or all wrong (3 of 3 correct is (0.44, 1.0), not (1.0, 1.0)), and it needs no resampling. :func:`bootstrap_ci`
+stays for measures that are not proportions (``interval = "bootstrap"``); when asked for, a metric row's bootstrap
+seed is a SHA-256 digest of ``seed`` and the row's identity, so adding a model, a judge or a domain never moves
+another row's interval.
 """
 
 from __future__ import annotations
@@ -36,7 +46,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from statistics import NormalDist
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,8 +55,10 @@ from kgprobe.fpq import ALL_METHODS
 from kgprobe.perturb import parse_perturbation
 
 __all__ = [
+    "INTERVALS",
     "METRICS",
     "Accuracy",
+    "Interval",
     "accuracy",
     "bootstrap_ci",
     "cohen_kappa",
@@ -53,10 +66,17 @@ __all__ = [
     "judge_agreement",
     "score_items",
     "vote",
+    "wilson_ci",
 ]
 
 #: Metric names of :func:`fpq_metrics`, in the order rows are sorted (see the module docstring for their meaning).
 METRICS: tuple[str, ...] = ("accuracy", "tpq_accuracy", "fpq_accuracy", "fpq_accuracy_gated", "unknown_share")
+#: The kinds of interval a metric row may carry in its ``interval`` column: :func:`wilson_ci` for proportions,
+#: :func:`bootstrap_ci` for other measures.
+INTERVALS: tuple[str, ...] = ("wilson", "bootstrap")
+
+#: The ``interval`` argument of :func:`accuracy` and :func:`fpq_metrics`.
+Interval = Literal["wilson", "bootstrap"]
 
 _LABELS: tuple[str, ...] = ("yes", "no", "unknown")
 _TASKS: dict[str, str] = {"yn": "discriminative", "wh": "generative"}
@@ -92,6 +112,10 @@ def bootstrap_ci(
     seed: int = 0,
 ) -> tuple[float, float]:
     """Return the percentile bootstrap interval ``(low, high)`` of the mean of ``values`` (0/1 flags or floats).
+
+    Call it for a measure that is not a proportion (a mean score, a mean similarity); a share of items takes
+    :func:`wilson_ci`, because a bootstrap of a cell whose values are all equal is a point, claiming a certainty
+    that a handful of items cannot give.
 
     ``resamples`` samples of size n are drawn with replacement by one seeded ``integers`` draw (in chunks of at most
     5M indices, which gives the same indices as one draw), so the interval is a function of the multiset of values
@@ -131,15 +155,56 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def wilson_ci(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Return the Wilson score interval ``(low, high)`` of a proportion: ``successes`` out of ``n``.
+
+    Call it for any share of items (an accuracy, an unknown share). With p = successes / n and z the normal
+    quantile of ``(1 + confidence) / 2`` (1.96 at 95%), the bounds are
+    ``(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``. Unlike a percentile bootstrap, which resamples a
+    cell of all-correct items into all-correct resamples and claims certainty, the interval never has zero width
+    when 0 < n: at 0/n the low bound is 0 and the high bound above 0, at n/n the high bound is 1 and the low bound
+    below 1. It always contains p. ``(nan, nan)`` when n == 0 (no items, no proportion).
+
+        >>> wilson_ci(0, 10), wilson_ci(10, 10), wilson_ci(5, 10)    # (0, 0.2775), (0.7225, 1), (0.2366, 0.7634)
+
+    Raises ValueError unless 0 <= successes <= n are integers and 0 < confidence < 1.
+    """
+    for name, value in (("successes", successes), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"wilson_ci: {name} must be an integer count, got {value!r}")
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_ci: expected 0 <= successes <= n, got successes={successes}, n={n}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"wilson_ci: confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    if n == 0:
+        return math.nan, math.nan
+    k, n = int(successes), int(n)
+    z = NormalDist().inv_cdf(0.5 + float(confidence) / 2.0)
+    p = k / n
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+    # At 0/n and n/n the formula gives 0 and 1 up to rounding; pin them so a bound is never -1e-17 or 1 + 1e-16,
+    # and keep p inside against rounding too (the quality suite checks ci_low <= value <= ci_high).
+    low = 0.0 if k == 0 else min(p, max(0.0, centre - half))
+    high = 1.0 if k == n else max(p, min(1.0, centre + half))
+    return low, high
+
+
 @dataclass(frozen=True)
 class Accuracy:
-    """A share of correct items with its percentile bootstrap interval; ``value`` and the bounds are NaN when n == 0."""
+    """A share of correct items with its interval; ``value`` and the bounds are NaN when n == 0.
+
+    ``interval`` names how the bounds were computed: ``"wilson"`` (:func:`wilson_ci`) or ``"bootstrap"``
+    (:func:`bootstrap_ci`).
+    """
 
     value: float
     n: int
     correct: int
     ci_low: float
     ci_high: float
+    interval: str = "wilson"
 
 
 def accuracy(
@@ -148,16 +213,31 @@ def accuracy(
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    interval: Interval = "wilson",
 ) -> Accuracy:
-    """Return the share of True flags in ``correct`` with its bootstrap interval (see :func:`bootstrap_ci`).
+    """Return the share of True flags in ``correct`` with its interval: what a metric row reports for its items.
 
-        >>> accuracy([True, True, False])            # Accuracy(value=0.666..., n=3, correct=2, ci_low=0.0, ci_high=1.0)
+    ``interval="wilson"`` (the default) gives the Wilson score interval (:func:`wilson_ci`), the right interval for
+    a proportion: it does not collapse to a point on small all-correct or all-wrong cells. ``resamples`` and
+    ``seed`` are then unused; they are kept so that existing calls still work, and they drive the percentile
+    bootstrap of ``interval="bootstrap"`` (:func:`bootstrap_ci`), which reproduces the intervals of earlier
+    releases.
+
+        >>> accuracy([True, True, False])   # Accuracy(value=0.666..., n=3, correct=2, ci_low=0.208, ci_high=0.939, ...)
+        >>> accuracy([True] * 3)            # ci_low=0.438..., ci_high=1.0: three of three is not certainty
+
+    Raises ValueError for an unknown ``interval`` and for the arguments its interval function rejects.
     """
+    if interval not in INTERVALS:
+        raise ValueError(f"accuracy: interval must be one of {', '.join(INTERVALS)}, got {interval!r}")
     flags = np.asarray([bool(c) for c in correct], dtype=np.float64)
     n = int(flags.size)
     hits = int(flags.sum())
-    low, high = bootstrap_ci(flags, resamples=resamples, confidence=confidence, seed=seed)
-    return Accuracy(value=hits / n if n else math.nan, n=n, correct=hits, ci_low=low, ci_high=high)
+    if interval == "wilson":
+        low, high = wilson_ci(hits, n, confidence=confidence)
+    else:
+        low, high = bootstrap_ci(flags, resamples=resamples, confidence=confidence, seed=seed)
+    return Accuracy(value=hits / n if n else math.nan, n=n, correct=hits, ci_low=low, ci_high=high, interval=interval)
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
@@ -346,18 +426,28 @@ def fpq_metrics(
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    interval: Interval = "wilson",
 ) -> list[dict[str, Any]]:
     """Return the metric rows (see :data:`METRICS`) of every (model, perturbation, task, judge) in ``item_rows``.
 
-    Each row has ``n``, ``correct``, ``value`` (NaN when n == 0), a percentile bootstrap interval seeded from
-    ``seed`` and the row's identity, and ``item_ids``, the sorted ids of its denominator. The five overall rows of a
-    group are always present; a breakdown (domain, method, domain x method, hop of NSC/NDC) appears only when it
-    has items. Rows are sorted by group, then metric in :data:`METRICS` order, domain, method, hop.
+    Call it to turn one partition's item rows into the numbers the leaderboard shows. Each row has ``n``,
+    ``correct``, ``value`` (NaN when n == 0), the ``confidence`` interval ``ci_low`` / ``ci_high`` and its kind in
+    ``interval``, and ``item_ids``, the sorted ids of its denominator. Every metric is a proportion, so the interval
+    is Wilson's (:func:`wilson_ci`) and ``resamples`` / ``seed`` are unused; ``interval="bootstrap"`` gives the
+    percentile bootstrap of earlier releases instead, seeded from ``seed`` and the row's identity. The five overall
+    rows of a group are always present; a breakdown (domain, method, domain x method, hop of NSC/NDC) appears only
+    when it has items. Rows are sorted by group, then metric in :data:`METRICS` order, domain, method, hop.
+
+    Generative ``accuracy`` counts the FPQs only (the WH TPQs are in ``tpq_accuracy``), so it equals the generative
+    ``fpq_accuracy``; discriminative ``accuracy`` counts TPQs and FPQs (see the module docstring).
 
         >>> [(r["metric"], r["method"], r["value"]) for r in fpq_metrics(rows) if r["domain"] is None][:3]
 
-    Raises ValueError when an (item, model, perturbation, judge) occurs twice (it would be counted twice).
+    Raises ValueError when an (item, model, perturbation, judge) occurs twice (it would be counted twice), and for
+    an unknown ``interval``.
     """
+    if interval not in INTERVALS:
+        raise ValueError(f"fpq_metrics: interval must be one of {', '.join(INTERVALS)}, got {interval!r}")
     groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     for row in item_rows:
@@ -380,7 +470,10 @@ def fpq_metrics(
         cells: dict[tuple[str, str | None, str | None, int | None], list[Mapping[str, Any]]] = {
             (metric, None, None, None): [] for metric in METRICS
         }
-        cells[("accuracy", None, None, None)] = scored
+        # KG-FPQ's generative task asks FPQs only, so the WH TPQs (ours, a check on the judge) stay out of its
+        # accuracy; the discriminative task's accuracy is over TPQs and FPQs alike.
+        cells[("accuracy", None, None, None)] = (
+            [r for r in scored if r["premise"] == "fpq"] if task == "generative" else scored)
         cells[("unknown_share", None, None, None)] = rows
         for r in scored:
             domain, method, hop = r["domain"], r["method"], r["hop"]
@@ -405,8 +498,10 @@ def fpq_metrics(
                 flags = [r["vote"] == "unknown" for r in members]
             else:
                 flags = [bool(r["correct"]) for r in members]
-            acc = accuracy(flags, resamples=resamples, confidence=confidence,
-                           seed=_row_seed(seed, model, perturbation, task, judge, metric, domain, method, hop))
+            # Wilson needs no seed; the digest is only worth computing for the bootstrap.
+            row_seed = (_row_seed(seed, model, perturbation, task, judge, metric, domain, method, hop)
+                        if interval == "bootstrap" else seed)
+            acc = accuracy(flags, resamples=resamples, confidence=confidence, seed=row_seed, interval=interval)
             out.append({
                 "model": model,
                 "perturbation": perturbation,
@@ -422,6 +517,7 @@ def fpq_metrics(
                 "value": acc.value,
                 "ci_low": acc.ci_low,
                 "ci_high": acc.ci_high,
+                "interval": acc.interval,
                 "item_ids": [r["item_id"] for r in members],
             })
     out.sort(key=_metric_sort_key)

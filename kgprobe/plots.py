@@ -2,9 +2,11 @@
 HTML report. Every plot has a title, axis labels and, where several series share axes, a legend.
 
 The ``*_ci`` and :func:`panel_lines` plots take a point as ``value``, ``(value, lo, hi)`` or ``(value, lo, hi, n)``:
-``lo``/``hi`` is the 95% bootstrap interval drawn as an error bar or a shaded band, ``n`` the items behind the value,
-printed where it helps. A NaN value is skipped; input with nothing to draw gives a figure that says "no data"
-instead of raising, so a report never fails because one partition is empty."""
+``lo``/``hi`` is the value's 95% interval, drawn as an error bar or a shaded band, of whatever kind the caller
+computed (the report's metric rows carry Wilson score intervals; bootstrap ones are for measures that are not
+proportions), and ``n`` the items behind the value, printed where it helps. A NaN value is skipped; input with
+nothing to draw gives a figure that says "no data" instead of raising, so a report never fails because one
+partition is empty."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ what it looked at:
 - :func:`validate_responses`: model answers (``responses_closed``, ``responses_grounded``).
 - :func:`validate_score_samples`: one row per (item, model, perturbation, sample, judge).
 - :func:`validate_score_items`: one row per (item, model, perturbation, judge), with the vote of its samples.
-- :func:`validate_metrics`: accuracy-style metric rows with bootstrap intervals.
+- :func:`validate_metrics`: accuracy-style metric rows with their intervals (Wilson score or bootstrap).
 
 Every suite starts with ``expect_column_to_exist`` for each column it reads. A missing column fails that
 expectation, and the expectations that read the column are left out rather than reported as crashes, so the
@@ -21,7 +21,9 @@ Rules that compare columns are checked on derived columns, added to the frame be
 what they hold: ``n_yes+n_no+n_unknown`` and ``len(labels)`` (each must equal ``n_samples``), ``vote==target``
 (must equal ``correct``). They are null wherever an input is null, and the pair expectations skip such rows, so a
 null is reported once, by the not-null expectation of its own column. "Every response has text or error" is
-``expect_column_values_to_not_be_null`` on ``text`` with a GX row condition (``error`` is null).
+``expect_column_values_to_not_be_null`` on ``text`` with a GX row condition (``error`` is null); likewise "a
+Wilson interval of n > 0 items has width" is ``ci_high > ci_low`` on the rows where ``interval`` is "wilson" and
+``n > 0`` (a percentile bootstrap may collapse to a point, which is why proportions no longer use it).
 
 NaN: GX's pandas engine treats NaN as missing (it uses ``pandas.isna``), so NaN values are skipped by range and
 pair expectations exactly like nulls and are flagged by not-null expectations; a metric's ``value`` of NaN
@@ -96,13 +98,15 @@ class ExpectationOutcome:
 class _Check:
     """One expectation: its GX class name, its arguments, and the source columns it reads (it is left out when
     one is missing). ``optional_keys`` join ``column_list`` when the table has them; ``when_null`` restricts the
-    expectation to rows where that column is null."""
+    expectation to rows where that column is null, and ``when`` to rows where every ``(column, operator, value)``
+    holds (operators ``==`` and ``>``)."""
 
     expectation: str
     kwargs: Mapping[str, Any]
     needs: tuple[str, ...]
     optional_keys: tuple[str, ...] = ()
     when_null: str | None = None
+    when: tuple[tuple[str, str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,9 @@ def _vote_matches_target(table: pa.Table) -> pa.Array:
 
 _LABELS = ("yes", "no", "unknown")
 _FORMATS = ("yn", "wh")
+# kgprobe.metrics.INTERVALS, spelled out: importing kgprobe.metrics would pull numpy, scipy and duckdb into this
+# module, which stays light until a suite runs (a test keeps the two equal).
+_INTERVALS = ("wilson", "bootstrap")
 
 _RESPONSE_REQUIRED = ("item_id", "model", "response_id", "prompt_sha256", "params_sha256", "sample_index",
                       "prompt_template_id")
@@ -226,7 +233,7 @@ _ITEMS = _TableSpec(
     ),
 )
 
-_METRIC_REQUIRED = ("model", "perturbation", "suite", "task", "judge", "metric", "n", "correct")
+_METRIC_REQUIRED = ("model", "perturbation", "suite", "task", "judge", "metric", "n", "correct", "interval")
 _METRICS = _TableSpec(
     kind="metrics",
     columns=(*_METRIC_REQUIRED, "value", "ci_low", "ci_high"),
@@ -241,6 +248,12 @@ _METRICS = _TableSpec(
         _a_at_least_b("n", "correct"),
         _a_at_least_b("value", "ci_low"),
         _a_at_least_b("ci_high", "value"),
+        _in_set("interval", _INTERVALS),
+        # A Wilson interval of n > 0 items is never a point; one that is was computed some other way.
+        _Check("ExpectColumnPairValuesAToBeGreaterThanB",
+               {"column_A": "ci_high", "column_B": "ci_low", "or_equal": False,
+                "ignore_row_if": "either_value_is_missing"},
+               ("ci_high", "ci_low", "interval", "n"), when=(("interval", "==", "wilson"), ("n", ">", 0))),
     ),
 )
 
@@ -274,8 +287,11 @@ def validate_score_items(
 def validate_metrics(
     table: pa.Table | Sequence[Mapping[str, Any]], *, name: str = "metrics"
 ) -> list[ExpectationOutcome]:
-    """Outcomes of the metric-rows suite: required columns non-null, value and interval bounds in [0, 1] where
-    defined (NaN and null are undefined), ``n >= 0``, ``0 <= correct <= n``, ``ci_low <= value <= ci_high``."""
+    """Outcomes of the metric-rows suite: required columns (``interval`` among them) non-null, value and interval
+    bounds in [0, 1] where defined (NaN and null are undefined), ``n >= 0``, ``0 <= correct <= n``,
+    ``ci_low <= value <= ci_high``, ``interval`` in {"wilson", "bootstrap"}, and ``ci_low < ci_high`` on every
+    Wilson row of n > 0 items. A partition written before metric rows had ``interval`` fails that column's
+    existence (re-score it)."""
     return _validate(_METRICS, table, name)
 
 
@@ -312,7 +328,8 @@ def _validate(spec: _TableSpec, table: pa.Table | Sequence[Mapping[str, Any]], n
     runnable = [i for i, c in enumerate(spec.checks) if set(c.needs) <= present]
     usable = tuple(i for i in runnable if not _columns_of(spec.checks[i]) & broken.keys())
     optional = tuple(sorted({k for i in usable for k in spec.checks[i].optional_keys if k in present}))
-    reads = {n for i in usable for n in _columns_of(spec.checks[i]) | {spec.checks[i].when_null}}
+    reads = {n for i in usable
+             for n in _columns_of(spec.checks[i]) | {spec.checks[i].when_null} | {c for c, _, _ in spec.checks[i].when}}
     frame = _frame(table, sorted(present & (set(spec.columns) | reads | set(keys) | set(optional))), derived)
 
     suite = _suite(spec, usable, optional)
@@ -458,6 +475,8 @@ def _jsonable(value: Any) -> Any:
     return isoformat() if callable(isoformat) else str(value)
 
 
+_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {"==": lambda c, v: c == v, ">": lambda c, v: c > v}
+
 _LOCK = threading.RLock()
 _CONTEXT: Any = None
 _BATCH_DEFINITIONS: dict[str, Any] = {}
@@ -525,8 +544,13 @@ def _suite(spec: _TableSpec, usable: tuple[int, ...], optional: tuple[str, ...])
             kwargs = dict(check.kwargs)
             if check.optional_keys:
                 kwargs["column_list"] = [*kwargs["column_list"], *(k for k in check.optional_keys if k in optional)]
-            if check.when_null:
-                kwargs["row_condition"] = Column(check.when_null).is_null()
+            conditions = [Column(check.when_null).is_null()] if check.when_null else []
+            conditions += [_OPERATORS[op](Column(column), value) for column, op, value in check.when]
+            if conditions:
+                condition = conditions[0]
+                for more in conditions[1:]:
+                    condition = condition & more
+                kwargs["row_condition"] = condition
             cls = getattr(gx.expectations, check.expectation)
             expectations.append(cls(**kwargs, meta={"position": len(spec.columns) + i}))
         suite = gx.ExpectationSuite(name=f"kgprobe_{spec.kind}_{len(_SUITES)}", expectations=expectations)

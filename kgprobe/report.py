@@ -19,6 +19,12 @@ its perturbation is ``"none"`` and as grounded otherwise; two rows with the same
     >>> pngs = report_plots({"closed": closed, "grounded": grounded}, similarity, agreement, judges=("judge-a",))
     >>> write_report("reports/fpq.html", render_html(ctx, {"closed": closed, "grounded": grounded}, agreement, pngs))
 
+Every metric row says how its interval was computed in its ``interval`` column: ``"wilson"`` (Wilson score
+interval, every proportion: all KG-FPQ metrics) or ``"bootstrap"`` (percentile bootstrap, measures that are not
+proportions; also rows written before intervals were Wilson, which have no ``interval`` column). The report's
+header, notes and captions name the kinds the rows they describe actually have. The leaderboard leads with the
+headline metric, :data:`HEADLINE_METRIC` (yes/no FPQ accuracy, gated, as KG-FPQ's Table 10 reports it).
+
 The HTML has no scripts and no external resources (CSS inline, PNGs as base64 data URIs), escapes every piece of
 text it did not write itself, and is byte-for-byte the same for the same input: the only date in it is
 ``ReportContext.created_at``.
@@ -31,7 +37,7 @@ import math
 import os
 import re
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from html import escape
@@ -44,6 +50,8 @@ from kgprobe.perturb import METHODS as PERTURB_METHODS
 from kgprobe.perturb import parse_perturbation
 
 __all__ = [
+    "HEADLINE_METRIC",
+    "INTERVAL_NAMES",
     "KEY_METRICS",
     "PLOT_KEYS",
     "SETTINGS",
@@ -57,8 +65,14 @@ __all__ = [
 
 #: The settings a metric or agreement row comes from.
 SETTINGS: tuple[str, ...] = ("closed", "grounded")
-#: The metrics of the leaderboard tables, for the discriminative task and (``gen_<metric>__<judge>``) per judge.
-KEY_METRICS: tuple[str, ...] = ("accuracy", "tpq_accuracy", "fpq_accuracy", "fpq_accuracy_gated", "unknown_share")
+#: The leaderboard's headline: yes/no FPQ accuracy over the FPQs whose true premise the model knows (KG-FPQ's
+#: Table 10 is gated, so this is the number to compare with the paper).
+HEADLINE_METRIC = "fpq_accuracy_gated"
+#: The metrics of the leaderboard tables, for the discriminative task and (``gen_<metric>__<judge>``) per judge, in
+#: column order: the headline first, then its ungated form, the TPQs, all items, and the unreadable share.
+KEY_METRICS: tuple[str, ...] = (HEADLINE_METRIC, "fpq_accuracy", "tpq_accuracy", "accuracy", "unknown_share")
+#: How the report names each kind of interval of a metric row's ``interval`` column.
+INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "bootstrap": "percentile bootstrap"}
 #: The keys :func:`report_plots` may return, in the order the report shows them.
 PLOT_KEYS: tuple[str, ...] = (
     "accuracy_by_method",
@@ -87,7 +101,9 @@ class ReportContext:
 
     ``judges`` orders the generative columns (the first judge is the one plotted against the yes/no answers) and
     ``models`` the rows; models or judges found in the data but not listed follow in name order. ``counts`` are
-    shown as given, e.g. ``{"KG-FPQ items": 1200, "closed-book responses": 10800}``.
+    shown as given, e.g. ``{"KG-FPQ items": 1200, "closed-book responses": 10800}``. ``confidence`` is the level of
+    every interval; ``bootstrap_resamples`` and ``bootstrap_seed`` are shown only when some metric row has a
+    bootstrap interval (Wilson intervals need neither).
     """
 
     project: str
@@ -200,6 +216,24 @@ def _stat(row: Mapping | None) -> tuple[float, float, float, int | None]:
     return _float(row.get("value")), _float(row.get("ci_low")), _float(row.get("ci_high")), _int(row.get("n"))
 
 
+def _interval_of(row: Mapping) -> str:
+    """The interval kind of a metric row. A row without one was written when every interval was a bootstrap."""
+    kind = _blank(row.get("interval"))
+    return "bootstrap" if kind is None else str(kind)
+
+
+def _interval_phrase(kinds: Iterable[str], confidence: float) -> str:
+    """How a caption names the intervals of some rows: "95% Wilson score interval" when they share one kind."""
+    found = _order(kinds, tuple(INTERVAL_NAMES))
+    level = f"{confidence:.0%}"
+    if not found:
+        return f"{level} interval"
+    if len(found) == 1:
+        return f"{level} {INTERVAL_NAMES.get(found[0], found[0])} interval"
+    names = " or ".join(INTERVAL_NAMES.get(k, k) for k in found)
+    return f"{level} interval ({names}; each cell names its own)"
+
+
 def _perturbation_sort(key: str) -> tuple[int, int, float, str]:
     method, level = _parse(key)
     rank = PERTURB_METHODS.index(method) if method in PERTURB_METHODS else len(PERTURB_METHODS)
@@ -255,6 +289,7 @@ def _fill(out: dict, stem: str, row: Mapping | None) -> None:
     out[f"{stem}_lo"] = None if missing else lo
     out[f"{stem}_hi"] = None if missing else hi
     out[f"{stem}_n"] = n
+    out[f"{stem}_interval"] = None if missing else _interval_of(row)
 
 
 def leaderboard_tables(
@@ -263,11 +298,14 @@ def leaderboard_tables(
     """Return the leaderboard as wide tables, ``{"fpq_closed": rows, "fpq_grounded": rows}``, for DuckDB and the HTML.
 
     ``fpq_closed`` has one row per model; ``fpq_grounded`` one per (model, perturbation), with the perturbation's
-    ``method`` ("none" for the clean subgraph) and ``level`` (0.0 for "none"). For each of :data:`KEY_METRICS`
-    (overall: no domain, method or hop) a row holds ``<metric>``, ``<metric>_lo``, ``<metric>_hi`` and
-    ``<metric>_n`` of the discriminative task, and ``gen_<metric>__<judge>`` (+ ``_lo``, ``_hi``, ``_n``) of the
-    generative task per judge. Every row of a table has the same columns, all valid SQL identifiers
-    (:func:`sql_name`); a metric without a row is None, one with n == 0 is NaN. Both keys are always present.
+    ``method`` ("none" for the clean subgraph) and ``level`` (0.0 for "none"). For each of :data:`KEY_METRICS`, in
+    that order, so the headline ``fpq_accuracy_gated`` comes first (overall: no domain, method or hop), a row holds
+    ``<metric>``, ``<metric>_lo``, ``<metric>_hi``, ``<metric>_n`` and ``<metric>_interval`` (the metric row's
+    interval kind, "wilson" or "bootstrap") of the discriminative task, and ``gen_<metric>__<judge>`` (+ ``_lo``,
+    ``_hi``, ``_n``, ``_interval``) of the generative task per judge. Every row of a table has the same columns,
+    all valid SQL identifiers (:func:`sql_name`); a metric without a row is None (its ``_interval`` too), one with
+    n == 0 is NaN. A metric row without ``interval`` (written before the column existed) counts as "bootstrap".
+    Both keys are always present.
     """
     index = _metric_index(metrics)
     tables: dict[str, list[dict]] = {"fpq_closed": [], "fpq_grounded": []}
@@ -482,7 +520,7 @@ _PLOT_TEXT = {
         "Share of yes/no false-premise questions the model answered \"no\", per KG-FPQ edit method of the false "
         "object: N = near the subject (within the hop limit), NN = not near; SC / DC = of the same / a different "
         "type as the true object; SR / DR = an object of the same / only of other relations. Only questions whose "
-        "true-premise twin the model answered \"yes\" count. Error bars: 95% bootstrap interval; n: questions "
+        "true-premise twin the model answered \"yes\" count. Error bars: {interval}; n: questions "
         "behind the bar."),
     "accuracy_by_method_ungated": (
         "False-premise accuracy by edit method (closed book, yes/no, ungated)",
@@ -490,20 +528,34 @@ _PLOT_TEXT = {
     "accuracy_by_hop": (
         "False-premise accuracy by hop (closed book, yes/no, gated)",
         "Whether a false object close to the subject in the KG (few hops) fools the model more than a distant one. "
-        "One panel per edit method (NSC, NDC), one line per model; bands: 95% bootstrap interval."),
+        "One panel per edit method (NSC, NDC), one line per model; bands: {interval}."),
     "discriminative_vs_generative": (
         "Yes/no versus open questions (closed book)",
         "False-premise accuracy of the same models on yes/no questions and on open questions, whose answers each "
         "configured judge read (one bar per judge; a judge that cannot read a model's answers leaves no bar). "
-        "Under each model, the first two judges' Cohen's kappa on that model's answers."),
+        "Error bars: {interval}. Under each model, the first two judges' Cohen's kappa on that model's answers."),
     "grounded_by_level": (
         "Grounded accuracy against KG perturbation",
         "Yes/no accuracy with the question's KG subgraph in the prompt, as a growing share of its edges is "
-        "perturbed; level 0 is the clean subgraph, shared by every panel. Bands: 95% bootstrap interval."),
+        "perturbed; level 0 is the clean subgraph, shared by every panel. Bands: {interval}."),
     "kg_similarity": (
         "How much the perturbations changed the subgraphs",
         "Mean over queries of ATS (the triple scorer's plausibility of the perturbed triples), SC2D and SD2 "
         "(similarity of the relation-wise clustering and degree distributions to the clean subgraph; 1 = same)."),
+}
+
+# Which metric rows each plot of report_plots draws (by metric key), so its caption can name their intervals.
+_PLOT_ROWS: dict[str, Callable[[_Key], bool]] = {
+    "accuracy_by_method": lambda k: (k[0], k[3], k[5]) == ("closed", _DISC, "fpq_accuracy_gated")
+    and k[6] is None and k[7] is not None and k[8] is None,
+    "accuracy_by_method_ungated": lambda k: (k[0], k[3], k[5]) == ("closed", _DISC, "fpq_accuracy")
+    and k[6] is None and k[7] is not None and k[8] is None,
+    "accuracy_by_hop": lambda k: (k[0], k[3], k[5]) == ("closed", _DISC, "fpq_accuracy_gated")
+    and k[6] is None and k[7] in _HOP_METHODS and k[8] is not None,
+    "discriminative_vs_generative": lambda k: (k[0], k[5]) == ("closed", "fpq_accuracy")
+    and k[6] is None and k[7] is None and k[8] is None,
+    "grounded_by_level": lambda k: (k[0], k[3], k[5]) == ("grounded", _DISC, "accuracy")
+    and k[6] is None and k[7] is None and k[8] is None,
 }
 
 _TRACE_SQL = """\
@@ -525,7 +577,7 @@ JOIN responses_closed r ON r.response_id = smp.response_id
 ORDER BY s.item_id, smp.sample_index;"""
 
 
-def _cell(row: Mapping | None) -> str:
+def _cell(row: Mapping | None, *, kind: bool = False) -> str:
     value, lo, hi, n = _stat(row)
     if row is None:
         return "–"
@@ -533,11 +585,18 @@ def _cell(row: Mapping | None) -> str:
     if not math.isfinite(value):
         return f"–{n_text}"
     ci = f" [{lo:.2f}, {hi:.2f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    return f"{value:.2f}{ci}{n_text}"
+    # a table whose rows have different kinds of interval names each cell's, or the brackets would be ambiguous
+    kind_text = f" ({_interval_of(row)})" if kind and ci else ""
+    return f"{value:.2f}{ci}{n_text}{kind_text}"
 
 
-def _td(row: Mapping | None, table: str, *, shade: bool = True) -> str:
-    text = escape(_cell(row))
+def _kinds(rows: Iterable[Mapping | None]) -> list[str]:
+    """The interval kinds of the metric rows that exist among ``rows``, in :data:`INTERVAL_NAMES` order."""
+    return _order({_interval_of(r) for r in rows if r is not None}, tuple(INTERVAL_NAMES))
+
+
+def _td(row: Mapping | None, table: str, *, shade: bool = True, confidence: float = 0.95, kind: bool = False) -> str:
+    text = escape(_cell(row, kind=kind))
     if row is None:
         return f'<td class="num">{text}</td>'
     value = _float(row.get("value"))
@@ -549,7 +608,8 @@ def _td(row: Mapping | None, table: str, *, shade: bool = True) -> str:
     correct = _int(row.get("correct"))
     n = _int(row.get("n"))
     count = f"{correct} of {n} items; " if correct is not None and n is not None else ""
-    title = escape(f"{count}{table} WHERE {where}")
+    interval = f"{_interval_phrase([_interval_of(row)], confidence)}; "
+    title = escape(f"{count}{interval}{table} WHERE {where}")
     return f'<td class="num" title="{title}"{style}>{text}</td>'
 
 
@@ -559,15 +619,32 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return f'<div class="scroll"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>'
 
 
-def _header(ctx: ReportContext) -> str:
+def _intervals_text(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
+    """The header's "intervals" line: what the metric rows' ``interval`` columns say, with row counts when mixed."""
+    level = f"{ctx.confidence:.0%}"
+    text = {
+        "wilson": f"{level} Wilson score intervals",
+        "bootstrap": f"{level} percentile bootstrap over items, {ctx.bootstrap_resamples} resamples, "
+                     f"seed {ctx.bootstrap_seed}",
+    }
+    found = _order(kinds, tuple(INTERVAL_NAMES))
+    if not found:
+        return "– (no metric rows)"
+    if found == ["wilson"]:
+        return f"{text['wilson']} (every metric is a share of items)"
+    if len(found) == 1:
+        return text.get(found[0], f"{level} {found[0]} intervals")
+    return "; ".join(f"{text.get(k, f'{level} {k} intervals')} ({kinds[k]:,} metric rows)" for k in found)
+
+
+def _header(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
     created = ctx.created_at.isoformat() if isinstance(ctx.created_at, (datetime, date)) else str(ctx.created_at)
     items = [
         ("KG snapshot", ", ".join(ctx.snapshot_ids) or "–"),
         ("created", created),
         ("config", ctx.config_path),
         ("runs", ", ".join(ctx.run_ids) or "–"),
-        ("intervals", f"{ctx.confidence:.0%} percentile bootstrap over items, {ctx.bootstrap_resamples} resamples, "
-                      f"seed {ctx.bootstrap_seed}"),
+        ("intervals", _intervals_text(ctx, kinds)),
         ("models", ", ".join(ctx.models) or "–"),
         ("judges", ", ".join(ctx.judges) or "–"),
     ]
@@ -576,13 +653,14 @@ def _header(ctx: ReportContext) -> str:
     return f"<h1>{escape(ctx.project)}: false-premise report</h1>\n<dl class=\"meta\">\n{meta}\n</dl>"
 
 
-def _summary(index: Mapping[_Key, dict], models: Sequence[str]) -> str:
-    ranked = []
+def _summary(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> str:
+    ranked, shown = [], []
     for model in models:
-        value, lo, hi, n = _stat(index.get(("closed", model, "none", _DISC, "", "fpq_accuracy_gated", None, None,
-                                            None)))
+        row = index.get(("closed", model, "none", _DISC, "", HEADLINE_METRIC, None, None, None))
+        value, lo, hi, n = _stat(row)
         if math.isfinite(value):
             ranked.append((-value, model, value, lo, hi, n))
+            shown.append(row)
     if not ranked:
         return ""
     lines = []
@@ -590,30 +668,39 @@ def _summary(index: Mapping[_Key, dict], models: Sequence[str]) -> str:
         ci = f" [{1 - hi:.0%}, {1 - lo:.0%}]" if math.isfinite(lo) and math.isfinite(hi) else ""
         lines.append(f"<li><b>{escape(model)}</b>: does not reject the false premise in {1 - value:.0%}{ci} of the "
                      f"yes/no false-premise questions whose true premise it knows (n={n})</li>")
-    return ("<h2>At a glance</h2>\n<p class=\"note\">Closed book, yes/no questions, gated: the model answered the "
-            "true-premise question \"yes\"; not rejecting means answering \"yes\" or an answer that could not be "
-            "read. Best first.</p>\n<ul>\n" + "\n".join(lines) + "\n</ul>")
+    return ("<h2>At a glance</h2>\n<p class=\"note\">Closed book, yes/no questions, gated (the headline, as in "
+            "KG-FPQ's Table 10): the model answered the true-premise question \"yes\"; not rejecting means answering "
+            "\"yes\" or an answer that could not be read. Brackets: "
+            f"{escape(_interval_phrase(_kinds(shown), confidence))}. Best first.</p>\n<ul>\n"
+            + "\n".join(lines) + "\n</ul>")
 
 
-def _closed_section(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[str]) -> str:
+def _closed_section(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[str],
+                    confidence: float = 0.95) -> str:
     models = [m for m in models if any(k[0] == "closed" and k[1] == m for k in index)]
     if not models:
         return "<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">No closed-book scores.</p>"
+    # the headline first, named as such: it is the number to compare with KG-FPQ's Table 10
     columns: list[tuple[str, str, str, str]] = [
-        ("TPQ accuracy (yes/no)", _DISC, "", "tpq_accuracy"),
+        ("FPQ accuracy, gated (headline)", _DISC, "", HEADLINE_METRIC),
         ("FPQ accuracy (yes/no)", _DISC, "", "fpq_accuracy"),
-        ("FPQ accuracy, gated (yes/no)", _DISC, "", "fpq_accuracy_gated"),
+        ("TPQ accuracy (yes/no)", _DISC, "", "tpq_accuracy"),
     ]
     columns += [(f"FPQ accuracy, open questions (judge {j})", _GEN, j, "fpq_accuracy") for j in judges]
     columns.append(("unknown share (yes/no)", _DISC, "", "unknown_share"))
+    found = {(model, c): index.get(("closed", model, "none", c[1], c[2], c[3], None, None, None))
+             for model in models for c in columns}
+    kinds = _kinds(found.values())
     rows = []
     for model in models:
         cells = [f"<th>{escape(model)}</th>"]
-        for _, task, judge, metric in columns:
-            row = index.get(("closed", model, "none", task, judge, metric, None, None, None))
-            cells.append(_td(row, "scores_closed_metrics", shade=metric != "unknown_share"))
+        for column in columns:
+            cells.append(_td(found[(model, column)], "scores_closed_metrics", shade=column[3] != "unknown_share",
+                             confidence=confidence, kind=len(kinds) > 1))
         rows.append(cells)
-    return ("<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">Each cell: value [95% bootstrap interval] n=items. "
+    return ("<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">Each cell: value "
+            f"[{escape(_interval_phrase(kinds, confidence))}] n=items. The headline is KG-FPQ's gated yes/no FPQ "
+            "accuracy (the paper's Table 10). "
             "TPQ: true-premise questions (correct = \"yes\"); FPQ: false-premise questions (correct = \"no\" on "
             "yes/no, or an open answer the judge found factual, i.e. one that does not go along with the false "
             "premise). Gated counts only FPQs whose true-premise twin the model answered \"yes\". Open-question "
@@ -649,7 +736,7 @@ def _agreement_section(agreement: list[tuple[str, dict]], models: Sequence[str])
             + _table(["setting", "model", "perturbation", "judges", "κ", "agreement", "n"], rows))
 
 
-def _grounded_section(index: Mapping[_Key, dict], models: Sequence[str]) -> str:
+def _grounded_section(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> str:
     keys = [k for k in index if k[0] == "grounded" and k[3] == _DISC and k[5] == "accuracy"
             and k[6] is None and k[7] is None and k[8] is None]
     if not keys:
@@ -657,16 +744,18 @@ def _grounded_section(index: Mapping[_Key, dict], models: Sequence[str]) -> str:
     models = [m for m in models if any(k[1] == m for k in keys)]
     perturbations = sorted({k[2] for k in keys}, key=_perturbation_sort)
     methods = [m for m in dict.fromkeys(_parse(p)[0] for p in perturbations) if m != "none"]
+    kinds = _kinds(index[k] for k in keys if k[1] in models)
     parts = ["<h3>Grounded (OKGQA-P perturbations of the KG subgraph)</h3>\n<p class=\"note\">Yes/no accuracy "
              "(unknown counts as wrong) with the question's KG subgraph in the prompt; columns: the share of edges "
-             "perturbed, \"none\" the clean subgraph.</p>"]
+             "perturbed, \"none\" the clean subgraph. Each cell: value "
+             f"[{escape(_interval_phrase(kinds, confidence))}] n=items.</p>"]
     for method in methods or ["none"]:
         cols = [p for p in perturbations if _parse(p)[0] in (method, "none")]
         rows = []
         for model in models:
             cells = [f"<th>{escape(model)}</th>"]
             cells += [_td(index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None)),
-                          "scores_grounded_metrics") for p in cols]
+                          "scores_grounded_metrics", confidence=confidence, kind=len(kinds) > 1) for p in cols]
             rows.append(cells)
         title = f"{method}: {_PERTURB_NAMES.get(method, method)}" if method != "none" else "clean subgraph"
         headers = ["model"] + [p if _parse(p)[0] == "none" else p.partition("-")[2] for p in cols]
@@ -674,13 +763,19 @@ def _grounded_section(index: Mapping[_Key, dict], models: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
-def _plots_section(images: Mapping[str, bytes]) -> str:
+def _plots_section(images: Mapping[str, bytes], index: Mapping[_Key, dict] | None = None,
+                   confidence: float = 0.95) -> str:
     if not images:
         return ""
     order = [k for k in PLOT_KEYS if k in images] + sorted(k for k in images if k not in PLOT_KEYS)
     figures = []
     for key in order:
         heading, caption = _PLOT_TEXT.get(key, (key, ""))
+        if "{interval}" in caption:
+            # named from the rows the plot draws (as report_plots selects them), not assumed
+            wanted = _PLOT_ROWS.get(key, lambda _k: False)
+            kinds = _kinds(row for k, row in (index or {}).items() if wanted(k))
+            caption = caption.replace("{interval}", _interval_phrase(kinds, confidence))
         data = base64.b64encode(images[key]).decode("ascii")
         figures.append(f'<figure id="{escape(sql_name(key))}">\n<h3>{escape(heading)}</h3>\n'
                        f'<img src="data:image/png;base64,{data}" alt="{escape(heading)}">\n'
@@ -710,7 +805,9 @@ def _trace_section() -> str:
         "<h2>How to trace a number</h2>\n<p class=\"note\">Every cell and bar is one metric row: closed book in "
         "<code>scores_closed_metrics</code>, grounded in <code>scores_grounded_metrics</code> (one row per model, "
         "perturbation, task, judge, metric and breakdown by domain / method / hop; hover a cell for its key). "
-        "The row's <code>item_ids</code> list the items in its denominator. Each item's vote, target, gate and "
+        "The row's <code>ci_low</code> / <code>ci_high</code> are its interval, <code>interval</code> says which "
+        "kind (<code>wilson</code> or <code>bootstrap</code>), and its <code>item_ids</code> list the items in its "
+        "denominator. Each item's vote, target, gate and "
         "per-sample labels are in <code>scores_closed</code> / <code>scores_grounded</code> (one row per item, "
         "model, perturbation and judge; <code>response_ids</code> in sample order); each sample's label, raw "
         "answer and judge output in <code>scores_closed_samples</code> / <code>scores_grounded_samples</code>; "
@@ -734,24 +831,30 @@ def render_html(
     """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
 
     Sections: a header (project, KG snapshot, date, intervals, models, judges, counts); "At a glance" (how often
-    each model fails to reject a false premise); the "Leaderboard" (closed book: models x key metrics, the open
-    questions' accuracy per judge and the judge agreement; grounded: models x perturbation); the ``plots`` (from
-    :func:`report_plots`) with captions; optional ``examples`` of unreadable answers (dicts with model, question,
-    answer or text, label); and how to trace a number to the warehouse tables. Cells read
-    ``"0.83 [0.71, 0.92] n=40"``. The same input gives the same string.
+    each model fails to reject a false premise, from the gated headline metric); the "Leaderboard" (closed book:
+    models x key metrics, the headline first, the open questions' accuracy per judge and the judge agreement;
+    grounded: models x perturbation); the ``plots`` (from :func:`report_plots`) with captions; optional ``examples``
+    of unreadable answers (dicts with model, question, answer or text, label); and how to trace a number to the
+    warehouse tables. Cells read ``"0.83 [0.71, 0.92] n=40"``; the header, the notes and the captions name the
+    interval kinds of the rows they describe (the rows' ``interval`` column, "bootstrap" where a row has none),
+    and a table whose rows mix kinds names each cell's, ``"0.83 [0.71, 0.92] n=40 (bootstrap)"``. A cell's hover
+    text names its interval and its metric row. The same input gives the same string.
     """
     index = _metric_index(metrics)
     agreement_rows = _agreement_rows(agreement)
     models = _order([k[1] for k in index] + [str(r["model"]) for _, r in agreement_rows], ctx.models)
     judges = _judges(index, "closed", ctx.judges)
+    kinds: dict[str, int] = {}
+    for row in index.values():
+        kinds[_interval_of(row)] = kinds.get(_interval_of(row), 0) + 1
     body = "\n".join(part for part in (
-        _header(ctx),
-        _summary(index, models),
+        _header(ctx, kinds),
+        _summary(index, models, ctx.confidence),
         "<h2>Leaderboard</h2>",
-        _closed_section(index, models, judges),
+        _closed_section(index, models, judges, ctx.confidence),
         _agreement_section(agreement_rows, models),
-        _grounded_section(index, models),
-        _plots_section(plots),
+        _grounded_section(index, models, ctx.confidence),
+        _plots_section(plots, index, ctx.confidence),
         _examples_section(examples),
         _trace_section(),
     ) if part)

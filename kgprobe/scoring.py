@@ -6,7 +6,8 @@
   :func:`kgprobe.answers.parse_yes_no` (given the question, so a plain restatement of the claim reads as an answer); WH answers get each judge's verdict (is the answer factual?), read the same
   way from the judge's raw output, which is kept too.
 * ``items``: one row per (item, judge), the hard vote over the samples (:func:`kgprobe.metrics.score_items`).
-* ``metrics``: the KG-FPQ accuracies with n and a bootstrap interval (:func:`kgprobe.metrics.fpq_metrics`).
+* ``metrics``: the KG-FPQ accuracies with n, a Wilson score interval and its kind in ``interval``
+  (:func:`kgprobe.metrics.fpq_metrics`).
 * ``agreement``: Cohen's kappa of every pair of judges (:func:`kgprobe.metrics.judge_agreement`).
 
 Judges are configured models run through the same resumable runner and response store as the answers, so a judged
@@ -14,7 +15,7 @@ answer is never judged twice and a killed scoring run resumes. Which judge is as
 
 * a sample whose generation failed is not judged; its label is ``unknown``;
 * every other WH answer is judged; the judge prompt is KG-FPQ's FPQ-Judge instruction with the question and the
-  answer (template ``fpq-judge-v1``);
+  answer laid out as the paper's Table 9 (``Input: Q:... A: ... Output:``, template ``fpq-judge-v2``);
 * the reference ``oracle`` judge knows the verdict only for the reference models' fixed answers
   (:data:`kgprobe.backends.reference.ANSWER_TEXTS`): accepting a valid premise or rejecting a false one is factual.
   On free text its verdict is ``unknown`` (with that reason in ``judge_error``), and it is not asked: it cannot
@@ -65,11 +66,12 @@ ITEM_SCHEMA = pa.schema([
     ("labels", pa.list_(_S)), ("response_ids", pa.list_(_S)), ("n_samples", _I), ("n_yes", _I), ("n_no", _I),
     ("n_unknown", _I), ("vote", _S), ("correct", _B), ("decided", _B), ("gate", _B),
 ])
-#: One row per metric and breakdown, with n, the items behind it and a bootstrap interval.
+#: One row per metric and breakdown, with n, the items behind it and an interval; ``interval`` names its kind,
+#: "wilson" (every proportion, :func:`kgprobe.metrics.wilson_ci`) or "bootstrap" (other measures).
 METRIC_SCHEMA = pa.schema([
     ("model", _S), ("perturbation", _S), ("suite", _S), ("task", _S), ("judge", _S), ("metric", _S), ("domain", _S),
     ("method", _S), ("hop", _I), ("n", _I), ("correct", _I), ("value", _F), ("ci_low", _F), ("ci_high", _F),
-    ("item_ids", pa.list_(_S)),
+    ("interval", _S), ("item_ids", pa.list_(_S)),
 ])
 #: One row per pair of judges: how often they agree on the items both decided, and Cohen's kappa.
 AGREEMENT_SCHEMA = pa.schema([
@@ -161,7 +163,9 @@ def score_partition(
 ) -> ScoredPartition:
     """Score one model's answers (``responses``: rows of ``responses_closed`` / ``responses_grounded``) to the KG-FPQ
     ``items``. WH answers are judged by every judge in ``judges`` (needs ``store``); without judges, WH answers
-    get no sample rows and no generative metrics."""
+    get no sample rows and no generative metrics. Metric intervals are Wilson score intervals at ``confidence``
+    (``resamples`` and ``seed`` are passed on to :func:`kgprobe.metrics.fpq_metrics`, which uses them only for a
+    bootstrap interval)."""
     by_id = {it["id"]: it for it in items}
     missing = sorted({r["item_id"] for r in responses} - set(by_id))
     if missing:

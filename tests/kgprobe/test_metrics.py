@@ -1,4 +1,4 @@
-"""Votes, bootstrap intervals, Cohen's kappa, item rows and metric rows of kgprobe.metrics."""
+"""Votes, Wilson and bootstrap intervals, Cohen's kappa, item rows and metric rows of kgprobe.metrics."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 import kgprobe.metrics as metrics_module
 from kgprobe.fpq import ALL_METHODS
 from kgprobe.metrics import (
+    INTERVALS,
     METRICS,
     Accuracy,
     accuracy,
@@ -21,6 +23,7 @@ from kgprobe.metrics import (
     judge_agreement,
     score_items,
     vote,
+    wilson_ci,
 )
 from kgprobe.perturb import PerturbError
 
@@ -130,14 +133,109 @@ def test_wider_confidence_gives_a_wider_interval() -> None:
     assert low99 <= low90 and high90 <= high99 and (high99 - low99) > (high90 - low90)
 
 
-def test_accuracy() -> None:
-    acc = accuracy([True, False, True, True], resamples=200, seed=1)
-    assert (acc.value, acc.n, acc.correct) == (0.75, 4, 3)
+# ---- wilson_ci -----------------------------------------------------------------------------------------------
+
+
+def _wilson_roots(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """The Wilson bounds as the roots in p of (k/n - p)^2 = z^2 p (1 - p) / n, z from scipy's normal quantile.
+
+    Rearranged: (1 + z^2/n) p^2 - (2 k/n + z^2/n) p + (k/n)^2 = 0; solved by numpy, independently of wilson_ci.
+    """
+    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    phat, z2n = k / n, z * z / n
+    roots = np.sort(np.roots([1 + z2n, -(2 * phat + z2n), phat * phat]).real)
+    return float(roots[0]), float(roots[1])
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "expected"),
+    [
+        # published 95% values (e.g. statsmodels proportion_confint(method="wilson")), to 4 decimals
+        (0, 10, (0.0, 0.2775)),
+        (10, 10, (0.7225, 1.0)),
+        (5, 10, (0.2366, 0.7634)),
+        (3, 3, (0.4385, 1.0)),
+        (81, 263, (0.2553, 0.3662)),  # Wilson's example in Newcombe (1998), method 3
+    ],
+)
+def test_wilson_matches_known_values(k: int, n: int, expected: tuple[float, float]) -> None:
+    low, high = wilson_ci(k, n)
+    assert (low, high) == pytest.approx(expected, abs=5e-5)
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.9, 0.95, 0.99])
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (0, 7), (1, 7), (3, 7), (7, 7), (12, 40), (997, 1000)])
+def test_wilson_solves_the_score_equation(k: int, n: int, confidence: float) -> None:
+    low, high = wilson_ci(k, n, confidence=confidence)
+    assert (low, high) == pytest.approx(_wilson_roots(k, n, confidence), abs=1e-9)
+    # never a point when there are items: 0 of n is certainly not "0 exactly", n of n not "1 exactly"
+    assert 0.0 <= low <= k / n <= high <= 1.0 and low < high
+    if k == 0:
+        assert low == 0.0 and high > 0.0
+    if k == n:
+        assert high == 1.0 and low < 1.0
+
+
+def test_wilson_of_nothing_is_nan_and_wider_confidence_is_wider() -> None:
+    low, high = wilson_ci(0, 0)
+    assert math.isnan(low) and math.isnan(high)
+    (l90, h90), (l99, h99) = wilson_ci(12, 40, confidence=0.9), wilson_ci(12, 40, confidence=0.99)
+    assert l99 < l90 < 0.3 < h90 < h99
+    assert wilson_ci(np.int64(3), np.int64(7)) == wilson_ci(3, 7)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((4, 3), {}, "successes <= n"),
+        ((-1, 3), {}, "successes <= n"),
+        ((1.5, 3), {}, "integer"),
+        ((True, 3), {}, "integer"),
+        ((1, 3), {"confidence": 1.0}, "confidence"),
+        ((1, 3), {"confidence": 95}, "confidence"),
+    ],
+)
+def test_wilson_validates_its_arguments(args: tuple[Any, Any], kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        wilson_ci(*args, **kwargs)
+
+
+# ---- accuracy ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        # a small all-correct cell is not certain: the old bootstrap said (1.0, 1.0)
+        ([True] * 3, (1.0, 3, 3, _wilson_roots(3, 3, 0.95))),
+        ([False] * 2, (0.0, 2, 0, _wilson_roots(0, 2, 0.95))),
+        ([True, False, True, True], (0.75, 4, 3, _wilson_roots(3, 4, 0.95))),
+    ],
+)
+def test_accuracy_has_a_wilson_interval(flags: list[bool], expected: tuple[Any, ...]) -> None:
+    value, n, correct, (low, high) = expected
+    acc = accuracy(flags, resamples=200, seed=1)  # the bootstrap's arguments are accepted and unused
+    assert (acc.value, acc.n, acc.correct, acc.interval) == (value, n, correct, "wilson")
+    assert (acc.ci_low, acc.ci_high) == pytest.approx((low, high), abs=1e-9)
+    assert acc.ci_low < acc.ci_high
+    assert accuracy(flags, resamples=200, seed=2) == acc
+
+
+def test_accuracy_keeps_the_bootstrap_on_request() -> None:
+    acc = accuracy([True, False, True, True], resamples=200, seed=1, interval="bootstrap")
+    assert (acc.value, acc.n, acc.correct, acc.interval) == (0.75, 4, 3, "bootstrap")
     assert (acc.ci_low, acc.ci_high) == bootstrap_ci([1, 0, 1, 1], resamples=200, seed=1)
-    empty = accuracy([])
-    assert (empty.n, empty.correct) == (0, 0)
+    assert accuracy([True, True], interval="bootstrap") == Accuracy(value=1.0, n=2, correct=2, ci_low=1.0,
+                                                                     ci_high=1.0, interval="bootstrap")
+    with pytest.raises(ValueError, match="interval"):
+        accuracy([True], interval="percentile")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("interval", INTERVALS)
+def test_accuracy_of_nothing_is_nan(interval: str) -> None:
+    empty = accuracy([], interval=interval)  # type: ignore[arg-type]
+    assert (empty.n, empty.correct, empty.interval) == (0, 0, interval)
     assert math.isnan(empty.value) and math.isnan(empty.ci_low) and math.isnan(empty.ci_high)
-    assert accuracy([True, True]) == Accuracy(value=1.0, n=2, correct=2, ci_low=1.0, ci_high=1.0)
 
 
 # ---- cohen_kappa ---------------------------------------------------------------------------------------------
@@ -347,8 +445,9 @@ def test_generative_metrics_leave_out_undecided_items(metric_rows: list[dict[str
             for k, v in _by_key(metric_rows).items() if k[0] == "generative"}
     j1_all = ["f1nnsr_wh", "f1nsc_wh", "f2ndc_wh", "f3nsc_wh", "t1wh", "t2wh"]
     assert {k[1:]: v for k, v in rows.items() if k[0] == "j1"} == {
-        # f1nnsr_wh is undecided by j1: out of every accuracy, counted by unknown_share
-        ("accuracy", None, None, None): (5, 3, 0.6, [i for i in j1_all if i != "f1nnsr_wh"]),
+        # f1nnsr_wh is undecided by j1: out of every accuracy, counted by unknown_share. Generative accuracy is
+        # over the FPQs only (KG-FPQ asks no WH TPQs), so it is fpq_accuracy: the TPQs t1wh and t2wh are not in it
+        ("accuracy", None, None, None): (3, 2, 2 / 3, ["f1nsc_wh", "f2ndc_wh", "f3nsc_wh"]),
         ("tpq_accuracy", None, None, None): (2, 1, 0.5, ["t1wh", "t2wh"]),
         ("tpq_accuracy", "people", None, None): (1, 1, 1.0, ["t1wh"]),
         ("tpq_accuracy", "places", None, None): (1, 0, 0.0, ["t2wh"]),
@@ -368,7 +467,7 @@ def test_generative_metrics_leave_out_undecided_items(metric_rows: list[dict[str
         ("unknown_share", None, None, None): (6, 1, 1 / 6, j1_all),
     }
     j2 = {k[1:]: v[:3] for k, v in rows.items() if k[0] == "j2"}
-    assert j2[("accuracy", None, None, None)] == (4, 1, 0.25)  # t2wh undecided
+    assert j2[("accuracy", None, None, None)] == (3, 0, 0.0)  # FPQs only: t1wh (correct) is a TPQ
     assert j2[("tpq_accuracy", None, None, None)] == (1, 1, 1.0)
     assert j2[("fpq_accuracy", None, None, None)] == (3, 0, 0.0)
     assert j2[("fpq_accuracy_gated", None, None, None)] == (2, 0, 0.0)
@@ -378,7 +477,7 @@ def test_generative_metrics_leave_out_undecided_items(metric_rows: list[dict[str
 
 def test_metric_rows_schema_and_order(metric_rows: list[dict[str, Any]]) -> None:
     assert all(list(r) == ["model", "perturbation", "suite", "task", "judge", "metric", "domain", "method", "hop",
-                           "n", "correct", "value", "ci_low", "ci_high", "item_ids"] for r in metric_rows)
+                           "n", "correct", "value", "ci_low", "ci_high", "interval", "item_ids"] for r in metric_rows)
     assert {(r["model"], r["perturbation"], r["suite"]) for r in metric_rows} == {("m1", "none", "fpq")}
     assert [(r["task"], r["judge"]) for r in metric_rows if r["metric"] == "accuracy" and r["domain"] is None] == [
         ("discriminative", ""), ("generative", "j1"), ("generative", "j2")]
@@ -389,25 +488,64 @@ def test_metric_rows_schema_and_order(metric_rows: list[dict[str, Any]]) -> None
     for r in metric_rows:
         assert r["n"] == len(r["item_ids"]) and r["item_ids"] == sorted(r["item_ids"])
         assert r["ci_low"] <= r["value"] <= r["ci_high"]
-        if r["correct"] in (0, r["n"]):
-            assert r["ci_low"] == r["ci_high"] == r["value"]
     # neither the order of the samples nor that of the item rows changes a metric row
     reshuffled = score_items(ITEMS, _samples(LABELS, seed=9), model="m1", perturbation="none")
     assert fpq_metrics(list(reversed(reshuffled)), resamples=200) == metric_rows
 
 
-def test_intervals_do_not_depend_on_other_models(item_rows: list[dict[str, Any]],
-                                                 metric_rows: list[dict[str, Any]]) -> None:
+def test_every_metric_row_has_a_wilson_interval_that_never_collapses(item_rows: list[dict[str, Any]],
+                                                                     metric_rows: list[dict[str, Any]]) -> None:
+    assert {r["interval"] for r in metric_rows} == {"wilson"}
+    for r in metric_rows:  # every metric, unknown_share included, is a proportion of its n items
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx(_wilson_roots(r["correct"], r["n"], 0.95), abs=1e-9)
+        assert r["ci_low"] < r["ci_high"], r  # 1 of 1 is not certainty, nor 0 of 2
+        if r["correct"] == 0:
+            assert r["ci_low"] == 0.0 == r["value"] < r["ci_high"]
+        if r["correct"] == r["n"]:
+            assert r["ci_low"] < r["ci_high"] == 1.0 == r["value"]
+    # the level follows confidence; the bootstrap's resamples and seed do not move a Wilson interval
+    wide = next(r for r in fpq_metrics(item_rows, confidence=0.99)
+                if r["task"] == "discriminative" and r["metric"] == "accuracy")
+    assert (wide["ci_low"], wide["ci_high"]) == pytest.approx(_wilson_roots(3, 6, 0.99), abs=1e-9)
+    assert fpq_metrics(item_rows, resamples=7, seed=99) == metric_rows
+
+
+def test_bootstrap_rows_on_request_do_not_depend_on_other_models(item_rows: list[dict[str, Any]]) -> None:
+    boot = fpq_metrics(item_rows, resamples=200, interval="bootstrap")
+    assert {r["interval"] for r in boot} == {"bootstrap"}
+    wilson = fpq_metrics(item_rows)
+    assert [{k: v for k, v in r.items() if k not in ("ci_low", "ci_high", "interval")} for r in boot] == [
+        {k: v for k, v in r.items() if k not in ("ci_low", "ci_high", "interval")} for r in wilson]
     other = score_items(ITEMS, _samples({k: list(reversed(v)) for k, v in LABELS.items()}, model="m0",
                                            perturbation="RS-0.2"), model="m0", perturbation="RS-0.2")
-    both = fpq_metrics(other + item_rows, resamples=200)
-    assert [r for r in both if r["model"] == "m1"] == metric_rows
+    both = fpq_metrics(other + item_rows, resamples=200, interval="bootstrap")
+    assert [r for r in both if r["model"] == "m1"] == boot
     assert [r["model"] for r in both] == sorted(r["model"] for r in both)
-    wide = next(r for r in metric_rows if r["task"] == "discriminative" and r["metric"] == "accuracy")
+    wide = next(r for r in boot if r["task"] == "discriminative" and r["metric"] == "accuracy")
     assert 0.0 <= wide["ci_low"] < 0.5 < wide["ci_high"] <= 1.0
-    reseeded = next(r for r in fpq_metrics(item_rows, resamples=200, seed=1)
+    reseeded = next(r for r in fpq_metrics(item_rows, resamples=200, seed=1, interval="bootstrap")
                     if r["task"] == "discriminative" and r["metric"] == "accuracy")
     assert (reseeded["ci_low"], reseeded["ci_high"]) != (wide["ci_low"], wide["ci_high"])
+    # the bootstrap is the one that collapses on an all-correct cell, which is why it is no longer the default
+    nsc = next(r for r in boot if r["task"] == "discriminative" and r["metric"] == "fpq_accuracy"
+               and r["method"] == "NSC" and r["domain"] is None and r["hop"] is None)
+    assert nsc["ci_low"] == nsc["ci_high"] == 1.0
+    with pytest.raises(ValueError, match="interval"):
+        fpq_metrics(item_rows, interval="exact")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("judge", "n"), [("j1", 3), ("j2", 3)])
+def test_generative_accuracy_is_fpq_accuracy_and_discriminative_counts_tpqs_too(
+        metric_rows: list[dict[str, Any]], judge: str, n: int) -> None:
+    rows = _by_key(metric_rows)
+    acc = rows[("generative", judge, "accuracy", None, None, None)]
+    fpq = rows[("generative", judge, "fpq_accuracy", None, None, None)]
+    assert {k: v for k, v in acc.items() if k != "metric"} == {k: v for k, v in fpq.items() if k != "metric"}
+    assert acc["n"] == n and not any(i.startswith("t") for i in acc["item_ids"])
+    # WH TPQs keep a row of their own
+    assert rows[("generative", judge, "tpq_accuracy", None, None, None)]["item_ids"][0] == "t1wh"
+    disc = rows[("discriminative", "", "accuracy", None, None, None)]
+    assert {"t1yn", "t2yn"} <= set(disc["item_ids"]) and disc["n"] == 6
 
 
 def test_empty_groups_keep_their_overall_rows() -> None:
@@ -416,10 +554,11 @@ def test_empty_groups_keep_their_overall_rows() -> None:
     assert sorted(k[2] for k in out) == sorted(METRICS)
     for metric in METRICS[:-1]:
         r = out[("generative", "j1", metric, None, None, None)]
-        assert (r["n"], r["correct"], r["item_ids"]) == (0, 0, [])
+        assert (r["n"], r["correct"], r["item_ids"], r["interval"]) == (0, 0, [], "wilson")
         assert math.isnan(r["value"]) and math.isnan(r["ci_low"]) and math.isnan(r["ci_high"])
     r = out[("generative", "j1", "unknown_share", None, None, None)]
-    assert (r["n"], r["correct"], r["value"], r["ci_low"], r["ci_high"]) == (1, 1, 1.0, 1.0, 1.0)
+    assert (r["n"], r["correct"], r["value"], r["ci_high"]) == (1, 1, 1.0, 1.0)
+    assert r["ci_low"] == pytest.approx(_wilson_roots(1, 1, 0.95)[0]) and r["ci_low"] < 0.25  # one item, wide
     assert fpq_metrics([]) == []
 
 
@@ -472,9 +611,12 @@ def test_always_yes_accepts_every_premise() -> None:
     # to an FPQ not factual
     rows = _full_set(lambda item: "no" if (item["format"], item["premise"]) == ("wh", "fpq") else "yes")
     out = fpq_metrics(rows, resamples=50)
-    values = {(r["metric"], r["value"]) for r in out}
-    assert values == {("accuracy", 4 / 28), ("tpq_accuracy", 1.0), ("fpq_accuracy", 0.0),
-                      ("fpq_accuracy_gated", 0.0), ("unknown_share", 0.0)}
+    values = {(r["task"], r["metric"], r["value"]) for r in out}
+    # yes/no accuracy: the 4 TPQs of 28 items; open-question accuracy is over the 24 FPQs only
+    assert values == {(task, metric, value) for task in ("discriminative", "generative")
+                      for metric, value in (("tpq_accuracy", 1.0), ("fpq_accuracy", 0.0),
+                                            ("fpq_accuracy_gated", 0.0), ("unknown_share", 0.0))} | {
+        ("discriminative", "accuracy", 4 / 28), ("generative", "accuracy", 0.0)}
     overall = {(r["task"], r["judge"], r["metric"]): r["n"] for r in out if r["domain"] is r["method"] is None}
     assert overall[("discriminative", "", "fpq_accuracy_gated")] == 24  # every TPQ got yes, so no FPQ is gated out
 
@@ -540,4 +682,8 @@ def test_twenty_thousand_items() -> None:
         r = acc[(task, "accuracy")]
         assert r["ci_low"] < r["value"] < r["ci_high"] and r["ci_high"] - r["ci_low"] < 0.04
     assert acc[("discriminative", "accuracy")]["n"] == 10010
-    assert acc[("generative", "accuracy")]["n"] == 10010 - acc[("generative", "unknown_share")]["correct"]
+    assert acc[("generative", "unknown_share")]["n"] == 10010
+    # generative accuracy: the decided FPQs only
+    assert acc[("generative", "accuracy")]["item_ids"] == acc[("generative", "fpq_accuracy")]["item_ids"]
+    decided = [r for r in rows if r["task"] == "generative" and r["vote"] != "unknown"]
+    assert acc[("generative", "accuracy")]["n"] == sum(r["premise"] == "fpq" for r in decided) < len(decided)

@@ -71,19 +71,22 @@ def _items() -> Rows:
 
 
 def _metric(metric: str, *, n: int, correct: int, value: float, ci: tuple[float, float],
-            domain: str | None = None) -> dict[str, Any]:
+            domain: str | None = None, interval: str = "wilson") -> dict[str, Any]:
     return {"model": "m", "perturbation": "none", "suite": "fpq", "task": "discriminative", "judge": "",
             "metric": metric, "domain": domain, "method": None, "hop": None, "n": n, "correct": correct,
-            "value": value, "ci_low": ci[0], "ci_high": ci[1], "item_ids": [f"i{k}" for k in range(n)]}
+            "value": value, "ci_low": ci[0], "ci_high": ci[1], "interval": interval,
+            "item_ids": [f"i{k}" for k in range(n)]}
 
 
 def _metrics() -> Rows:
     nan = math.nan
     return [
-        _metric("accuracy", n=4, correct=3, value=0.75, ci=(0.5, 1.0)),
-        _metric("tpq_accuracy", n=2, correct=2, value=1.0, ci=(1.0, 1.0)),
+        _metric("accuracy", n=4, correct=3, value=0.75, ci=(0.3006, 0.9544)),  # Wilson, 95%
+        _metric("tpq_accuracy", n=2, correct=2, value=1.0, ci=(0.3424, 1.0)),
         _metric("tpq_accuracy", n=0, correct=0, value=nan, ci=(nan, nan), domain="music"),  # undefined: NaN
-        _metric("unknown_share", n=4, correct=0, value=0.0, ci=(0.0, 0.0)),
+        _metric("unknown_share", n=4, correct=0, value=0.0, ci=(0.0, 0.4899)),
+        # a percentile bootstrap of an all-correct cell is a point: allowed, it is what a bootstrap gives
+        _metric("fpq_accuracy", n=2, correct=2, value=1.0, ci=(1.0, 1.0), interval="bootstrap"),
     ]
 
 
@@ -119,6 +122,7 @@ _S_KEY = {"item_id": "i2", "model": "m", "perturbation": "none", "sample_index":
 _I_KEY = {"item_id": "i2", "model": "m", "perturbation": "none", "judge": ""}
 _M_KEY = {"model": "m", "perturbation": "none", "task": "discriminative", "judge": "", "metric": "accuracy",
           "domain": None, "method": None, "hop": None}
+_M_TPQ = {**_M_KEY, "metric": "tpq_accuracy"}
 
 # (suite, damage, expectation that must fail, its column, unexpected_count, examples)
 BAD_CASES = [
@@ -171,11 +175,19 @@ BAD_CASES = [
      [{**_M_KEY, "value": 0.75, "ci_low": 0.8}]),
     ("metrics", _set(0, ci_high=0.7), "expect_column_pair_values_a_to_be_greater_than_b", "ci_high, value", 1,
      [{**_M_KEY, "ci_high": 0.7, "value": 0.75}]),
-    ("metrics", _set(0, correct=5, value=1.0, ci_low=1.0, ci_high=1.0),
+    ("metrics", _set(0, correct=5, value=1.0, ci_low=0.6, ci_high=1.0),
      "expect_column_pair_values_a_to_be_greater_than_b", "n, correct", 1, [{**_M_KEY, "n": 4, "correct": 5}]),
-    ("metrics", _set(0, correct=-1, value=0.0, ci_low=0.0, ci_high=0.0), "expect_column_values_to_be_between",
+    ("metrics", _set(0, correct=-1, value=0.0, ci_low=0.0, ci_high=0.4), "expect_column_values_to_be_between",
      "correct", 1, [{**_M_KEY, "correct": -1}]),
     ("metrics", _drop("ci_high"), "expect_column_to_exist", "ci_high", None, []),
+    ("metrics", _set(1, interval="percentile"), "expect_column_values_to_be_in_set", "interval", 1,
+     [{**_M_TPQ, "interval": "percentile"}]),
+    ("metrics", _set(1, interval=None), "expect_column_values_to_not_be_null", "interval", 1,
+     [{**_M_TPQ, "interval": None}]),
+    # 2 of 2 with a Wilson interval of (1.0, 1.0): a collapsed interval claims a certainty 2 items cannot give
+    ("metrics", _set(1, ci_low=1.0), "expect_column_pair_values_a_to_be_greater_than_b", "ci_high, ci_low", 1,
+     [{**_M_TPQ, "ci_high": 1.0, "ci_low": 1.0}]),
+    ("metrics", _drop("interval"), "expect_column_to_exist", "interval", None, []),
 ]
 
 
@@ -226,6 +238,29 @@ def test_nan_metric_values_are_undefined_not_out_of_range() -> None:
     value = next(o for o in outcomes if o.expectation == "expect_column_values_to_be_between" and o.column == "value")
     assert value.success and value.unexpected_count == 0
     assert failed(outcomes) == []
+
+
+def test_the_suite_knows_the_interval_kinds_of_kgprobe_metrics() -> None:
+    from kgprobe.metrics import INTERVALS
+
+    assert quality._INTERVALS == INTERVALS
+
+
+@pytest.mark.parametrize("interval", ["wilson", "bootstrap"])
+def test_metric_rows_of_fpq_metrics_pass(interval: str) -> None:
+    from kgprobe.metrics import fpq_metrics
+    from kgprobe.scoring import METRIC_SCHEMA
+
+    rows = fpq_metrics(_items(), resamples=50, interval=interval)  # type: ignore[arg-type]
+    assert {r["interval"] for r in rows} == {interval}
+    assert failed(validate_metrics(pa.Table.from_pylist(rows, schema=METRIC_SCHEMA))) == []
+
+
+def test_only_wilson_rows_of_some_items_must_have_width() -> None:
+    rows = _metrics()
+    rows[1].update(interval="bootstrap", ci_low=1.0)  # a bootstrap may collapse
+    rows[2].update(ci_low=0.5, ci_high=0.5, value=0.5, n=0)  # no items: nothing to claim either way
+    assert failed(validate_metrics(rows)) == []
 
 
 def test_many_unexpected_rows_keep_five_distinct_examples() -> None:

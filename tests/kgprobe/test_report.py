@@ -10,6 +10,7 @@ import pytest
 
 from kgprobe import plots
 from kgprobe.report import (
+    HEADLINE_METRIC,
     KEY_METRICS,
     PLOT_KEYS,
     ReportContext,
@@ -32,15 +33,20 @@ SKILL = {"oracle": 1.0, "llama-3-8b": 0.5, "qwen2.5<7b>": 0.25}
 
 
 def metric(model: str, name: str, value: float, n: int = 12, *, perturbation: str = "none", task: str = "discriminative",
-           judge: str = "", domain: str | None = None, method: str | None = None, hop: int | None = None) -> dict:
-    """One metric row of the spec, with a made-up interval around the value (none at 0 or 1, as a bootstrap gives)."""
-    lo, hi = (max(0.0, value - 0.1), min(1.0, value + 0.1)) if 0 < value < 1 else (value, value)
+           judge: str = "", domain: str | None = None, method: str | None = None, hop: int | None = None,
+           interval: str | None = "wilson") -> dict:
+    """One metric row of the spec, with a made-up interval around the value that, like a Wilson interval, has width
+    at 0 and 1. ``interval=None`` leaves the column out, as in rows written before it existed."""
+    lo, hi = max(0.0, value - 0.1), min(1.0, value + 0.1)
     if not n:
         lo = hi = math.nan
-    return {"model": model, "perturbation": perturbation, "suite": "fpq", "task": task, "judge": judge,
-            "metric": name, "domain": domain, "method": method, "hop": hop, "n": n,
-            "correct": round(value * n) if n else 0, "value": value if n else math.nan, "ci_low": lo, "ci_high": hi,
-            "item_ids": [f"{model}-{name}-{i}" for i in range(n)]}
+    row = {"model": model, "perturbation": perturbation, "suite": "fpq", "task": task, "judge": judge,
+           "metric": name, "domain": domain, "method": method, "hop": hop, "n": n,
+           "correct": round(value * n) if n else 0, "value": value if n else math.nan, "ci_low": lo, "ci_high": hi,
+           "interval": interval, "item_ids": [f"{model}-{name}-{i}" for i in range(n)]}
+    if interval is None:
+        del row["interval"]
+    return row
 
 
 def closed_rows(*, hops: bool = True, generative: bool = True) -> list[dict]:
@@ -190,8 +196,8 @@ def test_html_names_every_model_escaped(page: str) -> None:
     "fragment",
     [
         "<h2>Leaderboard</h2>",
-        "1.00 [1.00, 1.00] n=12",   # oracle: yes/no FPQ accuracy
-        "1.00 [1.00, 1.00] n=10",   # oracle: gated
+        "1.00 [0.90, 1.00] n=12",   # oracle: yes/no FPQ accuracy
+        "1.00 [0.90, 1.00] n=10",   # oracle: gated
         "0.50 [0.40, 0.60] n=8",    # llama-3-8b: open questions, judge-a
         "0.25 [0.15, 0.35] n=8",    # llama-3-8b: open questions, judge.b
         "0.25 [0.15, 0.35] n=20",   # qwen: grounded, clean subgraph
@@ -233,7 +239,8 @@ def test_leaderboard_closed_row_values(metrics: dict) -> None:
     tables = leaderboard_tables(metrics, models=MODELS, judges=JUDGES)
     assert [r["model"] for r in tables["fpq_closed"]] == list(MODELS)
     oracle, llama = tables["fpq_closed"][0], tables["fpq_closed"][1]
-    assert [oracle[f"fpq_accuracy{s}"] for s in ("", "_lo", "_hi", "_n")] == [1.0, 1.0, 1.0, 12]
+    assert [oracle[f"fpq_accuracy{s}"] for s in ("", "_lo", "_hi", "_n", "_interval")] == [1.0, 0.9, 1.0, 12,
+                                                                                            "wilson"]
     assert (llama["fpq_accuracy"], llama["fpq_accuracy_lo"], llama["fpq_accuracy_hi"], llama["fpq_accuracy_n"]) == (
         0.5, 0.4, 0.6, 12)
     assert llama["fpq_accuracy_gated_n"] == 10 and llama["unknown_share"] == 0.125
@@ -278,6 +285,134 @@ def test_flat_rows_need_a_setting_when_closed_and_grounded_share_none() -> None:
     tagged = [{**r, "setting": "closed"} for r in closed] + [{**r, "setting": "grounded"} for r in grounded]
     assert leaderboard_tables(tagged) == leaderboard_tables({"scores_closed_metrics": closed,
                                                              "scores_grounded_metrics": grounded})
+
+
+# ---- interval kinds and the headline ---------------------------------------------------------------------------
+
+
+def _with_interval(rows: list[dict], interval: str | None) -> list[dict]:
+    out = [{**r, "interval": interval} for r in rows]
+    if interval is None:  # rows written before metric rows had the column
+        for r in out:
+            del r["interval"]
+    return out
+
+
+_BOOT_HEADER = "95% percentile bootstrap over items, 500 resamples, seed 7"
+
+
+def _header_intervals(page: str) -> str:
+    return re.search(r"<dt>intervals</dt><dd>([^<]*)</dd>", page).group(1)
+
+
+@pytest.mark.parametrize(
+    ("interval", "header", "caption"),
+    [
+        ("wilson", "95% Wilson score intervals (every metric is a share of items)", "95% Wilson score interval"),
+        ("bootstrap", _BOOT_HEADER, "95% percentile bootstrap interval"),
+        (None, _BOOT_HEADER, "95% percentile bootstrap interval"),  # rows from before the column: bootstrap
+    ],
+)
+def test_header_notes_and_captions_name_the_rows_interval_kind(full_plots: dict, interval: str | None, header: str,
+                                                               caption: str) -> None:
+    metrics = {"closed": _with_interval(closed_rows(), interval), "grounded": _with_interval(grounded_rows(), interval)}
+    page = render_html(context(), metrics, agreement_rows(), full_plots)
+    assert _header_intervals(page) == header
+    assert f"Each cell: value [{caption}] n=items." in page  # closed book and grounded notes
+    assert page.count(f"Each cell: value [{caption}] n=items.") == 2
+    assert f"Brackets: {caption}." in page  # at a glance
+    for plot_caption in (f"Error bars: {caption}; n: questions", f"bands: {caption}.", f"Bands: {caption}.",
+                         f"Error bars: {caption}. Under each model"):
+        assert plot_caption in page
+    assert f"10 of 10 items; {caption}; scores_closed_metrics WHERE" in page  # a cell's hover text
+    described = page[:page.index("<h2>How to trace a number</h2>")]  # that section names every kind there is
+    other = {"wilson": "bootstrap", "bootstrap": "Wilson", None: "Wilson"}[interval]
+    assert other not in described
+    assert ("resamples" in page) == (interval != "wilson")  # Wilson needs no resampling to report
+
+
+def test_mixed_interval_kinds_are_counted_and_named_per_cell() -> None:
+    closed = closed_rows(generative=False)
+    for r in closed:
+        if r["model"] == "oracle":
+            r["interval"] = "bootstrap"
+    page = render_html(context(), {"closed": closed}, [], {})
+    n_boot = sum(r["model"] == "oracle" for r in closed)
+    assert _header_intervals(page) == (f"95% Wilson score intervals ({len(closed) - n_boot} metric rows); "
+                                       f"{_BOOT_HEADER} ({n_boot} metric rows)")
+    assert "Each cell: value [95% interval (Wilson score or percentile bootstrap; each cell names its own)]" in page
+    assert "1.00 [0.90, 1.00] n=10 (bootstrap)</td>" in page  # oracle, headline
+    assert "0.50 [0.40, 0.60] n=10 (wilson)</td>" in page  # llama-3-8b, headline
+
+
+def test_the_leaderboard_leads_with_the_gated_headline(metrics: dict) -> None:
+    assert HEADLINE_METRIC == KEY_METRICS[0] == "fpq_accuracy_gated"
+    tables = leaderboard_tables(metrics, models=MODELS, judges=JUDGES)
+    closed = list(tables["fpq_closed"][0])
+    assert closed[:6] == ["model", "fpq_accuracy_gated", "fpq_accuracy_gated_lo", "fpq_accuracy_gated_hi",
+                          "fpq_accuracy_gated_n", "fpq_accuracy_gated_interval"]
+    assert [c for c in closed if c in KEY_METRICS] == list(KEY_METRICS)
+    assert KEY_METRICS[:3] == ("fpq_accuracy_gated", "fpq_accuracy", "tpq_accuracy")
+    assert [c for c in closed if c.startswith("gen_") and c.endswith("judge_a")][0] == "gen_fpq_accuracy_gated__judge_a"
+    grounded = list(tables["fpq_grounded"][0])
+    assert grounded[:5] == ["model", "perturbation", "method", "level", "fpq_accuracy_gated"]
+    page = render_html(context(), metrics, [], {})
+    closed_head = re.search(r"<h3>Closed book \(KG-FPQ\)</h3>.*?<thead><tr>(.*?)</tr></thead>", page, re.S).group(1)
+    assert re.findall(r"<th>([^<]*)</th>", closed_head)[:3] == ["model", "FPQ accuracy, gated (headline)",
+                                                                 "FPQ accuracy (yes/no)"]
+
+
+def test_at_a_glance_reports_the_gated_headline_not_the_ungated_accuracy() -> None:
+    rows = [metric("m", "fpq_accuracy_gated", 0.8, 10), metric("m", "fpq_accuracy", 0.3, 20),
+            metric("m", "accuracy", 0.4, 30)]
+    page = render_html(context(), {"closed": rows}, [], {})
+    glance = page[page.index("<h2>At a glance</h2>"):page.index("<h2>Leaderboard</h2>")]
+    # does not reject in 1 - 0.8 = 20% [1 - 0.9, 1 - 0.7] of the 10 gated FPQs
+    assert "does not reject the false premise in 20% [10%, 30%] of the" in glance and "(n=10)" in glance
+    assert "70%" not in glance and "n=20" not in glance
+
+
+def test_old_metric_partitions_without_interval_still_pool(tmp_path: Path) -> None:
+    import duckdb
+    import pyarrow as pa
+
+    from assets.report import _read_all, _tagged
+    from kgprobe import warehouse as wh
+    from kgprobe.scoring import METRIC_SCHEMA
+
+    class Warehouse:  # what the leaderboard reads of WarehouseResource
+        root = tmp_path
+
+        def read_partition(self, asset: str, dims: dict | None = None) -> pa.Table:
+            return wh.read_partition(tmp_path, asset, dims)
+
+    old = pa.Table.from_pylist(_with_interval([r for r in closed_rows() if r["model"] == "oracle"], None))
+    assert "interval" not in old.column_names  # as written before intervals were Wilson
+    new = pa.Table.from_pylist([r for r in closed_rows() if r["model"] == "llama-3-8b"], schema=METRIC_SCHEMA)
+    wh.write_partition(tmp_path, "scores_closed_metrics", old, {"model": "oracle"})
+    wh.write_partition(tmp_path, "scores_closed_metrics", new, {"model": "llama-3-8b"})
+    pooled = _read_all(Warehouse(), "scores_closed_metrics", METRIC_SCHEMA)
+    assert pooled.schema == METRIC_SCHEMA
+    kinds = {(r["model"], r["interval"]) for r in pooled.to_pylist()}
+    assert kinds == {("oracle", "bootstrap"), ("llama-3-8b", "wilson")}
+    metrics = _tagged(Warehouse(), "metrics", METRIC_SCHEMA)  # closed plus (no) grounded partitions
+    tables = leaderboard_tables(metrics.to_pylist(), models=MODELS)
+    assert [(r["model"], r["fpq_accuracy_gated_interval"]) for r in tables["fpq_closed"]] == [
+        ("oracle", "bootstrap"), ("llama-3-8b", "wilson")]
+    with duckdb.connect() as con:  # the leaderboard's DuckDB tables take both
+        for name, table in {"metrics": metrics.drop_columns(["item_ids"]),
+                            "fpq_closed": pa.Table.from_pylist(tables["fpq_closed"])}.items():
+            con.register("_incoming", table)
+            con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _incoming')
+            con.unregister("_incoming")
+        assert con.execute("SELECT interval, count(*) FROM metrics GROUP BY 1 ORDER BY 1").fetchall() == [
+            ("bootstrap", len(old)), ("wilson", len(new))]
+        assert con.execute("SELECT model, fpq_accuracy_gated, fpq_accuracy_gated_interval FROM fpq_closed "
+                           "ORDER BY model").fetchall() == [("llama-3-8b", 0.5, "wilson"), ("oracle", 1.0, "bootstrap")]
+    # a column that is neither there nor has a legacy default is an error that says what to do
+    wh.write_partition(tmp_path, "scores_closed_metrics", old.drop_columns(["ci_low"]), {"model": "oracle"})
+    with pytest.raises(ValueError, match="no column 'ci_low'; re-materialize"):
+        _read_all(Warehouse(), "scores_closed_metrics", METRIC_SCHEMA)
 
 
 # ---- write_report --------------------------------------------------------------------------------------------

@@ -8,7 +8,15 @@ import pytest
 
 from kgprobe.closed_book import fpq_prompts
 from kgprobe.generation import make_backend, model_specs, run_generation
-from kgprobe.scoring import SAMPLE_SCHEMA, judge_prompt, oracle_failures, reference_verdict, score_partition
+from kgprobe.metrics import wilson_ci
+from kgprobe.scoring import (
+    METRIC_SCHEMA,
+    SAMPLE_SCHEMA,
+    judge_prompt,
+    oracle_failures,
+    reference_verdict,
+    score_partition,
+)
 from kgprobe.store import ResponseStore
 
 QUESTIONS = {
@@ -67,10 +75,15 @@ def test_reference_verdict_knows_only_the_fixed_texts(gold, answer, verdict):
 
 
 def test_judge_prompt_carries_the_instruction_question_answer_and_response_id():
-    p = judge_prompt(ITEMS[4], "The question's premise is false.", "rid-1")
-    assert p.item_id == "rid-1" and p.template_id == "fpq-judge-v1" and p.gold == "yes" and p.answer_kind == "yn"
+    from kgprobe.prompts import JUDGE_TEMPLATE_ID, render
+
+    answer = "The question's premise is false."
+    p = judge_prompt(ITEMS[4], answer, "rid-1")
+    # the layout is kgprobe.prompts' business (tested there); scoring must use the current judge template
+    assert p.item_id == "rid-1" and p.template_id == JUDGE_TEMPLATE_ID and p.gold == "yes" and p.answer_kind == "yn"
+    assert p.text == render(JUDGE_TEMPLATE_ID, question=ITEMS[4]["question"], answer=answer)
     assert p.text.startswith("You are given a question and an answer, determine if the answer is factual.")
-    assert p.text.endswith(f"Question: {ITEMS[4]['question']}\nAnswer: The question's premise is false.")
+    assert ITEMS[4]["question"] in p.text and answer in p.text
 
 
 def test_the_oracle_is_perfect_and_always_yes_accepts_every_premise(tmp_path):
@@ -79,7 +92,9 @@ def test_the_oracle_is_perfect_and_always_yes_accepts_every_premise(tmp_path):
     oracle = score_partition(ITEMS, _answers(store, "oracle", "oracle"), model="oracle", perturbation="none",
                              judges=judges, store=store)
     assert oracle_failures(oracle.metrics, {"judge-oracle"}) == []
-    assert _metric(oracle, "generative", "accuracy", judge="judge-oracle")["n"] == 3
+    # 3 WH items, of which 2 FPQs: generative accuracy counts the FPQs only (the WH TPQ has tpq_accuracy)
+    assert _metric(oracle, "generative", "accuracy", judge="judge-oracle")["n"] == 2
+    assert _metric(oracle, "generative", "tpq_accuracy", judge="judge-oracle")["n"] == 1
     # the always-no judge says every answer is not factual: accuracy 0 under it, so its kappa with the oracle is 0
     assert _metric(oracle, "generative", "accuracy", judge="judge-always-no")["value"] == 0.0
     [agree] = oracle.agreement
@@ -97,6 +112,20 @@ def test_the_oracle_is_perfect_and_always_yes_accepts_every_premise(tmp_path):
     assert {r["label"] for r in yes.samples if r["format"] == "yn"} == {"yes"}
     assert len(yes.samples) == 3 * 5 + 3 * 3  # 5 Yes-No items and 3 WH items (one judge), 3 samples each
     assert set(yes.tables()["samples"].schema.names) == set(SAMPLE_SCHEMA.names)
+
+
+def test_metric_tables_carry_wilson_intervals_and_their_kind(tmp_path):
+    store = ResponseStore(tmp_path)
+    scored = score_partition(ITEMS, _answers(store, "oracle", "oracle"), model="oracle", perturbation="none",
+                             judges=_judges("oracle"), store=store, resamples=10, seed=3)
+    names = METRIC_SCHEMA.names
+    assert names[names.index("ci_high") + 1] == "interval"
+    table = scored.tables()["metrics"]
+    assert table.schema == METRIC_SCHEMA and set(table.column("interval").to_pylist()) == {"wilson"}
+    gated = _metric(scored, "discriminative", "fpq_accuracy_gated")
+    # the oracle gets 3 of 3 gated FPQs right, which is not certainty: (0.44, 1.0), not the bootstrap's (1.0, 1.0)
+    assert (gated["n"], gated["correct"], gated["interval"]) == (3, 3, "wilson")
+    assert (gated["ci_low"], gated["ci_high"]) == wilson_ci(3, 3) and gated["ci_low"] == pytest.approx(0.4385, abs=1e-4)
 
 
 def test_judging_is_resumable_and_free_text_is_unknown_to_the_oracle_judge(tmp_path):
@@ -155,3 +184,25 @@ def test_pooled_agreement_counts_each_models_answer_once(tmp_path):
     assert (pooled["model"], pooled["perturbation"], pooled["n"]) == (ALL_MODELS, "none", 6)
     assert pooled["agreement"] == pytest.approx(5 / 6)
     assert pooled_agreement(rows, perturbation="all levels")[0]["perturbation"] == "all levels"
+
+
+def test_score_metadata_leads_with_the_gated_headline(tmp_path):
+    from assets.score import _write
+
+    class Warehouse:  # _write only writes the four tables
+        def write_partition(self, asset, table, dims):
+            pass
+
+    store = ResponseStore(tmp_path)
+    scored = score_partition(ITEMS, _answers(store, "yes-man", "always-yes"), model="yes-man", perturbation="none",
+                             judges=_judges("oracle"), store=store)
+    meta = _write(Warehouse(), "scores_closed", scored, {"model": "yes-man"})
+    assert list(meta)[0] == "fpq_accuracy_gated" and meta["fpq_accuracy_gated"] == 0.0
+    lines = meta["scores"].md_str.splitlines()
+    assert lines[0] == "| task | judge | metric | n | value | CI | interval |"
+    # yes/no first, the headline first within each task
+    assert [line.split(" | ")[:3] for line in lines[2:]][:6] == [
+        ["| discriminative", "-", "fpq_accuracy_gated (headline)"], ["| discriminative", "-", "fpq_accuracy"],
+        ["| discriminative", "-", "tpq_accuracy"], ["| discriminative", "-", "accuracy"],
+        ["| discriminative", "-", "unknown_share"], ["| generative", "judge-oracle", "fpq_accuracy_gated (headline)"]]
+    assert all(line.endswith("| wilson |") for line in lines[2:])
