@@ -115,7 +115,10 @@ def test_grounded_prompts_carry_the_perturbed_subgraph(run) -> None:
     clean = read_partition(wh, "responses_grounded", {"model": "oracle", "perturbation": "none"}).to_pylist()
     gone = read_partition(wh, "responses_grounded", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
     assert clean and len(clean) == len(gone)
-    assert all(r["prompt"].startswith("Below are the facts that might be relevant") for r in clean)
+    # OKGQA's D.1 layout: the question, then the facts, then "Answer:" (the system instruction goes as its own message)
+    assert all(r["prompt"].startswith("Question: ") and r["prompt"].endswith("\n\nAnswer:") for r in clean)
+    assert all("Below are the facts that might be relevant to answer the question:\n" in r["prompt"] for r in clean)
+    assert {r["prompt_template_id"] for r in clean} <= {"okgqa-grounded-yn-v2", "okgqa-grounded-wh-v2"}
     assert all("(no facts)" in r["prompt"] for r in gone)  # every edge deleted
     assert sum("(no facts)" in r["prompt"] for r in clean) == 0
     assert {r["context_query_id"] for r in clean} <= {
