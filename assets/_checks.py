@@ -9,7 +9,7 @@ from typing import Any
 import dagster as dg
 
 from kgprobe import warehouse as wh
-from kgprobe.quality import ExpectationOutcome, failed, outcomes_markdown
+from kgprobe.scoring.quality import ExpectationOutcome, failed, outcomes_markdown
 
 __all__ = ["expectations_result", "partitions_to_check"]
 

@@ -11,10 +11,10 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe.config import fpq_settings
-from kgprobe.fpq import DomainSpec, Edit, TrueTriple, edit, entity_labels, group_edits, load_templates, select_true_triples, write_questions
-from kgprobe.fpq_quality import count_table, duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
-from kgprobe.kgstats import current_snapshot
-from kgprobe.plots import bar_chart
+from kgprobe.suites.fpq.edits import DomainSpec, Edit, TrueTriple, edit, entity_labels, group_edits, load_templates, select_true_triples, write_questions
+from kgprobe.suites.fpq.quality import count_table, duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
+from kgprobe.kg.stats import current_snapshot
+from kgprobe.report.plots import bar_chart
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "questions"

@@ -10,13 +10,13 @@ import pyarrow as pa
 
 from assets._metadata import markdown_table, table_metadata
 from assets._checks import expectations_result, partitions_to_check
-from kgprobe.closed_book import fpq_prompts, grounded_fpq_prompts
+from kgprobe.suites.fpq.prompts import fpq_prompts, grounded_fpq_prompts
 from kgprobe.config import generation_models, generation_settings, subgraph_settings
-from kgprobe.kgstats import labels
+from kgprobe.kg.stats import labels
 from kgprobe.generation import make_backend, run_generation
 from kgprobe import warehouse as wh
-from kgprobe.quality import validate_responses
-from kgprobe.store import ResponseStore
+from kgprobe.scoring.quality import validate_responses
+from kgprobe.generation.store import ResponseStore
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
 

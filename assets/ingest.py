@@ -7,9 +7,9 @@
 import dagster as dg
 
 from assets._metadata import markdown_table, table_metadata
-from kgprobe.fpq import infer_types_from_relations
-from kgprobe.ingest import load_kg
-from kgprobe.kgstats import dangling_ids, kg_summary, source_summary
+from kgprobe.suites.fpq.edits import infer_types_from_relations
+from kgprobe.kg.ingest import load_kg
+from kgprobe.kg.stats import dangling_ids, kg_summary, source_summary
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "ingest"

@@ -15,12 +15,12 @@ from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe import warehouse as wh
 from kgprobe.config import perturbation_settings
-from kgprobe.kgstats import current_snapshot
-from kgprobe.perturb import parse_perturbation, similarity_batch
-from kgprobe.perturb_store import artifact_dir, perturb_subgraphs, scorer_key
-from kgprobe.plots import line_chart
-from kgprobe.scorer import TrainConfig, TripleScorer, train_scorer
-from kgprobe.subgraph_store import subgraphs_from_table
+from kgprobe.kg.stats import current_snapshot
+from kgprobe.grounding.perturb import parse_perturbation, similarity_batch
+from kgprobe.grounding.perturb_store import artifact_dir, perturb_subgraphs, scorer_key
+from kgprobe.report.plots import line_chart
+from kgprobe.grounding.scorer import TrainConfig, TripleScorer, train_scorer
+from kgprobe.kg.subgraph_store import subgraphs_from_table
 from pipelines.partitions import PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
 

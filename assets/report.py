@@ -11,8 +11,8 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
-from kgprobe.kgstats import current_snapshot
-from kgprobe.report import (
+from kgprobe.kg.stats import current_snapshot
+from kgprobe.report.render import (
     HEADLINE_METRIC,
     KEY_METRICS,
     ReportContext,
@@ -21,7 +21,7 @@ from kgprobe.report import (
     report_plots,
     write_report,
 )
-from kgprobe.scoring import AGREEMENT_SCHEMA, ITEM_SCHEMA, METRIC_SCHEMA, pooled_agreement
+from kgprobe.suites.fpq.scoring import AGREEMENT_SCHEMA, ITEM_SCHEMA, METRIC_SCHEMA, pooled_agreement
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "report"

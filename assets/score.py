@@ -18,10 +18,10 @@ from assets._metadata import markdown_table, table_metadata
 from assets._checks import expectations_result, partitions_to_check
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, generation_settings, scoring_settings
-from kgprobe.quality import validate_metrics, validate_score_items, validate_score_samples
-from kgprobe.report import HEADLINE_METRIC, KEY_METRICS
-from kgprobe.scoring import ScoredPartition, oracle_failures, score_partition
-from kgprobe.store import ResponseStore
+from kgprobe.scoring.quality import validate_metrics, validate_score_items, validate_score_samples
+from kgprobe.report.render import HEADLINE_METRIC, KEY_METRICS
+from kgprobe.suites.fpq.scoring import ScoredPartition, oracle_failures, score_partition
+from kgprobe.generation.store import ResponseStore
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
 

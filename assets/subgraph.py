@@ -11,11 +11,11 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe.config import subgraph_settings
-from kgprobe.graph import iter_khop_batch, ppr_prune_batch, subgraph_stats
-from kgprobe.kgstats import current_snapshot, labels
-from kgprobe.plots import histograms
-from kgprobe.queries import EntityLinker, fpq_subject_queries, queries_from_file, queries_from_lists, sample_queries
-from kgprobe.subgraph_store import mean_stats, subgraphs_from_table, subgraphs_to_table
+from kgprobe.kg.graph import iter_khop_batch, ppr_prune_batch, subgraph_stats
+from kgprobe.kg.stats import current_snapshot, labels
+from kgprobe.report.plots import histograms
+from kgprobe.kg.queries import EntityLinker, fpq_subject_queries, queries_from_file, queries_from_lists, sample_queries
+from kgprobe.kg.subgraph_store import mean_stats, subgraphs_from_table, subgraphs_to_table
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "subgraph"

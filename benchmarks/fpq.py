@@ -1,4 +1,4 @@
-"""Benchmark: KG-FPQ edits with kgprobe.fpq.edit against a per-triple networkx BFS.
+"""Benchmark: KG-FPQ edits with kgprobe.suites.fpq.edits.edit against a per-triple networkx BFS.
 
     python benchmarks/fpq.py [--n 15000] [--baseline-n 500] [--data ../shared/data] [--seed 0] [--coverage-only]
 
@@ -51,8 +51,8 @@ def _kgs(data: Path) -> dict[str, dict[str, Any]]:
 def _load(spec: dict[str, Any]):
     import duckdb
 
-    from kgprobe import fpq
-    from kgprobe.ingest import KGSource, load_kg
+    from kgprobe.suites.fpq import edits as fpq
+    from kgprobe.kg.ingest import KGSource, load_kg
 
     con = duckdb.connect()
     report = load_kg(con, KGSource(format="tsv", **spec))
@@ -100,7 +100,7 @@ def _networkx_edits(con, triples: Sequence[tuple[int, int, int]], seed: int) -> 
     import networkx as nx
     import numpy as np
 
-    from kgprobe.fpq import _choice_states, _object_states
+    from kgprobe.suites.fpq.edits import _choice_states, _object_states
 
     start = time.perf_counter()
     graph = nx.DiGraph()
@@ -162,9 +162,9 @@ def _networkx_edits(con, triples: Sequence[tuple[int, int, int]], seed: int) -> 
 
 
 def _run(impl: str, spec: dict[str, Any], n: int, n_timed: int, seed: int, queue) -> None:
-    import networkx  # noqa: F401 - imported before the clock starts, like kgprobe.fpq
+    import networkx  # noqa: F401 - imported before the clock starts, like kgprobe.suites.fpq.edits
 
-    from kgprobe import fpq
+    from kgprobe.suites.fpq import edits as fpq
 
     con, report = _load(spec)
     triples = _sample(con, n, seed)[:n_timed]
@@ -196,8 +196,8 @@ SETTINGS = {"before: undirected, uniform_candidate": {"directed": False, "hop_sa
 
 def _coverage(con, triples: Sequence[tuple[int, int, int]], seed: int) -> dict[str, dict[str, Any]]:
     """Per setting: coverage per method and the NSC/NDC hop histogram."""
-    from kgprobe import fpq
-    from kgprobe.fpq_quality import hop_histogram, method_coverage
+    from kgprobe.suites.fpq import edits as fpq
+    from kgprobe.suites.fpq.quality import hop_histogram, method_coverage
 
     out = {}
     for name, options in SETTINGS.items():

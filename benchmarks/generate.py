@@ -30,10 +30,10 @@ from pathlib import Path
 
 import yaml
 
-from kgprobe.backends.hf import SMOLLM2_ID, HFBackend, HFConfig
+from kgprobe.generation.backends.hf import SMOLLM2_ID, HFBackend, HFConfig
 from kgprobe.generation import Prompt, SamplingParams, run_generation
-from kgprobe.prompts import render
-from kgprobe.store import ResponseStore
+from kgprobe.generation.prompts import render
+from kgprobe.generation.store import ResponseStore
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample"

@@ -33,7 +33,7 @@ def _peak_mb() -> float:
 def _kgprobe(path: str, fmt: str, q: mp.Queue) -> None:
     import duckdb
 
-    from kgprobe.ingest import KGSource, load_kg
+    from kgprobe.kg.ingest import KGSource, load_kg
 
     lenient = fmt.endswith("-lenient")
     t = time.perf_counter()

@@ -2,7 +2,7 @@
 
     python benchmarks/perturb.py [--subgraphs 1000] [--scorer DIR] [--nx-pairs 40] [--chunk 10] [--data PATH]
 
-Subgraphs: seeded random queries of two seed entities, their 2-hop subgraph (``kgprobe.graph.iter_khop_batch``,
+Subgraphs: seeded random queries of two seed entities, their 2-hop subgraph (``kgprobe.kg.graph.iter_khop_batch``,
 the pipeline's default BFS-traversal triples) pruned by Personalized PageRank (``ppr_prune_batch``, threshold
 1e-5). Each subgraph is perturbed by all four methods at levels 0.1 .. 1.0 (seed = subgraph index), and every
 (original, perturbed) pair gets ATS, SC2D and SD2. RR and ATS use the triple scorer saved by
@@ -32,10 +32,10 @@ import duckdb
 import networkx as nx
 import numpy as np
 
-from kgprobe.graph import iter_khop_batch, ppr_prune_batch
-from kgprobe.ingest import KGSource, load_kg
-from kgprobe.perturb import LEVELS, METHODS, ats, perturb_detailed, similarity_batch
-from kgprobe.scorer import TrainConfig, TripleScorer, train_scorer
+from kgprobe.kg.graph import iter_khop_batch, ppr_prune_batch
+from kgprobe.kg.ingest import KGSource, load_kg
+from kgprobe.grounding.perturb import LEVELS, METHODS, ats, perturb_detailed, similarity_batch
+from kgprobe.grounding.scorer import TrainConfig, TripleScorer, train_scorer
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "kg" / "fb15k-237"

@@ -25,8 +25,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from kgprobe.ingest import KGSource, load_kg
-from kgprobe.scorer import TrainConfig, evaluate, train_scorer
+from kgprobe.kg.ingest import KGSource, load_kg
+from kgprobe.grounding.scorer import TrainConfig, evaluate, train_scorer
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "kg" / "fb15k-237"

@@ -26,8 +26,8 @@ from pathlib import Path
 import duckdb
 import networkx as nx
 
-from kgprobe.graph import Subgraph, iter_khop_batch, ppr_prune_batch, subgraph_stats
-from kgprobe.ingest import KGSource, load_kg
+from kgprobe.kg.graph import Subgraph, iter_khop_batch, ppr_prune_batch, subgraph_stats
+from kgprobe.kg.ingest import KGSource, load_kg
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data"

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from kgprobe.errors import ConfigError
-from kgprobe.ingest import FORMATS, KGSource
+from kgprobe.kg.ingest import FORMATS, KGSource
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -314,7 +314,7 @@ class PerturbationSettings:
     @property
     def keys(self) -> list[str]:
         """``none`` then every method at every level, e.g. ``RS-0.1`` ... ``ED-1.0``."""
-        from kgprobe.perturb import perturbation_keys
+        from kgprobe.grounding.perturb import perturbation_keys
 
         return perturbation_keys(self.methods, self.levels)
 

@@ -26,7 +26,8 @@ KG_TABLES = (
 
 @cache
 def load_sql(name: str) -> str:
-    """Return the text of ``sql/<name>.sql`` (one statement; parameters are bound as ``$name``)."""
+    """Return the text of ``sql/<name>.sql``, where ``name`` names the package folder too (``"kg/khop_step"``); one
+    statement, parameters bound as ``$name``."""
     path = SQL_DIR / f"{name}.sql"
     if not path.is_file():
         raise FileNotFoundError(f"SQL file {path} is missing; kgprobe must be installed from a checkout (pip install -e .)")
@@ -38,4 +39,4 @@ def create_kg_tables(con: duckdb.DuckDBPyConnection, schema: str = "main") -> No
     con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     con.execute(f'USE "{schema}"')
     for table in KG_TABLES:
-        con.execute(load_sql(f"create_{table}"))
+        con.execute(load_sql(f"kg/create_{table}"))

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import dagster as dg
 from pydantic import PrivateAttr
 
-from kgprobe.backends import HFBackend, HFConfig, LiteLLMBackend, LiteLLMConfig, ReferenceBackend, ReferenceConfig, VLLMBackend, VLLMConfig
+from kgprobe.generation.backends import HFBackend, HFConfig, LiteLLMBackend, LiteLLMConfig, ReferenceBackend, ReferenceConfig, VLLMBackend, VLLMConfig
 from kgprobe.generation import Backend, Completion, Prompt, SamplingParams, make_backend, model_specs
 
 __all__ = ["GenerationBackend", "LiteLLMModel", "ReferenceModel", "TransformersModel", "VLLMModel", "backend_from_config"]

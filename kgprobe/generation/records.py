@@ -1,0 +1,239 @@
+"""The records that travel between the question stages and the models: sampling parameters, prompts,
+completions, the backend protocol, a generation summary and a validated model entry.
+
+They live apart from the runner and the store so that the backends, the store and the runner all import them
+without importing each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol, runtime_checkable
+
+from kgprobe.errors import KGProbeError
+
+__all__ = [
+    "BACKEND_KINDS",
+    "DEFAULT_BATCH_SIZE",
+    "Backend",
+    "BackendError",
+    "BaseBackend",
+    "Completion",
+    "GenerationError",
+    "GenerationSummary",
+    "ModelSpec",
+    "Prompt",
+    "SAMPLING_KEYS",
+    "SamplingParams",
+    "sha256_text",
+]
+
+
+#: Backend kinds a model entry of the project config may name.
+BACKEND_KINDS: tuple[str, ...] = ("reference", "transformers", "litellm", "vllm")
+SAMPLING_KEYS = ("n", "temperature", "top_p", "max_tokens", "seed")
+#: Prompts per backend call when a model entry does not set ``batch_size``. vLLM schedules its own batches, so it
+#: gets large chunks (each chunk is also the unit that a killed run can lose); an API backend keeps
+#: ``max_concurrency`` requests in flight within a chunk.
+DEFAULT_BATCH_SIZE: dict[str, int] = {"reference": 1024, "transformers": 16, "litellm": 64, "vllm": 2048}
+
+
+class GenerationError(KGProbeError):
+    """A generation run cannot go on: a backend broke its contract, or every request of several batches failed."""
+
+
+class BackendError(KGProbeError):
+    """A backend cannot be built: a missing optional package, missing weights, an unset API-key variable."""
+
+
+@lru_cache(maxsize=1 << 16)
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample: ``n`` completions per prompt at ``temperature`` / ``top_p``, at most ``max_tokens`` new tokens.
+
+    The defaults are KG-FPQ's (three samples, temperature 0.6, top-p 0.9). ``temperature=0`` means greedy decoding;
+    its ``n`` samples are then identical copies. ``seed`` makes local backends reproducible and is passed to APIs
+    that accept one.
+    """
+
+    n: int = 3
+    temperature: float = 0.6
+    top_p: float = 0.9
+    max_tokens: int = 128
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("n", "max_tokens", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"sampling parameter {name} must be an integer, got {value!r}")
+        for name in ("temperature", "top_p"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"sampling parameter {name} must be a number, got {value!r}")
+            # 1 and 1.0 must hash alike, or a config edit from "1" to "1.0" would regenerate everything
+            object.__setattr__(self, name, float(value))
+        if self.n < 1:
+            raise ValueError(f"sampling parameter n must be at least 1, got {self.n}")
+        if self.max_tokens < 1:
+            raise ValueError(f"sampling parameter max_tokens must be at least 1, got {self.max_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"sampling parameter temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"sampling parameter top_p must be in (0, 1], got {self.top_p}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as a plain dict (for metadata and JSON)."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys, no spaces): the form that is hashed and stored with every response."""
+        return json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+
+    def sha256(self) -> str:
+        """SHA-256 of :meth:`to_json`, part of the response-store key."""
+        return sha256_text(self.to_json())
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One question item as a model sees it. ``text`` is the user message; ``system``, when set, the system
+    instruction sent before it (fixed per prompt template, so the stored template id names it).
+
+    ``gold`` and ``answer_kind`` (``"yn"``, ``"wh"``, ``"tf"``, ...) are for the reference backends, which answer
+    from the gold label; model backends ignore them. Responses are keyed by the conversation alone (system
+    instruction and text), so items that share it share their responses.
+    """
+
+    item_id: str
+    text: str
+    template_id: str
+    gold: str | None = None
+    answer_kind: str | None = None
+    system: str | None = None
+
+    def sha256(self) -> str:
+        """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system
+        instruction, so keys stored before system instructions existed stay valid; else of both, as JSON."""
+        if self.system is None:
+            return sha256_text(self.text)
+        return sha256_text(json.dumps([self.system, self.text], ensure_ascii=False, separators=(",", ":")))
+
+    def messages(self) -> list[dict[str, str]]:
+        """The chat messages to send: the system instruction (if any), then the user message."""
+        user = {"role": "user", "content": self.text}
+        return [user] if self.system is None else [{"role": "system", "content": self.system}, user]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One sample of one prompt. A failed request has ``text=None`` and ``error`` set (and is retried next run).
+
+    ``latency_s`` is the wall time of the call that produced it: one request for an API backend, the whole batch for
+    a local one. ``retries`` counts the attempts an API backend made beyond the first.
+    """
+
+    text: str | None
+    finish_reason: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    latency_s: float
+    cost: float | None = None
+    error: str | None = None
+    retries: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True for a response, False for a failure."""
+        return self.error is None
+
+    @classmethod
+    def failure(cls, error: str, *, latency_s: float = 0.0, retries: int = 0) -> Completion:
+        """A failed request, stored with its error so the next run asks again."""
+        return cls(text=None, finish_reason=None, tokens_in=None, tokens_out=None, latency_s=latency_s, error=error,
+                   retries=retries)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What :func:`run_generation` needs from a model: ``generate`` returns ``params.n`` completions per prompt,
+    in prompt order. ``name`` is the backend kind (``reference``, ``transformers``, ``litellm``, ``vllm``)."""
+
+    name: str
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]: ...
+
+    def close(self) -> None: ...
+
+
+class BaseBackend:
+    """Shared behaviour of kgprobe's backends: ``start()`` loads what is expensive (also done by the first
+    ``generate``), ``close()`` releases it, and a backend is a context manager that closes itself."""
+
+    name: str = "base"
+
+    def start(self) -> None:
+        """Load weights / open clients now rather than on the first ``generate``."""
+
+    def close(self) -> None:
+        """Release weights, engines, event loops."""
+
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+        raise NotImplementedError
+
+    def __enter__(self):  # noqa: ANN204 - returns the subclass
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class GenerationSummary:
+    """What one :func:`run_generation` call did. Sample counts: ``requested = reused + generated + failed``."""
+
+    model: str
+    backend: str
+    items: int
+    unique_prompts: int
+    requested: int
+    reused: int
+    generated: int
+    failed: int
+    seconds: float
+    tokens_in: int
+    tokens_out: int
+    retries: int
+    cost: float | None
+    shards: int
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens of the samples generated by this run."""
+        return self.tokens_in + self.tokens_out
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as a plain dict, e.g. for asset metadata."""
+        return {**asdict(self), "tokens": self.tokens}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One validated entry of the config's ``models`` list: its name (the store key), backend kind, the backend's
+    config dataclass, the sampling parameters and how many prompts go to the backend per call."""
+
+    name: str
+    backend: str
+    config: Any
+    params: SamplingParams = field(default_factory=SamplingParams)
+    batch_size: int = 32

@@ -1,0 +1,357 @@
+"""The resumable generation runner, and the validation of the config's model entries.
+
+A question stage turns its items into :class:`~kgprobe.generation.records.Prompt` records; :func:`run_generation` asks a backend (reference,
+transformers, litellm, vLLM) for ``params.n`` samples of every distinct prompt text that the
+:class:`~kgprobe.generation.store.ResponseStore` does not hold yet, appending to the store as it goes; the store then gives
+one row per (item, sample) with :meth:`~kgprobe.generation.store.ResponseStore.rows_for`.
+
+    >>> store = ResponseStore("warehouse/responses")
+    >>> spec = model_specs([{"name": "oracle", "backend": "reference", "kind": "oracle"}])[0]
+    >>> with make_backend(spec) as backend:
+    ...     summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store)
+    >>> table = store.rows_for(spec.name, prompts, spec.params)
+
+A response is keyed by ``(model, prompt_sha256, params_sha256, sample_index)``: the model's config name, the
+SHA-256 of the prompt text, the SHA-256 of the sampling parameters (canonical JSON) and the sample number. A killed
+run therefore resumes where its last flushed shard ended, identical prompt texts are generated once, and a failed
+request is stored with its error and asked again by the next run. The model name is the identity of the weights:
+give a model a new name when its weights, chat template or backend options change.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, fields, replace
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from kgprobe.errors import ConfigError
+from kgprobe.generation.records import (
+    BACKEND_KINDS,
+    DEFAULT_BATCH_SIZE,
+    SAMPLING_KEYS,
+    Backend,
+    Completion,
+    GenerationError,
+    GenerationSummary,
+    ModelSpec,
+    Prompt,
+    SamplingParams,
+)
+
+if TYPE_CHECKING:
+    from kgprobe.generation.store import ResponseStore
+
+__all__ = ["make_backend", "model_specs", "run_generation"]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# model config
+
+
+def _check_value(model: str, key: str, value: Any, hint: Any) -> Any:
+    """Check one config value against a (simple) type hint; ints are accepted for floats."""
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _check_value(model, key, value, option)
+            except ConfigError as exc:
+                errors.append(exc)
+        raise errors[0]
+    if origin is not None:
+        hint = origin
+    if hint is Any:
+        return value
+    ok = {
+        bool: lambda v: isinstance(v, bool),
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        str: lambda v: isinstance(v, str),
+    }.get(hint)
+    if ok is None:  # a mapping or another container
+        ok = (lambda v: isinstance(v, Mapping)) if hint in (dict, Mapping) else (lambda v: isinstance(v, hint))
+    if not ok(value):
+        name = getattr(hint, "__name__", str(hint))
+        raise ConfigError(f"model {model!r}: key {key!r} must be {name}, got {value!r}")
+    return float(value) if hint is float else value
+
+
+def _config_classes() -> dict[str, type]:
+    from kgprobe.generation.backends import CONFIG_CLASSES
+
+    return CONFIG_CLASSES
+
+
+def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping[str, Any] | None = None) -> list[ModelSpec]:
+    """Validate the ``models`` list of a project config and return one :class:`ModelSpec` per entry.
+
+    Each entry needs ``name`` and ``backend`` (one of :data:`BACKEND_KINDS`); it may set the sampling parameters
+    ``n``, ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (over ``defaults``, e.g. the config's
+    ``generation`` section, over KG-FPQ's defaults) and ``batch_size``; every other key must be a field of the
+    backend's config class (``model_id``, ``kind``, ``api_key_env`` ...). Raises :class:`ConfigError` naming the
+    model and the key.
+
+        >>> model_specs([{"name": "oracle", "backend": "reference", "kind": "oracle", "n": 1}])[0].params.n
+        1
+    """
+    from typing import get_type_hints
+
+    if isinstance(config_models, Mapping) or not isinstance(config_models, Sequence):
+        raise ConfigError(f"models: expected a list of model entries, got {type(config_models).__name__}")
+    base = dict(defaults or {})
+    unknown = set(base) - set(SAMPLING_KEYS)
+    if unknown:
+        raise ConfigError(f"generation defaults: unknown sampling key(s) {sorted(unknown)}; allowed: {list(SAMPLING_KEYS)}")
+    classes = _config_classes()
+    specs: list[ModelSpec] = []
+    seen: set[str] = set()
+    for position, entry in enumerate(config_models):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"models[{position}]: expected a mapping with name and backend, got {entry!r}")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"models[{position}]: every model needs a non-empty string 'name'")
+        if name in seen:
+            raise ConfigError(f"model {name!r}: the name is used twice; model names must be unique (they key the response store)")
+        seen.add(name)
+        kind = entry.get("backend")
+        if kind not in classes:
+            raise ConfigError(f"model {name!r}: key 'backend' must be one of {list(BACKEND_KINDS)}, got {kind!r}")
+        cls = classes[kind]
+        hints = get_type_hints(cls)
+        allowed = {f.name for f in fields(cls)}
+        sampling = {**base}
+        options: dict[str, Any] = {}
+        batch_size = DEFAULT_BATCH_SIZE[kind]
+        for key, value in entry.items():
+            if key in ("name", "backend"):
+                continue
+            if key in SAMPLING_KEYS:
+                sampling[key] = value
+            elif key == "batch_size":
+                batch_size = _check_value(name, key, value, int)
+                if batch_size < 1:
+                    raise ConfigError(f"model {name!r}: key 'batch_size' must be at least 1, got {batch_size}")
+            elif key in allowed:
+                options[key] = _check_value(name, key, value, hints[key])
+            else:
+                raise ConfigError(f"model {name!r}: unknown key {key!r} for backend {kind!r}; allowed: "
+                                  f"{sorted(allowed | set(SAMPLING_KEYS) | {'batch_size'})}")
+        required = [f.name for f in fields(cls)
+                    if f.default is MISSING and f.default_factory is MISSING and f.name not in options]
+        if required:
+            raise ConfigError(f"model {name!r}: backend {kind!r} needs key(s) {required}")
+        try:
+            config = cls(**options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"model {name!r}: {exc}") from exc
+        try:
+            params = SamplingParams(**sampling)
+        except ValueError as exc:
+            raise ConfigError(f"model {name!r}: {exc}") from exc
+        specs.append(ModelSpec(name=name, backend=kind, config=config, params=params, batch_size=batch_size))
+    return specs
+
+
+def make_backend(spec: ModelSpec) -> Backend:
+    """The backend object for a validated :class:`ModelSpec` (not started: weights load on ``start()`` or on the
+    first ``generate``)."""
+    from kgprobe.generation.backends import BACKEND_CLASSES
+
+    return BACKEND_CLASSES[spec.backend](spec.config)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the runner
+
+
+def _clock(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class _Progress:
+    """Logs a progress line each time another 10% of the samples is done, and at least once a minute."""
+
+    def __init__(self, model: str, total: int, log: Callable[[str], None], *, every_s: float = 60.0) -> None:
+        self.model, self.total, self.log, self.every_s = model, total, log, every_s
+        self.start = self.last = time.perf_counter()
+        self.samples = self.prompts = self.tokens = 0
+        self.next_tenth = 1
+
+    def update(self, samples: int, prompts: int, tokens: int) -> None:
+        self.samples += samples
+        self.prompts += prompts
+        self.tokens += tokens
+        now = time.perf_counter()
+        tenth = self.samples * 10 // max(self.total, 1)
+        if tenth < self.next_tenth and now - self.last < self.every_s and self.samples < self.total:
+            return
+        self.next_tenth = max(self.next_tenth, tenth + 1)
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        rate = self.samples / elapsed
+        eta = (self.total - self.samples) / rate if rate > 0 else math.inf
+        self.log(f"{self.model}: {self.samples}/{self.total} samples ({100 * self.samples / max(self.total, 1):.0f}%), "
+                 f"{self.prompts / elapsed:.2f} prompts/s, {self.tokens / elapsed:.1f} tokens/s, "
+                 f"elapsed {_clock(elapsed)}, ETA {_clock(eta)}")
+
+
+class _ShardBuffer:
+    def __init__(self, store: ResponseStore, model: str, shard_size: int) -> None:
+        self.store, self.model, self.shard_size = store, model, shard_size
+        self.rows: list[dict[str, Any]] = []
+        self.shards = 0
+
+    def add(self, rows: list[dict[str, Any]]) -> None:
+        self.rows.extend(rows)
+        while len(self.rows) >= self.shard_size:
+            self._write(self.rows[: self.shard_size])
+            self.rows = self.rows[self.shard_size:]
+
+    def flush(self) -> None:
+        if self.rows:
+            self._write(self.rows)
+            self.rows = []
+
+    def _write(self, rows: list[dict[str, Any]]) -> None:
+        self.store.write_shard(self.model, rows)
+        self.shards += 1
+
+
+def _plan(work: list[tuple[Prompt, list[int]]], batch_size: int) -> list[tuple[int, list[tuple[Prompt, list[int]]]]]:
+    """Batches of prompts that miss the same number of samples (one backend call asks for ``n=k``), ordered by
+    template and then prompt length: answers to one template have similar lengths, so a padded batch pads little and
+    its rows finish together."""
+    groups: dict[int, list[tuple[Prompt, list[int]]]] = defaultdict(list)
+    for prompt, missing in work:
+        groups[len(missing)].append((prompt, missing))
+    batches = []
+    for k in sorted(groups, reverse=True):
+        group = sorted(groups[k], key=lambda w: (w[0].template_id, len(w[0].text), w[0].text))
+        batches.extend((k, group[i: i + batch_size]) for i in range(0, len(group), batch_size))
+    return batches
+
+
+def run_generation(
+    backend: Backend,
+    *,
+    model: str,
+    prompts: Sequence[Prompt],
+    params: SamplingParams,
+    store: ResponseStore,
+    run_id: str = "",
+    shard_size: int = 64,
+    batch_size: int = 32,
+    log: Callable[[str], None] | None = None,
+    max_failed_batches: int = 3,
+) -> GenerationSummary:
+    """Generate every sample of ``prompts`` that ``store`` lacks for ``model`` and ``params``, and store it.
+
+    Distinct prompt texts are generated once; samples the store holds as successes are reused; the rest go to
+    ``backend.generate`` in batches of ``batch_size`` prompts, grouped by template and length (prompts missing only
+    some samples ask for just those). Rows are appended to the store one shard per ``shard_size`` responses, so a killed run loses at most the
+    responses of its unflushed shard. A request that fails (an exception from the backend fails its whole batch) is
+    stored with its error and asked again by the next run; when every request of ``max_failed_batches`` consecutive
+    batches fails, the run stops with :class:`GenerationError` after storing those failures (0 never stops).
+    ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA).
+
+    Returns a :class:`GenerationSummary`; read the rows back with ``store.rows_for(model, prompts, params)``.
+    """
+    if shard_size < 1 or batch_size < 1:
+        raise ValueError(f"shard_size and batch_size must be at least 1, got {shard_size} and {batch_size}")
+    say = log or (lambda _msg: None)
+    started = time.perf_counter()
+    params_json, params_sha = params.to_json(), params.sha256()
+    unique: dict[str, Prompt] = {}
+    for prompt in prompts:
+        unique.setdefault(prompt.sha256(), prompt)
+    done = store.done_keys(model, params_sha)
+    work: list[tuple[Prompt, list[int]]] = []
+    reused = 0
+    for sha, prompt in unique.items():
+        missing = [i for i in range(params.n) if (sha, i) not in done]
+        reused += params.n - len(missing)
+        if missing:
+            work.append((prompt, missing))
+    requested = len(unique) * params.n
+    total = requested - reused
+    backend_name = getattr(backend, "name", type(backend).__name__)
+    say(f"{model}: {len(prompts)} items, {len(unique)} distinct prompts x n={params.n}: {reused} samples reused "
+        f"from the store, {total} to generate ({backend_name}, batches of {batch_size} prompts)")
+
+    buffer = _ShardBuffer(store, model, shard_size)
+    progress = _Progress(model, total, say)
+    generated = failed = tokens_in = tokens_out = retries = 0
+    cost: float | None = None
+    failed_batches = 0
+    try:
+        for k, batch in _plan(work, batch_size):
+            asked = [p for p, _ in batch]
+            t0 = time.perf_counter()
+            try:
+                out = backend.generate(asked, params if k == params.n else replace(params, n=k))
+            except Exception as exc:  # stored per request below, and retried by the next run
+                message = f"{type(exc).__name__}: {exc}"
+                out = [[Completion.failure(message, latency_s=time.perf_counter() - t0)] * k for _ in asked]
+            if len(out) != len(asked) or any(len(c) != k for c in out):
+                raise GenerationError(f"{model}: backend {backend_name} returned {[len(c) for c in out]} completions "
+                                      f"for {len(asked)} prompts x n={k}; a backend must return n per prompt, in order")
+            now = datetime.now(timezone.utc)
+            rows = []
+            batch_ok = 0
+            last_error = None
+            for (prompt, missing), completions in zip(batch, out):
+                for index, c in zip(missing, completions):
+                    rows.append({
+                        "model": model, "backend": backend_name, "prompt_sha256": prompt.sha256(), "prompt": prompt.text,
+                        "sampling_params": params_json, "params_sha256": params_sha, "sample_index": index,
+                        "text": c.text if c.ok else None, "finish_reason": c.finish_reason, "tokens_in": c.tokens_in,
+                        "tokens_out": c.tokens_out, "latency_s": float(c.latency_s), "cost": c.cost, "error": c.error,
+                        "retries": c.retries, "run_id": run_id, "created_at": now,
+                    })
+                    retries += c.retries
+                    if c.ok:
+                        batch_ok += 1
+                        tokens_in += c.tokens_in or 0
+                        tokens_out += c.tokens_out or 0
+                        if c.cost is not None:
+                            cost = (cost or 0.0) + c.cost
+                    else:
+                        last_error = c.error
+            buffer.add(rows)
+            generated += batch_ok
+            failed += len(rows) - batch_ok
+            progress.update(len(rows), len(asked), sum(c.tokens_out or 0 for cs in out for c in cs if c.ok))
+            failed_batches = failed_batches + 1 if batch_ok == 0 else 0
+            if max_failed_batches and failed_batches >= max_failed_batches:
+                buffer.flush()
+                raise GenerationError(
+                    f"{model}: every request of the last {failed_batches} batches failed (last error: {last_error}); "
+                    f"{failed} failures are stored and will be retried: fix the backend and run again")
+    finally:
+        buffer.flush()
+    seconds = time.perf_counter() - started
+    summary = GenerationSummary(
+        model=model, backend=backend_name, items=len(prompts), unique_prompts=len(unique), requested=requested,
+        reused=reused, generated=generated, failed=failed, seconds=seconds, tokens_in=tokens_in,
+        tokens_out=tokens_out, retries=retries, cost=cost, shards=buffer.shards)
+    say(f"{model}: done in {_clock(seconds)}: {generated} generated, {reused} reused, {failed} failed"
+        + (" (failures are stored and retried by the next run)" if failed else "")
+        + f", {tokens_out} completion tokens, {buffer.shards} shard(s) written")
+    return summary

@@ -1,0 +1,1160 @@
+"""Load knowledge graphs into DuckDB: delimited triples, RDF, KoPL JSON, temporal facts and event lists.
+
+Every row read is accounted for: it is loaded, counted as an exact duplicate of a row loaded before, or written
+to the ``rejects`` table with its file, line and a reason, so that ``read == loaded + duplicates + rejected``.
+
+    >>> con = duckdb.connect("warehouse/kgprobe.duckdb")
+    >>> report = load_kg(con, KGSource(triples=["train.txt.gz"], format="tsv", entity_labels="mid2name.txt"))
+
+Each KG lives in its own DuckDB schema (``KGSource.name``, default ``main``) with the tables of
+:data:`kgprobe.sql.KG_TABLES`; entities and relations are dictionary-encoded to BIGINT ids ordered by key, so the
+same input always gives the same ids. Re-loading the same input is idempotent: it yields the same ``snapshot_id``
+(a content hash of the files and parse options) and, when that snapshot is already in the schema, reuses it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import hashlib
+import io
+import json
+import re
+import time
+import urllib.parse
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import pyarrow as pa
+
+from kgprobe.errors import IngestError
+from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql
+
+__all__ = [
+    "FORMATS",
+    "IngestReport",
+    "KGSource",
+    "load_kg",
+]
+
+Format = Literal["tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events"]
+FORMATS: tuple[str, ...] = ("tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events")
+
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+_SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_HEADER_NAMES = {
+    "head", "relation", "tail", "subject", "predicate", "object", "h", "r", "t", "s", "p", "o",
+    "rel", "start", "end", "start_year", "end_year", "begin",
+}
+_SIDE_HEADER_KEYS = {"id", "key", "entity", "entity_id", "mid", "relation", "relation_id", "qid", "pid"}
+_UNKNOWN_YEARS = {"", "0", "####", "-", "null", "none", "nan"}
+_ONGOING_YEAR = 3000
+
+
+@dataclass(frozen=True)
+class KGSource:
+    """Where a KG comes from and how to read it.
+
+    ``triples`` are one or more files (``.gz`` is read transparently). Side files are optional: ``entity_labels``
+    and ``relation_labels`` map keys to names (TSV ``key<TAB>label`` or a JSON object, values either strings or
+    objects with a ``label``); ``entity_types`` maps entity keys to one or more types (TSV ``key<TAB>type`` rows or a
+    JSON object of lists, like CoDEx's ``entity2types.json``), with type names from ``type_labels`` (like CoDEx's
+    ``types.json``). ``name`` is the DuckDB schema the KG is loaded into, so several KGs share one warehouse.
+    ``temporal`` adds dated facts (``head, relation, tail, start, end`` rows, as for format ``temporal``) to the
+    same KG; their (head, relation, tail) also become triples. ``lenient`` records unparseable rows in ``rejects`` and loads the rest; strict mode (the default) stops at
+    the first one with an error naming the file and line.
+    """
+
+    triples: Sequence[str | Path] | str | Path
+    format: str = "tsv"
+    entity_labels: str | Path | None = None
+    relation_labels: str | Path | None = None
+    entity_types: str | Path | None = None
+    type_labels: str | Path | None = None
+    temporal: Sequence[str | Path] | str | Path | None = None
+    name: str = "main"
+    lenient: bool = False
+    header: bool | None = None
+    encoding: str = "utf-8"
+    label_lang: str = "en"
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """The triple files as paths, in the order given."""
+        return _paths(self.triples)
+
+    @property
+    def temporal_files(self) -> tuple[Path, ...]:
+        """The extra temporal-fact files as paths."""
+        return _paths(self.temporal)
+
+    def options(self) -> dict[str, Any]:
+        """The parse options that change what is loaded (part of the snapshot id)."""
+        return {
+            "format": self.format,
+            "lenient": self.lenient,
+            "header": self.header,
+            "encoding": self.encoding,
+            "label_lang": self.label_lang,
+        }
+
+
+def _paths(value: Sequence[str | Path] | str | Path | None) -> tuple[Path, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, Path)):
+        return (Path(value),)
+    return tuple(Path(p) for p in value)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one :func:`load_kg` call did. ``read == loaded + duplicates + rejected`` for the triple files."""
+
+    snapshot_id: str
+    kg: str
+    format: str
+    read: int
+    loaded: int
+    duplicates: int
+    rejected: int
+    entities: int = 0
+    relations: int = 0
+    triples: int = 0
+    literals: int = 0
+    entity_types: int = 0
+    temporal_facts: int = 0
+    labelled_entities: int = 0
+    repaired: int = 0
+    reused: bool = False
+    seconds: float = 0.0
+    side_files: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def reject_rate(self) -> float:
+        """Share of rows read that were rejected (0 when nothing was read)."""
+        return self.rejected / self.read if self.read else 0.0
+
+    @property
+    def label_coverage(self) -> float:
+        """Share of entities whose label came from a label source rather than from their key."""
+        return self.labelled_entities / self.entities if self.entities else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """All fields plus the derived rates, for logs and asset metadata."""
+        out = asdict(self)
+        out["reject_rate"] = self.reject_rate
+        out["label_coverage"] = self.label_coverage
+        return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Staging: every reader fills the same temporary tables, then _finish() encodes and writes the KG tables.
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Counts:
+    read: int = 0
+    loaded: int = 0
+    duplicates: int = 0
+    rejected: int = 0
+    repaired: int = 0
+
+
+class _Stage:
+    """Temporary tables holding keys (not ids) while a KG is read."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, source: KGSource) -> None:
+        self.con = con
+        self.source = source
+        self.counts = _Counts()
+        self.rejects: list[tuple[str, int | None, str | None, str]] = []
+        # labels found inside the data itself (rdfs:label, KoPL names): key -> label
+        self.entity_labels: dict[str, str] = {}
+        self.relation_labels: dict[str, str] = {}
+        self.side_files: dict[str, dict[str, int]] = {}
+        con.execute("CREATE OR REPLACE TEMP TABLE _st_triples (head VARCHAR, relation VARCHAR, tail VARCHAR, src VARCHAR, line BIGINT)")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _st_literals (entity VARCHAR, relation VARCHAR, value VARCHAR, datatype VARCHAR, lang VARCHAR)"
+        )
+        con.execute("CREATE OR REPLACE TEMP TABLE _st_types (entity VARCHAR, type VARCHAR, type_key VARCHAR)")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _st_temporal (head VARCHAR, relation VARCHAR, tail VARCHAR, start_year INTEGER, "
+            "end_year INTEGER, ongoing BOOLEAN, src VARCHAR, line BIGINT)"
+        )
+        con.execute("CREATE OR REPLACE TEMP TABLE _st_entities (key VARCHAR)")
+        con.execute("CREATE OR REPLACE TEMP TABLE _st_rdf (s VARCHAR, p VARCHAR, o VARCHAR, lit VARCHAR, lang VARCHAR, dt VARCHAR)")
+
+    def reject(self, src: Path | str, line: int | None, raw: str | None, reason: str) -> None:
+        """Record one unloadable row; in strict mode stop with an error that names the file and line."""
+        if not self.source.lenient:
+            where = f"{src}, line {line}" if line is not None else str(src)
+            shown = f": {raw[:200]!r}" if raw else ""
+            raise IngestError(
+                f"{where}: {reason}{shown}. Fix the row, or load with KGSource(..., lenient=True) to record such rows "
+                "in the rejects table and load the rest."
+            )
+        self.rejects.append((str(src), line, raw, reason))
+        self.counts.rejected += 1
+
+    def append(self, table: str, columns: dict[str, list[Any]]) -> None:
+        """Append Python columns to a staging table through Arrow (one bulk insert, no per-row SQL)."""
+        if not columns or not next(iter(columns.values())):
+            return
+        names = ", ".join(columns)
+        with _registered(self.con, pa.table(columns)) as view:
+            self.con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {view}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _registered(con: duckdb.DuckDBPyConnection, table: pa.Table) -> Iterator[str]:
+    """Expose an Arrow table to SQL under a unique name for the duration of the block."""
+    name = f"_arrow_{uuid.uuid4().hex[:12]}"
+    con.register(name, table)
+    try:
+        yield name
+    finally:
+        con.unregister(name)
+
+
+def _check_file(path: Path, role: str) -> None:
+    if not path.exists():
+        raise IngestError(f"{role} file {path} does not exist; check the path in your KG source (relative paths are "
+                          "resolved from the working directory or the project config's folder)")
+    if not path.is_file():
+        raise IngestError(f"{role} path {path} is not a file")
+
+
+def _open_text(path: Path, encoding: str) -> io.TextIOBase:
+    raw: Any = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 - closed by caller
+    return io.TextIOWrapper(raw, encoding=encoding, errors="strict", newline="")
+
+
+def _read_bytes(path: Path) -> bytes:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as fh:
+            try:
+                return fh.read()
+            except (OSError, EOFError) as exc:
+                raise IngestError(f"{path}: not a readable gzip file ({exc}); re-download or decompress it") from exc
+    return path.read_bytes()
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _snapshot_id(source: KGSource) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(source.options(), sort_keys=True).encode())
+    for role, paths in (
+        ("triples", source.files),
+        ("temporal", source.temporal_files),
+        ("entity_labels", [source.entity_labels] if source.entity_labels else []),
+        ("relation_labels", [source.relation_labels] if source.relation_labels else []),
+        ("entity_types", [source.entity_types] if source.entity_types else []),
+        ("type_labels", [source.type_labels] if source.type_labels else []),
+    ):
+        for p in paths:
+            h.update(f"{role}:{_file_digest(Path(p))};".encode())
+    return h.hexdigest()[:16]
+
+
+def _pretty(name: str) -> str:
+    """A readable label from a key: underscores become spaces (the key itself is kept as the entity key)."""
+    return name.replace("_", " ").strip() or name
+
+
+def _iri_label(iri: str) -> str:
+    """A readable fallback label for an IRI: its local name, percent-decoded, underscores as spaces."""
+    local = re.split(r"[/#:]", iri.rstrip("/#"))[-1] or iri
+    return _pretty(urllib.parse.unquote(local))
+
+
+def _fallback_label(key: str) -> str:
+    return _iri_label(key) if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", key) and "/" in key else _pretty(key)
+
+
+def _split_row(line: str, delim: str) -> list[str]:
+    return [part.strip() for part in line.rstrip("\r\n").split(delim)]
+
+
+def _is_header(fields: Sequence[str], names: set[str]) -> bool:
+    return bool(fields) and all(f.strip().lower().replace(" ", "_") in names for f in fields[: max(1, len(fields))])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Delimited triples (TSV, CSV) and Parquet
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
+    """Read head/relation/tail rows with DuckDB's CSV reader, keeping every malformed row as a reject."""
+    con, src = stage.con, stage.source
+    header = src.header
+    if header is None:
+        header = _first_line_is_header(path, delim, src.encoding)
+    quote = '"' if delim == "," else ""
+    con.execute("DROP TABLE IF EXISTS _csv_rej_err; DROP TABLE IF EXISTS _csv_rej_scan")
+    try:
+        parsed = con.execute(
+            load_sql("kg/ingest_read_csv" if delim == "," else "kg/ingest_read_tsv"),
+            {"path": str(path), "delim": delim, "quote": quote, "header": header, "encoding": src.encoding, "src": str(path)},
+        ).fetchall()[0][0]
+    except duckdb.Error as exc:
+        raise IngestError(f"{path}: cannot be read as {'CSV' if delim == ',' else 'TSV'} triples ({exc}). Check the "
+                          "format and encoding options of the KG source.") from exc
+    errors = con.execute(
+        # a line can carry several errors: one reject per line, with its first error
+        "SELECT line, arg_min(csv_line, column_idx), arg_min(error_type, column_idx), arg_min(error_message, column_idx) "
+        "FROM _csv_rej_err GROUP BY line ORDER BY line"
+    ).fetchall()
+    stage.counts.read += parsed + len(errors)
+    for line, raw, etype, message in errors:
+        stage.reject(path, int(line) if line is not None else None, raw, _csv_reason(etype, message))
+    # Rows with an empty field parse fine but cannot be loaded; their line numbers are found by a second, slow
+    # pass over the file, which only runs when such rows exist.
+    empty = con.execute(
+        "DELETE FROM _st_triples WHERE src = $src AND (coalesce(head, '') = '' OR coalesce(relation, '') = '' "
+        "OR coalesce(tail, '') = '')",
+        {"src": str(path)},
+    ).fetchall()[0][0]
+    if empty:
+        for line_no, raw in _lines_with_empty_field(path, delim, src.encoding, header):
+            stage.reject(path, line_no, raw, "empty head, relation or tail")
+
+
+def _csv_reason(etype: str | None, message: str | None) -> str:
+    kinds = {
+        "MISSING COLUMNS": "too few columns (expected head, relation, tail)",
+        "TOO MANY COLUMNS": "too many columns (expected head, relation, tail)",
+        "INVALID UNICODE": "not valid text in the declared encoding",
+        "UNQUOTED VALUE": "a quote character inside an unquoted value",
+        "LINE SIZE OVER MAXIMUM": "line too long",
+    }
+    if etype and etype.upper() in kinds:
+        return kinds[etype.upper()]
+    if "unicode" in (message or "").lower() or "encod" in (etype or "").lower():
+        return kinds["INVALID UNICODE"]
+    return (message or etype or "malformed row").splitlines()[0]
+
+
+def _first_line_is_header(path: Path, delim: str, encoding: str) -> bool:
+    try:
+        with _open_text(path, encoding) as fh:
+            first = fh.readline()
+    except (UnicodeDecodeError, OSError, EOFError):
+        return False
+    return _is_header(_split_row(first, delim), _HEADER_NAMES)
+
+
+def _lines_with_empty_field(path: Path, delim: str, encoding: str, header: bool) -> Iterator[tuple[int, str]]:
+    with _open_text(path, encoding) as fh:
+        for number, line in enumerate(fh, start=1):
+            if header and number == 1:
+                continue
+            parts = _split_row(line, delim)
+            if line.strip() and len(parts) == 3 and not all(parts):
+                yield number, line.rstrip("\r\n")
+
+
+def _read_parquet(stage: _Stage, path: Path) -> None:
+    con = stage.con
+    try:
+        cols = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet($p)", {"p": str(path)}).fetchall()]
+    except duckdb.Error as exc:
+        raise IngestError(f"{path}: not a readable Parquet file ({exc})") from exc
+    lower = {c.lower(): c for c in cols}
+    for names in (("head", "relation", "tail"), ("subject", "predicate", "object"), ("h", "r", "t")):
+        if all(n in lower for n in names):
+            chosen = [lower[n] for n in names]
+            break
+    else:
+        if len(cols) < 3:
+            raise IngestError(f"{path}: a Parquet triples file needs columns head, relation, tail (found {cols})")
+        chosen = cols[:3]
+    h, r, t = (f'CAST("{c}" AS VARCHAR)' for c in chosen)
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _pq_rows AS SELECT trim({h}) AS head, trim({r}) AS relation, trim({t}) AS tail, "
+        "row_number() OVER () AS line FROM read_parquet($p)",
+        {"p": str(path)},
+    )
+    stage.counts.read += con.execute("SELECT count(*) FROM _pq_rows").fetchone()[0]
+    bad = con.execute(
+        "SELECT line, concat_ws(' | ', head, relation, tail) FROM _pq_rows "
+        "WHERE coalesce(head, '') = '' OR coalesce(relation, '') = '' OR coalesce(tail, '') = '' ORDER BY line"
+    ).fetchall()
+    for line, raw in bad:
+        stage.reject(path, int(line), raw, "empty or null head, relation or tail (line = row number)")
+    con.execute(
+        "INSERT INTO _st_triples SELECT head, relation, tail, $src, line FROM _pq_rows "
+        "WHERE coalesce(head, '') <> '' AND coalesce(relation, '') <> '' AND coalesce(tail, '') <> ''",
+        {"src": str(path)},
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# RDF: N-Triples and Turtle through pyoxigraph
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _RdfSink:
+    """Collects statements parsed by pyoxigraph as raw columns of ``_st_rdf`` (routing happens later, in SQL)."""
+
+    def __init__(self, stage: _Stage) -> None:
+        self.stage = stage
+        self.cols: dict[str, list[Any]] = {k: [] for k in ("s", "p", "o", "lit", "lang", "dt")}
+        self.statements = 0
+
+    def add(self, quad: Any) -> None:
+        """Add one statement."""
+        self.consume((quad,))
+
+    def consume(self, quads: Iterator[Any] | Sequence[Any]) -> None:
+        """Add every statement of ``quads``; the loop is written for speed (it sees every statement of a dump)."""
+        import pyoxigraph as ox
+
+        named, literal = ox.NamedNode, ox.Literal
+        c = self.cols
+        s_, p_, o_, lit_, lang_, dt_ = c["s"].append, c["p"].append, c["o"].append, c["lit"].append, c["lang"].append, c["dt"].append
+        n = 0
+        try:
+            for quad in quads:
+                n += 1
+                s, o = quad.subject, quad.object
+                s_(s.value if type(s) is named else f"_:{s.value}")
+                p_(quad.predicate.value)
+                if type(o) is literal:
+                    lang = o.language
+                    o_(None)
+                    lit_(o.value)
+                    lang_(lang)
+                    dt_(None if lang else o.datatype.value)
+                else:
+                    o_(o.value if type(o) is named else f"_:{o.value}")
+                    lit_(None)
+                    lang_(None)
+                    dt_(None)
+        finally:
+            self.statements += n
+
+    def flush(self) -> None:
+        self.stage.append("_st_rdf", self.cols)
+        self.cols = {k: [] for k in self.cols}
+
+
+def _read_rdf(stage: _Stage, path: Path, fmt: str) -> None:
+    import pyoxigraph as ox
+
+    rdf_format = ox.RdfFormat.N_TRIPLES if fmt == "ntriples" else ox.RdfFormat.TURTLE
+    data = _read_bytes(path)
+    try:
+        text = data.decode(stage.source.encoding)
+    except UnicodeDecodeError as exc:
+        if fmt != "ntriples" or not stage.source.lenient:
+            line = data[: exc.start].count(b"\n") + 1
+            stage.reject(path, line, None, f"not valid {stage.source.encoding} text")
+            if fmt != "ntriples":
+                stage.counts.read += 1
+                return
+        text = None
+    sink = _RdfSink(stage)
+    rejected_before = stage.counts.rejected
+    if fmt == "ntriples" and stage.source.lenient and text is not None and _ntriples_bulk(stage, path, text, sink, ox, rdf_format):
+        pass
+    elif fmt == "ntriples":
+        _parse_ntriples(stage, path, data, text, sink, ox, rdf_format)
+    else:
+        _parse_turtle(stage, path, data, sink, ox, rdf_format)
+    sink.flush()
+    stage.counts.read += sink.statements + (stage.counts.rejected - rejected_before)
+
+
+def _syntax_line(exc: Exception) -> int | None:
+    line = getattr(exc, "lineno", None)
+    if isinstance(line, int):
+        return line
+    m = re.search(r"line (\d+)", str(exc))
+    return int(m.group(1)) if m else None
+
+
+def _parse_ntriples(
+    stage: _Stage, path: Path, data: bytes, text: str | None, sink: _RdfSink, ox: Any, rdf_format: Any
+) -> None:
+    """Parse N-Triples with pyoxigraph: the whole file in one pass; if that fails in lenient mode, again line by
+    line (N-Triples is line based), so that one bad line costs one reject."""
+    if text is not None:
+        try:
+            sink.consume(ox.parse(data, rdf_format, lenient=stage.source.lenient))
+            return
+        except SyntaxError as exc:
+            if not stage.source.lenient:
+                line = _syntax_line(exc)
+                stage.reject(path, line, _nth_line(data, line), f"N-Triples syntax error: {_first_line(exc)}")
+        sink.cols = {k: [] for k in sink.cols}
+        sink.statements = 0
+    for number, raw_bytes in enumerate(data.split(b"\n"), start=1):
+        try:
+            raw = raw_bytes.decode(stage.source.encoding).rstrip("\r")
+        except UnicodeDecodeError:
+            stage.reject(path, number, raw_bytes.decode(stage.source.encoding, "replace"), f"not valid {stage.source.encoding} text")
+            continue
+        _parse_ntriples_line(stage, path, number, raw, sink, ox, rdf_format)
+
+
+def _parse_ntriples_line(stage: _Stage, path: Path, number: int, raw: str, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:
+    """Parse one N-Triples line leniently: skip blanks and comments, repair a missing final dot, else reject."""
+    line = raw.strip()
+    if not line or line.startswith("#"):
+        return
+    try:
+        quads = list(ox.parse(line.encode(), rdf_format, lenient=True))
+    except SyntaxError as exc:
+        # A common defect of hand-made dumps: a line that lacks its terminating " .". It is repaired (and
+        # counted) when appending the dot makes it a valid statement; anything else is a reject.
+        if not line.endswith("."):
+            try:
+                sink.consume(list(ox.parse((line + " .").encode(), rdf_format, lenient=True)))
+                stage.counts.repaired += 1
+                return
+            except SyntaxError:
+                pass
+        stage.reject(path, number, raw, f"N-Triples syntax error: {_first_line(exc)}")
+        return
+    sink.consume(quads)
+
+
+def _ntriples_bulk(stage: _Stage, path: Path, text: str, sink: _RdfSink, ox: Any, rdf_format: Any) -> bool:
+    """Lenient N-Triples in bulk: DuckDB splits the plain lines, pyoxigraph parses the others. Returns False (and
+    stages nothing) when some four-field line is not plain, so that the caller parses the file with pyoxigraph.
+
+    pyoxigraph's lenient mode does not validate IRIs either, so the two paths accept the same statements.
+    """
+    con = stage.con
+    con.execute("DROP TABLE IF EXISTS _csv_rej_err; DROP TABLE IF EXISTS _csv_rej_scan")
+    try:
+        con.execute(load_sql("kg/ingest_ntriples_fast"), {"path": str(path), "encoding": stage.source.encoding})
+        odd = con.execute("SELECT count(*) FROM _nt_fast WHERE NOT coalesce(plain, false)").fetchall()[0][0]
+        if odd:
+            return False
+        fast = con.execute(load_sql("kg/ingest_ntriples_fast_stage")).fetchall()[0][0]
+        # a line can carry several errors; each line is parsed once
+        others = con.execute("SELECT DISTINCT line FROM _csv_rej_err ORDER BY line").fetchall()
+    except duckdb.InvalidInputException:
+        return False  # the CSV reader could not take the file at all (an encoding it cannot read, say)
+    finally:
+        con.execute("DROP TABLE IF EXISTS _nt_fast")
+    sink.statements += int(fast)
+    lines = text.split("\n")
+    for (number,) in others:
+        raw = lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
+        _parse_ntriples_line(stage, path, number, raw, sink, ox, rdf_format)
+    return True
+
+
+def _parse_turtle(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:
+    """Turtle statements span lines: on an error (lenient mode) the offending line is rejected and parsing resumes
+    on the next line, with the prefixes declared before it."""
+    lines = data.split(b"\n")
+    start = 0
+    prefixes: list[bytes] = []
+    while start < len(lines):
+        chunk = b"\n".join([*prefixes, *lines[start:]])
+        offset = start - len(prefixes)  # line k of the chunk is line k + offset of the file
+        try:
+            sink.consume(ox.parse(chunk, rdf_format, lenient=stage.source.lenient))
+            return
+        except SyntaxError as exc:
+            rel = _syntax_line(exc)
+            line = rel + offset if rel is not None else None
+            raw = lines[line - 1].decode(stage.source.encoding, "replace") if line and 0 < line <= len(lines) else None
+            stage.reject(path, line, raw, f"Turtle syntax error: {_first_line(exc)}")
+            if line is None or line <= start:
+                return
+            prefixes = [ln for ln in lines[:line] if ln.lstrip().lower().startswith((b"@prefix", b"prefix", b"@base", b"base"))]
+            start = line
+
+
+def _route_rdf(stage: _Stage) -> None:
+    """Distribute raw RDF statements: rdf:type to types, rdfs:label (in the wanted language) to labels, other
+    literals to literals, the rest to triples. Exact duplicate statements are counted once."""
+    con = stage.con
+    want = stage.source.label_lang
+    con.execute(load_sql("kg/rdf_label_rank"), {"want": want})
+    total = con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]
+    distinct = con.execute("SELECT count(*) FROM _rdf_ranked").fetchall()[0][0]
+    stage.counts.duplicates += total - distinct
+    stage.counts.loaded += distinct
+    for target in ("types", "literals", "triples", "entities"):
+        con.execute(load_sql(f"kg/rdf_route_{target}"))
+    for key, label in con.execute(
+        "SELECT s, arg_min(lit, [rank::VARCHAR, lit]) FROM _rdf_ranked WHERE rank IS NOT NULL GROUP BY s"
+    ).fetchall():
+        stage.entity_labels.setdefault(key, label)
+    con.execute("DROP TABLE _rdf_ranked")
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _nth_line(data: bytes, line: int | None) -> str | None:
+    if not line:
+        return None
+    parts = data.split(b"\n", line)
+    return parts[line - 1].decode("utf-8", "replace") if len(parts) >= line else None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# KoPL JSON knowledge bases
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _read_kopl(stage: _Stage, path: Path) -> None:
+    try:
+        kb = json.loads(_read_bytes(path).decode(stage.source.encoding))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise IngestError(f"{path}{f', line {line}' if line else ''}: not a valid KoPL JSON knowledge base ({exc})") from exc
+    if not isinstance(kb, dict) or "entities" not in kb:
+        raise IngestError(f"{path}: a KoPL knowledge base is a JSON object with 'entities' (and 'concepts'); "
+                          f"found keys {sorted(kb) if isinstance(kb, dict) else type(kb).__name__}")
+    concepts = kb.get("concepts") or {}
+    entities = kb["entities"]
+    heads: list[str] = []
+    rels: list[str] = []
+    tails: list[str] = []
+    l_ent: list[str] = []
+    l_rel: list[str] = []
+    l_val: list[str] = []
+    l_dt: list[str | None] = []
+    types: list[tuple[str, str, str]] = []
+    for ekey, ent in entities.items():
+        name = ent.get("name") if isinstance(ent, dict) else None
+        if not isinstance(ent, dict):
+            stage.counts.read += 1
+            stage.reject(path, None, f"entities.{ekey}", "entity is not a JSON object")
+            continue
+        if name:
+            stage.entity_labels.setdefault(ekey, str(name))
+        l_ent.append(ekey)  # registers the entity even when it has no facts
+        l_rel.append("")
+        l_val.append("")
+        l_dt.append("__entity__")
+        for concept in ent.get("instanceOf") or []:
+            stage.counts.read += 1
+            cname = (concepts.get(concept) or {}).get("name") or concept
+            types.append((ekey, str(cname), str(concept)))
+        for i, rel in enumerate(ent.get("relations") or []):
+            stage.counts.read += 1
+            obj, pred = rel.get("object"), rel.get("relation") or rel.get("predicate")
+            where = f"entities.{ekey}.relations[{i}]"
+            if not obj or not pred:
+                stage.reject(path, None, where, "relation without 'relation' or 'object'")
+                continue
+            if obj not in entities:
+                stage.reject(path, None, where, f"object {obj!r} is not an entity of the knowledge base")
+                continue
+            if rel.get("direction", "forward") == "backward":
+                heads.append(obj), rels.append(pred), tails.append(ekey)
+            else:
+                heads.append(ekey), rels.append(pred), tails.append(obj)
+        for i, attr in enumerate(ent.get("attributes") or []):
+            stage.counts.read += 1
+            value = attr.get("value") if isinstance(attr, dict) else None
+            if not isinstance(value, dict) or "value" not in value or not attr.get("key"):
+                stage.reject(path, None, f"entities.{ekey}.attributes[{i}]", "attribute without 'key' or 'value'")
+                continue
+            v = str(value["value"])
+            unit = value.get("unit")
+            l_ent.append(ekey)
+            l_rel.append(str(attr["key"]))
+            l_val.append(f"{v} {unit}" if unit and unit != "1" else v)
+            l_dt.append(str(value.get("type") or "string"))
+    stage.append("_st_triples", {"head": heads, "relation": rels, "tail": tails})
+    stage.append("_st_types", {"entity": [t[0] for t in types], "type": [t[1] for t in types], "type_key": [t[2] for t in types]})
+    stage.append("_st_literals", {"entity": l_ent, "relation": l_rel, "value": l_val, "datatype": l_dt, "lang": [None] * len(l_ent)})
+    stage.con.execute("INSERT INTO _st_entities SELECT entity FROM _st_literals WHERE datatype = '__entity__'")
+    stage.con.execute("DELETE FROM _st_literals WHERE datatype = '__entity__'")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Temporal facts and event lists
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _year(text: str) -> tuple[int | None, bool]:
+    """(year, ongoing) from a year field: 3000 = still true, 0 / #### / empty = unknown; dates keep their year."""
+    t = text.strip().strip('"').lower()
+    if t in _UNKNOWN_YEARS or set(t) <= {"#"}:
+        return None, False
+    m = re.match(r"^(-?\d{1,4})(?:[-/].*)?$", t)
+    if not m:
+        raise ValueError(f"not a year: {text!r}")
+    year = int(m.group(1))
+    if year == _ONGOING_YEAR:
+        return None, True
+    if year == 0:
+        return None, False
+    return year, False
+
+
+def _read_temporal(stage: _Stage, path: Path) -> None:
+    delim = "," if path.name.lower().endswith((".csv", ".csv.gz")) else "\t"
+    header = stage.source.header
+    cols: dict[str, list[Any]] = {k: [] for k in ("head", "relation", "tail", "start_year", "end_year", "ongoing", "src", "line")}
+    try:
+        fh = _open_text(path, stage.source.encoding)
+    except OSError as exc:
+        raise IngestError(f"{path}: cannot be opened ({exc})") from exc
+    with fh:
+        number = 0
+        while True:
+            try:
+                line = fh.readline()
+            except UnicodeDecodeError:
+                number += 1
+                stage.counts.read += 1
+                stage.reject(path, number, None, f"not valid {stage.source.encoding} text")
+                # resynchronise on the next newline of the underlying bytes
+                fh = _resync(fh)
+                continue
+            if not line:
+                break
+            number += 1
+            if not line.strip():
+                continue
+            parts = _split_row(line, delim)
+            if number == 1 and (header or (header is None and _is_header(parts, _HEADER_NAMES))):
+                continue
+            stage.counts.read += 1
+            if len(parts) != 5:
+                stage.reject(path, number, line.rstrip("\r\n"), f"expected 5 columns (head, relation, tail, start, end), found {len(parts)}")
+                continue
+            h, r, t, s, e = parts
+            if not (h and r and t):
+                stage.reject(path, number, line.rstrip("\r\n"), "empty head, relation or tail")
+                continue
+            try:
+                start, _ = _year(s)
+                end, ongoing = _year(e)
+            except ValueError as exc:
+                stage.reject(path, number, line.rstrip("\r\n"), str(exc))
+                continue
+            if start is not None and end is not None and end < start:
+                stage.reject(path, number, line.rstrip("\r\n"), f"end year {end} before start year {start}")
+                continue
+            for k, v in zip(cols, (h, r, t, start, end, ongoing, str(path), number)):
+                cols[k].append(v)
+    stage.append("_st_temporal", cols)
+
+
+def _resync(fh: io.TextIOWrapper) -> io.TextIOWrapper:
+    raw = fh.buffer
+    raw.readline()
+    return io.TextIOWrapper(raw, encoding=fh.encoding, errors="strict", newline="")
+
+
+_EVENT_RELATION = "occurs"
+
+
+def _read_events(stage: _Stage, path: Path) -> None:
+    try:
+        records = json.loads(_read_bytes(path).decode(stage.source.encoding))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise IngestError(f"{path}{f', line {line}' if line else ''}: not a valid JSON event list ({exc})") from exc
+    if not isinstance(records, list):
+        raise IngestError(f"{path}: an event list is a JSON array of {{type: begin|end, relation, year}} records")
+    # An event name can recur (a front of two wars): each begin opens a span, each end closes the latest open one.
+    spans: dict[str, list[list[int | None]]] = {}
+    seen: set[tuple[str, str, int, Any, Any]] = set()
+    for i, rec in enumerate(records):
+        stage.counts.read += 1
+        where = f"[{i}] {json.dumps(rec)[:200]}"
+        if not isinstance(rec, dict) or rec.get("type") not in ("begin", "end") or not rec.get("relation"):
+            stage.reject(path, None, where, "event record needs type 'begin' or 'end' and a 'relation' (event name)")
+            continue
+        try:
+            year = int(rec["year"])
+        except (KeyError, TypeError, ValueError):
+            stage.reject(path, None, where, "event record without an integer 'year'")
+            continue
+        name = str(rec["relation"])
+        key = (name, rec["type"], year, rec.get("mm"), rec.get("dd"))
+        if key in seen:
+            stage.counts.duplicates += 1
+            continue
+        seen.add(key)
+        event_spans = spans.setdefault(name, [])
+        if rec["type"] == "begin":
+            event_spans.append([year, None])
+        else:
+            open_spans = [s for s in event_spans if s[1] is None and s[0] is not None]
+            if open_spans and open_spans[-1][0] <= year:  # type: ignore[operator]
+                open_spans[-1][1] = year
+            else:
+                event_spans.append([None, year])
+        stage.counts.loaded += 1
+    rows = [(name, s[0], s[1]) for name in sorted(spans) for s in spans[name]]
+    for name in spans:
+        stage.entity_labels.setdefault(name, _pretty(re.sub(r"^ev_", "", name)))
+    stage.relation_labels.setdefault(_EVENT_RELATION, "occurs")
+    stage.append(
+        "_st_temporal",
+        {
+            "head": [r[0] for r in rows],
+            "relation": [_EVENT_RELATION] * len(rows),
+            "tail": [None] * len(rows),
+            "start_year": [r[1] for r in rows],
+            "end_year": [r[2] for r in rows],
+            "ongoing": [False] * len(rows),
+            "src": [str(path)] * len(rows),
+            "line": [None] * len(rows),
+        },
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Side files: labels and types
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> list[tuple[str, str]]:
+    """(key, value) pairs from a TSV (``key<TAB>value``, optional header) or a JSON object file."""
+    _check_file(path, role)
+    data = _read_bytes(path)
+    try:
+        text = data.decode(stage.source.encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise IngestError(f"{path}, line {line}: not valid {stage.source.encoding} text; pass the right encoding in "
+                          "the KG source") from exc
+    stats = {"read": 0, "rejected": 0}
+    pairs: list[tuple[str, str]] = []
+    if text.lstrip().startswith("{"):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg})") from exc
+        for key, value in obj.items():
+            stats["read"] += 1
+            values = value if isinstance(value, list) else [value]
+            for v in values:
+                if isinstance(v, dict):
+                    v = v.get("label") or v.get("name")
+                if v is None or str(v).strip() == "":
+                    continue
+                pairs.append((str(key), str(v)))
+            if not values:
+                continue
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if number == 1 and parts[0].strip().lower() in _SIDE_HEADER_KEYS:
+                continue
+            stats["read"] += 1
+            if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
+                stats["rejected"] += 1
+                stage.rejects.append((str(path), number, line, f"{role}: expected key<TAB>value"))
+                continue
+            pairs.append((parts[0].strip(), parts[1].strip()))
+    stage.side_files[role] = stats
+    return pairs
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Encoding and writing
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
+    con, src = stage.con, stage.source
+    fmt = src.format
+    count_triples_on_insert = False
+    if fmt in ("ntriples", "turtle"):
+        _route_rdf(stage)
+
+    # exact duplicates: among dated rows (their triples are derived, not counted again) and among triple rows
+    if fmt != "events":
+        total = con.execute("SELECT count(*) FROM _st_temporal").fetchone()[0]
+        distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT head, relation, tail, start_year, end_year, ongoing FROM _st_temporal)").fetchone()[0]
+        stage.counts.duplicates += total - distinct
+        stage.counts.loaded += distinct
+    if fmt not in ("events", "temporal"):
+        # counted after the triples are written (see below): the DISTINCT insert gives the count for free
+        count_triples_on_insert = fmt not in ("ntriples", "turtle")  # RDF statements were counted when routed
+        if fmt == "kopl":
+            # literal and type statements are loaded too; duplicates among them are counted
+            lit_total = con.execute("SELECT count(*) FROM _st_literals").fetchone()[0]
+            lit_distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT * FROM _st_literals)").fetchone()[0]
+            ty_total = con.execute("SELECT count(*) FROM _st_types").fetchone()[0]
+            ty_distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT entity, type_key FROM _st_types)").fetchone()[0]
+            stage.counts.duplicates += (lit_total - lit_distinct) + (ty_total - ty_distinct)
+            stage.counts.loaded += lit_distinct + ty_distinct
+
+    # side files: labels and types
+    ent_labels = dict(stage.entity_labels)
+    rel_labels = dict(stage.relation_labels)
+    if src.entity_labels:
+        for k, v in _read_mapping(stage, Path(src.entity_labels), "entity_labels", multi=False):
+            ent_labels.setdefault(k, v)
+    if src.relation_labels:
+        for k, v in _read_mapping(stage, Path(src.relation_labels), "relation_labels", multi=False):
+            rel_labels.setdefault(k, v)
+    if src.entity_types:
+        type_names: dict[str, str] = {}
+        if src.type_labels:
+            type_names = dict(_read_mapping(stage, Path(src.type_labels), "type_labels", multi=False))
+        pairs = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)
+        stage.append(
+            "_st_types",
+            {"entity": [k for k, _ in pairs], "type": [type_names.get(t, t) for _, t in pairs], "type_key": [t for _, t in pairs]},
+        )
+    if stage.rejects and not src.lenient:
+        first = stage.rejects[0]
+        raise IngestError(f"{first[0]}, line {first[1]}: {first[3]}: {first[2]!r}. Fix the row or load with lenient=True.")
+
+    schema = src.name
+    create_kg_tables(con, schema)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in KG_TABLES:
+            if table != "snapshots":
+                con.execute(f'DELETE FROM "{schema}".{table}')
+        # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
+        # in at insert time (an UPDATE of the indexed table afterwards costs more than the whole load)
+        con.execute(load_sql("kg/macro_fallback_label"))
+        with _registered(con, _label_table(ent_labels)) as labels:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".entities (id, key, label)
+                SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+                FROM (
+                    SELECT head AS key FROM _st_triples UNION SELECT tail FROM _st_triples
+                    UNION SELECT head FROM _st_temporal UNION SELECT tail FROM _st_temporal WHERE tail IS NOT NULL
+                    UNION SELECT key FROM _st_entities WHERE key IS NOT NULL
+                ) k LEFT JOIN {labels} l ON l.key = k.key
+                """
+            )
+            labelled = con.execute(f'SELECT count(*) FROM "{schema}".entities e SEMI JOIN {labels} l ON l.key = e.key').fetchall()[0][0]
+        with _registered(con, _label_table(rel_labels)) as labels:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".relations (id, key, label)
+                SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+                FROM (
+                    SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
+                    UNION SELECT relation FROM _st_temporal
+                ) k LEFT JOIN {labels} l ON l.key = k.key
+                """
+            )
+        triples_written = con.execute(
+            f"""
+            INSERT INTO "{schema}".triples
+            SELECT DISTINCT h.id, r.id, t.id FROM (
+                SELECT head, relation, tail FROM _st_triples
+                UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL
+            ) s
+            JOIN "{schema}".entities h ON h.key = s.head
+            JOIN "{schema}".relations r ON r.key = s.relation
+            JOIN "{schema}".entities t ON t.key = s.tail
+            """
+        ).fetchall()[0][0]
+        if count_triples_on_insert:
+            staged = con.execute("SELECT count(*) FROM _st_triples").fetchall()[0][0]
+            has_dated = con.execute("SELECT count(*) FROM _st_temporal WHERE tail IS NOT NULL").fetchall()[0][0]
+            distinct = triples_written if not has_dated else con.execute(
+                "SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM _st_triples)").fetchall()[0][0]
+            stage.counts.duplicates += staged - distinct
+            stage.counts.loaded += distinct
+        con.execute(
+            f"""
+            INSERT INTO "{schema}".literals
+            SELECT DISTINCT e.id, r.id, s.value, s.datatype, s.lang FROM _st_literals s
+            JOIN "{schema}".entities e ON e.key = s.entity
+            JOIN "{schema}".relations r ON r.key = s.relation
+            ORDER BY 1, 2, 3
+            """
+        )
+        con.execute(
+            f"""
+            INSERT INTO "{schema}".temporal_facts
+            SELECT DISTINCT h.id, r.id, t.id, s.start_year, s.end_year, s.ongoing FROM _st_temporal s
+            JOIN "{schema}".entities h ON h.key = s.head
+            JOIN "{schema}".relations r ON r.key = s.relation
+            LEFT JOIN "{schema}".entities t ON t.key = s.tail
+            ORDER BY 1, 2, 3, 4, 5
+            """
+        )
+        # types of entities that are not in the KG are counted as unused, not loaded as dangling rows
+        _type_labels_from_rdf(con, schema, ent_labels)
+        con.execute(
+            f"""
+            INSERT INTO "{schema}".entity_types
+            SELECT DISTINCT e.id, coalesce(s.type, s.type_key), s.type_key FROM _st_types s
+            JOIN "{schema}".entities e ON e.key = s.entity
+            ORDER BY 1, 3
+            """
+        )
+        if src.entity_types:
+            used = con.execute(
+                f'SELECT count(DISTINCT entity) FROM _st_types s WHERE entity IN (SELECT key FROM "{schema}".entities)'
+            ).fetchone()[0]
+            stage.side_files["entity_types"]["matched_entities"] = used
+        if stage.rejects:
+            con.executemany(f'INSERT INTO "{schema}".rejects VALUES (?, ?, ?, ?)', stage.rejects)
+        counts = dict(
+            zip(
+                ("entities", "relations", "triples", "literals", "entity_types", "temporal_facts"),
+                con.execute(
+                    f"""SELECT (SELECT count(*) FROM "{schema}".entities), (SELECT count(*) FROM "{schema}".relations),
+                    (SELECT count(*) FROM "{schema}".triples), (SELECT count(*) FROM "{schema}".literals),
+                    (SELECT count(*) FROM "{schema}".entity_types), (SELECT count(*) FROM "{schema}".temporal_facts)"""
+                ).fetchone(),
+                strict=True,
+            )
+        )
+        c = stage.counts
+        report = IngestReport(
+            snapshot_id=snapshot_id,
+            kg=schema,
+            format=fmt,
+            read=c.read,
+            loaded=c.loaded,
+            duplicates=c.duplicates,
+            rejected=c.rejected,
+            labelled_entities=labelled,
+            repaired=c.repaired,
+            seconds=round(time.perf_counter() - started, 3),
+            side_files=stage.side_files,
+            **counts,
+        )
+        if report.read != report.loaded + report.duplicates + report.rejected:
+            raise AssertionError(f"row accounting is off for {src.files}: {report}")
+        con.execute(
+            f'INSERT INTO "{schema}".snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at, $report)',
+            {
+                "id": snapshot_id,
+                "source": json.dumps([str(p) for p in src.files]),
+                "format": fmt,
+                "read": report.read,
+                "loaded": report.loaded,
+                "rejected": report.rejected,
+                "dups": report.duplicates,
+                "at": _dt.datetime.now(_dt.UTC).replace(tzinfo=None),
+                "report": json.dumps(report.as_dict()),
+            },
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return report
+
+
+def _label_table(labels: dict[str, str]) -> pa.Table:
+    return pa.table({"key": pa.array(list(labels), pa.string()), "label": pa.array(list(labels.values()), pa.string())})
+
+
+def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: dict[str, str]) -> None:
+    # rdf:type objects are classes, not entities; their readable name is their rdfs:label or local name
+    keys = [r[0] for r in con.execute("SELECT DISTINCT type_key FROM _st_types WHERE type IS NULL").fetchall()]
+    if not keys:
+        return
+    names = {k: _pretty(labels[k]) if k in labels else _fallback_label(k) for k in keys}  # few: class IRIs
+    with _registered(con, pa.table({"k": list(names), "n": list(names.values())})) as view:
+        con.execute(f"UPDATE _st_types AS s SET type = a.n FROM {view} a WHERE s.type IS NULL AND s.type_key = a.k")
+
+
+def _stored_report(con: duckdb.DuckDBPyConnection, schema: str, snapshot_id: str) -> IngestReport | None:
+    """The report of the latest load of ``schema`` when it is ``snapshot_id`` and its tables are filled."""
+    try:
+        latest = con.execute(
+            f'SELECT snapshot_id, report FROM "{schema}".snapshots ORDER BY loaded_at DESC LIMIT 1'
+        ).fetchall()
+        filled = con.execute(f'SELECT count(*) FROM "{schema}".entities').fetchall()[0][0]
+    except duckdb.Error:
+        return None
+    if not latest or latest[0][0] != snapshot_id or not latest[0][1] or not filled:
+        return None
+    stored = json.loads(latest[0][1])
+    known = {f for f in IngestReport.__dataclass_fields__}
+    return IngestReport(**{k: v for k, v in stored.items() if k in known and k != "reused"}, reused=True)
+
+
+def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = False) -> IngestReport:
+    """Load ``source`` into the KG tables of schema ``source.name`` and return what was read, loaded and rejected.
+
+    The load replaces that KG's tables in one transaction (a failure leaves the previous KG in place). When the
+    schema already holds the same snapshot (same content hash), nothing is re-read unless ``force`` is set and the
+    stored counts come back with ``reused=True``.
+    """
+    started = time.perf_counter()
+    if source.format not in FORMATS:
+        raise IngestError(f"unknown KG format {source.format!r}; use one of: {', '.join(FORMATS)}")
+    if not _SCHEMA_NAME.match(source.name):
+        raise IngestError(f"KG name {source.name!r} must be an identifier (letters, digits, underscores) — it names a DuckDB schema")
+    if not source.files:
+        raise IngestError("the KG source lists no triple files")
+    for path in source.files:
+        _check_file(path, "triples")
+    for path in source.temporal_files:
+        _check_file(path, "temporal")
+    for role in ("entity_labels", "relation_labels", "entity_types", "type_labels"):
+        side = getattr(source, role)
+        if side is not None:
+            _check_file(Path(side), role)
+    if source.type_labels and not source.entity_types:
+        raise IngestError("type_labels given without entity_types; type names label the types of entity_types")
+    snapshot_id = _snapshot_id(source)
+    if not force:
+        stored = _stored_report(con, source.name, snapshot_id)
+        if stored is not None:
+            return replace(stored, seconds=round(time.perf_counter() - started, 3))
+    stage = _Stage(con, source)
+    try:
+        for path in source.files:
+            _read_file(stage, path)
+        for path in source.temporal_files:
+            _read_temporal(stage, path)
+        return _finish(stage, snapshot_id, started)
+    finally:
+        for t in ("_st_triples", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_pq_rows"):
+            con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def _read_file(stage: _Stage, path: Path) -> None:
+    fmt = stage.source.format
+    if fmt == "tsv":
+        _read_delimited(stage, path, "\t")
+    elif fmt == "csv":
+        _read_delimited(stage, path, ",")
+    elif fmt == "parquet":
+        _read_parquet(stage, path)
+    elif fmt in ("ntriples", "turtle"):
+        _read_rdf(stage, path, fmt)
+    elif fmt == "kopl":
+        _read_kopl(stage, path)
+    elif fmt == "temporal":
+        _read_temporal(stage, path)
+    elif fmt == "events":
+        _read_events(stage, path)

@@ -1,0 +1,883 @@
+"""The benchmark's front page: leaderboard tables, the report's plots and one self-contained HTML file.
+
+A researcher opens the report to see how often each model accepts false premises, and must be able to trace every
+number back to the items and answers behind it. Everything here is computed from plain rows (lists of dicts, or
+anything with ``to_pylist()``) of the scoring stage:
+
+* metric rows of ``scores_closed_metrics`` (closed book, perturbation ``"none"``) and ``scores_grounded_metrics``
+  (grounded in the KG subgraph, perturbation ``"none"`` or METHOD-LEVEL such as ``"RS-0.2"``);
+* judge agreement rows (``scores_closed_agreement`` / ``scores_grounded_agreement``), one per (model, perturbation, judge_a, judge_b);
+* KG similarity rows, one per (query, perturbation): ``query_id, perturbation, method, level, ats, sc2d, sd2``.
+
+Closed-book and clean grounded rows share the perturbation ``"none"``, so metric and agreement rows say which
+setting they come from: pass ``{"closed": closed_rows, "grounded": grounded_rows}`` (keys may also be the table
+names), or give each row ``setting="closed"|"grounded"``. A flat row without ``setting`` counts as closed book when
+its perturbation is ``"none"`` and as grounded otherwise; two rows with the same key in one setting raise
+``ValueError`` rather than being silently merged.
+
+    >>> tables = leaderboard_tables({"closed": closed, "grounded": grounded})   # {"fpq_closed": [...], ...}
+    >>> pngs = report_plots({"closed": closed, "grounded": grounded}, similarity, agreement, judges=("judge-a",))
+    >>> write_report("reports/fpq.html", render_html(ctx, {"closed": closed, "grounded": grounded}, agreement, pngs))
+
+Every metric row says how its interval was computed in its ``interval`` column: ``"wilson"`` (Wilson score
+interval, every proportion: all KG-FPQ metrics) or ``"bootstrap"`` (percentile bootstrap, measures that are not
+proportions; also rows written before intervals were Wilson, which have no ``interval`` column). The report's
+header, notes and captions name the kinds the rows they describe actually have. The leaderboard leads with the
+headline metric, :data:`HEADLINE_METRIC` (yes/no FPQ accuracy, gated, as KG-FPQ's Table 10 reports it).
+
+The HTML has no scripts and no external resources (CSS inline, PNGs as base64 data URIs), escapes every piece of
+text it did not write itself, and is byte-for-byte the same for the same input: the only date in it is
+``ReportContext.created_at``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from kgprobe.report import plots
+from kgprobe.suites.fpq.edits import ALL_METHODS
+from kgprobe.grounding.perturb import METHODS as PERTURB_METHODS
+from kgprobe.grounding.perturb import parse_perturbation
+
+__all__ = [
+    "HEADLINE_METRIC",
+    "INTERVAL_NAMES",
+    "KEY_METRICS",
+    "PLOT_KEYS",
+    "SETTINGS",
+    "ReportContext",
+    "leaderboard_tables",
+    "render_html",
+    "report_plots",
+    "sql_name",
+    "write_report",
+]
+
+#: The settings a metric or agreement row comes from.
+SETTINGS: tuple[str, ...] = ("closed", "grounded")
+#: The leaderboard's headline: yes/no FPQ accuracy over the FPQs whose true premise the model knows (KG-FPQ's
+#: Table 10 is gated, so this is the number to compare with the paper).
+HEADLINE_METRIC = "fpq_accuracy_gated"
+#: The metrics of the leaderboard tables, for the discriminative task and (``gen_<metric>__<judge>``) per judge, in
+#: column order: the headline first, then its ungated form, the TPQs, all items, and the unreadable share.
+KEY_METRICS: tuple[str, ...] = (HEADLINE_METRIC, "fpq_accuracy", "tpq_accuracy", "accuracy", "unknown_share")
+#: How the report names each kind of interval of a metric row's ``interval`` column.
+INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "bootstrap": "percentile bootstrap"}
+#: The keys :func:`report_plots` may return, in the order the report shows them.
+PLOT_KEYS: tuple[str, ...] = (
+    "accuracy_by_method",
+    "accuracy_by_method_ungated",
+    "accuracy_by_hop",
+    "discriminative_vs_generative",
+    "grounded_by_level",
+    "kg_similarity",
+)
+
+_DISC = "discriminative"
+_GEN = "generative"
+_HOP_METHODS = ("NSC", "NDC")
+_SIMILARITY = (("ats", "ATS (triple plausibility)"), ("sc2d", "SC2D (clustering similarity)"),
+               ("sd2", "SD2 (degree similarity)"))
+_PERTURB_NAMES = {"RS": "relation swapping", "RR": "relation replacement", "ER": "edge rewiring",
+                  "ED": "edge deletion"}
+_NOT_SQL = re.compile(r"[^A-Za-z0-9_]")
+# Metric key: (setting, model, perturbation, task, judge, metric, domain, method, hop).
+_Key = tuple[str, str, str, str, str, str, Any, Any, Any]
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What the report's header says about the run: which project, KG snapshot, settings, models and judges.
+
+    ``judges`` orders the generative columns (the first judge is the one plotted against the yes/no answers) and
+    ``models`` the rows; models or judges found in the data but not listed follow in name order. ``counts`` are
+    shown as given, e.g. ``{"KG-FPQ items": 1200, "closed-book responses": 10800}``. ``confidence`` is the level of
+    every interval; ``bootstrap_resamples`` and ``bootstrap_seed`` are shown only when some metric row has a
+    bootstrap interval (Wilson intervals need neither).
+    """
+
+    project: str
+    config_path: str
+    snapshot_ids: tuple[str, ...]
+    created_at: str | datetime | date
+    run_ids: tuple[str, ...] = ()
+    bootstrap_resamples: int = 1000
+    bootstrap_seed: int = 0
+    confidence: float = 0.95
+    judges: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("snapshot_ids", "run_ids", "judges", "models"):
+            value = getattr(self, name)
+            object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Reading rows
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _rows(data: Any) -> list[dict]:
+    if data is None:
+        return []
+    if hasattr(data, "to_pylist"):
+        return list(data.to_pylist())
+    return [dict(r) for r in data]
+
+
+def _blank(x: Any) -> Any:
+    """None for SQL NULL as it may arrive (None, NaN from pandas), else the value."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return None
+    return x
+
+
+def _float(x: Any) -> float:
+    try:
+        return math.nan if _blank(x) is None else float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _int(x: Any) -> int | None:
+    x = _blank(x)
+    return None if x is None else int(x)
+
+
+def _setting_of(name: str) -> str:
+    low = str(name).lower()
+    if "grounded" in low:
+        return "grounded"
+    if "closed" in low:
+        return "closed"
+    raise ValueError(f"rows keyed {name!r}: expected 'closed' or 'grounded' (or a table name containing one of them)")
+
+
+def _tagged(data: Any) -> list[tuple[str, dict]]:
+    """(setting, row) for every metric or agreement row, whichever way they were passed."""
+    if isinstance(data, Mapping):
+        return [(_setting_of(name), row) for name, part in data.items() for row in _rows(part)]
+    out = []
+    for row in _rows(data):
+        setting = row.get("setting")
+        if setting is None:
+            setting = "closed" if str(row.get("perturbation", "none")) == "none" else "grounded"
+        out.append((_setting_of(setting), row))
+    return out
+
+
+def _metric_index(metrics: Any) -> dict[_Key, dict]:
+    index: dict[_Key, dict] = {}
+    for setting, row in _tagged(metrics):
+        key = (setting, str(row["model"]), str(row.get("perturbation") or "none"), str(row["task"]),
+               str(row.get("judge") or ""), str(row["metric"]), _blank(row.get("domain")), _blank(row.get("method")),
+               _int(row.get("hop")))
+        if key in index:
+            raise ValueError(f"two metric rows for {key[1:]} in the {setting} setting; pass "
+                             "{'closed': closed_rows, 'grounded': grounded_rows} (or set row['setting']) so that "
+                             "closed-book and clean grounded rows, both perturbation 'none', stay apart")
+        index[key] = row
+    return index
+
+
+def _agreement_rows(agreement: Any) -> list[tuple[str, dict]]:
+    seen = set()
+    out = []
+    for setting, row in _tagged(agreement):
+        key = (setting, row["model"], row.get("perturbation") or "none", row["judge_a"], row["judge_b"])
+        if key in seen:
+            raise ValueError(f"two judge agreement rows for {key[1:]} in the {setting} setting; pass "
+                             "{'closed': ..., 'grounded': ...} or set row['setting']")
+        seen.add(key)
+        out.append((setting, row))
+    return out
+
+
+def _order(found: Iterable[str], preferred: Sequence[str] = ()) -> list[str]:
+    found = set(found)
+    return [x for x in preferred if x in found] + sorted(found - set(preferred))
+
+
+def _stat(row: Mapping | None) -> tuple[float, float, float, int | None]:
+    if row is None:
+        return math.nan, math.nan, math.nan, None
+    return _float(row.get("value")), _float(row.get("ci_low")), _float(row.get("ci_high")), _int(row.get("n"))
+
+
+def _interval_of(row: Mapping) -> str:
+    """The interval kind of a metric row. A row without one was written when every interval was a bootstrap."""
+    kind = _blank(row.get("interval"))
+    return "bootstrap" if kind is None else str(kind)
+
+
+def _interval_phrase(kinds: Iterable[str], confidence: float) -> str:
+    """How a caption names the intervals of some rows: "95% Wilson score interval" when they share one kind."""
+    found = _order(kinds, tuple(INTERVAL_NAMES))
+    level = f"{confidence:.0%}"
+    if not found:
+        return f"{level} interval"
+    if len(found) == 1:
+        return f"{level} {INTERVAL_NAMES.get(found[0], found[0])} interval"
+    names = " or ".join(INTERVAL_NAMES.get(k, k) for k in found)
+    return f"{level} interval ({names}; each cell names its own)"
+
+
+def _perturbation_sort(key: str) -> tuple[int, int, float, str]:
+    method, level = _parse(key)
+    rank = PERTURB_METHODS.index(method) if method in PERTURB_METHODS else len(PERTURB_METHODS)
+    return (0 if method == "none" else 1, rank, level, key)
+
+
+def _parse(key: str) -> tuple[str, float]:
+    try:
+        return parse_perturbation(key)
+    except Exception:  # a key this version does not know still gets a column, after the known ones
+        return str(key), math.nan
+
+
+def _judges(index: Mapping[_Key, dict], setting: str, preferred: Sequence[str]) -> list[str]:
+    return _order((k[4] for k in index if k[0] == setting and k[3] == _GEN and k[4]), preferred)
+
+
+def _models(index: Mapping[_Key, dict], preferred: Sequence[str], setting: str | None = None) -> list[str]:
+    return _order((k[1] for k in index if setting is None or k[0] == setting), preferred)
+
+
+def sql_name(name: str) -> str:
+    """Return ``name`` as a SQL identifier: every character outside [A-Za-z0-9_] becomes ``_``.
+
+    ``sql_name("gen_fpq_accuracy__gpt-4o")`` -> ``"gen_fpq_accuracy__gpt_4o"``; the leaderboard's column names.
+    """
+    out = _NOT_SQL.sub("_", str(name))
+    return "_" + out if not out or out[0].isdigit() else out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Leaderboard tables
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _metric_columns(judges: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """(column stem, task, judge, metric) of one leaderboard row, discriminative first, then per judge."""
+    columns = [(metric, _DISC, "", metric) for metric in KEY_METRICS]
+    stems: dict[str, str] = {}
+    for judge in judges:
+        stem = sql_name(judge)
+        if stem in stems:
+            raise ValueError(f"judges {stems[stem]!r} and {judge!r} give the same column name {stem!r}; rename one")
+        stems[stem] = judge
+        columns += [(f"gen_{metric}__{stem}", _GEN, judge, metric) for metric in KEY_METRICS]
+    return columns
+
+
+def _fill(out: dict, stem: str, row: Mapping | None) -> None:
+    value, lo, hi, n = _stat(row)
+    missing = row is None
+    out[stem] = None if missing else value
+    out[f"{stem}_lo"] = None if missing else lo
+    out[f"{stem}_hi"] = None if missing else hi
+    out[f"{stem}_n"] = n
+    out[f"{stem}_interval"] = None if missing else _interval_of(row)
+
+
+def leaderboard_tables(
+    metrics: Any, *, models: Sequence[str] = (), judges: Sequence[str] = ()
+) -> dict[str, list[dict]]:
+    """Return the leaderboard as wide tables, ``{"fpq_closed": rows, "fpq_grounded": rows}``, for DuckDB and the HTML.
+
+    ``fpq_closed`` has one row per model; ``fpq_grounded`` one per (model, perturbation), with the perturbation's
+    ``method`` ("none" for the clean subgraph) and ``level`` (0.0 for "none"). For each of :data:`KEY_METRICS`, in
+    that order, so the headline ``fpq_accuracy_gated`` comes first (overall: no domain, method or hop), a row holds
+    ``<metric>``, ``<metric>_lo``, ``<metric>_hi``, ``<metric>_n`` and ``<metric>_interval`` (the metric row's
+    interval kind, "wilson" or "bootstrap") of the discriminative task, and ``gen_<metric>__<judge>`` (+ ``_lo``,
+    ``_hi``, ``_n``, ``_interval``) of the generative task per judge. Every row of a table has the same columns,
+    all valid SQL identifiers (:func:`sql_name`); a metric without a row is None (its ``_interval`` too), one with
+    n == 0 is NaN. A metric row without ``interval`` (written before the column existed) counts as "bootstrap".
+    Both keys are always present.
+    """
+    index = _metric_index(metrics)
+    tables: dict[str, list[dict]] = {"fpq_closed": [], "fpq_grounded": []}
+    columns = _metric_columns(_judges(index, "closed", judges))
+    for model in _models(index, models, "closed"):
+        row: dict[str, Any] = {"model": model}
+        for stem, task, judge, metric in columns:
+            _fill(row, stem, index.get(("closed", model, "none", task, judge, metric, None, None, None)))
+        tables["fpq_closed"].append(row)
+    columns = _metric_columns(_judges(index, "grounded", judges))
+    for model in _models(index, models, "grounded"):
+        keys = {k[2] for k in index if k[0] == "grounded" and k[1] == model}
+        for perturbation in sorted(keys, key=_perturbation_sort):
+            method, level = _parse(perturbation)
+            row = {"model": model, "perturbation": perturbation, "method": method, "level": level}
+            for stem, task, judge, metric in columns:
+                _fill(row, stem, index.get(("grounded", model, perturbation, task, judge, metric, None, None, None)))
+            tables["fpq_grounded"].append(row)
+    return tables
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Plots
+# --------------------------------------------------------------------------------------------------------------
+
+
+def _has_value(points: Iterable[tuple]) -> bool:
+    return any(math.isfinite(p[0]) for p in points)
+
+
+def _kappa_notes(agreement: Any, setting: str, judge: str, judges: Sequence[str]) -> dict[str, str]:
+    """Per model, Cohen's kappa of ``judge`` with the next judge in order (the first pair found)."""
+    notes: dict[str, str] = {}
+    candidates = []
+    for s, row in _agreement_rows(agreement):
+        if s != setting or (row.get("perturbation") or "none") != "none":
+            continue
+        if judge not in (row["judge_a"], row["judge_b"]):
+            continue
+        other = row["judge_b"] if row["judge_a"] == judge else row["judge_a"]
+        rank = list(judges).index(other) if other in judges else len(judges)
+        candidates.append((rank, str(other), str(row["model"]), row))
+    for _, _, model, row in sorted(candidates, key=lambda c: c[:3]):
+        kappa = _float(row.get("kappa"))
+        if model not in notes and math.isfinite(kappa):
+            notes[model] = f"κ={kappa:.2f}"
+    return notes
+
+
+def report_plots(
+    metrics: Any,
+    similarity: Any,
+    agreement: Any,
+    *,
+    models: Sequence[str] = (),
+    judges: Sequence[str] = (),
+) -> dict[str, bytes]:
+    """Return the report's plots as PNG bytes keyed by :data:`PLOT_KEYS`; a plot without data is left out.
+
+    * ``accuracy_by_method`` / ``accuracy_by_method_ungated``: closed-book yes/no FPQ accuracy (gated / ungated)
+      per KG-FPQ edit method NSC..NNDR, one bar per model with its 95% interval (KG-FPQ's Figure 7);
+    * ``accuracy_by_hop``: closed-book gated yes/no FPQ accuracy against the hop of the false object, one panel per
+      method NSC and NDC, one line per model;
+    * ``discriminative_vs_generative``: per model, closed-book FPQ accuracy of the yes/no questions beside the
+      open questions' as judged by each judge that has rows (one bar per judge, in ``judges`` order; the first
+      judge's kappa with the next under the model's name when ``agreement`` has it);
+    * ``grounded_by_level``: grounded yes/no accuracy against the perturbation level, one panel per method
+      RS RR ER ED, x = 0 being the clean subgraph ("none"), one line per model with its 95% band;
+    * ``kg_similarity``: per method, the mean ATS, SC2D and SD2 of the perturbed subgraphs over queries against
+      the level (OKGQA's Figure 5).
+
+    ``models`` and ``judges`` order the series (others follow by name); a model keeps its colour in every plot.
+    """
+    index = _metric_index(metrics)
+    model_order = _models(index, models)
+    colors = {m: _color(i, len(model_order)) for i, m in enumerate(model_order)}
+    out: dict[str, bytes] = {}
+
+    def closed(model: str, metric: str, task: str = _DISC, judge: str = "", method: Any = None, hop: Any = None):
+        return _stat(index.get(("closed", model, "none", task, judge, metric, None, method, hop)))
+
+    closed_models = _models(index, models, "closed")
+    for key, metric, label in (("accuracy_by_method", "fpq_accuracy_gated", "gated: true premise answered yes"),
+                               ("accuracy_by_method_ungated", "fpq_accuracy", "ungated: all false-premise questions")):
+        groups = {m: {model: closed(model, metric, method=m) for model in closed_models} for m in ALL_METHODS}
+        groups = {m: g for m, g in groups.items() if _has_value(g.values())}
+        if groups:
+            out[key] = plots.grouped_bars_ci(
+                groups, title=f"Closed book, yes/no: false-premise accuracy by edit method ({label})",
+                ylabel="accuracy", xlabel="KG-FPQ edit method of the false premise", colors=colors)
+
+    panels = {}
+    for method in _HOP_METHODS:
+        hops = sorted({k[8] for k in index if k[0] == "closed" and k[3] == _DISC and k[5] == "fpq_accuracy_gated"
+                       and k[7] == method and k[8] is not None and k[6] is None})
+        lines = {model: {h: closed(model, "fpq_accuracy_gated", method=method, hop=h) for h in hops}
+                 for model in closed_models}
+        lines = {m: pts for m, pts in lines.items() if _has_value(pts.values())}
+        if lines:
+            panels[method] = lines
+    if panels:
+        out["accuracy_by_hop"] = plots.panel_lines(
+            panels, title="Closed book, yes/no: gated false-premise accuracy by distance of the false object",
+            xlabel="hops between the subject and the false object", ylabel="accuracy", colors=colors)
+
+    gen_judges = [j for j in _judges(index, "closed", judges)
+                  if _has_value(closed(m, "fpq_accuracy", _GEN, j) for m in closed_models)]
+    if gen_judges and _has_value(closed(m, "fpq_accuracy") for m in closed_models):
+        # one bar per judge: a judge that cannot read a model's answers (the reference oracle on prose) leaves a gap
+        # that the next judge fills, and bars side by side show how far the judges disagree
+        disc = "yes/no questions (discriminative)"
+        gen = {j: f"open questions judged by {j} (generative)" for j in gen_judges}
+        groups = {model: {disc: closed(model, "fpq_accuracy"),
+                          **{gen[j]: closed(model, "fpq_accuracy", _GEN, j) for j in gen_judges}}
+                  for model in closed_models}
+        palette = ["#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
+        out["discriminative_vs_generative"] = plots.grouped_bars_ci(
+            {m: g for m, g in groups.items() if _has_value(g.values())},
+            title="Closed book: false-premise accuracy, yes/no vs open questions", ylabel="accuracy", xlabel="model",
+            colors={disc: "#4c72b0", **{gen[j]: palette[i % len(palette)] for i, j in enumerate(gen_judges)}},
+            notes=_kappa_notes(agreement, "closed", gen_judges[0], _judges(index, "closed", judges)))
+
+    grounded = [k for k in index if k[0] == "grounded" and k[3] == _DISC and k[5] == "accuracy"
+                and k[6] is None and k[7] is None and k[8] is None]
+    methods = [m for m in PERTURB_METHODS if any(_parse(k[2])[0] == m for k in grounded)]
+    panels = {}
+    for method in methods:
+        keys = sorted({k[2] for k in grounded if _parse(k[2])[0] in (method, "none")}, key=_perturbation_sort)
+        lines = {model: {_parse(p)[1]: _stat(index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None)))
+                         for p in keys} for model in _models(index, models, "grounded")}
+        lines = {m: pts for m, pts in lines.items() if _has_value(pts.values())}
+        if lines:
+            panels[f"{method}: {_PERTURB_NAMES[method]}"] = lines
+    if panels:
+        out["grounded_by_level"] = plots.panel_lines(
+            panels, title="Grounded, yes/no: accuracy as the KG subgraph is perturbed",
+            xlabel="perturbation level (share of edges changed; 0 = clean subgraph)", ylabel="accuracy",
+            xlim=(-0.04, 1.04), colors=colors)
+
+    panels = _similarity_panels(_rows(similarity))
+    if panels:
+        out["kg_similarity"] = plots.panel_lines(
+            panels, title="Perturbed subgraphs against the clean ones (mean over queries)",
+            xlabel="perturbation level (share of edges changed)", ylabel="mean score over queries",
+            ylim=(0.0, 1.0), xlim=(-0.04, 1.04))
+    return out
+
+
+def _color(i: int, n: int) -> str:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
+    return matplotlib.colors.to_hex(cmap(i % cmap.N))
+
+
+def _similarity_panels(rows: list[dict]) -> dict[str, dict[str, dict[float, float]]]:
+    values: dict[tuple[str, float], dict[str, list[float]]] = {}
+    queries: dict[str, set] = {}
+    for row in rows:
+        method, level = (_blank(row.get("method")), _float(row.get("level")))
+        if row.get("perturbation") is not None:
+            method, level = _parse(str(row["perturbation"]))
+        if method is None or not math.isfinite(level):
+            continue
+        cell = values.setdefault((str(method), level), {m: [] for m, _ in _SIMILARITY})
+        for measure, _ in _SIMILARITY:
+            x = _float(row.get(measure))
+            if math.isfinite(x):
+                cell[measure].append(x)
+        queries.setdefault(str(method), set()).add(row.get("query_id"))
+    panels: dict[str, dict[str, dict[float, float]]] = {}
+    for method in PERTURB_METHODS:
+        levels = sorted(lv for (m, lv) in values if m in (method, "none"))
+        if not any(m == method for (m, _) in values):
+            continue
+        lines: dict[str, dict[float, float]] = {}
+        for measure, label in _SIMILARITY:
+            pts = {}
+            for lv in levels:
+                for m in (method, "none"):
+                    xs = values.get((m, lv), {}).get(measure)
+                    if xs:
+                        pts[lv] = sum(xs) / len(xs)
+            lines[label] = pts
+        if any(lines.values()):
+            panels[f"{method}: {_PERTURB_NAMES[method]}\n{len(queries[method])} queries"] = lines
+    return panels
+
+
+# --------------------------------------------------------------------------------------------------------------
+# HTML
+# --------------------------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;
+color:#1b1b1b;line-height:1.45}
+h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+dl.meta{display:grid;grid-template-columns:max-content auto;gap:.2em 1em;font-size:.92em}
+dl.meta dt{font-weight:600;color:#555}dl.meta dd{margin:0;font-family:ui-monospace,monospace}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.88em}
+th,td{border:1px solid #d4d4d4;padding:.3em .55em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{font-family:ui-monospace,monospace;white-space:nowrap;text-align:right}
+.scroll{overflow-x:auto}p.note{color:#444;font-size:.92em;max-width:60em}
+figure{margin:1.2em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-size:.9em;color:#333;max-width:60em}
+pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}
+"""
+
+_PLOT_TEXT = {
+    "accuracy_by_method": (
+        "False-premise accuracy by edit method (closed book, yes/no, gated)",
+        "Share of yes/no false-premise questions the model answered \"no\", per KG-FPQ edit method of the false "
+        "object: N = near the subject (within the hop limit), NN = not near; SC / DC = of the same / a different "
+        "type as the true object; SR / DR = an object of the same / only of other relations. Only questions whose "
+        "true-premise twin the model answered \"yes\" count. Error bars: {interval}; n: questions "
+        "behind the bar."),
+    "accuracy_by_method_ungated": (
+        "False-premise accuracy by edit method (closed book, yes/no, ungated)",
+        "As above over all false-premise questions, whether or not the model knows the true fact."),
+    "accuracy_by_hop": (
+        "False-premise accuracy by hop (closed book, yes/no, gated)",
+        "Whether a false object close to the subject in the KG (few hops) fools the model more than a distant one. "
+        "One panel per edit method (NSC, NDC), one line per model; bands: {interval}."),
+    "discriminative_vs_generative": (
+        "Yes/no versus open questions (closed book)",
+        "False-premise accuracy of the same models on yes/no questions and on open questions, whose answers each "
+        "configured judge read (one bar per judge; a judge that cannot read a model's answers leaves no bar). "
+        "Error bars: {interval}. Under each model, the first two judges' Cohen's kappa on that model's answers."),
+    "grounded_by_level": (
+        "Grounded accuracy against KG perturbation",
+        "Yes/no accuracy with the question's KG subgraph in the prompt, as a growing share of its edges is "
+        "perturbed; level 0 is the clean subgraph, shared by every panel. Bands: {interval}."),
+    "kg_similarity": (
+        "How much the perturbations changed the subgraphs",
+        "Mean over queries of ATS (the triple scorer's plausibility of the perturbed triples), SC2D and SD2 "
+        "(similarity of the relation-wise clustering and degree distributions to the clean subgraph; 1 = same)."),
+}
+
+# Which metric rows each plot of report_plots draws (by metric key), so its caption can name their intervals.
+_PLOT_ROWS: dict[str, Callable[[_Key], bool]] = {
+    "accuracy_by_method": lambda k: (k[0], k[3], k[5]) == ("closed", _DISC, "fpq_accuracy_gated")
+    and k[6] is None and k[7] is not None and k[8] is None,
+    "accuracy_by_method_ungated": lambda k: (k[0], k[3], k[5]) == ("closed", _DISC, "fpq_accuracy")
+    and k[6] is None and k[7] is not None and k[8] is None,
+    "accuracy_by_hop": lambda k: (k[0], k[3], k[5]) == ("closed", _DISC, "fpq_accuracy_gated")
+    and k[6] is None and k[7] in _HOP_METHODS and k[8] is not None,
+    "discriminative_vs_generative": lambda k: (k[0], k[5]) == ("closed", "fpq_accuracy")
+    and k[6] is None and k[7] is None and k[8] is None,
+    "grounded_by_level": lambda k: (k[0], k[3], k[5]) == ("grounded", _DISC, "accuracy")
+    and k[6] is None and k[7] is None and k[8] is None,
+}
+
+_TRACE_SQL = """\
+-- In DuckDB on the warehouse (kgprobe.warehouse.register_views(con, "warehouse") makes every asset a view).
+-- The items and answers behind one closed-book cell: model 'oracle', yes/no, gated FPQ accuracy, method NSC.
+WITH metric AS (
+    SELECT unnest(item_ids) AS item_id
+    FROM scores_closed_metrics
+    WHERE model = 'oracle' AND task = 'discriminative' AND judge = ''
+      AND metric = 'fpq_accuracy_gated' AND method = 'NSC' AND domain IS NULL AND hop IS NULL
+)
+SELECT s.item_id, i.question, s.target, s.vote, s.correct, s.gate,
+       smp.sample_index, smp.label, r.text AS answer
+FROM metric
+JOIN scores_closed s ON s.item_id = metric.item_id AND s.model = 'oracle' AND s.task = 'discriminative'
+JOIN fpq_items i ON i.id = s.item_id
+JOIN scores_closed_samples smp ON smp.item_id = s.item_id AND smp.model = s.model AND smp.judge = s.judge
+JOIN responses_closed r ON r.response_id = smp.response_id
+ORDER BY s.item_id, smp.sample_index;"""
+
+
+def _cell(row: Mapping | None, *, kind: bool = False) -> str:
+    value, lo, hi, n = _stat(row)
+    if row is None:
+        return "–"
+    n_text = f" n={n}" if n is not None else ""
+    if not math.isfinite(value):
+        return f"–{n_text}"
+    ci = f" [{lo:.2f}, {hi:.2f}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    # a table whose rows have different kinds of interval names each cell's, or the brackets would be ambiguous
+    kind_text = f" ({_interval_of(row)})" if kind and ci else ""
+    return f"{value:.2f}{ci}{n_text}{kind_text}"
+
+
+def _kinds(rows: Iterable[Mapping | None]) -> list[str]:
+    """The interval kinds of the metric rows that exist among ``rows``, in :data:`INTERVAL_NAMES` order."""
+    return _order({_interval_of(r) for r in rows if r is not None}, tuple(INTERVAL_NAMES))
+
+
+def _td(row: Mapping | None, table: str, *, shade: bool = True, confidence: float = 0.95, kind: bool = False) -> str:
+    text = escape(_cell(row, kind=kind))
+    if row is None:
+        return f'<td class="num">{text}</td>'
+    value = _float(row.get("value"))
+    style = f' style="background:rgba(46,139,87,{0.06 + 0.4 * value:.2f})"' if shade and math.isfinite(value) else ""
+    where = " AND ".join(
+        f"{col} = '{row.get(col) or ''}'" if col in ("model", "perturbation", "task", "judge", "metric")
+        else (f"{col} IS NULL" if _blank(row.get(col)) is None else f"{col} = {row.get(col)!r}")
+        for col in ("model", "perturbation", "task", "judge", "metric", "domain", "method", "hop"))
+    correct = _int(row.get("correct"))
+    n = _int(row.get("n"))
+    count = f"{correct} of {n} items; " if correct is not None and n is not None else ""
+    interval = f"{_interval_phrase([_interval_of(row)], confidence)}; "
+    title = escape(f"{count}{interval}{table} WHERE {where}")
+    return f'<td class="num" title="{title}"{style}>{text}</td>'
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "\n".join("<tr>" + "".join(cells) + "</tr>" for cells in rows)
+    return f'<div class="scroll"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>'
+
+
+def _intervals_text(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
+    """The header's "intervals" line: what the metric rows' ``interval`` columns say, with row counts when mixed."""
+    level = f"{ctx.confidence:.0%}"
+    text = {
+        "wilson": f"{level} Wilson score intervals",
+        "bootstrap": f"{level} percentile bootstrap over items, {ctx.bootstrap_resamples} resamples, "
+                     f"seed {ctx.bootstrap_seed}",
+    }
+    found = _order(kinds, tuple(INTERVAL_NAMES))
+    if not found:
+        return "– (no metric rows)"
+    if found == ["wilson"]:
+        return f"{text['wilson']} (every metric is a share of items)"
+    if len(found) == 1:
+        return text.get(found[0], f"{level} {found[0]} intervals")
+    return "; ".join(f"{text.get(k, f'{level} {k} intervals')} ({kinds[k]:,} metric rows)" for k in found)
+
+
+def _header(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
+    created = ctx.created_at.isoformat() if isinstance(ctx.created_at, (datetime, date)) else str(ctx.created_at)
+    items = [
+        ("KG snapshot", ", ".join(ctx.snapshot_ids) or "–"),
+        ("created", created),
+        ("config", ctx.config_path),
+        ("runs", ", ".join(ctx.run_ids) or "–"),
+        ("intervals", _intervals_text(ctx, kinds)),
+        ("models", ", ".join(ctx.models) or "–"),
+        ("judges", ", ".join(ctx.judges) or "–"),
+    ]
+    items += [(str(k), f"{v:,}" if isinstance(v, int) else str(v)) for k, v in ctx.counts.items()]
+    meta = "\n".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
+    return f"<h1>{escape(ctx.project)}: false-premise report</h1>\n<dl class=\"meta\">\n{meta}\n</dl>"
+
+
+def _summary(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> str:
+    ranked, shown = [], []
+    for model in models:
+        row = index.get(("closed", model, "none", _DISC, "", HEADLINE_METRIC, None, None, None))
+        value, lo, hi, n = _stat(row)
+        if math.isfinite(value):
+            ranked.append((-value, model, value, lo, hi, n))
+            shown.append(row)
+    if not ranked:
+        return ""
+    lines = []
+    for _, model, value, lo, hi, n in sorted(ranked):
+        ci = f" [{1 - hi:.0%}, {1 - lo:.0%}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+        lines.append(f"<li><b>{escape(model)}</b>: does not reject the false premise in {1 - value:.0%}{ci} of the "
+                     f"yes/no false-premise questions whose true premise it knows (n={n})</li>")
+    return ("<h2>At a glance</h2>\n<p class=\"note\">Closed book, yes/no questions, gated (the headline, as in "
+            "KG-FPQ's Table 10): the model answered the true-premise question \"yes\"; not rejecting means answering "
+            "\"yes\" or an answer that could not be read. Brackets: "
+            f"{escape(_interval_phrase(_kinds(shown), confidence))}. Best first.</p>\n<ul>\n"
+            + "\n".join(lines) + "\n</ul>")
+
+
+def _closed_section(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[str],
+                    confidence: float = 0.95) -> str:
+    models = [m for m in models if any(k[0] == "closed" and k[1] == m for k in index)]
+    if not models:
+        return "<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">No closed-book scores.</p>"
+    # the headline first, named as such: it is the number to compare with KG-FPQ's Table 10
+    columns: list[tuple[str, str, str, str]] = [
+        ("FPQ accuracy, gated (headline)", _DISC, "", HEADLINE_METRIC),
+        ("FPQ accuracy (yes/no)", _DISC, "", "fpq_accuracy"),
+        ("TPQ accuracy (yes/no)", _DISC, "", "tpq_accuracy"),
+    ]
+    columns += [(f"FPQ accuracy, open questions (judge {j})", _GEN, j, "fpq_accuracy") for j in judges]
+    columns.append(("unknown share (yes/no)", _DISC, "", "unknown_share"))
+    found = {(model, c): index.get(("closed", model, "none", c[1], c[2], c[3], None, None, None))
+             for model in models for c in columns}
+    kinds = _kinds(found.values())
+    rows = []
+    for model in models:
+        cells = [f"<th>{escape(model)}</th>"]
+        for column in columns:
+            cells.append(_td(found[(model, column)], "scores_closed_metrics", shade=column[3] != "unknown_share",
+                             confidence=confidence, kind=len(kinds) > 1))
+        rows.append(cells)
+    return ("<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">Each cell: value "
+            f"[{escape(_interval_phrase(kinds, confidence))}] n=items. The headline is KG-FPQ's gated yes/no FPQ "
+            "accuracy (the paper's Table 10). "
+            "TPQ: true-premise questions (correct = \"yes\"); FPQ: false-premise questions (correct = \"no\" on "
+            "yes/no, or an open answer the judge found factual, i.e. one that does not go along with the false "
+            "premise). Gated counts only FPQs whose true-premise twin the model answered \"yes\". Open-question "
+            "accuracy is over the answers the judge could decide. Unknown share: answers that could not be read "
+            "as yes or no. Hover a cell for the metric row behind it.</p>\n"
+            + _table(["model"] + [c[0] for c in columns], rows))
+
+
+def _agreement_section(agreement: list[tuple[str, dict]], models: Sequence[str]) -> str:
+    if not agreement:
+        return ""
+    rank = {m: i for i, m in enumerate(models)}
+
+    def key(item: tuple[str, dict]) -> tuple:
+        setting, row = item
+        return (SETTINGS.index(setting), rank.get(row["model"], len(rank)), str(row["model"]),
+                _perturbation_sort(str(row.get("perturbation") or "none")), str(row["judge_a"]), str(row["judge_b"]))
+
+    rows = []
+    for setting, row in sorted(agreement, key=key):
+        kappa, share, n = _float(row.get("kappa")), _float(row.get("agreement")), _int(row.get("n"))
+        rows.append([f"<td>{escape(x)}</td>" for x in (setting, str(row["model"]),
+                                                       str(row.get("perturbation") or "none"),
+                                                       f"{row['judge_a']} / {row['judge_b']}")]
+                    + [f'<td class="num">{escape(x)}</td>' for x in (
+                        f"{kappa:.2f}" if math.isfinite(kappa) else "–",
+                        f"{share:.2f}" if math.isfinite(share) else "–",
+                        str(n) if n is not None else "–")])
+    return ("<h3>Judge agreement</h3>\n<p class=\"note\">Cohen's κ says how much more often two judges agree "
+            "on whether an open answer is factual than two judges with the same yes/no rates would by chance: 1 is "
+            "perfect agreement, 0 chance level, below 0 worse than chance; n counts the items both judges "
+            "decided (tables <code>scores_closed_agreement</code> / <code>scores_grounded_agreement</code>).</p>\n"
+            + _table(["setting", "model", "perturbation", "judges", "κ", "agreement", "n"], rows))
+
+
+def _grounded_section(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> str:
+    keys = [k for k in index if k[0] == "grounded" and k[3] == _DISC and k[5] == "accuracy"
+            and k[6] is None and k[7] is None and k[8] is None]
+    if not keys:
+        return ""
+    models = [m for m in models if any(k[1] == m for k in keys)]
+    perturbations = sorted({k[2] for k in keys}, key=_perturbation_sort)
+    methods = [m for m in dict.fromkeys(_parse(p)[0] for p in perturbations) if m != "none"]
+    kinds = _kinds(index[k] for k in keys if k[1] in models)
+    parts = ["<h3>Grounded (OKGQA-P perturbations of the KG subgraph)</h3>\n<p class=\"note\">Yes/no accuracy "
+             "(unknown counts as wrong) with the question's KG subgraph in the prompt; columns: the share of edges "
+             "perturbed, \"none\" the clean subgraph. Each cell: value "
+             f"[{escape(_interval_phrase(kinds, confidence))}] n=items.</p>"]
+    for method in methods or ["none"]:
+        cols = [p for p in perturbations if _parse(p)[0] in (method, "none")]
+        rows = []
+        for model in models:
+            cells = [f"<th>{escape(model)}</th>"]
+            cells += [_td(index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None)),
+                          "scores_grounded_metrics", confidence=confidence, kind=len(kinds) > 1) for p in cols]
+            rows.append(cells)
+        title = f"{method}: {_PERTURB_NAMES.get(method, method)}" if method != "none" else "clean subgraph"
+        headers = ["model"] + [p if _parse(p)[0] == "none" else p.partition("-")[2] for p in cols]
+        parts.append(f"<h4>{escape(title)}</h4>\n" + _table(headers, rows))
+    return "\n".join(parts)
+
+
+def _plots_section(images: Mapping[str, bytes], index: Mapping[_Key, dict] | None = None,
+                   confidence: float = 0.95) -> str:
+    if not images:
+        return ""
+    order = [k for k in PLOT_KEYS if k in images] + sorted(k for k in images if k not in PLOT_KEYS)
+    figures = []
+    for key in order:
+        heading, caption = _PLOT_TEXT.get(key, (key, ""))
+        if "{interval}" in caption:
+            # named from the rows the plot draws (as report_plots selects them), not assumed
+            wanted = _PLOT_ROWS.get(key, lambda _k: False)
+            kinds = _kinds(row for k, row in (index or {}).items() if wanted(k))
+            caption = caption.replace("{interval}", _interval_phrase(kinds, confidence))
+        data = base64.b64encode(images[key]).decode("ascii")
+        figures.append(f'<figure id="{escape(sql_name(key))}">\n<h3>{escape(heading)}</h3>\n'
+                       f'<img src="data:image/png;base64,{data}" alt="{escape(heading)}">\n'
+                       f"<figcaption>{escape(caption)}</figcaption>\n</figure>")
+    return "<h2>Plots</h2>\n" + "\n".join(figures)
+
+
+def _examples_section(examples: Sequence[Mapping[str, Any]] | None) -> str:
+    if not examples:
+        return ""
+    rows = []
+    for ex in examples:
+        answer = ex.get("answer", ex.get("text"))
+        answer = "(no answer: the request failed)" if answer is None else str(answer)
+        if len(answer) > 400:
+            answer = answer[:400] + "…"
+        cells = [str(ex.get(k)) if ex.get(k) is not None else "–" for k in ("model", "question")]
+        cells += [answer, str(ex.get("label", "unknown"))]
+        rows.append([f"<td>{escape(c)}</td>" for c in cells])
+    return ("<h2>Answers that could not be read</h2>\n<p class=\"note\">Examples of answers read as \"unknown\": "
+            "they count as wrong on yes/no questions and make up the unknown share.</p>\n"
+            + _table(["model", "question", "answer", "label"], rows))
+
+
+def _trace_section() -> str:
+    return (
+        "<h2>How to trace a number</h2>\n<p class=\"note\">Every cell and bar is one metric row: closed book in "
+        "<code>scores_closed_metrics</code>, grounded in <code>scores_grounded_metrics</code> (one row per model, "
+        "perturbation, task, judge, metric and breakdown by domain / method / hop; hover a cell for its key). "
+        "The row's <code>ci_low</code> / <code>ci_high</code> are its interval, <code>interval</code> says which "
+        "kind (<code>wilson</code> or <code>bootstrap</code>), and its <code>item_ids</code> list the items in its "
+        "denominator. Each item's vote, target, gate and "
+        "per-sample labels are in <code>scores_closed</code> / <code>scores_grounded</code> (one row per item, "
+        "model, perturbation and judge; <code>response_ids</code> in sample order); each sample's label, raw "
+        "answer and judge output in <code>scores_closed_samples</code> / <code>scores_grounded_samples</code>; "
+        "the stored model response (prompt, sampling parameters, tokens, run) in <code>responses_closed</code> / "
+        "<code>responses_grounded</code>, joined on <code>response_id</code>; the question and its KG triple in "
+        "<code>fpq_items</code>. So: <code>scores_closed_metrics.item_ids</code> → <code>scores_closed</code> → "
+        "<code>scores_closed_samples</code> → <code>responses_closed</code>. For grounded rows add "
+        "<code>perturbation</code> to every join.</p>\n"
+        f"<pre>{escape(_TRACE_SQL)}</pre>"
+    )
+
+
+def render_html(
+    ctx: ReportContext,
+    metrics: Any,
+    agreement: Any,
+    plots: Mapping[str, bytes],
+    *,
+    examples: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
+
+    Sections: a header (project, KG snapshot, date, intervals, models, judges, counts); "At a glance" (how often
+    each model fails to reject a false premise, from the gated headline metric); the "Leaderboard" (closed book:
+    models x key metrics, the headline first, the open questions' accuracy per judge and the judge agreement;
+    grounded: models x perturbation); the ``plots`` (from :func:`report_plots`) with captions; optional ``examples``
+    of unreadable answers (dicts with model, question, answer or text, label); and how to trace a number to the
+    warehouse tables. Cells read ``"0.83 [0.71, 0.92] n=40"``; the header, the notes and the captions name the
+    interval kinds of the rows they describe (the rows' ``interval`` column, "bootstrap" where a row has none),
+    and a table whose rows mix kinds names each cell's, ``"0.83 [0.71, 0.92] n=40 (bootstrap)"``. A cell's hover
+    text names its interval and its metric row. The same input gives the same string.
+    """
+    index = _metric_index(metrics)
+    agreement_rows = _agreement_rows(agreement)
+    models = _order([k[1] for k in index] + [str(r["model"]) for _, r in agreement_rows], ctx.models)
+    judges = _judges(index, "closed", ctx.judges)
+    kinds: dict[str, int] = {}
+    for row in index.values():
+        kinds[_interval_of(row)] = kinds.get(_interval_of(row), 0) + 1
+    body = "\n".join(part for part in (
+        _header(ctx, kinds),
+        _summary(index, models, ctx.confidence),
+        "<h2>Leaderboard</h2>",
+        _closed_section(index, models, judges, ctx.confidence),
+        _agreement_section(agreement_rows, models),
+        _grounded_section(index, models, ctx.confidence),
+        _plots_section(plots, index, ctx.confidence),
+        _examples_section(examples),
+        _trace_section(),
+    ) if part)
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f"<title>{escape(ctx.project)}: false-premise report</title>\n<style>{_CSS}</style>\n</head>\n"
+            f"<body>\n{body}\n</body>\n</html>\n")
+
+
+def write_report(path: str | Path, html: str) -> Path:
+    """Write ``html`` to ``path`` atomically (a temporary file beside it, then ``os.replace``); return the path.
+
+    Parent folders are created. A reader never sees half a report: either the old file or the complete new one.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(html)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,956 @@
+"""KG-FPQ: false-premise questions from a knowledge graph (Zhu et al., "KG-FPQ").
+
+A true triple ``(s, r, o)`` becomes a true-premise question (TPQ) through a template for ``r``; each edit
+replaces ``o`` by another entity ``o'`` such that ``(s, r, o')`` is not in the KG, and the false-premise question
+(FPQ) is the TPQ with ``o``'s label replaced by ``o'``'s. The six edit methods of the paper:
+
+======  =========================================================================================
+NSC     ``o'`` within 1..max_hops hops of ``s``, of the same type as ``o``
+NDC     ``o'`` within 1..max_hops hops of ``s``, of a different type from ``o``
+NNSC    ``o'`` not within max_hops hops of ``s``, of the same type as ``o``
+NNDC    ``o'`` not within max_hops hops of ``s``, of a different type from ``o``
+NNSR    ``o'`` not within max_hops hops of ``s``, an object of ``r`` elsewhere in the KG
+NNDR    ``o'`` not within max_hops hops of ``s``, an object of another relation and never an object of ``r``
+======  =========================================================================================
+
+Hops are shortest-path distances over the whole KG (all relations) that follow edge direction, head -> tail from
+the subject (``directed=True``, the default), or ignore it (``directed=False``). Directed is what the paper's data
+does: every one of the NSC/NDC paths in the released KG-FPQ files walks its triples head -> tail from the subject,
+with the path's length as its hop. It matters most for the four NN* methods: an undirected 5-hop ball covers nearly
+every entity of a real KG (FB15k-237, CoDEx), leaving them almost no candidates, while most entities lie beyond 5
+directed hops of a subject. The same setting decides NSC/NDC paths and the NN* exclusion, so the two never disagree.
+
+Distances come from one bit-parallel multi-source BFS per batch of subjects over the CSR arrays of a scipy.sparse
+adjacency matrix: every node holds one bit per source, and a hop ORs the bit words of the node's predecessors (a
+boolean sparse-matrix product on 64 sources per machine word), so a batch of 512 subjects costs a handful of passes
+over the edges instead of 512 BFS.
+
+Hop sampling (NSC/NDC): ``"uniform_hop"`` (the default) draws the hop first, uniformly among the hops 1..max_hops
+that have a candidate, then the object uniformly among the candidates at that hop; ``"uniform_candidate"`` draws
+uniformly over every candidate within max_hops. On a real KG the number of entities grows steeply with the hop, so
+uniform_candidate almost never yields a 1-hop edit (CoDEx-S: 10 of 586), while the paper's data is rich in them
+(57 of the 136 released NSC/NDC edits are at hop 1). The paper's hop is the length of the walk it sampled, which is
+not always the shortest distance (3 of the released edits walk past their false object before reaching it again);
+ours is always the shortest directed distance, so an edit is never reported farther than it is.
+
+Types: ``o`` and ``o'`` are of the *same type* when they share at least one ``entity_types.type_key`` and of a
+*different type* when both are typed and share none. An entity without types has no known type, so it is never a
+candidate of NSC, NDC, NNSC or NNDC, and a true object without types gets none of those four edits (the reason
+says so). Candidates are never ``s``, ``o``, or any ``o'`` with ``(s, r, o')`` in the KG.
+
+    >>> edits = edit(con, [(12, 3, 40)], seed=0)               # directed hops, hop drawn first
+    >>> [(e.method, e.false_object, e.hop) for e in edits]   # one seeded choice per method
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import scipy.sparse as sp
+
+from kgprobe.errors import ConfigError, KGProbeError
+from kgprobe.sql import load_sql
+
+__all__ = [
+    "ALL_METHODS",
+    "ANSWERS",
+    "DomainSpec",
+    "Edit",
+    "FPQItem",
+    "FORMATS",
+    "HOP_SAMPLING",
+    "ObjectNotUnique",
+    "QuestionReject",
+    "TrueTriple",
+    "edit",
+    "entity_labels",
+    "group_edits",
+    "hop_matrix",
+    "infer_types_from_relations",
+    "load_templates",
+    "replace_object",
+    "select_true_triples",
+    "write_questions",
+]
+
+Triple = tuple[int, int, int]
+
+ALL_METHODS: tuple[str, ...] = ("NSC", "NDC", "NNSC", "NNDC", "NNSR", "NNDR")
+#: How NSC/NDC draw their false object: the hop first, then an object at it (default), or over all candidates.
+HOP_SAMPLING: tuple[str, ...] = ("uniform_hop", "uniform_candidate")
+#: Question formats: Yes-No (discriminative) and WH (generative).
+FORMATS: tuple[str, ...] = ("yn", "wh")
+#: Gold answer per (format, premise). A WH question is judged on whether the answer accepts or rejects its premise.
+ANSWERS: dict[tuple[str, str], str] = {
+    ("yn", "tpq"): "yes",
+    ("yn", "fpq"): "no",
+    ("wh", "tpq"): "valid premise",
+    ("wh", "fpq"): "false premise",
+}
+
+_UNREACHED = np.uint8(255)
+_ONE = np.uint64(1)
+_NEAR = frozenset({"NSC", "NDC"})
+_TYPED = frozenset({"NSC", "NDC", "NNSC", "NNDC"})
+# Cap on the words gathered at once by one BFS hop (8 bytes each), so memory stays bounded on large KGs.
+_GATHER_WORDS = 1 << 22
+# Bytes of per-object type masks, and of per-relation object masks, kept between triples (2 masks of n bytes each).
+_CACHE_BYTES = 1 << 24
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One edit of a true triple ``(subject, relation, true_object)`` by one method.
+
+    ``false_object`` is None and ``reason`` says why when the method found no candidate. ``hop`` is the
+    shortest-path distance from the subject to ``false_object`` (directed or not, as :func:`edit` was asked; None
+    beyond ``max_hops``); ``path`` is one shortest path for NSC and NDC: KG triples in their stored direction,
+    ordered from the subject to ``false_object``, each sharing an entity with the next. A directed path walks head
+    -> tail: its first head is the subject, each head is the previous tail, its last tail is ``false_object``.
+    """
+
+    subject: int
+    relation: int
+    true_object: int
+    false_object: int | None
+    method: str
+    hop: int | None
+    path: tuple[Triple, ...] | None
+    reason: str | None = None
+
+    @property
+    def true_triple(self) -> Triple:
+        return (self.subject, self.relation, self.true_object)
+
+    @property
+    def false_triple(self) -> Triple | None:
+        return None if self.false_object is None else (self.subject, self.relation, self.false_object)
+
+    def as_row(self) -> dict[str, Any]:
+        """A flat dict for Parquet: ``path`` as a list of ``[head, relation, tail]`` lists."""
+        row = asdict(self)
+        row["path"] = None if self.path is None else [list(t) for t in self.path]
+        return row
+
+
+@dataclass(frozen=True)
+class DomainSpec:
+    """A question domain: subjects with one of ``types`` (type labels or type keys), optionally limited to the
+    relation keys in ``allow_relations`` and never using those in ``deny_relations``."""
+
+    types: Sequence[str]
+    allow_relations: Sequence[str] | None = None
+    deny_relations: Sequence[str] = ()
+
+    @classmethod
+    def from_config(cls, name: str, value: Mapping[str, Any] | Sequence[str]) -> DomainSpec:
+        """Build from a config value: a list of types, or a mapping with ``types`` and optional relation lists."""
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"types", "allow_relations", "deny_relations"}
+            if unknown or "types" not in value:
+                raise ConfigError(
+                    f"domain {name!r}: expected keys types, allow_relations, deny_relations; got {sorted(value)}"
+                )
+            return cls(
+                types=_str_list(name, "types", value["types"]),
+                allow_relations=None
+                if value.get("allow_relations") is None
+                else _str_list(name, "allow_relations", value["allow_relations"]),
+                deny_relations=_str_list(name, "deny_relations", value.get("deny_relations") or []),
+            )
+        return cls(types=_str_list(name, "types", value))
+
+
+def _str_list(domain: str, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"domain {domain!r}: {key} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class TrueTriple:
+    """A true triple chosen for questions, with its domain and the labels the templates need."""
+
+    domain: str
+    subject: int
+    relation: int
+    object: int
+    subject_label: str
+    relation_key: str
+    relation_label: str
+    object_label: str
+
+    @property
+    def triple(self) -> Triple:
+        return (self.subject, self.relation, self.object)
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FPQItem:
+    """One question: the TPQ of a true triple (``premise="tpq"``) or an FPQ of one of its edits (``"fpq"``).
+
+    ``answer`` is the gold label from :data:`ANSWERS`. ``false_*`` fields, ``method``, ``hop`` and ``path`` are
+    None for a TPQ. Lineage: ``snapshot_id`` of the KG, ``seed`` of the edits, ``template_id``
+    (``template:<relation key>:<format>``). ``id`` is a hash of the content, stable across runs.
+    """
+
+    id: str
+    domain: str
+    format: str
+    premise: str
+    method: str | None
+    hop: int | None
+    question: str
+    answer: str
+    subject: int
+    relation: int
+    true_object: int
+    false_object: int | None
+    subject_label: str
+    relation_key: str
+    relation_label: str
+    true_object_label: str
+    false_object_label: str | None
+    path: tuple[Triple, ...] | None
+    snapshot_id: str
+    seed: int
+    template_id: str
+
+    def as_row(self) -> dict[str, Any]:
+        """A flat dict for Parquet: ``path`` as a list of ``[head, relation, tail]`` lists."""
+        row = asdict(self)
+        row["path"] = None if self.path is None else [list(t) for t in self.path]
+        return row
+
+
+@dataclass(frozen=True)
+class QuestionReject:
+    """A question that was not written, and why (missing template, object not exactly once in the TPQ, ...)."""
+
+    domain: str
+    format: str
+    subject: int
+    relation: int
+    true_object: int
+    false_object: int | None
+    method: str | None
+    template_id: str
+    reason: str
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ObjectNotUnique(KGProbeError, ValueError):
+    """The true object's surface string does not occur exactly once in a question; ``reason`` says how often."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Seeded choices: a hash of (seed, triple, method), so a choice does not depend on batching or input order.
+# --------------------------------------------------------------------------------------------------------------
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser, vectorised (uint64 arithmetic wraps, which is what the hash wants)."""
+    x = (x ^ (x >> np.uint64(30))) * _M1
+    x = (x ^ (x >> np.uint64(27))) * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def _hash64(seed: int, *columns: np.ndarray | int) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        h = _mix(np.asarray([seed], dtype=np.int64).astype(np.uint64) + _GOLDEN)
+        for col in columns:
+            h = _mix(h ^ (np.asarray(col, dtype=np.int64).astype(np.uint64) + _GOLDEN))
+    return h
+
+
+def _choice_states(seed: int, triples: np.ndarray) -> np.ndarray:
+    """(len(triples), len(ALL_METHODS)) uint64 draws; method k of triple i picks ``candidates[state % n]``."""
+    s, r, o = triples[:, 0], triples[:, 1], triples[:, 2]
+    base = _hash64(seed, s, r, o)
+    with np.errstate(over="ignore"):
+        return np.stack([_mix(base ^ (np.uint64(k + 1) * _GOLDEN)) for k in range(len(ALL_METHODS))], axis=1)
+
+
+def _object_states(states: np.ndarray) -> np.ndarray:
+    """A second, independent draw per (triple, method): with ``hop_sampling="uniform_hop"`` the first draw picks
+    the hop and this one the object at that hop."""
+    with np.errstate(over="ignore"):
+        return _mix(states ^ (np.uint64(len(ALL_METHODS) + 1) * _GOLDEN))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Bit-parallel multi-source BFS
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Adjacency:
+    """CSR arrays of a 0/1 "pull" adjacency: row v lists the nodes a BFS reaches v from (its predecessors, or every
+    neighbour when undirected), plus the row starts reduceat needs."""
+
+    n: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    rows: np.ndarray = field(repr=False)  # rows with at least one neighbour
+    starts: np.ndarray = field(repr=False)  # indptr of those rows
+
+    @classmethod
+    def from_matrix(cls, matrix: sp.sparray | sp.spmatrix, *, directed: bool = False) -> _Adjacency:
+        coo = sp.coo_matrix(matrix)
+        if coo.shape[0] != coo.shape[1]:
+            raise ValueError(f"adjacency matrix must be square, got shape {coo.shape}")
+        keep = (coo.data != 0) & (coo.row != coo.col)  # the structure only: no weights, no self loops
+        rows, cols = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64)
+        if directed:  # an edge i -> j lets the BFS reach j from i: row j lists i
+            both = (cols, rows)
+        else:
+            both = (np.concatenate([rows, cols]), np.concatenate([cols, rows]))
+        a = sp.csr_matrix((np.ones(len(both[0]), dtype=np.int32), both), shape=coo.shape)  # sums duplicates
+        a.sort_indices()
+        return cls._build(a.shape[0], a.indptr.astype(np.int64), a.indices.astype(np.int64))
+
+    @classmethod
+    def _build(cls, n: int, indptr: np.ndarray, indices: np.ndarray) -> _Adjacency:
+        rows = np.flatnonzero(np.diff(indptr) > 0)
+        return cls(n=n, indptr=indptr, indices=indices, rows=rows, starts=indptr[rows])
+
+
+def _bfs_levels(adj: _Adjacency, sources: np.ndarray, max_hops: int) -> list[np.ndarray]:
+    """Frontier bitsets of a multi-source BFS: ``levels[k][v, j // 64]`` has bit ``j % 64`` set when node v is at
+    distance exactly k from ``sources[j]``. Levels stop early when every frontier is empty."""
+    n, b = adj.n, len(sources)
+    words = max(1, (b + 63) // 64)
+    cols = np.arange(b)
+    frontier = np.zeros((n, words), dtype=np.uint64)
+    np.bitwise_or.at(frontier, (sources, cols // 64), np.left_shift(_ONE, (cols % 64).astype(np.uint64)))
+    visited = frontier.copy()
+    levels = [frontier]
+    # Row blocks whose edges fit in _GATHER_WORDS words: the gather below is the only large temporary.
+    per_block = max(1, _GATHER_WORDS // words)
+    bounds = [0]
+    while bounds[-1] < len(adj.rows):
+        lo = bounds[-1]
+        limit = adj.starts[lo] + per_block
+        hi = int(np.searchsorted(adj.starts, limit, side="left"))
+        bounds.append(max(hi, lo + 1))
+    for _ in range(max_hops):
+        nxt = np.zeros_like(frontier)
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            rows, starts = adj.rows[lo:hi], adj.starts[lo:hi]
+            end = adj.indptr[rows[-1] + 1]
+            gathered = frontier[adj.indices[starts[0] : end]]
+            nxt[rows] = np.bitwise_or.reduceat(gathered, starts - starts[0], axis=0)
+        nxt &= ~visited
+        if not nxt.any():
+            break
+        visited |= nxt
+        levels.append(nxt)
+        frontier = nxt
+    return levels
+
+
+def _distance_block(levels: list[np.ndarray], word: int) -> np.ndarray:
+    """Distances (uint8, 255 beyond the last level) from the 64 sources of bit word ``word`` of a
+    :func:`_bfs_levels` batch, as a ``(64, n)`` array: row ``j`` is source ``64 * word + j``."""
+    n = levels[0].shape[0]
+    acc = np.zeros((n, 64), dtype=np.uint8)
+    reached = np.zeros((n, 64), dtype=np.uint8)
+    for k, level in enumerate(levels):
+        # little-endian bytes, little bit order: bit j of the word lands in column j
+        bits = np.unpackbits(level[:, word].astype("<u8").view(np.uint8).reshape(n, 8), axis=1, bitorder="little")
+        reached |= bits
+        if k:
+            acc += bits * np.uint8(k)
+    acc[reached == 0] = _UNREACHED
+    return np.ascontiguousarray(acc.T)
+
+
+def hop_matrix(
+    adjacency: sp.sparray | sp.spmatrix,
+    sources: Iterable[int],
+    *,
+    max_hops: int = 5,
+    batch_size: int = 512,
+    directed: bool = False,
+) -> np.ndarray:
+    """Hop distances from each source, as an int16 array ``(len(sources), n)``; -1 beyond ``max_hops``.
+
+    ``adjacency`` is any square scipy.sparse matrix whose non-zero ``[i, j]`` is an edge i -> j. Undirected (the
+    default for a bare matrix) an edge in either direction counts; ``directed=True`` follows i -> j only, as
+    :func:`edit` does by default. One bit-parallel BFS serves ``batch_size`` sources at once. Why call it: it is
+    the distance oracle behind :func:`edit`.
+
+        >>> hop_matrix(sp.csr_matrix(([1, 1], ([0, 1], [1, 2])), shape=(3, 3)), [0], max_hops=5)
+        array([[0, 1, 2]], dtype=int16)
+    """
+    adj = _Adjacency.from_matrix(adjacency, directed=directed)
+    src = np.asarray(list(sources), dtype=np.int64)
+    _check_max_hops(max_hops)
+    if len(src) and (src.min() < 0 or src.max() >= adj.n):
+        raise ValueError(f"sources must be node ids in [0, {adj.n}), got {src.min()}..{src.max()}")
+    out = np.full((len(src), adj.n), -1, dtype=np.int16)
+    for lo in range(0, len(src), batch_size):
+        batch = src[lo : lo + batch_size]
+        levels = _bfs_levels(adj, batch, max_hops)
+        for word in range((len(batch) + 63) // 64):
+            block = _distance_block(levels, word)[: len(batch) - 64 * word]
+            rows = slice(lo + 64 * word, lo + 64 * word + len(block))
+            wide = block.astype(np.int16)
+            wide[block == _UNREACHED] = -1
+            out[rows] = wide
+    return out
+
+
+def _check_max_hops(max_hops: int) -> None:
+    if not 1 <= max_hops < int(_UNREACHED):
+        raise ConfigError(f"max_hops must be between 1 and {int(_UNREACHED) - 1}, got {max_hops}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The KG as arrays
+# --------------------------------------------------------------------------------------------------------------
+
+
+class _KG:
+    """Triples, labelled neighbourhoods (both directions), types and relation objects of one KG, as numpy arrays."""
+
+    def __init__(self, n: int, n_rel: int, heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
+                 type_entities: np.ndarray, type_keys: np.ndarray) -> None:  # fmt: skip
+        self.n, self.n_rel = n, n_rel
+        order = np.lexsort((tails, rels, heads))
+        self.heads, self.rels, self.tails = heads[order], rels[order], tails[order]
+        self.hr = self.heads * max(n_rel, 1) + self.rels  # sorted: objects of (s, r) are one slice
+
+        # Labelled undirected neighbourhoods (for paths): entry i of row v is the neighbour nbr[i] reached by the
+        # triple (v, rel[i], nbr[i]) when fwd[i], else (nbr[i], rel[i], v); sorted by (neighbour, relation).
+        rows = np.concatenate([self.heads, self.tails])
+        nbr = np.concatenate([self.tails, self.heads])
+        rel = np.concatenate([self.rels, self.rels])
+        fwd = np.concatenate([np.ones(len(self.heads), bool), np.zeros(len(self.heads), bool)])
+        order = np.lexsort((~fwd, rel, nbr, rows))
+        rows, self.nbr, self.nbr_rel, self.nbr_fwd = rows[order], nbr[order], rel[order], fwd[order]
+        self.nbr_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=self.nbr_ptr[1:])
+        self._rows = rows
+        self._adj: dict[bool, _Adjacency] = {}
+
+        # Types: entity -> type ids and type id -> entities, both CSR.
+        _, type_ids = np.unique(type_keys, return_inverse=True)
+        type_ids = type_ids.astype(np.int64)
+        n_types = int(type_ids.max()) + 1 if len(type_ids) else 0
+        order = np.lexsort((type_ids, type_entities))
+        self.et_types = type_ids[order]
+        self.et_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(type_entities, minlength=n), out=self.et_ptr[1:])
+        order = np.lexsort((type_entities, type_ids))
+        self.te_ents = type_entities[order]
+        self.te_ptr = np.zeros(n_types + 1, dtype=np.int64)
+        np.cumsum(np.bincount(type_ids, minlength=n_types), out=self.te_ptr[1:])
+        self.typed = np.zeros(n, dtype=bool)
+        self.typed[type_entities] = True
+
+        self.is_object = np.zeros(n, dtype=bool)
+        self.is_object[self.tails] = True
+        order = np.lexsort((self.tails, self.rels))
+        self.ro_rel, self.ro_obj = self.rels[order], self.tails[order]
+        self._same: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._robj: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._cache_size = max(8, _CACHE_BYTES // max(2 * n, 1))
+
+    def adjacency(self, directed: bool) -> _Adjacency:
+        """The BFS (pull) adjacency: row v lists, once each and without v itself, the nodes v is reached from: its
+        predecessors (heads of triples whose tail is v) when ``directed``, else every neighbour."""
+        if directed not in self._adj:
+            keep = self._rows != self.nbr
+            if directed:
+                keep &= ~self.nbr_fwd  # entries (nbr, rel, v): nbr is a head pointing at v
+            rows, nbr = self._rows[keep], self.nbr[keep]
+            distinct = np.ones(len(rows), dtype=bool)  # sorted by (row, neighbour): drop repeats of a pair
+            distinct[1:] = (rows[1:] != rows[:-1]) | (nbr[1:] != nbr[:-1])
+            rows, nbr = rows[distinct], nbr[distinct]
+            indptr = np.zeros(self.n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=self.n), out=indptr[1:])
+            self._adj[directed] = _Adjacency._build(self.n, indptr, nbr.astype(np.int64))
+        return self._adj[directed]
+
+    @classmethod
+    def from_connection(cls, con: duckdb.DuckDBPyConnection) -> _KG:
+        n, n_rel = con.execute(load_sql("fpq/graph_size")).fetchone()  # type: ignore[misc]
+        t = con.execute(load_sql("fpq/triples")).fetchnumpy()
+        et = con.execute(load_sql("fpq/entity_types")).fetchnumpy()
+        return cls(
+            int(n), int(n_rel),
+            np.asarray(t["head"], dtype=np.int64), np.asarray(t["relation"], dtype=np.int64),
+            np.asarray(t["tail"], dtype=np.int64),
+            np.asarray(et["entity"], dtype=np.int64), np.asarray(et["type_key"], dtype=object).astype(str),
+        )  # fmt: skip
+
+    def object_slices(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each (s, r, ...) row, the slice ``tails[lo:hi]`` of the objects of (s, r) in the KG."""
+        key = arr[:, 0] * max(self.n_rel, 1) + arr[:, 1]
+        return np.searchsorted(self.hr, key, side="left"), np.searchsorted(self.hr, key, side="right")
+
+    def type_masks(self, o: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Masks of the entities of the same type as o and of the typed entities of a different type (None when o
+        has no type); cached per object."""
+        if o not in self._same:
+            if len(self._same) >= self._cache_size:
+                self._same.clear()
+            types = self.et_types[self.et_ptr[o] : self.et_ptr[o + 1]]
+            if len(types) == 0:
+                self._same[o] = None
+            else:
+                same = np.zeros(self.n, dtype=bool)
+                for t in types:
+                    same[self.te_ents[self.te_ptr[t] : self.te_ptr[t + 1]]] = True
+                self._same[o] = (same, self.typed & ~same)
+        return self._same[o]
+
+    def relation_masks(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Masks of the objects of r and of the objects of other relations that are never an object of r; cached
+        per relation."""
+        if r not in self._robj:
+            if len(self._robj) >= self._cache_size:
+                self._robj.clear()
+            lo, hi = np.searchsorted(self.ro_rel, [r, r + 1])
+            mask = np.zeros(self.n, dtype=bool)
+            mask[self.ro_obj[lo:hi]] = True
+            self._robj[r] = (mask, self.is_object & ~mask)
+        return self._robj[r]
+
+    def path(self, dist: np.ndarray, target: int, *, directed: bool) -> tuple[Triple, ...]:
+        """One shortest path from the BFS source of ``dist`` to ``target``: at each step back, the neighbour with
+        the smallest id one hop closer (then the smallest relation), so the path is deterministic. Directed, only
+        triples that point at the current node are stepped back over, so the path walks head -> tail."""
+        steps: list[Triple] = []
+        v = target
+        for k in range(int(dist[target]), 0, -1):
+            lo, hi = self.nbr_ptr[v], self.nbr_ptr[v + 1]
+            closer = dist[self.nbr[lo:hi]] == k - 1
+            if directed:
+                closer &= ~self.nbr_fwd[lo:hi]
+            i = lo + int(closer.argmax())
+            u, rel = int(self.nbr[i]), int(self.nbr_rel[i])
+            steps.append((v, rel, u) if self.nbr_fwd[i] else (u, rel, v))
+            v = u
+        return tuple(reversed(steps))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Edits
+# --------------------------------------------------------------------------------------------------------------
+
+
+def edit(
+    con: duckdb.DuckDBPyConnection,
+    triples: Iterable[Triple],
+    methods: Sequence[str] = ALL_METHODS,
+    max_hops: int = 5,
+    seed: int = 0,
+    *,
+    directed: bool = True,
+    hop_sampling: str = "uniform_hop",
+    batch_size: int = 512,
+) -> list[Edit]:
+    """Return one seeded :class:`Edit` per method for each true triple, in input order (triple, then method).
+
+    ``triples`` are ``(head, relation, tail)`` ids of the KG in ``con``'s current schema; each must be in its
+    ``triples`` table. Hops follow edge direction from the subject unless ``directed=False`` (see the module
+    docstring); the same distances decide NSC/NDC ("within max_hops") and NN* ("not within"). NSC/NDC draw their
+    object by ``hop_sampling`` (:data:`HOP_SAMPLING`: the hop first, then an object at it; or uniformly over all
+    candidates); NN* draw uniformly over their candidates. A choice depends only on the KG, ``seed``, the triple,
+    the method and these options, never on input order, batching or the other methods asked for. Distances come
+    from one multi-source BFS per ``batch_size`` distinct subjects.
+
+        >>> [e.method for e in edit(con, [(0, 1, 2)], methods=("NSC", "NNSR"))]
+        ['NSC', 'NNSR']
+    """
+    methods = tuple(methods)
+    unknown = [m for m in methods if m not in ALL_METHODS]
+    if unknown:
+        raise ConfigError(f"unknown KG-FPQ edit method(s) {unknown}; choose from {', '.join(ALL_METHODS)}")
+    _check_max_hops(max_hops)
+    if seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer, got {seed}")
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be positive, got {batch_size}")
+    if hop_sampling not in HOP_SAMPLING:
+        raise ConfigError(f"unknown hop_sampling {hop_sampling!r}; use one of {', '.join(HOP_SAMPLING)}")
+    if not isinstance(directed, bool):
+        raise ConfigError(f"directed must be true or false, got {directed!r}")
+    arr = np.asarray([tuple(t) for t in triples], dtype=np.int64).reshape(-1, 3)
+    if len(arr) == 0 or not methods:
+        return []
+    kg = _KG.from_connection(con)
+    return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size, directed=directed, hop_sampling=hop_sampling)
+
+
+def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: int, seed: int, batch_size: int,
+                 *, directed: bool = True, hop_sampling: str = "uniform_hop") -> list[Edit]:  # fmt: skip
+    lo, hi = kg.object_slices(arr)
+    _check_in_kg(kg, arr, lo, hi)
+    states = _choice_states(seed, arr)
+    second = _object_states(states)
+    by_hop = hop_sampling == "uniform_hop"
+    adjacency = kg.adjacency(directed)
+    columns = [ALL_METHODS.index(m) for m in methods]
+    reasons = {m: _no_candidate(m, max_hops, directed) for m in methods}
+    needs_types = not _TYPED.isdisjoint(methods)
+    needs_relation = "NNSR" in methods or "NNDR" in methods
+    results: list[list[Edit]] = [[] for _ in range(len(arr))]
+    subjects, first = np.unique(arr[:, 0], return_index=True)
+    subjects = subjects[np.argsort(first)]  # first-seen order; results do not depend on it
+    by_subject: dict[int, list[int]] = {}
+    for i, s in enumerate(arr[:, 0].tolist()):
+        by_subject.setdefault(s, []).append(i)
+    for start in range(0, len(subjects), batch_size):
+        batch = subjects[start : start + batch_size]
+        levels = _bfs_levels(adjacency, batch, max_hops)
+        block = np.empty((0, kg.n), dtype=np.uint8)
+        for j, s in enumerate(batch.tolist()):
+            if j % 64 == 0:
+                block = _distance_block(levels, j // 64)
+            dist = block[j % 64]
+            near = (dist != _UNREACHED) & (dist > 0)
+            # s, o and every o' with (s, r, o') in the KG are within 1 hop, so "far" never holds them
+            far = dist == _UNREACHED
+            for i in by_subject[s]:
+                r, o = int(arr[i, 1]), int(arr[i, 2])
+                near_i = near.copy()
+                near_i[kg.tails[lo[i] : hi[i]]] = False  # o and the other objects of (s, r)
+                typed = kg.type_masks(o) if needs_types else None
+                relation = kg.relation_masks(r) if needs_relation else None
+                out = results[i]
+                for m, col in zip(methods, columns, strict=True):
+                    if m in _TYPED:
+                        if typed is None:
+                            out.append(Edit(s, r, o, None, m, None, None, "true object has no entity type"))
+                            continue
+                        pool = typed[0] if m in ("NSC", "NNSC") else typed[1]
+                    else:
+                        pool = relation[0] if m == "NNSR" else relation[1]  # type: ignore[index]
+                    candidates = ((near_i if m in _NEAR else far) & pool).nonzero()[0]
+                    if len(candidates) == 0:
+                        out.append(Edit(s, r, o, None, m, None, None, reasons[m]))
+                        continue
+                    if m in _NEAR and by_hop:
+                        at = dist[candidates]
+                        hops = np.unique(at)  # the hops that have a candidate, ascending
+                        candidates = candidates[at == hops[int(states[i, col]) % len(hops)]]
+                        x = int(candidates[int(second[i, col]) % len(candidates)])
+                    else:
+                        x = int(candidates[int(states[i, col]) % len(candidates)])
+                    if m in _NEAR:
+                        out.append(Edit(s, r, o, x, m, int(dist[x]), kg.path(dist, x, directed=directed), None))
+                    else:
+                        out.append(Edit(s, r, o, x, m, None, None, None))
+    return [e for group in results for e in group]
+
+
+def _no_candidate(method: str, max_hops: int, directed: bool = True) -> str:
+    what = {
+        "NSC": "same-type entity", "NDC": "different-type entity", "NNSC": "same-type entity",
+        "NNDC": "different-type entity", "NNSR": "object of the relation", "NNDR": "object of only other relations",
+    }[method]  # fmt: skip
+    hops = f"{max_hops} directed hops" if directed else f"{max_hops} hops (undirected)"
+    return f"no {what} {'within' if method in _NEAR else 'beyond'} {hops}"
+
+
+def _check_in_kg(kg: _KG, arr: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    bad = (arr[:, [0, 2]] < 0).any(axis=1) | (arr[:, [0, 2]] >= kg.n).any(axis=1)
+    bad |= (arr[:, 1] < 0) | (arr[:, 1] >= kg.n_rel)
+    for i in np.flatnonzero(~bad).tolist():
+        objects = kg.tails[lo[i] : hi[i]]
+        k = np.searchsorted(objects, arr[i, 2])
+        bad[i] = k == len(objects) or objects[k] != arr[i, 2]
+    if bad.any():
+        missing = [tuple(t) for t in arr[bad][:3].tolist()]
+        raise KGProbeError(
+            f"{int(bad.sum())} of the {len(arr)} triples to edit are not in the KG's triples table, e.g. {missing}; "
+            "pass (head, relation, tail) ids of this warehouse schema (for example from select_true_triples)"
+        )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# True triples
+# --------------------------------------------------------------------------------------------------------------
+
+
+def infer_types_from_relations(con: duckdb.DuckDBPyConnection) -> int:
+    """Fill ``entity_types`` from relation keys, for KGs without types (FB15k-237); return the rows inserted.
+
+    A Freebase-style key ``/domain/type/property`` types its heads with the component just before the property,
+    the Freebase type (``/film/film/genre`` -> ``film``; the second component for ordinary keys, the right one for
+    ``/base/<x>/<type>/...`` and ``/user/...`` keys; for a mediated key ``a./b/c/d`` the part before the dot), and
+    its tails with the last component (``genre``). Bare components are the ``type_key`` and the label has spaces
+    for underscores, so a head type and a tail type with the same name (``film``) are one type. Any other key ``r``
+    (YAGO's ``isLocatedIn``) types its heads ``subject of r`` and its tails ``object of r``. Pairs already present
+    are not inserted again, so the call is idempotent.
+
+        >>> infer_types_from_relations(con)   # FB15k-237 train: every entity gets a few types
+    """
+    row = con.execute(load_sql("fpq/infer_types")).fetchone()
+    return int(row[0]) if row else 0
+
+
+def select_true_triples(
+    con: duckdb.DuckDBPyConnection,
+    domains: Mapping[str, DomainSpec],
+    n_per_domain: int,
+    seed: int = 0,
+) -> list[TrueTriple]:
+    """Return a seeded sample of up to ``n_per_domain`` true triples per domain, domain by domain.
+
+    A triple belongs to the domain of its subject: the first domain (in ``domains`` order) one of whose ``types``
+    (type labels or keys) the subject has, so a triple is never in two domains; then that domain's relation
+    filters apply. Triples whose object label equals or is a substring of the subject label (case-insensitive; the
+    paper's rule i) are left out. The sample ranks triples by a hash of ``(seed, triple)``: deterministic,
+    independent of storage order, and adding triples to the KG never reshuffles those already chosen.
+
+        >>> select_true_triples(con, {"film": DomainSpec(types=["film"])}, 100, seed=0)
+
+    Raises :class:`ConfigError` when none of a domain's types occurs in ``entity_types`` (a typo, or a KG
+    without types: see :func:`infer_types_from_relations`).
+    """
+    if n_per_domain < 0:
+        raise ConfigError(f"n_per_domain must be non-negative, got {n_per_domain}")
+    specs = {name: spec if isinstance(spec, DomainSpec) else DomainSpec.from_config(name, spec)
+             for name, spec in domains.items()}  # fmt: skip
+    all_types = sorted({t for spec in specs.values() for t in spec.types})
+    if not all_types or n_per_domain == 0:
+        return []
+    known = {name for (name,) in con.execute(load_sql("fpq/known_types"), {"types": all_types}).fetchall()}
+    for name, spec in specs.items():
+        if known.isdisjoint(spec.types):
+            raise ConfigError(
+                f"domain {name!r}: none of its types {list(spec.types)} is an entity type of this KG (entity_types "
+                "type or type_key); fix the names, or for a KG without types call infer_types_from_relations first"
+            )
+    rows = con.execute(load_sql("fpq/true_triple_candidates"), {"types": all_types}).fetchall()
+    chosen: dict[str, list[tuple]] = {name: [] for name in specs}
+    for row in rows:
+        names = set(row[7]) | set(row[8])
+        for name, spec in specs.items():
+            if names.intersection(spec.types):
+                key = row[4]
+                if (spec.allow_relations is None or key in spec.allow_relations) and key not in spec.deny_relations:
+                    chosen[name].append(row)
+                break
+    out: list[TrueTriple] = []
+    for name, group in chosen.items():
+        if not group:
+            continue
+        ids = np.asarray([g[:3] for g in group], dtype=np.int64)
+        rank = np.lexsort((ids[:, 2], ids[:, 1], ids[:, 0], _hash64(seed, ids[:, 0], ids[:, 1], ids[:, 2])))
+        for k in rank[:n_per_domain].tolist():
+            h, r, t, sl, rk, rl, ol = group[k][:7]
+            out.append(TrueTriple(name, int(h), int(r), int(t), sl, rk, rl, ol))
+    return out
+
+
+def entity_labels(con: duckdb.DuckDBPyConnection, ids: Iterable[int]) -> dict[int, str]:
+    """Labels of the given entity ids (ids not in ``entities`` are absent from the result)."""
+    wanted = sorted({int(i) for i in ids if i is not None})
+    if not wanted:
+        return {}
+    return {int(i): str(label) for i, label in con.execute(load_sql("fpq/entity_labels"), {"ids": wanted}).fetchall()}
+
+
+def group_edits(true_triples: Iterable[TrueTriple], edits: Iterable[Edit]) -> dict[TrueTriple, list[Edit]]:
+    """Map each true triple to its edits (in the order given), the input :func:`write_questions` takes."""
+    by_triple: dict[Triple, list[Edit]] = {}
+    for e in edits:
+        by_triple.setdefault(e.true_triple, []).append(e)
+    return {tt: by_triple.get(tt.triple, []) for tt in true_triples}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Templates and questions
+# --------------------------------------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def load_templates(path: str | Path) -> dict[str, dict[str, str]]:
+    """Read question templates ``{relation_key: {yn: "...", wh: "..."}}`` from a YAML file.
+
+    A template holds ``{subject}`` at least once and ``{object}`` exactly once (FPQs are made by replacing the
+    object in the TPQ) and no other placeholder; anything else raises :class:`ConfigError` naming the file and
+    relation. Placeholders are replaced literally, so other braces in the text are kept as they are.
+    """
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read question templates {path}: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"question templates {path} are not valid YAML: {exc}") from exc
+    if not isinstance(data, Mapping) or not data:
+        raise ConfigError(f"question templates {path} must be a non-empty mapping {{relation_key: {{yn: ..., wh: ...}}}}")
+    out: dict[str, dict[str, str]] = {}
+    for relation, formats in data.items():
+        where = f"question templates {path}, relation {relation!r}"
+        if not isinstance(formats, Mapping) or not formats:
+            raise ConfigError(f"{where}: expected a mapping of formats ({', '.join(FORMATS)}) to templates")
+        out[str(relation)] = {}
+        for fmt, text in formats.items():
+            if fmt not in FORMATS:
+                raise ConfigError(f"{where}: unknown format {fmt!r}; use {' or '.join(FORMATS)}")
+            if not isinstance(text, str):
+                raise ConfigError(f"{where}, format {fmt}: the template must be a string, got {text!r}")
+            names = _PLACEHOLDER.findall(text)
+            if "subject" not in names:
+                raise ConfigError(f"{where}, format {fmt}: the template lacks {{subject}}: {text!r}")
+            if names.count("object") != 1:
+                raise ConfigError(
+                    f"{where}, format {fmt}: the template must hold {{object}} exactly once, "
+                    f"found {names.count('object')}: {text!r}"
+                )
+            other = sorted(set(names) - {"subject", "object"})
+            if other:
+                raise ConfigError(f"{where}, format {fmt}: unknown placeholder(s) {other}; use {{subject}} and {{object}}")
+            out[str(relation)][fmt] = text
+    return out
+
+
+def _occurrences(text: str, needle: str) -> int:
+    count, at = 0, text.find(needle)
+    while at != -1:
+        count += 1
+        at = text.find(needle, at + 1)
+    return count
+
+
+def replace_object(question: str, true_object: str, false_object: str) -> str:
+    """Return ``question`` with its one occurrence of ``true_object`` replaced by ``false_object`` (the paper's
+    way of writing an FPQ from its TPQ). Raises :class:`ObjectNotUnique` when ``true_object`` occurs zero or
+    several times (overlapping occurrences count), since a guess there could edit the wrong words.
+
+        >>> replace_object('Is "Heat" directed by Michael Mann?', "Michael Mann", "Ridley Scott")
+        'Is "Heat" directed by Ridley Scott?'
+    """
+    if not true_object:
+        raise ObjectNotUnique("the true object's label is empty")
+    count = _occurrences(question, true_object)
+    if count != 1:
+        raise ObjectNotUnique(f"the true object {true_object!r} occurs {count} times in the question, not once")
+    return question.replace(true_object, false_object, 1)
+
+
+def _fill(template: str, subject: str, obj: str) -> str:
+    """Substitute both placeholders in one pass, so a label that contains ``{object}`` is left alone."""
+    values = {"subject": subject, "object": obj}
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _reject(tt: TrueTriple, fmt: str, template_id: str, reason: str, e: Edit | None = None) -> QuestionReject:
+    return QuestionReject(
+        tt.domain, fmt, tt.subject, tt.relation, tt.object, None if e is None else e.false_object,
+        None if e is None else e.method, template_id, reason,
+    )  # fmt: skip
+
+
+def _item_id(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+def write_questions(
+    edits_by_triple: Mapping[TrueTriple, Sequence[Edit]],
+    templates: Mapping[str, Mapping[str, str]],
+    labels: Mapping[int, str],
+    *,
+    formats: Sequence[str] = FORMATS,
+    snapshot_id: str = "",
+    seed: int = 0,
+) -> tuple[list[FPQItem], list[QuestionReject]]:
+    """Write the TPQ of each true triple and one FPQ per successful edit, per format; return ``(items, rejects)``.
+
+    The TPQ fills the relation's template with the subject and object labels; each FPQ is the TPQ with the true
+    object's label replaced by the false object's (``labels`` maps entity ids to labels, e.g. from
+    :func:`entity_labels`). Nothing is guessed: a relation without a template, an edit without a candidate, a
+    TPQ in which the object's label is not exactly once, or a false object with the true object's label each
+    yield a :class:`QuestionReject` with the reason. ``snapshot_id`` and ``seed`` are recorded as lineage.
+
+        >>> items, rejects = write_questions(group_edits(tts, edits), load_templates("fpq.yaml"), labels)
+    """
+    formats = tuple(formats)
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ConfigError(f"unknown question format(s) {bad}; use {' or '.join(FORMATS)}")
+    items: list[FPQItem] = []
+    rejects: list[QuestionReject] = []
+    for tt, edits in edits_by_triple.items():
+        for e in edits:
+            if e.true_triple != tt.triple:
+                raise KGProbeError(f"edit {e} does not belong to true triple {tt.triple}; build the input with group_edits")
+        template = templates.get(tt.relation_key, {})
+        for fmt in formats:
+            template_id = f"template:{tt.relation_key}:{fmt}"
+            text = template.get(fmt)
+            if text is None:
+                rejects.append(_reject(tt, fmt, template_id, f"no {fmt} template for relation {tt.relation_key!r}"))
+                continue
+            tpq = _fill(text, tt.subject_label, tt.object_label)
+            common = dict(
+                domain=tt.domain, format=fmt, subject=tt.subject, relation=tt.relation, true_object=tt.object,
+                subject_label=tt.subject_label, relation_key=tt.relation_key, relation_label=tt.relation_label,
+                true_object_label=tt.object_label, snapshot_id=snapshot_id, seed=seed, template_id=template_id,
+            )  # fmt: skip
+            items.append(FPQItem(
+                id=_item_id(snapshot_id, template_id, "tpq", None, tt.triple, None, tpq), premise="tpq", method=None,
+                hop=None, question=tpq, answer=ANSWERS[(fmt, "tpq")], false_object=None, false_object_label=None,
+                path=None, **common,
+            ))  # fmt: skip
+            for e in edits:
+                if e.false_object is None:
+                    rejects.append(_reject(tt, fmt, template_id, f"{e.method}: {e.reason}", e))
+                    continue
+                if e.false_object not in labels:
+                    raise KGProbeError(
+                        f"no label for entity {e.false_object} (false object of {e.method} for {tt.triple}); "
+                        "pass labels that cover every false object, e.g. entity_labels(con, ids)"
+                    )
+                false_label = labels[e.false_object]
+                if false_label.casefold() == tt.object_label.casefold():
+                    reason = f"the false object's label {false_label!r} equals the true object's label"
+                    rejects.append(_reject(tt, fmt, template_id, reason, e))
+                    continue
+                try:
+                    fpq = replace_object(tpq, tt.object_label, false_label)
+                except ObjectNotUnique as exc:
+                    rejects.append(_reject(tt, fmt, template_id, exc.reason, e))
+                    continue
+                items.append(FPQItem(
+                    id=_item_id(snapshot_id, template_id, "fpq", e.method, tt.triple, e.false_object, fpq),
+                    premise="fpq", method=e.method, hop=e.hop, question=fpq, answer=ANSWERS[(fmt, "fpq")],
+                    false_object=e.false_object, false_object_label=false_label, path=e.path, **common,
+                ))  # fmt: skip
+    return items, rejects

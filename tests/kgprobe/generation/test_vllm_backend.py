@@ -1,0 +1,143 @@
+"""The vLLM adapter against a fake ``vllm`` module that follows vLLM's offline interface.
+
+``vllm.LLM(model=..., tensor_parallel_size=..., gpu_memory_utilization=..., max_model_len=...)``;
+``LLM.chat(messages: list[list[dict]], sampling_params: SamplingParams | list[SamplingParams], use_tqdm=...,
+add_generation_prompt=...) -> list[RequestOutput]``; ``RequestOutput.prompt_token_ids`` and ``.outputs``, a list of
+``CompletionOutput(index, text, token_ids, finish_reason)`` with finish_reason "stop", "length" or "abort";
+``vllm.distributed.parallel_state.cleanup_dist_env_and_memory()`` frees the GPU state.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from types import SimpleNamespace
+
+import pytest
+
+from kgprobe.generation.backends.vllm import VLLMBackend, VLLMConfig, prompt_seed
+from kgprobe.generation import BackendError, Prompt, SamplingParams, make_backend, model_specs, run_generation
+from kgprobe.generation.store import ResponseStore
+
+
+class FakeSamplingParams:
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+
+
+class FakeLLM:
+    instances: list[FakeLLM] = []
+
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+        self.chats: list[dict] = []
+        self.shut_down = False
+        self.llm_engine = SimpleNamespace(engine_core=SimpleNamespace(shutdown=self._shutdown))
+        FakeLLM.instances.append(self)
+
+    def _shutdown(self):
+        self.shut_down = True
+
+    def chat(self, messages, sampling_params=None, *, use_tqdm=True, add_generation_prompt=True, **kwargs):
+        self.chats.append({"messages": messages, "sampling_params": sampling_params, "use_tqdm": use_tqdm,
+                           "add_generation_prompt": add_generation_prompt})
+        outputs = []
+        for conversation, sp in zip(messages, sampling_params):
+            text = conversation[-1]["content"]
+            n = sp.kwargs["n"]
+            # vLLM may return the samples of a request in any order; .index says which is which
+            samples = [SimpleNamespace(index=i, text=f"{text} -> {i}", token_ids=list(range(i + 1)),
+                                       finish_reason=("length" if i == 1 else "abort" if "abort" in text and i == 0 else "stop"),
+                                       stop_reason=None)
+                       for i in reversed(range(n))]
+            outputs.append(SimpleNamespace(prompt=None, prompt_token_ids=list(range(len(text.split()) + 10)), outputs=samples))
+        return outputs
+
+
+@pytest.fixture
+def fake_vllm(monkeypatch):
+    FakeLLM.instances.clear()
+    cleaned = []
+    vllm = types.ModuleType("vllm")
+    vllm.LLM = FakeLLM
+    vllm.SamplingParams = FakeSamplingParams
+    distributed = types.ModuleType("vllm.distributed")
+    parallel_state = types.ModuleType("vllm.distributed.parallel_state")
+    parallel_state.cleanup_dist_env_and_memory = lambda: cleaned.append(True)
+    distributed.parallel_state = parallel_state
+    vllm.distributed = distributed
+    monkeypatch.setitem(sys.modules, "vllm", vllm)
+    monkeypatch.setitem(sys.modules, "vllm.distributed", distributed)
+    monkeypatch.setitem(sys.modules, "vllm.distributed.parallel_state", parallel_state)
+    return SimpleNamespace(module=vllm, cleaned=cleaned)
+
+
+def test_engine_options_come_from_the_config(fake_vllm):
+    [spec] = model_specs([{"name": "llama-8b", "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                           "tensor_parallel_size": 2, "gpu_memory_utilization": 0.8, "max_model_len": 4096,
+                           "engine_args": {"enable_prefix_caching": True}}])
+    backend = make_backend(spec)
+    backend.start()
+    backend.start()  # built once
+    assert len(FakeLLM.instances) == 1
+    assert FakeLLM.instances[0].kwargs == {
+        "model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 2, "gpu_memory_utilization": 0.8,
+        "dtype": "auto", "enforce_eager": False, "trust_remote_code": False, "max_model_len": 4096,
+        "enable_prefix_caching": True}
+
+
+def test_one_chat_call_with_per_prompt_sampling_params(fake_vllm):
+    prompts = [Prompt("a", "Was Verdi born in Busseto?", "t"), Prompt("b", "Who painted Liberty?", "t")]
+    params = SamplingParams(n=3, temperature=0.6, top_p=0.9, max_tokens=64, seed=11)
+    with VLLMBackend(VLLMConfig("m")) as backend:
+        out = backend.generate(prompts, params)
+    [chat] = FakeLLM.instances[0].chats
+    assert chat["messages"] == [[{"role": "user", "content": "Was Verdi born in Busseto?"}],
+                                [{"role": "user", "content": "Who painted Liberty?"}]]
+    assert chat["use_tqdm"] is False and chat["add_generation_prompt"] is True
+    assert [sp.kwargs for sp in chat["sampling_params"]] == [
+        {"n": 3, "temperature": 0.6, "top_p": 0.9, "max_tokens": 64, "seed": prompt_seed(11, p)} for p in prompts]
+    # the seed of a prompt depends on the prompt and params.seed only, not on its batch
+    assert prompt_seed(11, prompts[0]) != prompt_seed(11, prompts[1]) != prompt_seed(12, prompts[1])
+    first = out[0]
+    assert [c.text for c in first] == [f"Was Verdi born in Busseto? -> {i}" for i in range(3)]
+    assert [c.finish_reason for c in first] == ["stop", "length", "stop"]
+    assert [c.tokens_out for c in first] == [1, 2, 3]
+    assert {c.tokens_in for c in first} == {15}
+    assert [c.tokens_in for c in out[1]] == [13] * 3
+
+
+def test_greedy_asks_for_one_sample_and_repeats_it(fake_vllm):
+    with VLLMBackend(VLLMConfig("m")) as backend:
+        [samples] = backend.generate([Prompt("a", "q", "t")], SamplingParams(n=3, temperature=0))
+    sp = FakeLLM.instances[0].chats[0]["sampling_params"][0]
+    assert (sp.kwargs["n"], sp.kwargs["temperature"]) == (1, 0.0)
+    assert [c.text for c in samples] == ["q -> 0"] * 3
+
+
+def test_aborted_samples_are_failures_and_are_stored(fake_vllm, tmp_path):
+    store = ResponseStore(tmp_path)
+    prompts = [Prompt("a", "please abort", "t"), Prompt("b", "fine", "t")]
+    params = SamplingParams(n=2, max_tokens=8)
+    with VLLMBackend(VLLMConfig("m")) as backend:
+        summary = run_generation(backend, model="llama", prompts=prompts, params=params, store=store)
+    assert (summary.generated, summary.failed) == (3, 1)
+    rows = store.rows_for("llama", prompts, params).to_pylist()
+    assert [(r["text"], r["error"]) for r in rows] == [
+        (None, "vLLM aborted the request"), ("please abort -> 1", None), ("fine -> 0", None), ("fine -> 1", None)]
+
+
+def test_close_shuts_the_engine_down_and_frees_memory(fake_vllm):
+    backend = VLLMBackend(VLLMConfig("m"))
+    backend.start()
+    engine = FakeLLM.instances[0]
+    backend.close()
+    assert engine.shut_down and fake_vllm.cleaned == [True] and backend.llm is None
+    backend.close()  # idempotent
+    assert fake_vllm.cleaned == [True]
+
+
+def test_missing_vllm_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm raises ImportError
+    with pytest.raises(BackendError, match=r"pip install 'kgprobe\[gpu\]'"):
+        VLLMBackend(VLLMConfig("m")).start()

@@ -1,0 +1,304 @@
+"""The triple scorer s_G of kgprobe.grounding.scorer: training, scoring, persistence and filtered link-prediction metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from kgprobe import __version__
+from kgprobe.errors import KGProbeError
+from kgprobe.grounding.perturb import ats, perturb_detailed
+from kgprobe.grounding.scorer import FORMAT_VERSION, ScorerError, TrainConfig, TripleScorer, evaluate, train_scorer
+
+N_ENT, N_REL = 40, 4
+TINY = TrainConfig(dim=16, epochs=30, batch_size=16, lr=0.05, dropout=0.0, label_smoothing=0.0, seed=3,
+                   device="cpu")
+
+
+def tiny_kg() -> np.ndarray:
+    """A small KG with learnable structure: a chain, symmetric pairs, a 'type' relation and a few random facts."""
+    rng = np.random.default_rng(0)
+    rows = [(i, 0, (i + 1) % 20) for i in range(20)]
+    rows += [(i, 1, i + 20) for i in range(0, 20, 2)] + [(i + 20, 1, i) for i in range(0, 20, 2)]
+    rows += [(i, 2, 36 + i % 4) for i in range(30)]
+    rows += [(int(a), 3, int(b)) for a, b in rng.integers(0, N_ENT, (15, 2))]
+    return np.unique(np.array(rows, dtype=np.int64), axis=0)
+
+
+@pytest.fixture(scope="module")
+def trained() -> TripleScorer:
+    return train_scorer(tiny_kg(), N_ENT, N_REL, TINY)
+
+
+def random_scorer(model: str, reciprocal: bool, seed: int = 0, n_ent: int = 12, n_rel: int = 3) -> TripleScorer:
+    cfg = TrainConfig(model=model, dim=5, reciprocal=reciprocal)
+    width = 10 if model == "complex" else 5
+    rng = np.random.default_rng(seed)
+    return TripleScorer(rng.normal(size=(n_ent, width)), rng.normal(size=(n_rel * (2 if reciprocal else 1), width)),
+                        rng.normal(size=n_ent), config=cfg, num_entities=n_ent, num_relations=n_rel)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
+
+
+# ---- training ------------------------------------------------------------------------------------------------
+
+
+def test_training_fits_the_tiny_kg(trained):
+    kg = tiny_kg()
+    metrics = evaluate(trained, kg, kg)
+    assert metrics["mrr"] > 0.6 and metrics["hits@10"] > 0.9
+    true = trained.score(kg[:, 0], kg[:, 1], kg[:, 2])
+    rng = np.random.default_rng(1)
+    fake = rng.integers(0, N_ENT, (500, 3))
+    fake[:, 1] %= N_REL
+    known = {tuple(x) for x in kg.tolist()}
+    fake = np.array([x for x in fake.tolist() if tuple(x) not in known])
+    assert true.mean() > 0.7 > 0.1 > trained.score(fake[:, 0], fake[:, 1], fake[:, 2]).mean()
+    assert trained.metadata["train_triples"] == len(kg)
+    assert len(trained.metadata["epoch_losses"]) == TINY.epochs
+
+
+def test_training_is_deterministic_per_seed(trained):
+    again = train_scorer(tiny_kg(), N_ENT, N_REL, TINY)
+    assert np.array_equal(again.entity_embeddings, trained.entity_embeddings)
+    assert np.array_equal(again.relation_embeddings, trained.relation_embeddings)
+    assert again.content_hash == trained.content_hash
+    other = train_scorer(tiny_kg(), N_ENT, N_REL, replace(TINY, seed=4, epochs=2))
+    assert other.content_hash != trained.content_hash
+
+
+def test_training_leaves_global_torch_state_alone():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    flag = torch.are_deterministic_algorithms_enabled()
+    train_scorer(tiny_kg(), N_ENT, N_REL, replace(TINY, epochs=1))
+    assert torch.equal(torch.rand(3), expected)
+    assert torch.are_deterministic_algorithms_enabled() == flag
+
+
+def test_log_receives_epoch_loss_seconds():
+    seen = []
+    train_scorer(tiny_kg(), N_ENT, N_REL, replace(TINY, epochs=5), log=lambda *a: seen.append(a))
+    assert [s[0] for s in seen] == [1, 2, 3, 4, 5]
+    assert all(isinstance(loss, float) and loss > 0 and seconds >= 0 for _, loss, seconds in seen)
+    assert seen[-1][1] < seen[0][1]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"model": "complex"},
+        {"training": "negative-sampling", "negatives": 8, "epochs": 40},
+        {"reciprocal": False},
+        {"regularisation": 1e-4, "label_smoothing": 0.1, "dropout": 0.1},
+    ],
+)
+def test_other_models_and_objectives_learn(changes):
+    kg = tiny_kg()
+    scorer = train_scorer(kg, N_ENT, N_REL, replace(TINY, **changes))
+    metrics = evaluate(scorer, kg, kg)
+    assert metrics["mrr"] > 0.4, metrics
+    assert 0.0 <= scorer.score(kg[:, 0], kg[:, 1], kg[:, 2]).min() <= 1.0
+
+
+def test_one_to_n_gradient_matches_autograd():
+    torch = pytest.importorskip("torch")
+    from kgprobe.grounding.scorer import _one_to_n_step
+
+    gen = torch.Generator().manual_seed(0)
+    query = torch.randn(4, 6, generator=gen, dtype=torch.float64)
+    entity = torch.randn(9, 6, generator=gen, dtype=torch.float64)
+    bias = torch.randn(9, generator=gen, dtype=torch.float64)
+    rows, cols = torch.tensor([0, 0, 2, 3]), torch.tensor([1, 5, 2, 8])
+    loss, g_query, g_entity, g_bias = _one_to_n_step(query, entity, bias, rows, cols, 0.1, torch)
+    q, e, b = (x.clone().requires_grad_(True) for x in (query, entity, bias))
+    target = torch.full((4, 9), 0.1 / 9, dtype=torch.float64)
+    target[rows, cols] += 0.9
+    ref = torch.nn.functional.binary_cross_entropy_with_logits(q @ e.T + b, target)
+    ref.backward()
+    assert loss == pytest.approx(float(ref.detach()), rel=1e-12)
+    for mine, theirs in ((g_query, q.grad), (g_entity, e.grad), (g_bias, b.grad)):
+        assert torch.allclose(mine, theirs, atol=1e-15)
+
+
+# ---- scoring -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["distmult", "complex"])
+@pytest.mark.parametrize("reciprocal", [True, False])
+def test_scores_agree_across_entry_points(model, reciprocal):
+    scorer = random_scorer(model, reciprocal)
+    rng = np.random.default_rng(5)
+    h, r, t = rng.integers(0, 12, 30), rng.integers(0, 3, 30), rng.integers(0, 12, 30)
+    probs = scorer.score(h, r, t)
+    assert probs.dtype == np.float64 and probs.shape == (30,)
+    assert np.all((probs >= 0) & (probs <= 1))
+    all_rel = scorer.score_all_relations(h, t)
+    assert all_rel.shape == (30, 3)
+    assert np.allclose(all_rel[np.arange(30), r], probs, atol=1e-6)
+    forward = sigmoid(scorer.tail_logits(h, r)[np.arange(30), t])
+    backward = sigmoid(scorer.head_logits(r, t)[np.arange(30), h])
+    forward_logit = scorer.tail_logits(h, r)[np.arange(30), t]
+    backward_logit = scorer.head_logits(r, t)[np.arange(30), h]
+    assert np.allclose(scorer.logits(h, r, t), (forward_logit + backward_logit) / 2 if reciprocal else forward_logit,
+                       atol=1e-5)
+    assert np.allclose(scorer.logits_all_relations(h, t)[np.arange(30), r], scorer.logits(h, r, t), atol=1e-5)
+    if reciprocal:
+        assert np.allclose(probs, sigmoid((forward_logit + backward_logit) / 2), atol=1e-6)
+    else:
+        assert np.allclose(probs, forward, atol=1e-6)
+        assert np.allclose(probs, backward, atol=1e-6)
+    assert scorer.score(h[0], r[0], t[0]).shape == ()
+
+
+def test_complex_logit_is_re_of_the_trilinear_product():
+    scorer = random_scorer("complex", reciprocal=False)
+    e, w = scorer.entity_embeddings, scorer.relation_embeddings
+    c_e = e[:, :5] + 1j * e[:, 5:]
+    c_w = w[:, :5] + 1j * w[:, 5:]
+    h, r, t = 2, 1, 7
+    want = float(np.real(np.sum(c_e[h] * c_w[r] * np.conj(c_e[t])))) + scorer.entity_bias[t]
+    assert scorer.tail_logits([h], [r])[0, t] == pytest.approx(want, abs=1e-5)
+
+
+@pytest.mark.parametrize("bad", [(99, 0, 1), (0, 4, 1), (0, 0, -1)])
+def test_ids_outside_the_model_raise(bad, trained):
+    with pytest.raises(ScorerError, match="outside the scorer's id space"):
+        trained.score(*([x] for x in bad))
+
+
+# ---- evaluation ----------------------------------------------------------------------------------------------
+
+
+def brute_force_metrics(scorer: TripleScorer, test: np.ndarray, known: np.ndarray) -> dict[str, float]:
+    known_set = {tuple(x) for x in known.tolist()}
+    ranks = []
+    for h, r, t in test.tolist():
+        tails = scorer.tail_logits([h], [r])[0]
+        heads = scorer.head_logits([r], [t])[0]
+        for scores, answer, make in ((tails, t, lambda x: (h, r, x)), (heads, h, lambda x: (x, r, t))):
+            own = scores[answer]
+            others = [scores[x] for x in range(scorer.num_entities) if x != answer and make(x) not in known_set]
+            ranks.append(1 + sum(s > own for s in others) + sum(s == own for s in others) / 2)
+    ranks = np.array(ranks, dtype=float)
+    return {"mrr": float(np.mean(1 / ranks)), "mr": float(ranks.mean()),
+            **{f"hits@{k}": float(np.mean(ranks <= k)) for k in (1, 3, 10)}}
+
+
+@pytest.mark.parametrize("model", ["distmult", "complex"])
+@pytest.mark.parametrize("reciprocal", [True, False])
+def test_filtered_metrics_equal_brute_force(model, reciprocal):
+    scorer = random_scorer(model, reciprocal, seed=7)
+    rng = np.random.default_rng(8)
+    test = np.unique(np.stack([rng.integers(0, 12, 25), rng.integers(0, 3, 25), rng.integers(0, 12, 25)], 1), axis=0)
+    extra = np.stack([rng.integers(0, 12, 60), rng.integers(0, 3, 60), rng.integers(0, 12, 60)], 1)
+    known = np.concatenate([test, extra])
+    got = evaluate(scorer, test, known, batch_size=7)
+    want = brute_force_metrics(scorer, test, known)
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), key
+    assert got["count"] == len(test)
+    assert got["mrr"] == pytest.approx((got["tail_mrr"] + got["head_mrr"]) / 2)
+
+
+def test_ties_count_half():
+    cfg = TrainConfig(dim=2)
+    scorer = TripleScorer(np.zeros((5, 2)), np.zeros((2, 2)), config=cfg, num_entities=5, num_relations=1)
+    metrics = evaluate(scorer, np.array([[0, 0, 1]]), np.array([[0, 0, 1], [0, 0, 2]]))
+    # Tail: 3 unfiltered others tie -> rank 2.5; head: 4 others tie -> rank 3.
+    assert metrics["mr"] == pytest.approx((2.5 + 3) / 2)
+    assert scorer.score([0], [0], [1])[0] == 0.5
+
+
+# ---- persistence ---------------------------------------------------------------------------------------------
+
+
+def test_save_and_load_round_trip(trained, tmp_path):
+    folder = trained.save(tmp_path / "scorer")
+    meta = json.loads((folder / "scorer.json").read_text())
+    assert meta["format_version"] == FORMAT_VERSION and meta["kgprobe_version"] == __version__
+    assert meta["config"]["seed"] == TINY.seed == meta["seed"]
+    assert (meta["num_entities"], meta["num_relations"]) == (N_ENT, N_REL)
+    assert meta["content_sha256"] == trained.content_hash
+    loaded = TripleScorer.load(folder)
+    assert loaded.config == trained.config and loaded.content_hash == trained.content_hash
+    kg = tiny_kg()
+    assert np.array_equal(loaded.score(kg[:, 0], kg[:, 1], kg[:, 2]), trained.score(kg[:, 0], kg[:, 1], kg[:, 2]))
+    assert loaded.metadata["epoch_losses"] == trained.metadata["epoch_losses"]
+
+
+def test_load_rejects_tampered_or_foreign_artifacts(trained, tmp_path):
+    folder = trained.save(tmp_path / "scorer")
+    with np.load(folder / "weights.npz") as w:
+        arrays = {k: w[k].copy() for k in w.files}
+    arrays["entity"][0, 0] += 1.0
+    np.savez(folder / "weights.npz", **arrays)
+    with pytest.raises(ScorerError, match="content hash"):
+        TripleScorer.load(folder)
+    trained.save(folder)
+    meta = json.loads((folder / "scorer.json").read_text())
+    meta["format_version"] = FORMAT_VERSION + 1
+    (folder / "scorer.json").write_text(json.dumps(meta))
+    with pytest.raises(ScorerError, match="version"):
+        TripleScorer.load(folder)
+    with pytest.raises(ScorerError, match="not a triple-scorer artifact"):
+        TripleScorer.load(tmp_path / "missing")
+
+
+# ---- config and inputs ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"model": "transe"}, {"training": "1-1"}, {"device": "tpu"}, {"dim": 0}, {"epochs": -1}, {"batch_size": 1.5},
+     {"lr": 0.0}, {"label_smoothing": 1.0}, {"dropout": -0.1}, {"regularisation": -1.0}, {"seed": "x"}],
+)
+def test_bad_config_raises(changes):
+    with pytest.raises(ScorerError) as info:
+        replace(TrainConfig(), **changes)
+    assert isinstance(info.value, KGProbeError)
+
+
+def test_config_from_dict_rejects_unknown_keys():
+    assert TrainConfig.from_dict({"dim": 8}) == TrainConfig(dim=8)
+    with pytest.raises(ScorerError, match="unknown TrainConfig keys"):
+        TrainConfig.from_dict({"dimension": 8})
+
+
+@pytest.mark.parametrize(
+    "triples", [np.array([[0, 0, 40]]), np.array([[0, 4, 1]]), np.zeros((0, 3), dtype=np.int64), np.ones((3, 2), int)]
+)
+def test_bad_training_triples_raise(triples):
+    with pytest.raises(ScorerError):
+        train_scorer(triples, N_ENT, N_REL, TINY)
+
+
+def test_default_config_is_the_fb15k237_recipe():
+    cfg = TrainConfig()
+    assert (cfg.model, cfg.training, cfg.reciprocal, cfg.device) == ("distmult", "1-N", True, "auto")
+    assert cfg.dim == 200 and cfg.seed == 0 and math.isfinite(cfg.lr)
+
+
+# ---- use by the perturbation stage ---------------------------------------------------------------------------
+
+
+def test_relation_replacement_with_a_trained_scorer_lowers_ats(trained):
+    kg = tiny_kg()
+    triples = [tuple(x) for x in kg.tolist()]
+    result = perturb_detailed(triples, "RR", 1.0, seed=0, scorer=trained)
+    assert len(result.changes) == len(triples)
+    known = set(triples)
+    for change in result.changes:
+        h, r, t = change.original
+        probs = trained.score_all_relations([h], [t])[0]
+        allowed = [x for x in range(N_REL) if x != r and (h, x, t) not in known]
+        assert change.new[1] in allowed
+    assert ats(trained, result.triples) < 0.5 * ats(trained, triples)
