@@ -1,135 +1,351 @@
-"""The project config: one YAML file naming the KGs, the warehouse and (in later stages) models and suites.
+"""The project config: one YAML file naming the KGs, the warehouse, the models, each stage's options and the suites.
 
     >>> cfg = load_config("examples/sample.yaml")
-    >>> cfg.kgs["sample"].files
+    >>> cfg.kgs["sample"].files, fpq_settings(cfg).max_hops
+
+Every section is a pydantic model that forbids unknown keys, and :class:`ProjectConfig` composes them, so
+``kgprobe schema`` (:func:`project_schema`) prints a JSON schema editors complete the YAML with. :func:`load_config`
+turns whatever is wrong into one :class:`~kgprobe.errors.ConfigError` whose lines read
+``<file>: <dotted.key.path>: <what is wrong>``, e.g. ``sample.yaml: suites.fpq.max_hop: unknown key; did you mean
+'max_hops'?``. Which file: :func:`config_path` (``--config``, else ``$KGPROBE_CONFIG``, else
+``examples/sample.yaml``), the one rule the CLI, the code location and the project resource share.
 
 Paths of input files are resolved against the folder of the config file, so a config travels with its data; the
-warehouse path is resolved against the working directory, so outputs land where you run kgprobe.
+warehouse path is resolved against the working directory, so outputs land where you run kgprobe. Suites live under
+``suites:`` (``suites: {fpq: {...}}``); a top-level ``fpq:`` is still read, with a :class:`ConfigDeprecationWarning`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import difflib
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin, get_type_hints
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    Strict,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+    with_config,
+)
+from pydantic_core import PydanticCustomError
+from typing_extensions import TypedDict, is_typeddict  # pydantic needs this TypedDict before Python 3.12
 
 from kgprobe.errors import ConfigError
+from kgprobe.generation import ModelSpec, SamplingParams, model_specs
+from kgprobe.generation.backends import CONFIG_CLASSES
+from kgprobe.generation.records import SAMPLING_KEYS
+from kgprobe.grounding.perturb import LEVELS as PERTURBATION_LEVELS
+from kgprobe.grounding.perturb import METHODS as PERTURBATION_METHODS
 from kgprobe.kg.ingest import FORMATS, KGSource
+from kgprobe.suites.fpq.edits import ALL_METHODS as FPQ_METHODS
+from kgprobe.suites.fpq.edits import HOP_SAMPLING
 
 __all__ = [
+    "CONFIG_ENV",
     "DEFAULT_CONFIG",
+    "BootstrapConfig",
+    "ConfigDeprecationWarning",
+    "FPQDomain",
+    "FPQSettings",
+    "GenerationConfig",
+    "JudgeConfig",
+    "KGConfig",
+    "ModelEntry",
+    "PPRConfig",
     "PerturbationSettings",
+    "ProjectConfig",
+    "QueriesConfig",
+    "QueryFile",
+    "QueryList",
+    "QuerySample",
+    "ScoringConfig",
+    "ScoringSettings",
+    "SubgraphConfig",
+    "SubgraphSettings",
+    "SuitesConfig",
+    "config_path",
+    "fpq_settings",
     "generation_models",
     "generation_settings",
-    "perturbation_settings",
-    "FPQSettings",
-    "ProjectConfig",
-    "SubgraphSettings",
-    "ScoringSettings",
-    "fpq_settings",
     "load_config",
+    "perturbation_settings",
+    "project_schema",
     "scoring_settings",
     "subgraph_settings",
 ]
 
 DEFAULT_CONFIG = "examples/sample.yaml"
-_KG_KEYS = {
-    "format", "triples", "entity_labels", "relation_labels", "entity_types", "type_labels", "temporal", "lenient",
-    "header", "encoding", "label_lang", "infer_types",
-}
-# Sections owned by later stages are kept as given and validated by the stage that reads them.
-_STAGE_SECTIONS = {"queries", "subgraph", "fpq", "perturbation", "models", "generation", "scoring", "suites", "report"}
-_TOP_KEYS = {"name", "seed", "warehouse", "kgs"} | _STAGE_SECTIONS
+#: The environment variable naming the project config when no ``--config`` is given.
+CONFIG_ENV = "KGPROBE_CONFIG"
+#: Sections :attr:`ProjectConfig.sections` keeps as written.
+_STAGE_SECTIONS = ("queries", "subgraph", "fpq", "perturbation", "models", "generation", "scoring", "suites")
+#: How many problems one error message lists before it says how many more there are.
+_MAX_PROBLEMS = 10
 
 
-@dataclass(frozen=True)
-class ProjectConfig:
-    """A parsed project config. ``sections`` holds the stage sections (``queries``, ``fpq``, ``models``, ...)."""
+class ConfigDeprecationWarning(DeprecationWarning):
+    """A config written in a layout that still works but will not for long (e.g. a top-level ``fpq:`` section).
 
-    path: Path
-    name: str
-    seed: int
-    warehouse: Path
-    kgs: dict[str, KGSource]
-    sections: dict[str, Any] = field(default_factory=dict)
-    #: per KG, whether to infer entity types from relation keys after loading (for KGs without types)
-    infer_types: dict[str, bool] = field(default_factory=dict)
-
-    def section(self, name: str) -> dict[str, Any]:
-        """A stage section as a dict ({} when absent)."""
-        return dict(self.sections.get(name) or {})
+    Its own class, so a caller can single it out: ``kgprobe run`` prints it, although Python hides
+    DeprecationWarnings outside ``__main__`` by default."""
 
 
-def _resolve(base: Path, value: Any, where: str) -> Any:
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The project config to read: ``explicit`` (``--config``), else ``$KGPROBE_CONFIG``, else
+    ``examples/sample.yaml``, relative paths as given (against the working directory).
+
+    Every entry point calls this, so ``kgprobe run``, ``dagster dev`` and a resource built without a path agree:
+
+        >>> config_path("my.yaml"), config_path()       # the second reads KGPROBE_CONFIG
+    """
+    return Path(explicit or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG).expanduser()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# value types
+
+# Scalars are checked strictly: YAML already types them, so a quoted "yes" or "5" is a mistake, not a bool or int.
+_Int = Annotated[int, Strict()]
+_Bool = Annotated[bool, Strict()]
+
+
+def _number(value: Any) -> Any:
+    # PyYAML reads 1e-6 (no dot) as a string; the hand-written checks took it through float(), so this does too
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+_Float = Annotated[float, Strict(), BeforeValidator(_number)]
+
+
+def _below(*keys: Any, message: str) -> PydanticCustomError:
+    """An error about a key below the value a validator checks: pydantic gives a validator's error the path of that
+    value, and :func:`_located` appends ``keys``, so the message still names the exact key."""
+    return PydanticCustomError("kgprobe_below", "{message}", {"below": ".".join(map(str, keys)), "message": message})
+
+
+def _context(info: ValidationInfo) -> dict[str, Any]:
+    # load_config passes {"path", "base"}; ProjectConfig adds the KG and model names for cross-section checks.
+    # Validated without it (a test, a schema), every check that needs it is skipped.
+    return info.context if isinstance(info.context, dict) else {}
+
+
+def _resolve_path(value: Any, info: ValidationInfo) -> Any:
+    if not isinstance(value, (str, os.PathLike)):
+        return value  # pydantic reports the wrong type
+    path = Path(value).expanduser()
+    base = _context(info).get("base")
+    return path if path.is_absolute() or base is None else base / path
+
+
+def _one_or_many(value: Any) -> Any:
+    if isinstance(value, (str, os.PathLike)):
+        return [value]
+    if not isinstance(value, (list, tuple)):
+        # a ValueError, not a TypeError: pydantic reports only ValueErrors as validation errors
+        raise ValueError(f"expected a file path or a list of them, got {value!r}")  # noqa: TRY004
+    return value
+
+
+#: A file path in the config, resolved against the config file's folder.
+_ConfigPath = Annotated[Path, BeforeValidator(_resolve_path, json_schema_input_type=str)]
+#: One file path or a list of them.
+_ConfigPaths = Annotated[tuple[_ConfigPath, ...], BeforeValidator(_one_or_many, json_schema_input_type=str | list[str])]
+
+
+def _kg_name(value: str | None, info: ValidationInfo) -> str | None:
+    known = _context(info).get("kgs")
+    if not known:  # no context, or `kgs` itself is wrong and reported there
+        return value
     if value is None:
-        return None
-    if isinstance(value, list):
-        return [_resolve(base, v, where) for v in value]
-    if not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a file path (string), got {value!r}")
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else (base / p)
+        return known[0]
+    if value not in known:
+        raise ValueError(f"{value!r} is not one of the configured KGs ({', '.join(map(str, known))})")
+    return value
 
 
-def load_config(path: str | Path = DEFAULT_CONFIG) -> ProjectConfig:
-    """Read and validate a project config; raises :class:`ConfigError` naming the file and key on any mistake."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"project config {path} not found; pass a YAML file such as {DEFAULT_CONFIG}")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the config must be a mapping of sections, got {type(raw).__name__}")
-    unknown = set(raw) - _TOP_KEYS
-    if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {sorted(unknown)}; known: {sorted(_TOP_KEYS)}")
-    base = path.resolve().parent
-    kgs_raw = raw.get("kgs")
-    if not isinstance(kgs_raw, dict) or not kgs_raw:
-        raise ConfigError(f"{path}: 'kgs' must map at least one KG name to its source (format, triples, ...)")
-    kgs: dict[str, KGSource] = {}
-    infer: dict[str, bool] = {}
-    for name, spec in kgs_raw.items():
-        where = f"{path}: kgs.{name}"
-        if not isinstance(spec, dict):
-            raise ConfigError(f"{where}: expected a mapping with format and triples")
-        bad = set(spec) - _KG_KEYS
-        if bad:
-            raise ConfigError(f"{where}: unknown key(s) {sorted(bad)}; known: {sorted(_KG_KEYS)}")
-        fmt = spec.get("format", "tsv")
-        if fmt not in FORMATS:
-            raise ConfigError(f"{where}.format: {fmt!r} is not one of {', '.join(FORMATS)}")
-        if "triples" not in spec:
-            raise ConfigError(f"{where}: 'triples' (one file or a list) is required")
-        kwargs = {k: v for k, v in spec.items() if k not in {"triples", "entity_labels", "relation_labels",
-                                                              "entity_types", "type_labels", "temporal", "infer_types"}}
-        infer[str(name)] = bool(spec.get("infer_types", False))
-        for key in ("triples", "entity_labels", "relation_labels", "entity_types", "type_labels", "temporal"):
-            if key in spec:
-                kwargs[key] = _resolve(base, spec[key], f"{where}.{key}")
-        kgs[str(name)] = KGSource(name=str(name), **kwargs)
-    seed = raw.get("seed", 0)
-    if not isinstance(seed, int):
-        raise ConfigError(f"{path}: seed must be an integer, got {seed!r}")
-    warehouse = Path(raw.get("warehouse", "warehouse/kgprobe.duckdb"))
-    return ProjectConfig(
-        path=path.resolve(),
-        name=str(raw.get("name", path.stem)),
-        seed=seed,
-        warehouse=warehouse,
-        kgs=kgs,
-        sections={k: raw[k] for k in _STAGE_SECTIONS if k in raw},
-        infer_types=infer,
-    )
+def _model_name(value: str, info: ValidationInfo) -> str:
+    known = _context(info).get("models")
+    if known is not None and value not in known:
+        raise ValueError(f"{value!r} is not one of the models listed under models ({', '.join(known) or 'none'})")
+    return value
+
+
+#: A KG of ``kgs`` by name; left out, the first configured KG.
+_KGName = Annotated[str | None, AfterValidator(_kg_name)]
+#: A model of ``models`` by name.
+_ModelName = Annotated[str, AfterValidator(_model_name)]
+
+
+class _Section(BaseModel):
+    """Base of every section: unknown keys are errors, settings are read-only, field docstrings become the JSON
+    schema's descriptions."""
+
+    # protected_namespaces=(): backends take a `model_id`, which older pydantic releases would warn about
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, protected_namespaces=())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_default(cls, data: Any) -> Any:
+        # `generation:` with every key commented out is null in YAML; it means "all defaults", not a mistake
+        return {} if data is None else data
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# kgs
+
+
+class KGConfig(_Section):
+    """One entry of ``kgs``: where a KG comes from and how to read it (see :class:`kgprobe.kg.ingest.KGSource`).
+    The entry's name is the DuckDB schema the KG is loaded into."""
+
+    format: Literal[FORMATS] = "tsv"
+    """How the triple files are written."""
+    triples: _ConfigPaths
+    """One triples file or a list of them, relative to the config file (.gz is read transparently)."""
+    entity_labels: _ConfigPath | None = None
+    """Entity key -> label (TSV key<TAB>label or a JSON object)."""
+    relation_labels: _ConfigPath | None = None
+    """Relation key -> label (TSV or JSON)."""
+    entity_types: _ConfigPath | None = None
+    """Entity key -> type(s) (TSV rows or a JSON object of lists)."""
+    type_labels: _ConfigPath | None = None
+    """Type key -> label (TSV or JSON)."""
+    temporal: _ConfigPaths | None = None
+    """Dated facts (head, relation, tail, start, end) added to the same KG."""
+    lenient: _Bool = False
+    """Record unparseable rows in `rejects` and load the rest (default: stop at the first one)."""
+    header: _Bool | None = None
+    """Whether CSV/TSV files start with a header row (default: guess)."""
+    encoding: str = "utf-8"
+    """Text encoding of the files."""
+    label_lang: str = "en"
+    """rdfs:label language to use for RDF input."""
+    infer_types: _Bool = False
+    """Type entities from relation keys after loading (for KGs without types, such as FB15k-237)."""
+
+    def source(self, name: str) -> KGSource:
+        """The :class:`KGSource` that ingestion reads, named ``name``; keys the file leaves out keep KGSource's
+        defaults."""
+        return KGSource(name=name, **self.model_dump(exclude_unset=True, exclude={"infer_types"}))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# queries and subgraphs
+
+
+@with_config(ConfigDict(extra="forbid", coerce_numbers_to_str=True, use_attribute_docstrings=True))
+class QueryList(TypedDict, total=False):
+    """A query given by its seed entities (keys or labels)."""
+
+    id: str
+    """The query id (default list-<position>)."""
+    text: str
+    """The question text, if any."""
+    seeds: Required[Annotated[list[str], Field(min_length=1)]]
+    """Entity keys or labels the subgraph grows from (numbers are read as keys)."""
+
+
+@with_config(ConfigDict(extra="forbid", use_attribute_docstrings=True))
+class QueryFile(TypedDict, total=False):
+    """A CSV file of questions whose ``mention_column`` holds each question's entity mentions."""
+
+    path: Required[_ConfigPath]
+    """The CSV file, relative to the config file."""
+    mention_column: str
+    """Column of entity mentions (default dbpedia_entities)."""
+    text_column: str | None
+    """Column of question texts (default question)."""
+    id_column: str | None
+    """Column of query ids (default id)."""
+    limit: Annotated[int, Strict(), Field(ge=1)]
+    """Read at most this many rows."""
+
+
+@with_config(ConfigDict(extra="forbid", use_attribute_docstrings=True))
+class QuerySample(TypedDict, total=False):
+    """A seeded sample of entities per type, one query each."""
+
+    per_type: Annotated[int, Strict(), Field(ge=1)]
+    """Entities per type (default 5)."""
+    types: list[str]
+    """Type labels or keys to sample (default: all types)."""
+    seeds_per_query: Annotated[int, Strict(), Field(ge=1)]
+    """Seed entities per query (default 1)."""
+
+
+class QueriesConfig(_Section):
+    """The ``queries`` section: the retrieval queries of the subgraph stage."""
+
+    kg: _KGName = Field(None, validate_default=True)
+    """The KG to query (default: the first one under kgs)."""
+    lists: tuple[QueryList, ...] = ()
+    """Queries given by their seed entities."""
+    files: tuple[QueryFile, ...] = ()
+    """CSV question files."""
+    sample: QuerySample | None = None
+    """A seeded sample of entities per type."""
+    fpq_subjects: _Bool = False
+    """One query per KG-FPQ subject (its subgraph is the context of the grounded questions)."""
+
+    @model_validator(mode="after")
+    def _some_queries(self) -> QueriesConfig:
+        if not (self.lists or self.files or self.sample is not None or self.fpq_subjects):
+            raise ValueError("give at least one of lists, files, sample or fpq_subjects")
+        return self
+
+
+class PPRConfig(_Section):
+    """Personalized PageRank pruning of the k-hop subgraphs (the OKGQA defaults)."""
+
+    alpha: _Float = Field(0.85, ge=0, le=1)
+    """Damping factor."""
+    tol: _Float = Field(1e-6, gt=0)
+    """Convergence tolerance."""
+    max_iter: _Int = Field(100, ge=1)
+    """Most power iterations."""
+    threshold: _Float = Field(1e-5, ge=0)
+    """Nodes scoring below it are pruned (OKGQA: 1e-5)."""
+    directed: _Bool = False
+    """Walk edges head -> tail only."""
+
+
+class SubgraphConfig(_Section):
+    """The ``subgraph`` section: k-hop extraction around each query's seeds, then PPR pruning."""
+
+    hops: _Int = Field(2, ge=1)
+    """k of the k-hop subgraph."""
+    fanout_cap: _Int | None = Field(None, ge=1)
+    """Follow at most this many (seeded) edges per node and hop."""
+    induced: _Bool = False
+    """Keep every KG edge between reached nodes, not only the traversed ones."""
+    ppr: PPRConfig = Field(default_factory=PPRConfig)
+    """PPR pruning parameters."""
 
 
 @dataclass(frozen=True)
 class SubgraphSettings:
-    """The ``queries`` and ``subgraph`` sections: which KG, which queries, k-hop and PPR parameters."""
+    """The ``queries`` and ``subgraph`` sections as the subgraph stage reads them: which KG, which queries, k-hop
+    and PPR parameters. ``lists``, ``files`` and ``sample`` are plain mappings (``files`` paths resolved)."""
 
     kg: str
     lists: tuple[dict[str, Any], ...] = ()
@@ -154,162 +370,22 @@ class SubgraphSettings:
         }
 
 
-def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
-    """Validated settings of the subgraph stage; the KG defaults to the first configured one."""
-    q = cfg.section("queries")
-    sg = cfg.section("subgraph")
-    ppr = dict(sg.pop("ppr", None) or {})
-    where = f"{cfg.path}"
-    known_q = {"kg", "lists", "files", "sample", "fpq_subjects"}
-    known_sg = {"hops", "fanout_cap", "induced"}
-    known_ppr = {"alpha", "tol", "max_iter", "threshold", "directed"}
-    for name, section, known in (("queries", q, known_q), ("subgraph", sg, known_sg), ("subgraph.ppr", ppr, known_ppr)):
-        bad = set(section) - known
-        if bad:
-            raise ConfigError(f"{where}: {name}: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
-    kg = str(q.get("kg") or next(iter(cfg.kgs)))
-    if kg not in cfg.kgs:
-        raise ConfigError(f"{where}: queries.kg {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
-    files = []
-    for i, f in enumerate(q.get("files") or []):
-        if not isinstance(f, dict) or "path" not in f:
-            raise ConfigError(f"{where}: queries.files[{i}] needs a 'path'")
-        files.append({**f, "path": _resolve(cfg.path.parent, f["path"], f"{where}: queries.files[{i}].path")})
-    sample = q.get("sample")
-    if sample is not None and not isinstance(sample, dict):
-        raise ConfigError(f"{where}: queries.sample must be a mapping (per_type, types, seeds_per_query)")
-    if not (q.get("lists") or files or sample or q.get("fpq_subjects")):
-        raise ConfigError(f"{where}: queries: give at least one of lists, files, sample or fpq_subjects")
-    return SubgraphSettings(
-        kg=kg,
-        lists=tuple(q.get("lists") or ()),
-        files=tuple(files),
-        sample=sample,
-        fpq_subjects=bool(q.get("fpq_subjects", False)),
-        hops=int(sg.get("hops", 2)),
-        fanout_cap=sg.get("fanout_cap"),
-        induced=bool(sg.get("induced", False)),
-        alpha=float(ppr.get("alpha", 0.85)),
-        tol=float(ppr.get("tol", 1e-6)),
-        max_iter=int(ppr.get("max_iter", 100)),
-        threshold=float(ppr.get("threshold", 1e-5)),
-        directed=bool(ppr.get("directed", False)),
-    )
+# ---------------------------------------------------------------------------------------------------------------------
+# perturbations
 
 
-@dataclass(frozen=True)
-class FPQSettings:
-    """The ``fpq`` section: KG, domains (types and relation lists), sample size, edit methods, question writing."""
+class PerturbationSettings(_Section):
+    """The ``perturbation`` section: OKGQA-P methods and levels (partition keys ``none``, ``RS-0.1`` ...) and the
+    triple scorer's training options."""
 
-    kg: str
-    domains: dict[str, Any]
-    n_per_domain: int = 100
-    methods: tuple[str, ...] = ("NSC", "NDC", "NNSC", "NNDC", "NNSR", "NNDR")
-    max_hops: int = 5
-    questions: str = "templates"
-    templates: Path | None = None
-    formats: tuple[str, ...] = ("yn", "wh")
-    #: Hops follow edge direction (head -> tail from the subject), as the paper's released paths do.
-    directed: bool = True
-    #: NSC/NDC: draw the hop first, then an object at it ("uniform_hop"), or uniformly over all candidates.
-    hop_sampling: str = "uniform_hop"
-
-
-def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
-    """Validated settings of the KG-FPQ stage. ``domains`` and ``templates`` may be YAML files next to the config."""
-    f = cfg.section("fpq")
-    where = f"{cfg.path}: fpq"
-    known = {"kg", "domains", "n_per_domain", "methods", "max_hops", "questions", "templates", "formats", "directed",
-             "hop_sampling"}
-    bad = set(f) - known
-    if bad:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
-    kg = str(f.get("kg") or next(iter(cfg.kgs)))
-    if kg not in cfg.kgs:
-        raise ConfigError(f"{where}.kg: {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
-    domains = f.get("domains")
-    if isinstance(domains, str):
-        dpath = _resolve(cfg.path.parent, domains, f"{where}.domains")
-        if not dpath.is_file():
-            raise ConfigError(f"{where}.domains: file {dpath} not found")
-        domains = yaml.safe_load(dpath.read_text(encoding="utf-8"))
-    if not isinstance(domains, dict) or not domains:
-        raise ConfigError(f"{where}.domains: a mapping of domain -> types (or a YAML file holding one) is required")
-    questions = f.get("questions", "templates")
-    if questions != "templates":
-        raise ConfigError(f"{where}.questions: {questions!r} is not available; use 'templates' (LLM-written questions "
-                          "need the generation stage)")
-    templates = f.get("templates")
-    if templates is None:
-        raise ConfigError(f"{where}.templates: a YAML file of per-relation yn/wh templates is required")
-    methods = tuple(f.get("methods") or FPQSettings.methods)
-    unknown = [m for m in methods if m not in FPQSettings.methods]
-    if unknown:
-        raise ConfigError(f"{where}.methods: unknown {unknown}; use some of {list(FPQSettings.methods)}")
-    formats = tuple(f.get("formats") or ("yn", "wh"))
-    if not set(formats) <= {"yn", "wh"}:
-        raise ConfigError(f"{where}.formats: use yn and/or wh, got {list(formats)}")
-    directed = f.get("directed", True)
-    if not isinstance(directed, bool):
-        raise ConfigError(f"{where}.directed: true (hops follow head -> tail, the default) or false, got {directed!r}")
-    hop_sampling = f.get("hop_sampling", "uniform_hop")
-    if hop_sampling not in ("uniform_hop", "uniform_candidate"):
-        raise ConfigError(f"{where}.hop_sampling: use uniform_hop (the default) or uniform_candidate, "
-                          f"got {hop_sampling!r}")
-    return FPQSettings(
-        kg=kg,
-        domains=domains,
-        n_per_domain=int(f.get("n_per_domain", 100)),
-        methods=methods,
-        max_hops=int(f.get("max_hops", 5)),
-        questions=questions,
-        templates=_resolve(cfg.path.parent, templates, f"{where}.templates"),
-        formats=formats,
-        directed=directed,
-        hop_sampling=hop_sampling,
-    )
-
-
-def generation_models(cfg: ProjectConfig) -> list[Any]:
-    """The validated ``models`` list (:class:`kgprobe.generation.ModelSpec`), with the ``generation`` section's
-    sampling defaults; [] when no models are configured."""
-    from kgprobe.generation import model_specs
-
-    models = cfg.sections.get("models") or []
-    defaults = {k: v for k, v in cfg.section("generation").items() if k in ("n", "temperature", "top_p", "max_tokens", "seed")}
-    try:
-        return model_specs(models, defaults=defaults)
-    except ConfigError as exc:
-        raise ConfigError(f"{cfg.path}: {exc}") from exc
-
-
-def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
-    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (true
-    triples per partition, each with all its questions, for a quick look), ``grounded_limit`` and
-    ``grounded_models`` (which models answer with KG context; default: all) and the question ``formats``."""
-    g = cfg.section("generation")
-    known = {"n", "temperature", "top_p", "max_tokens", "seed", "shard_size", "limit", "formats", "grounded_limit", "grounded_models"}
-    bad = set(g) - known
-    if bad:
-        raise ConfigError(f"{cfg.path}: generation: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
-    return {
-        "shard_size": int(g.get("shard_size", 64)),
-        "limit": g.get("limit"),
-        "formats": tuple(g.get("formats") or ("yn", "wh")),
-        "grounded_limit": g.get("grounded_limit", g.get("limit")),
-        "grounded_models": g.get("grounded_models"),
-    }
-
-
-@dataclass(frozen=True)
-class PerturbationSettings:
-    """The ``perturbation`` section: methods and levels (partition keys ``none``, ``RS-0.1`` ...) and scorer options."""
-
-    methods: tuple[str, ...] = ("RS", "RR", "ER", "ED")
-    levels: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    scorer: dict[str, Any] = field(default_factory=dict)
-
-    kg: str | None = None
+    methods: tuple[Literal[PERTURBATION_METHODS], ...] = Field(PERTURBATION_METHODS, min_length=1)
+    """Perturbation methods: RS, RR, ER, ED."""
+    levels: tuple[Annotated[_Float, Field(gt=0, le=1)], ...] = Field(PERTURBATION_LEVELS, min_length=1)
+    """Shares of the subgraph's triples to perturb, each in (0, 1]."""
+    scorer: dict[str, Any] = Field(default_factory=dict)
+    """Training options of the triple scorer s_G (fields of kgprobe.grounding.scorer.TrainConfig)."""
+    kg: _KGName = Field(None, validate_default=True)
+    """The KG whose triples train the scorer (default: the first one under kgs)."""
 
     @property
     def keys(self) -> list[str]:
@@ -319,87 +395,664 @@ class PerturbationSettings:
         return perturbation_keys(self.methods, self.levels)
 
 
-def perturbation_settings(cfg: ProjectConfig) -> PerturbationSettings:
-    """Validated perturbation methods and levels (all four methods at 0.1 ... 1.0 by default)."""
-    p = cfg.section("perturbation")
-    known = {"methods", "levels", "scorer", "kg"}
-    bad = set(p) - known
-    if bad:
-        raise ConfigError(f"{cfg.path}: perturbation: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
-    methods = tuple(p.get("methods") or PerturbationSettings.methods)
-    wrong = [m for m in methods if m not in ("RS", "RR", "ER", "ED")]
-    if wrong:
-        raise ConfigError(f"{cfg.path}: perturbation.methods: unknown {wrong}; use RS, RR, ER, ED")
-    levels = tuple(float(x) for x in (p.get("levels") or PerturbationSettings.levels))
-    if any(not 0 < x <= 1 for x in levels):
-        raise ConfigError(f"{cfg.path}: perturbation.levels must lie in (0, 1], got {list(levels)}")
-    kg = str(p.get("kg") or next(iter(cfg.kgs)))
-    if kg not in cfg.kgs:
-        raise ConfigError(f"{cfg.path}: perturbation.kg {kg!r} is not one of the configured KGs {sorted(cfg.kgs)}")
-    return PerturbationSettings(methods=methods, levels=levels, scorer=dict(p.get("scorer") or {}), kg=kg)
+# ---------------------------------------------------------------------------------------------------------------------
+# models and generation
+
+
+class _Sampling(_Section):
+    """Sampling parameters; left out, the next level's (model entry -> generation section -> KG-FPQ's defaults)."""
+
+    n: _Int | None = Field(None, ge=1)
+    """Samples per prompt (default 3)."""
+    temperature: _Float | None = Field(None, ge=0)
+    """Sampling temperature; 0 is greedy (default 0.6)."""
+    top_p: _Float | None = Field(None, gt=0, le=1)
+    """Nucleus sampling mass (default 0.9)."""
+    max_tokens: _Int | None = Field(None, ge=1)
+    """Most new tokens per sample (default 128)."""
+    seed: _Int | None = None
+    """Sampling seed (default 0)."""
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters this section sets, as keyword arguments (what :func:`model_specs` takes as
+        defaults)."""
+        return {k: getattr(self, k) for k in SAMPLING_KEYS if getattr(self, k) is not None}
+
+
+class _ModelEntry(_Sampling):
+    """An entry of ``models``: a name, a backend, sampling overrides and the backend's own options."""
+
+    name: str = Field(min_length=1)
+    """The model's name in partitions, the leaderboard and the response store; rename it when its weights change."""
+    backend: str
+    """Which backend runs it."""
+    batch_size: _Int | None = Field(None, ge=1)
+    """Prompts per backend call (default: the backend's)."""
+
+
+def _strict(hint: Any) -> Any:
+    # the backends' option dataclasses hint plain int/float/bool; check them as strictly as every other scalar
+    if hint is int:
+        return _Int
+    if hint is float:
+        return _Float
+    if hint is bool:
+        return _Bool
+    if get_origin(hint) in (Union, UnionType):
+        return Union[tuple(_strict(a) for a in get_args(hint))]  # noqa: UP007 - built from a runtime tuple
+    return hint
+
+
+def _backend_entry(kind: str, options: type) -> type[_ModelEntry]:
+    # One model per backend, built from the backend's option dataclass, so the schema lists exactly the keys that
+    # backend takes and a new backend needs no edit here.
+    hints = get_type_hints(options)
+    extra: dict[str, Any] = {"backend": (Literal[kind], ...)}
+    for f in fields(options):
+        if f.default is not MISSING:
+            default: Any = f.default
+        elif f.default_factory is not MISSING:
+            default = Field(default_factory=f.default_factory)
+        else:
+            default = ...
+        extra[f.name] = (_strict(hints[f.name]), default)
+    name = options.__name__.removesuffix("Config") + "ModelEntry"
+    return create_model(name, __base__=_ModelEntry, __doc__=options.__doc__, __module__=__name__, **extra)
+
+
+_BACKEND_ENTRIES = tuple(_backend_entry(kind, cls) for kind, cls in CONFIG_CLASSES.items())
+#: An entry of ``models``; its ``backend`` decides which keys it may have.
+ModelEntry = Annotated[Union[_BACKEND_ENTRIES], Field(discriminator="backend")]  # noqa: UP007 - a runtime tuple
+
+
+class GenerationConfig(_Sampling):
+    """The ``generation`` section: sampling defaults of every model, and run options."""
+
+    shard_size: _Int = Field(64, ge=1)
+    """Responses per stored shard (what a killed run can lose)."""
+    limit: _Int | None = Field(None, ge=1)
+    """True triples per closed-book partition, each with all its questions, for a quick look (default: all)."""
+    formats: tuple[Literal["yn", "wh"], ...] = Field(("yn", "wh"), min_length=1)
+    """Question formats to ask: yn (Yes-No) and/or wh."""
+    grounded_limit: _Int | None = Field(None, ge=1)
+    """Like limit, for KG-grounded partitions (default: limit)."""
+    grounded_models: tuple[_ModelName, ...] | None = None
+    """Models that answer with KG context at every perturbation level (default: all)."""
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# scoring
+
+
+class JudgeConfig(_Section):
+    """A judge of generative answers: a configured model with judge sampling."""
+
+    model: _ModelName
+    """A name under models."""
+    temperature: _Float = Field(0.0, ge=0)
+    """Default 0: greedy."""
+    top_p: _Float = Field(1.0, gt=0, le=1)
+    """Nucleus sampling mass."""
+    max_tokens: _Int = Field(8, ge=1)
+    """Most tokens of a verdict."""
+    seed: _Int | None = None
+    """Sampling seed (default: the project seed)."""
+    batch_size: _Int | None = Field(None, ge=1)
+    """Prompts per backend call (default: the model's)."""
+
+
+def _judge_entry(value: Any) -> Any:
+    return {"model": value} if isinstance(value, str) else value
+
+
+#: A judge entry; a bare string is a model name.
+_Judge = Annotated[JudgeConfig, BeforeValidator(_judge_entry, json_schema_input_type=str | JudgeConfig)]
+
+
+class BootstrapConfig(_Section):
+    """The percentile bootstrap of measures that are not proportions."""
+
+    resamples: _Int = Field(1000, ge=1)
+    """Bootstrap resamples."""
+    confidence: _Float = Field(0.95, gt=0, lt=1)
+    """Interval coverage."""
+
+
+class ScoringConfig(_Section):
+    """The ``scoring`` section: judges, the bootstrap, and the unknown-share warning."""
+
+    judges: tuple[_Judge, ...] = ()
+    """Judges of WH answers, the first being the primary one; a bare string is a model name."""
+    bootstrap: BootstrapConfig = Field(default_factory=BootstrapConfig)
+    """Bootstrap options."""
+    unknown_warn: _Float = Field(0.2, ge=0, le=1)
+    """Warn when more than this share of Yes-No answers reads as unknown."""
+    seed: _Int | None = None
+    """Bootstrap seed (default: the project seed)."""
+
+    @field_validator("judges")
+    @classmethod
+    def _each_judge_once(cls, judges: tuple[JudgeConfig, ...]) -> tuple[JudgeConfig, ...]:
+        names = [j.model for j in judges]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a model is listed twice ({', '.join(names)})")
+        return judges
 
 
 @dataclass(frozen=True)
 class ScoringSettings:
-    """The ``scoring`` section: the judges of generative answers, the bootstrap, and the unknown-share warning.
+    """The ``scoring`` section as the scoring stage reads it.
 
     ``judges`` are :class:`kgprobe.generation.ModelSpec` of configured models with judge sampling (one greedy sample
     of at most ``max_tokens`` tokens unless the entry says otherwise); the first judge is the primary one.
     """
 
-    judges: tuple[Any, ...] = ()
+    judges: tuple[ModelSpec, ...] = ()
     resamples: int = 1000
     confidence: float = 0.95
     seed: int = 0
     unknown_warn: float = 0.2
 
 
-_JUDGE_KEYS = {"model", "temperature", "top_p", "max_tokens", "seed", "batch_size"}
+# ---------------------------------------------------------------------------------------------------------------------
+# suites
+
+
+@with_config(ConfigDict(extra="forbid", use_attribute_docstrings=True))
+class FPQDomain(TypedDict, total=False):
+    """A question domain: subjects with one of ``types``, optionally limited in their relations."""
+
+    types: Required[Annotated[list[str], Field(min_length=1)]]
+    """Type labels or keys of the domain's subjects."""
+    allow_relations: list[str] | None
+    """Only these relation keys."""
+    deny_relations: list[str]
+    """Never these relation keys."""
+
+
+def _domains(value: Any, info: ValidationInfo) -> Any:
+    # A file name stands for its YAML content, and a bare list of types for {types: [...]}, so that every domain
+    # reaches DomainSpec.from_config as one kind of mapping.
+    if isinstance(value, (str, os.PathLike)):
+        path = _resolve_path(value, info)
+        if not path.is_file():
+            raise ValueError(f"domains file {path} not found; give a mapping of domain -> types or a YAML file of one")
+        try:
+            value = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ValueError(f"domains file {path} is not valid YAML ({exc})") from exc
+    if isinstance(value, Mapping):
+        if not value:
+            raise ValueError("map at least one domain to its entity types")
+        return {k: {"types": v} if isinstance(v, list) else v for k, v in value.items()}
+    return value
+
+
+class FPQSettings(_Section):
+    """The ``suites.fpq`` section (KG-FPQ): KG, domains (types and relation lists), sample size, edit methods, question
+    writing. ``domains`` and ``templates`` may be YAML files next to the config; after validation ``domains`` maps
+    each domain to a plain ``{types, allow_relations?, deny_relations?}`` mapping and ``templates`` is a path."""
+
+    kg: _KGName = Field(None, validate_default=True)
+    """The KG to draw true triples from (default: the first one under kgs)."""
+    domains: Annotated[
+        dict[str, FPQDomain],
+        BeforeValidator(_domains, json_schema_input_type=str | dict[str, list[str] | FPQDomain]),
+    ]
+    """Domain -> entity types (or a mapping with types, allow_relations, deny_relations), or a YAML file of that."""
+    n_per_domain: _Int = Field(100, ge=1)
+    """True triples sampled per domain."""
+    methods: tuple[Literal[FPQ_METHODS], ...] = Field(FPQ_METHODS, min_length=1)
+    """Edit methods: NSC, NDC, NNSC, NNDC, NNSR, NNDR."""
+    max_hops: _Int = Field(5, ge=1)
+    """NSC/NDC look for the false object within this many hops of the subject; NN* beyond it."""
+    questions: Literal["templates"] = "templates"
+    """How questions are written: templates (LLM-written questions need the generation stage)."""
+    templates: _ConfigPath
+    """A YAML file of per-relation yn / wh templates, relative to the config file."""
+    formats: tuple[Literal["yn", "wh"], ...] = Field(("yn", "wh"), min_length=1)
+    """Question formats: yn (Yes-No) and/or wh."""
+    directed: _Bool = True
+    """Hops follow edge direction (head -> tail from the subject), as the paper's released paths do."""
+    hop_sampling: Literal[HOP_SAMPLING] = "uniform_hop"
+    """NSC/NDC: draw the hop first, then an object at it (uniform_hop), or uniformly over all candidates."""
+
+
+class SuitesConfig(_Section):
+    """The ``suites`` section: one entry per enabled suite; a suite left out does not run.
+
+    The built-in suites are fields. A suite registered in :data:`kgprobe.suites.SUITES` from outside (a plug-in, a
+    test's toy suite) is accepted under its name and validated by its own ``Settings`` model; any other key is an
+    unknown suite."""
+
+    # extra keys are checked against the suite registry below, so "forbid" holds for every name not registered
+    model_config = ConfigDict(extra="allow")
+
+    fpq: FPQSettings | None = None
+    """KG-FPQ: false-premise questions from edited triples."""
+
+    @model_validator(mode="after")
+    def _registered_suites(self, info: ValidationInfo) -> SuitesConfig:
+        from kgprobe.suites import SUITES
+
+        extra = self.__pydantic_extra__ or {}
+        for name, section in list(extra.items()):
+            suite = SUITES.get(name)
+            if suite is None:
+                known = sorted(set(SuitesConfig.model_fields) | set(SUITES))
+                close = difflib.get_close_matches(name, known, n=1)
+                raise _below(name, message=f"unknown suite; did you mean {close[0]!r}?" if close else
+                             f"unknown suite; registered suites: {', '.join(known)}")
+            if section is None:
+                del extra[name]  # `toy:` with nothing under it reads as "not configured", as for fpq
+                continue
+            try:
+                extra[name] = suite.Settings.model_validate(section, context=info.context)
+            except ValidationError as exc:
+                where, text = _located(exc.errors(include_url=False)[0], root=suite.Settings)
+                raise _below(name, *where, message=text) from exc
+        return self
+
+    def configured(self) -> dict[str, Any]:
+        """Suite name -> settings of every suite this section enables."""
+        built_in = {name: getattr(self, name) for name in SuitesConfig.model_fields}
+        return {k: v for k, v in {**built_in, **(self.__pydantic_extra__ or {})}.items() if v is not None}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the project
+
+
+class ProjectConfig(_Section):
+    """A validated project config: the file's sections as models, plus ``path`` (the file), ``kgs`` (one
+    :class:`KGSource` per entry, paths resolved) and ``infer_types``.
+
+    Build it with :func:`load_config`, which passes the file's location as validation context: paths resolve
+    against its folder, and KG and model names are checked across sections. :meth:`suite` and :meth:`has_suite`
+    find a suite's settings under ``suites:`` (or, deprecated, at the top level). ``sections`` keeps the stage
+    sections as written in the file (plain data, paths unresolved) for code that reads them raw; it lists each
+    configured suite under its own name too, so ``"fpq" in cfg.sections`` holds for ``suites: {fpq: ...}`` as it
+    did for a top-level ``fpq:``.
+    """
+
+    name: str | None = Field(None, validate_default=True)
+    """The project's name (default: the config file's stem)."""
+    seed: _Int = 0
+    """The project seed: sampling, edits and bootstrap derive theirs from it."""
+    warehouse: Path = Path("warehouse/kgprobe.duckdb")
+    """The DuckDB warehouse, relative to the working directory (KGPROBE_WAREHOUSE overrides it)."""
+    kg_configs: dict[str, KGConfig] = Field(alias="kgs", json_schema_extra={"minProperties": 1})
+    """KG name -> its source; each KG is loaded into a DuckDB schema of that name."""
+    queries: QueriesConfig | None = None
+    """Retrieval queries of the subgraph stage."""
+    subgraph: SubgraphConfig = Field(default_factory=SubgraphConfig)
+    """k-hop extraction and PPR pruning."""
+    perturbation: PerturbationSettings = Field(default_factory=dict, validate_default=True)
+    """OKGQA-P perturbations and the triple scorer."""
+    models: tuple[ModelEntry, ...] = ()
+    """The models to run; each is one partition of the model dimension."""
+    generation: GenerationConfig = Field(default_factory=GenerationConfig)
+    """Sampling defaults and run options."""
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    """Judges, bootstrap and warnings."""
+    suites: SuitesConfig = Field(default_factory=SuitesConfig)
+    """The enabled suites, one section each."""
+    fpq: FPQSettings | None = Field(None, json_schema_extra={"deprecated": True})
+    """Deprecated: the KG-FPQ section's old place; move it under suites."""
+
+    _path: Path = PrivateAttr(Path("<config>"))
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _kgs: dict[str, KGSource] = PrivateAttr(default_factory=dict)
+    _models: tuple[ModelSpec, ...] = PrivateAttr(())
+    _judges: tuple[ModelSpec, ...] = PrivateAttr(())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _with_names_and_raw(cls, data: Any, handler: Any, info: ValidationInfo) -> ProjectConfig:
+        # Sections name KGs and models that other sections define; the names go into the validation context
+        # before the fields are validated, so a wrong name is reported at its own key path. The file as written
+        # is kept for `sections`.
+        context = info.context
+        if isinstance(context, dict) and isinstance(data, Mapping):
+            kgs, models = data.get("kgs"), data.get("models")
+            context["kgs"] = list(kgs) if isinstance(kgs, Mapping) else None
+            names = [m.get("name") for m in models if isinstance(m, Mapping)] if isinstance(models, list) else None
+            context["models"] = None if names is None else [n for n in names if isinstance(n, str)]
+        config = handler(data)
+        if isinstance(data, Mapping):
+            config._raw = dict(data)
+        return config
+
+    @field_validator("name")
+    @classmethod
+    def _default_name(cls, value: str | None, info: ValidationInfo) -> str | None:
+        path = _context(info).get("path")
+        return Path(path).stem if value is None and path is not None else value
+
+    @field_validator("kg_configs")
+    @classmethod
+    def _some_kgs(cls, value: dict[str, KGConfig]) -> dict[str, KGConfig]:
+        if not value:
+            raise ValueError("map at least one KG name to its source (format, triples, ...)")
+        return value
+
+    @model_validator(mode="after")
+    def _assemble(self, info: ValidationInfo) -> ProjectConfig:
+        # Checks across sections, and the runtime objects built from them.
+        context = _context(info)
+        if context.get("path") is not None:
+            self._path = Path(context["path"]).resolve()
+        if self.fpq is not None and self.suites.fpq is not None:
+            raise _below("fpq", message="the fpq suite is set twice, at the top level and under suites; "
+                                        "keep suites.fpq only")
+        if self.fpq is not None:
+            warnings.warn(f"{context.get('path', 'the project config')}: the top-level 'fpq:' section is deprecated; "
+                          "move it under 'suites:' (suites: {fpq: ...})", ConfigDeprecationWarning, stacklevel=2)
+        self._kgs = {name: kg.source(name) for name, kg in self.kg_configs.items()}
+        specs: dict[str, ModelSpec] = {}
+        for position, entry in enumerate(self.models):
+            if entry.name in specs:
+                raise _below("models", position, "name", message=f"{entry.name!r} is used twice; model names must be "
+                                                                 "unique (they key the response store)")
+            try:
+                (specs[entry.name],) = model_specs([entry.model_dump(exclude_unset=True)],
+                                                   defaults=self.generation.sampling())
+            except ConfigError as exc:  # a backend's own checks (a reference kind, a timeout), naming the model
+                raise _below("models", position, message=str(exc)) from exc
+        self._models = tuple(specs.values())
+        judges = []
+        for position, judge in enumerate(self.scoring.judges):
+            if judge.model not in specs:  # only without load_config's context, which checks the name earlier
+                raise _below("scoring", "judges", position, "model",
+                             message=f"{judge.model!r} is not one of the models ({', '.join(specs) or 'none'})")
+            spec = specs[judge.model]
+            try:
+                seed = self.seed if judge.seed is None else judge.seed
+                params = SamplingParams(n=1, temperature=judge.temperature, top_p=judge.top_p,
+                                        max_tokens=judge.max_tokens, seed=seed)
+            except ValueError as exc:
+                raise _below("scoring", "judges", position, message=str(exc)) from exc
+            judges.append(replace(spec, params=params, batch_size=judge.batch_size or spec.batch_size))
+        self._judges = tuple(judges)
+        return self
+
+    @property
+    def path(self) -> Path:
+        """The config file, absolute."""
+        return self._path
+
+    @property
+    def kgs(self) -> dict[str, KGSource]:
+        """KG name -> the :class:`KGSource` ingestion loads (paths resolved against the config's folder)."""
+        return dict(self._kgs)
+
+    @property
+    def infer_types(self) -> dict[str, bool]:
+        """KG name -> whether to infer entity types from relation keys after loading (for KGs without types)."""
+        return {name: kg.infer_types for name, kg in self.kg_configs.items()}
+
+    def suites_configured(self) -> dict[str, Any]:
+        """Suite name -> validated settings of every suite the config enables (under ``suites:``, or ``fpq`` at the
+        deprecated top level)."""
+        out = self.suites.configured()
+        if self.fpq is not None:
+            out["fpq"] = self.fpq
+        return out
+
+    def suite(self, name: str) -> Any | None:
+        """The validated settings of suite ``name``, or None when the config does not enable it."""
+        return self.suites_configured().get(name)
+
+    def has_suite(self, name: str) -> bool:
+        """Whether the config enables suite ``name``, i.e. whether its stages have anything to do."""
+        return self.suite(name) is not None
+
+    @property
+    def sections(self) -> dict[str, Any]:
+        """The stage sections as written in the file (plain data), and each enabled suite's section under the
+        suite's name as well."""
+        out = {k: self._raw[k] for k in _STAGE_SECTIONS if k in self._raw}
+        written = self._raw.get("suites") if isinstance(self._raw.get("suites"), Mapping) else {}
+        for name in self.suites_configured():
+            out.setdefault(name, written.get(name))
+        return out
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
+    """Read and validate a project config (``path``, else the file :func:`config_path` names).
+
+    Raises :class:`ConfigError` whose lines read ``<file>: <key.path>: <what is wrong>``, naming every problem
+    pydantic found (unknown keys with a did-you-mean), or the first one found across sections.
+    """
+    path = config_path(path)
+    if not path.is_file():
+        raise ConfigError(f"project config {path} not found; pass a YAML file with --config or {CONFIG_ENV} "
+                          f"(default {DEFAULT_CONFIG})")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the config must be a mapping of sections, got {type(raw).__name__}")
+    try:
+        return ProjectConfig.model_validate(raw, context={"path": path, "base": path.resolve().parent})
+    except ValidationError as exc:
+        raise ConfigError(_message(path, exc)) from exc
+
+
+def project_schema() -> dict[str, Any]:
+    """The JSON schema of the project config, for editors that complete and check the YAML (``kgprobe schema``).
+
+        >>> project_schema()["properties"]["kgs"]["description"]
+    """
+    from kgprobe.suites import SUITES
+
+    schema = ProjectConfig.model_json_schema(by_alias=True)
+    defs = schema.setdefault("$defs", {})
+    suites = defs["SuitesConfig"]
+    # a registered suite that is not a built-in field gets its own Settings' schema, so editors complete it too
+    for name, suite in SUITES.items():
+        if name not in SuitesConfig.model_fields:
+            sub = suite.Settings.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+            defs.update(sub.pop("$defs", {}))
+            suites["properties"][name] = {"anyOf": [sub, {"type": "null"}], "default": None}
+    suites["additionalProperties"] = False  # every other key is an unknown suite
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": "kgprobe project config",
+            "description": "KGs, warehouse, models, stage options and suites of a kgprobe project (see README.md)."}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# the accessors the stages call
+
+
+def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
+    """The subgraph stage's settings from the ``queries`` and ``subgraph`` sections; raises :class:`ConfigError`
+    when the config has no queries."""
+    q, sg = cfg.queries, cfg.subgraph
+    if q is None:
+        raise ConfigError(f"{cfg.path}: queries: the subgraph stage needs queries; give at least one of lists, files, "
+                          "sample or fpq_subjects")
+    return SubgraphSettings(
+        kg=str(q.kg or next(iter(cfg.kgs))),
+        lists=tuple(dict(e) for e in q.lists),
+        files=tuple(dict(f) for f in q.files),
+        sample=None if q.sample is None else dict(q.sample),
+        fpq_subjects=q.fpq_subjects,
+        hops=sg.hops,
+        fanout_cap=sg.fanout_cap,
+        induced=sg.induced,
+        alpha=sg.ppr.alpha,
+        tol=sg.ppr.tol,
+        max_iter=sg.ppr.max_iter,
+        threshold=sg.ppr.threshold,
+        directed=sg.ppr.directed,
+    )
+
+
+def fpq_settings(cfg: ProjectConfig) -> FPQSettings:
+    """The KG-FPQ suite's settings, from ``suites.fpq`` or the deprecated top-level ``fpq``; raises
+    :class:`ConfigError` when the suite is not configured (check :meth:`ProjectConfig.has_suite` first)."""
+    settings = cfg.suite("fpq")
+    if settings is None:
+        raise ConfigError(f"{cfg.path}: suites.fpq: the fpq suite is not configured; add suites: {{fpq: {{domains: "
+                          "..., templates: ...}}")
+    return settings
+
+
+def generation_models(cfg: ProjectConfig) -> list[ModelSpec]:
+    """The configured models as :class:`kgprobe.generation.ModelSpec`, with the ``generation`` section's sampling
+    defaults; [] when no models are configured."""
+    return list(cfg._models)
+
+
+def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
+    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (true
+    triples per partition, each with all its questions, for a quick look), ``grounded_limit`` and
+    ``grounded_models`` (which models answer with KG context; None: all) and the question ``formats``."""
+    g = cfg.generation
+    return {
+        "shard_size": g.shard_size,
+        "limit": g.limit,
+        "formats": g.formats,
+        "grounded_limit": g.grounded_limit if "grounded_limit" in g.model_fields_set else g.limit,
+        "grounded_models": None if g.grounded_models is None else list(g.grounded_models),
+    }
+
+
+def perturbation_settings(cfg: ProjectConfig) -> PerturbationSettings:
+    """The perturbation methods and levels (all four methods at 0.1 ... 1.0 by default), the scorer options and
+    the KG."""
+    return cfg.perturbation
 
 
 def scoring_settings(cfg: ProjectConfig) -> ScoringSettings:
-    """Validated scoring options. A judge entry is ``{model: <name in models>}`` plus optional ``temperature``
-    (default 0, greedy), ``top_p`` (1.0), ``max_tokens`` (8), ``seed`` and ``batch_size``; a bare string is a model
-    name. Raises :class:`ConfigError` naming the key for an unknown model or option."""
-    from dataclasses import replace
+    """The scoring stage's settings: judges as :class:`ModelSpec` with judge sampling (a judge entry is
+    ``{model: <name in models>}`` plus optional ``temperature`` (default 0, greedy), ``top_p`` (1.0),
+    ``max_tokens`` (8), ``seed`` (the project's) and ``batch_size``; a bare string is a model name), the bootstrap
+    and the unknown-share warning."""
+    sc = cfg.scoring
+    return ScoringSettings(judges=cfg._judges, resamples=sc.bootstrap.resamples, confidence=sc.bootstrap.confidence,
+                           seed=cfg.seed if sc.seed is None else sc.seed, unknown_warn=sc.unknown_warn)
 
-    from kgprobe.generation import SamplingParams
 
-    sc = cfg.section("scoring")
-    known = {"judges", "bootstrap", "unknown_warn", "seed"}
-    bad = set(sc) - known
-    if bad:
-        raise ConfigError(f"{cfg.path}: scoring: unknown key(s) {sorted(bad)}; known: {sorted(known)}")
-    specs = {m.name: m for m in generation_models(cfg)}
-    judges = []
-    for position, entry in enumerate(sc.get("judges") or []):
-        entry = {"model": entry} if isinstance(entry, str) else entry
-        where = f"{cfg.path}: scoring.judges[{position}]"
-        if not isinstance(entry, dict) or "model" not in entry:
-            raise ConfigError(f"{where}: expected a model name or a mapping with 'model', got {entry!r}")
-        unknown = set(entry) - _JUDGE_KEYS
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; known: {sorted(_JUDGE_KEYS)}")
-        if entry["model"] not in specs:
-            raise ConfigError(f"{where}: model {entry['model']!r} is not in the config's models {sorted(specs)}")
-        spec = specs[entry["model"]]
-        try:
-            params = SamplingParams(n=1, temperature=entry.get("temperature", 0.0), top_p=entry.get("top_p", 1.0),
-                                    max_tokens=entry.get("max_tokens", 8), seed=entry.get("seed", cfg.seed))
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {exc}") from exc
-        judges.append(replace(spec, params=params, batch_size=int(entry.get("batch_size", spec.batch_size))))
-    names = [j.name for j in judges]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{cfg.path}: scoring.judges: a model is listed twice ({names})")
-    boot = sc.get("bootstrap") or {}
-    if not isinstance(boot, dict) or set(boot) - {"resamples", "confidence"}:
-        raise ConfigError(f"{cfg.path}: scoring.bootstrap: expected {{resamples: 1000, confidence: 0.95}}, got {boot!r}")
-    resamples, confidence = int(boot.get("resamples", 1000)), float(boot.get("confidence", 0.95))
-    if resamples < 1 or not 0 < confidence < 1:
-        raise ConfigError(f"{cfg.path}: scoring.bootstrap: resamples must be >= 1 and confidence in (0, 1), got {boot!r}")
-    warn = float(sc.get("unknown_warn", 0.2))
-    if not 0 <= warn <= 1:
-        raise ConfigError(f"{cfg.path}: scoring.unknown_warn must lie in [0, 1], got {warn}")
-    return ScoringSettings(judges=tuple(judges), resamples=resamples, confidence=confidence,
-                           seed=int(sc.get("seed", cfg.seed)), unknown_warn=warn)
+# ---------------------------------------------------------------------------------------------------------------------
+# error messages
+
+
+def _message(path: Path, exc: ValidationError) -> str:
+    lines = list(dict.fromkeys(f"{path}: {_problem(err)}" for err in exc.errors(include_url=False)))
+    more = len(lines) - _MAX_PROBLEMS
+    return "\n".join(lines[:_MAX_PROBLEMS] + ([f"{path}: ... and {more} more"] if more > 0 else []))
+
+
+def _problem(err: Mapping[str, Any]) -> str:
+    """One pydantic error as ``key.path: what is wrong``."""
+    where, text = _located(err)
+    return f"{'.'.join(map(str, where))}: {text}" if where else text
+
+
+def _located(err: Mapping[str, Any], *, root: Any = None) -> tuple[list[Any], str]:
+    """The key path a user wrote (walked from ``root``, the project config by default) and what is wrong there."""
+    root = ProjectConfig if root is None else root
+    kind, loc, ctx, value = err["type"], tuple(err["loc"]), err.get("ctx") or {}, err.get("input")
+    if kind in ("missing", "extra_forbidden"):
+        where, owner = _walk(loc[:-1], root)
+        key = str(loc[-1])
+        if kind == "missing":
+            return where, f"{key!r} is required{_hint(owner, key)}"
+        allowed = _keys(owner)
+        close = difflib.get_close_matches(key, allowed, n=1)
+        advice = (f"did you mean {close[0]!r}?" if close else
+                  f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
+        return [*where, key], f"unknown key; {advice}"
+    where, _ = _walk(loc, root)
+    discriminator = str(ctx.get("discriminator", "")).strip("'")
+    if kind == "kgprobe_below":
+        return [*where, *ctx["below"].split(".")], ctx["message"]
+    if kind == "union_tag_not_found":
+        return where, f"{discriminator!r} is required"
+    if kind == "union_tag_invalid":
+        return [*where, discriminator], f"must be one of {ctx['expected_tags']}, got {ctx['tag']!r}"
+    if kind in ("value_error", "assertion_error"):
+        return where, str(ctx.get("error", err["msg"]))
+    text = _WORDING.get(kind, "").format(**ctx) or err["msg"]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        text += f", got {value!r}"
+    return where, text
+
+
+_WORDING = {
+    "greater_than_equal": "must be ≥ {ge}", "greater_than": "must be > {gt}", "less_than_equal": "must be ≤ {le}",
+    "less_than": "must be < {lt}", "bool_type": "must be true or false", "int_type": "must be an integer",
+    "int_from_float": "must be an integer", "float_type": "must be a number", "string_type": "must be a string",
+    "list_type": "must be a list", "tuple_type": "must be a list", "dict_type": "must be a mapping",
+    "model_type": "must be a mapping of keys to values", "model_attributes_type": "must be a mapping of keys to values",
+    "literal_error": "must be {expected}", "path_type": "must be a file path", "too_short": "must not be empty",
+}
+
+
+def _unwrap(tp: Any) -> Any:
+    while True:
+        origin = get_origin(tp)
+        if origin in (Annotated, Required, NotRequired):
+            tp = get_args(tp)[0]
+        elif origin in (Union, UnionType) and len([a for a in get_args(tp) if a is not type(None)]) == 1:
+            tp = next(a for a in get_args(tp) if a is not type(None))
+        else:
+            return tp
+
+
+def _walk(loc: Sequence[Any], root: Any) -> tuple[list[Any], Any]:
+    """The key path a user wrote for pydantic's ``loc`` (without the tags of the backend union, which are not
+    keys), and the type found at its end (None where the walk gets lost)."""
+    tp: Any = root
+    where: list[Any] = []
+    for part in loc:
+        tp = _unwrap(tp)
+        origin = get_origin(tp)
+        if part == "[key]":  # a mapping key of the wrong type: the path already ends at it
+            continue
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            tp = next((f.annotation for n, f in tp.model_fields.items() if (f.alias or n) == part), None)
+        elif is_typeddict(tp):
+            tp = get_type_hints(tp).get(part)
+        elif origin in (dict, Mapping):
+            tp = get_args(tp)[1]
+        elif origin in (list, tuple, Sequence):
+            tp = get_args(tp)[0]
+        elif origin in (Union, UnionType):  # the backend union: pydantic puts the tag in loc
+            tp = next((m for m in get_args(tp) if _tag_of(_unwrap(m)) == part), None)
+            continue
+        else:
+            tp = None
+        where.append(part)
+    return where, tp
+
+
+def _tag_of(model: Any) -> Any:
+    if isinstance(model, type) and issubclass(model, BaseModel) and "backend" in model.model_fields:
+        args = get_args(model.model_fields["backend"].annotation)
+        return args[0] if args else None
+    return None
+
+
+def _keys(tp: Any) -> list[str]:
+    tp = _unwrap(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [f.alias or n for n, f in tp.model_fields.items()]
+    if is_typeddict(tp):
+        return list(get_type_hints(tp))
+    return []
+
+
+def _hint(tp: Any, key: str) -> str:
+    tp = _unwrap(tp)
+    if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
+        return ""
+    field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == key), None)
+    description = ((field.description or "") if field is not None else "").split(" (")[0].rstrip(".")
+    first = description.split(" ", 1)[0]
+    if not (len(first) > 1 and first.isupper()):  # "One file ..." reads on as "one file ...", "KG name ..." stays
+        description = description[:1].lower() + description[1:]
+    return f": {description}" if description and len(description) <= 100 else ""
+

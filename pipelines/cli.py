@@ -1,20 +1,25 @@
 """``kgprobe``: run the pipeline on a project config without opening the UI.
 
-    kgprobe run                          # the whole chain on examples/sample.yaml, every partition
+    kgprobe run                          # the whole chain on the project config, every partition
     kgprobe run --config my.yaml --job ingest
     kgprobe run --job generate_closed --partition oracle
+    kgprobe schema --output kgprobe.schema.json   # the config's JSON schema, for editors
 
-It uses ``DAGSTER_HOME`` when set, else ``.dagster_home`` in the working directory (created with the repository's
+The project config is ``--config``, else the ``KGPROBE_CONFIG`` environment variable, else
+``examples/sample.yaml`` (:func:`kgprobe.config.config_path`, the rule ``dagster dev`` follows too). ``run`` uses
+``DAGSTER_HOME`` when set, else ``.dagster_home`` in the working directory (created with the repository's
 ``dagster.yaml``), so runs show up in ``dagster dev`` afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
 import time
+import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,16 +46,24 @@ def _execute(defs, job_name: str, instance, log_level: str, partition: str | Non
 
 
 def _run(args: argparse.Namespace) -> int:
-    os.environ["KGPROBE_CONFIG"] = str(Path(args.config).resolve())
+    from kgprobe.config import CONFIG_ENV, config_path, load_config
+
+    chosen = config_path(args.config)
+    # Python hides DeprecationWarnings outside __main__; an old config layout is worth a line on the console
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = load_config(chosen)
+    for warning in caught:
+        print(f"kgprobe: warning: {warning.message}", file=sys.stderr, flush=True)
+    # the Definitions built below, and any run they launch in another process, read the same file
+    os.environ[CONFIG_ENV] = str(chosen.resolve())
     home = _dagster_home()
     import dagster as dg
 
-    from kgprobe.config import load_config
     from pipelines.definitions import build_definitions
     from pipelines.jobs import MAIN_JOB, MAIN_SEQUENCE
 
-    cfg = load_config(args.config)
-    defs = build_definitions(str(Path(args.config).resolve()))
+    defs = build_definitions(str(chosen.resolve()))
     started = time.perf_counter()
     steps: list[tuple[str, str | None]] = []
     for job_name in (MAIN_SEQUENCE if args.job == MAIN_JOB else (args.job,)):
@@ -80,20 +93,42 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _schema(args: argparse.Namespace) -> int:
+    from kgprobe.config import project_schema
+
+    text = json.dumps(project_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"kgprobe: wrote the project config schema to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``kgprobe`` command."""
+    """Entry point of the ``kgprobe`` command; returns the exit status (2 for a config mistake, with its message)."""
+    from kgprobe.errors import ConfigError
+
     parser = argparse.ArgumentParser(prog="kgprobe", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="materialize a job's assets in this process")
-    run.add_argument("--config", default="examples/sample.yaml", help="project YAML config (default: %(default)s)")
+    run.add_argument("--config", default=None,
+                     help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
     run.add_argument("--job", default="kgprobe_sample",
                      help="kgprobe_sample (the whole chain, every partition) or one job name (default: %(default)s)")
     run.add_argument("--partition", default=None, help="only this partition of a partitioned job")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="console log level (default: %(default)s)")
     run.set_defaults(func=_run)
+    schema = sub.add_parser("schema", help="print the JSON schema of the project config (for editors)")
+    schema.add_argument("--output", "-o", default=None, help="write it to this file instead of stdout")
+    schema.set_defaults(func=_schema)
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        print(f"kgprobe: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

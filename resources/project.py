@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import dagster as dg
 
-from kgprobe.config import DEFAULT_CONFIG, ProjectConfig, load_config
+from kgprobe.config import ProjectConfig, load_config
+from kgprobe.config import config_path as resolve_config_path
 
 __all__ = ["ProjectResource"]
 
 
 class ProjectResource(dg.ConfigurableResource):
-    """Path of the project YAML config (default ``examples/sample.yaml``, or the ``KGPROBE_CONFIG`` variable)."""
+    """The project YAML config: ``config_path``, else the file :func:`kgprobe.config.config_path` names
+    (``KGPROBE_CONFIG``, else ``examples/sample.yaml``), the same rule as ``kgprobe run --config``."""
 
-    config_path: str = DEFAULT_CONFIG
+    config_path: str | None = None
 
     def load(self) -> ProjectConfig:
-        """The parsed and validated config."""
-        return load_config(self.config_path)
+        """The parsed and validated config; raises :class:`kgprobe.errors.ConfigError` naming the file and key."""
+        return load_config(resolve_config_path(self.config_path))
