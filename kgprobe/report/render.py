@@ -4,9 +4,9 @@ A researcher opens the report to see how often each model accepts false premises
 number back to the items and answers behind it. Everything here is computed from plain rows (lists of dicts, or
 anything with ``to_pylist()``) of the scoring stage:
 
-* metric rows of ``scores_closed_metrics`` (closed book, perturbation ``"none"``) and ``scores_grounded_metrics``
+* metric rows of ``fpq_scores_metrics`` (closed book, perturbation ``"none"``) and ``fpq_grounded_scores_metrics``
   (grounded in the KG subgraph, perturbation ``"none"`` or METHOD-LEVEL such as ``"RS-0.2"``);
-* judge agreement rows (``scores_closed_agreement`` / ``scores_grounded_agreement``), one per (model, perturbation, judge_a, judge_b);
+* judge agreement rows (``fpq_scores_agreement`` / ``fpq_grounded_scores_agreement``), one per (model, perturbation, judge_a, judge_b);
 * KG similarity rows, one per (query, perturbation): ``query_id, perturbation, method, level, ats, sc2d, sd2``.
 
 Closed-book and clean grounded rows share the perturbation ``"none"``, so metric and agreement rows say which
@@ -27,12 +27,14 @@ headline metric, :data:`HEADLINE_METRIC` (yes/no FPQ accuracy, gated, as KG-FPQ'
 
 The HTML has no scripts and no external resources (CSS inline, PNGs as base64 data URIs), escapes every piece of
 text it did not write itself, and is byte-for-byte the same for the same input: the only date in it is
-``ReportContext.created_at``.
+``ReportContext.created_at``. Its layout and wording live in the Jinja2 templates of ``kgprobe/report/templates``
+(``report.html`` includes one template per section, ``style.css`` inline); this module only prepares their data.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import os
 import re
@@ -40,14 +42,15 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from html import escape
 from pathlib import Path
 from typing import Any
 
-from kgprobe.report import plots
-from kgprobe.suites.fpq.edits import ALL_METHODS
+import jinja2
+
 from kgprobe.grounding.perturb import METHODS as PERTURB_METHODS
 from kgprobe.grounding.perturb import parse_perturbation
+from kgprobe.report import plots
+from kgprobe.suites.fpq.edits import ALL_METHODS
 
 __all__ = [
     "HEADLINE_METRIC",
@@ -499,21 +502,8 @@ def _similarity_panels(rows: list[dict]) -> dict[str, dict[str, dict[float, floa
 # HTML
 # --------------------------------------------------------------------------------------------------------------
 
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;
-color:#1b1b1b;line-height:1.45}
-h1{margin-bottom:.2em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
-dl.meta{display:grid;grid-template-columns:max-content auto;gap:.2em 1em;font-size:.92em}
-dl.meta dt{font-weight:600;color:#555}dl.meta dd{margin:0;font-family:ui-monospace,monospace}
-table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.88em}
-th,td{border:1px solid #d4d4d4;padding:.3em .55em;text-align:left;vertical-align:top}
-th{background:#f3f3f3}td.num{font-family:ui-monospace,monospace;white-space:nowrap;text-align:right}
-.scroll{overflow-x:auto}p.note{color:#444;font-size:.92em;max-width:60em}
-figure{margin:1.2em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
-figcaption{font-size:.9em;color:#333;max-width:60em}
-pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}
-"""
-
+# Headings and captions of the plots, keyed like PLOT_KEYS and _PLOT_ROWS, so a new plot adds its words beside the
+# rows it draws; "{interval}" is replaced by how those rows' intervals are named. Plain text: the template escapes it.
 _PLOT_TEXT = {
     "accuracy_by_method": (
         "False-premise accuracy by edit method (closed book, yes/no, gated)",
@@ -558,23 +548,23 @@ _PLOT_ROWS: dict[str, Callable[[_Key], bool]] = {
     and k[6] is None and k[7] is None and k[8] is None,
 }
 
-_TRACE_SQL = """\
--- In DuckDB on the warehouse (kgprobe.warehouse.register_views(con, "warehouse") makes every asset a view).
--- The items and answers behind one closed-book cell: model 'oracle', yes/no, gated FPQ accuracy, method NSC.
-WITH metric AS (
-    SELECT unnest(item_ids) AS item_id
-    FROM scores_closed_metrics
-    WHERE model = 'oracle' AND task = 'discriminative' AND judge = ''
-      AND metric = 'fpq_accuracy_gated' AND method = 'NSC' AND domain IS NULL AND hop IS NULL
-)
-SELECT s.item_id, i.question, s.target, s.vote, s.correct, s.gate,
-       smp.sample_index, smp.label, r.text AS answer
-FROM metric
-JOIN scores_closed s ON s.item_id = metric.item_id AND s.model = 'oracle' AND s.task = 'discriminative'
-JOIN fpq_items i ON i.id = s.item_id
-JOIN scores_closed_samples smp ON smp.item_id = s.item_id AND smp.model = s.model AND smp.judge = s.judge
-JOIN responses_closed r ON r.response_id = smp.response_id
-ORDER BY s.item_id, smp.sample_index;"""
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """The report's Jinja2 environment, built once: templates from the package's ``templates`` folder.
+
+    Every template autoescapes (a model answer or model name is shown as text, never run as markup), and an undefined
+    name is an error rather than an empty string, so a section missing its data fails the render instead of
+    silently printing nothing. ``keep_trailing_newline`` lets each included section end its own last line.
+    """
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("kgprobe.report", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=True, default=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
 
 
 def _cell(row: Mapping | None, *, kind: bool = False) -> str:
@@ -595,28 +585,28 @@ def _kinds(rows: Iterable[Mapping | None]) -> list[str]:
     return _order({_interval_of(r) for r in rows if r is not None}, tuple(INTERVAL_NAMES))
 
 
-def _td(row: Mapping | None, table: str, *, shade: bool = True, confidence: float = 0.95, kind: bool = False) -> str:
-    text = escape(_cell(row, kind=kind))
+def _metric_cell(row: Mapping | None, table: str, *, shade: bool = True, confidence: float = 0.95,
+                 kind: bool = False) -> dict[str, str | None]:
+    """One leaderboard cell for the ``metric_cell`` macro: its text, its hover text and its shade (or None).
+
+    The hover text names the metric row as a WHERE clause on ``table``, so a reader can look it up; the shade is
+    the green's opacity, darker for a higher value (not for the unknown share, where higher is not better).
+    """
+    text = _cell(row, kind=kind)
     if row is None:
-        return f'<td class="num">{text}</td>'
+        return {"text": text, "title": None, "shade": None}
     value = _float(row.get("value"))
-    style = f' style="background:rgba(46,139,87,{0.06 + 0.4 * value:.2f})"' if shade and math.isfinite(value) else ""
+    breakdown = {col: row.get(col) for col in ("domain", "method", "hop") if _blank(row.get(col)) is not None}
     where = " AND ".join(
-        f"{col} = '{row.get(col) or ''}'" if col in ("model", "perturbation", "task", "judge", "metric")
-        else (f"{col} IS NULL" if _blank(row.get(col)) is None else f"{col} = {row.get(col)!r}")
-        for col in ("model", "perturbation", "task", "judge", "metric", "domain", "method", "hop"))
+        [f"{col} = '{row.get(col) or ''}'" for col in ("model", "perturbation", "task", "judge", "metric")]
+        + [("breakdown = MAP {" + ", ".join(f"'{k}': '{v}'" for k, v in breakdown.items()) + "}") if breakdown
+           else "cardinality(breakdown) = 0"])
     correct = _int(row.get("correct"))
     n = _int(row.get("n"))
     count = f"{correct} of {n} items; " if correct is not None and n is not None else ""
     interval = f"{_interval_phrase([_interval_of(row)], confidence)}; "
-    title = escape(f"{count}{interval}{table} WHERE {where}")
-    return f'<td class="num" title="{title}"{style}>{text}</td>'
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "\n".join("<tr>" + "".join(cells) + "</tr>" for cells in rows)
-    return f'<div class="scroll"><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>'
+    return {"text": text, "title": f"{count}{interval}{table} WHERE {where}",
+            "shade": f"{0.06 + 0.4 * value:.2f}" if shade and math.isfinite(value) else None}
 
 
 def _intervals_text(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
@@ -637,7 +627,8 @@ def _intervals_text(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
     return "; ".join(f"{text.get(k, f'{level} {k} intervals')} ({kinds[k]:,} metric rows)" for k in found)
 
 
-def _header(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
+def _header(ctx: ReportContext, kinds: Mapping[str, int]) -> list[dict[str, str]]:
+    """The header's (term, value) pairs, for ``_header.html``: the run the report describes, then ``ctx.counts``."""
     created = ctx.created_at.isoformat() if isinstance(ctx.created_at, (datetime, date)) else str(ctx.created_at)
     items = [
         ("KG snapshot", ", ".join(ctx.snapshot_ids) or "–"),
@@ -649,11 +640,12 @@ def _header(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
         ("judges", ", ".join(ctx.judges) or "–"),
     ]
     items += [(str(k), f"{v:,}" if isinstance(v, int) else str(v)) for k, v in ctx.counts.items()]
-    meta = "\n".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in items)
-    return f"<h1>{escape(ctx.project)}: false-premise report</h1>\n<dl class=\"meta\">\n{meta}\n</dl>"
+    return [{"term": term, "value": str(value)} for term, value in items]
 
 
-def _summary(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> str:
+def _glance(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> dict[str, Any] | None:
+    """The "At a glance" list for ``_glance.html``: per model, best first, the share of gated FPQs whose premise it
+    does not reject (1 - the headline) with its interval; None when no model has a headline value."""
     ranked, shown = [], []
     for model in models:
         row = index.get(("closed", model, "none", _DISC, "", HEADLINE_METRIC, None, None, None))
@@ -662,24 +654,22 @@ def _summary(index: Mapping[_Key, dict], models: Sequence[str], confidence: floa
             ranked.append((-value, model, value, lo, hi, n))
             shown.append(row)
     if not ranked:
-        return ""
-    lines = []
-    for _, model, value, lo, hi, n in sorted(ranked):
-        ci = f" [{1 - hi:.0%}, {1 - lo:.0%}]" if math.isfinite(lo) and math.isfinite(hi) else ""
-        lines.append(f"<li><b>{escape(model)}</b>: does not reject the false premise in {1 - value:.0%}{ci} of the "
-                     f"yes/no false-premise questions whose true premise it knows (n={n})</li>")
-    return ("<h2>At a glance</h2>\n<p class=\"note\">Closed book, yes/no questions, gated (the headline, as in "
-            "KG-FPQ's Table 10): the model answered the true-premise question \"yes\"; not rejecting means answering "
-            "\"yes\" or an answer that could not be read. Brackets: "
-            f"{escape(_interval_phrase(_kinds(shown), confidence))}. Best first.</p>\n<ul>\n"
-            + "\n".join(lines) + "\n</ul>")
+        return None
+    return {
+        "interval": _interval_phrase(_kinds(shown), confidence),
+        # not rejecting is the complement of accuracy, so the interval's ends swap
+        "models": [{"model": model, "share": f"{1 - value:.0%}", "n": n,
+                    "ci": f"[{1 - hi:.0%}, {1 - lo:.0%}]" if math.isfinite(lo) and math.isfinite(hi) else None}
+                   for _, model, value, lo, hi, n in sorted(ranked)],
+    }
 
 
-def _closed_section(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[str],
-                    confidence: float = 0.95) -> str:
+def _closed(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[str],
+            confidence: float = 0.95) -> dict[str, Any] | None:
+    """The closed-book leaderboard for ``_closed.html`` (models x key metrics); None without closed-book rows."""
     models = [m for m in models if any(k[0] == "closed" and k[1] == m for k in index)]
     if not models:
-        return "<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">No closed-book scores.</p>"
+        return None
     # the headline first, named as such: it is the number to compare with KG-FPQ's Table 10
     columns: list[tuple[str, str, str, str]] = [
         ("FPQ accuracy, gated (headline)", _DISC, "", HEADLINE_METRIC),
@@ -691,27 +681,17 @@ def _closed_section(index: Mapping[_Key, dict], models: Sequence[str], judges: S
     found = {(model, c): index.get(("closed", model, "none", c[1], c[2], c[3], None, None, None))
              for model in models for c in columns}
     kinds = _kinds(found.values())
-    rows = []
-    for model in models:
-        cells = [f"<th>{escape(model)}</th>"]
-        for column in columns:
-            cells.append(_td(found[(model, column)], "scores_closed_metrics", shade=column[3] != "unknown_share",
-                             confidence=confidence, kind=len(kinds) > 1))
-        rows.append(cells)
-    return ("<h3>Closed book (KG-FPQ)</h3>\n<p class=\"note\">Each cell: value "
-            f"[{escape(_interval_phrase(kinds, confidence))}] n=items. The headline is KG-FPQ's gated yes/no FPQ "
-            "accuracy (the paper's Table 10). "
-            "TPQ: true-premise questions (correct = \"yes\"); FPQ: false-premise questions (correct = \"no\" on "
-            "yes/no, or an open answer the judge found factual, i.e. one that does not go along with the false "
-            "premise). Gated counts only FPQs whose true-premise twin the model answered \"yes\". Open-question "
-            "accuracy is over the answers the judge could decide. Unknown share: answers that could not be read "
-            "as yes or no. Hover a cell for the metric row behind it.</p>\n"
-            + _table(["model"] + [c[0] for c in columns], rows))
+    rows = [{"model": model,
+             "cells": [_metric_cell(found[(model, c)], "fpq_scores_metrics", shade=c[3] != "unknown_share",
+                                    confidence=confidence, kind=len(kinds) > 1) for c in columns]}
+            for model in models]
+    return {"interval": _interval_phrase(kinds, confidence), "headers": ["model"] + [c[0] for c in columns],
+            "rows": rows}
 
 
-def _agreement_section(agreement: list[tuple[str, dict]], models: Sequence[str]) -> str:
-    if not agreement:
-        return ""
+def _agreement(agreement: list[tuple[str, dict]], models: Sequence[str]) -> list[dict[str, str]]:
+    """The judge agreement table for ``_agreement.html``, one dict of display strings per (setting, model,
+    perturbation, judge pair), ordered by setting, model and perturbation; [] without agreement rows."""
     rank = {m: i for i, m in enumerate(models)}
 
     def key(item: tuple[str, dict]) -> tuple:
@@ -719,54 +699,53 @@ def _agreement_section(agreement: list[tuple[str, dict]], models: Sequence[str])
         return (SETTINGS.index(setting), rank.get(row["model"], len(rank)), str(row["model"]),
                 _perturbation_sort(str(row.get("perturbation") or "none")), str(row["judge_a"]), str(row["judge_b"]))
 
-    rows = []
+    out = []
     for setting, row in sorted(agreement, key=key):
         kappa, share, n = _float(row.get("kappa")), _float(row.get("agreement")), _int(row.get("n"))
-        rows.append([f"<td>{escape(x)}</td>" for x in (setting, str(row["model"]),
-                                                       str(row.get("perturbation") or "none"),
-                                                       f"{row['judge_a']} / {row['judge_b']}")]
-                    + [f'<td class="num">{escape(x)}</td>' for x in (
-                        f"{kappa:.2f}" if math.isfinite(kappa) else "–",
-                        f"{share:.2f}" if math.isfinite(share) else "–",
-                        str(n) if n is not None else "–")])
-    return ("<h3>Judge agreement</h3>\n<p class=\"note\">Cohen's κ says how much more often two judges agree "
-            "on whether an open answer is factual than two judges with the same yes/no rates would by chance: 1 is "
-            "perfect agreement, 0 chance level, below 0 worse than chance; n counts the items both judges "
-            "decided (tables <code>scores_closed_agreement</code> / <code>scores_grounded_agreement</code>).</p>\n"
-            + _table(["setting", "model", "perturbation", "judges", "κ", "agreement", "n"], rows))
+        out.append({
+            "setting": setting,
+            "model": str(row["model"]),
+            "perturbation": str(row.get("perturbation") or "none"),
+            "judges": f"{row['judge_a']} / {row['judge_b']}",
+            "kappa": f"{kappa:.2f}" if math.isfinite(kappa) else "–",
+            "agreement": f"{share:.2f}" if math.isfinite(share) else "–",
+            "n": str(n) if n is not None else "–",
+        })
+    return out
 
 
-def _grounded_section(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> str:
+def _grounded(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> dict[str, Any] | None:
+    """The grounded leaderboard for ``_grounded.html``: one table per perturbation method (models x level, the
+    clean subgraph first); None without grounded yes/no accuracy rows."""
     keys = [k for k in index if k[0] == "grounded" and k[3] == _DISC and k[5] == "accuracy"
             and k[6] is None and k[7] is None and k[8] is None]
     if not keys:
-        return ""
+        return None
     models = [m for m in models if any(k[1] == m for k in keys)]
     perturbations = sorted({k[2] for k in keys}, key=_perturbation_sort)
     methods = [m for m in dict.fromkeys(_parse(p)[0] for p in perturbations) if m != "none"]
     kinds = _kinds(index[k] for k in keys if k[1] in models)
-    parts = ["<h3>Grounded (OKGQA-P perturbations of the KG subgraph)</h3>\n<p class=\"note\">Yes/no accuracy "
-             "(unknown counts as wrong) with the question's KG subgraph in the prompt; columns: the share of edges "
-             "perturbed, \"none\" the clean subgraph. Each cell: value "
-             f"[{escape(_interval_phrase(kinds, confidence))}] n=items.</p>"]
+    tables = []
     for method in methods or ["none"]:
         cols = [p for p in perturbations if _parse(p)[0] in (method, "none")]
-        rows = []
-        for model in models:
-            cells = [f"<th>{escape(model)}</th>"]
-            cells += [_td(index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None)),
-                          "scores_grounded_metrics", confidence=confidence, kind=len(kinds) > 1) for p in cols]
-            rows.append(cells)
-        title = f"{method}: {_PERTURB_NAMES.get(method, method)}" if method != "none" else "clean subgraph"
-        headers = ["model"] + [p if _parse(p)[0] == "none" else p.partition("-")[2] for p in cols]
-        parts.append(f"<h4>{escape(title)}</h4>\n" + _table(headers, rows))
-    return "\n".join(parts)
+        rows = [{"model": model,
+                 "cells": [_metric_cell(index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None)),
+                                        "fpq_grounded_scores_metrics", confidence=confidence, kind=len(kinds) > 1)
+                           for p in cols]}
+                for model in models]
+        tables.append({
+            "title": f"{method}: {_PERTURB_NAMES.get(method, method)}" if method != "none" else "clean subgraph",
+            # a column is named by its level alone ("0.2"): the table's title names the method
+            "headers": ["model"] + [p if _parse(p)[0] == "none" else p.partition("-")[2] for p in cols],
+            "rows": rows,
+        })
+    return {"interval": _interval_phrase(kinds, confidence), "tables": tables}
 
 
-def _plots_section(images: Mapping[str, bytes], index: Mapping[_Key, dict] | None = None,
-                   confidence: float = 0.95) -> str:
-    if not images:
-        return ""
+def _figures(images: Mapping[str, bytes], index: Mapping[_Key, dict] | None = None,
+             confidence: float = 0.95) -> list[dict[str, str]]:
+    """The plots for ``_plots.html`` in :data:`PLOT_KEYS` order (unknown keys after, by name): id, heading,
+    caption naming the intervals of the rows drawn, and the PNG as a data URI."""
     order = [k for k in PLOT_KEYS if k in images] + sorted(k for k in images if k not in PLOT_KEYS)
     figures = []
     for key in order:
@@ -777,47 +756,24 @@ def _plots_section(images: Mapping[str, bytes], index: Mapping[_Key, dict] | Non
             kinds = _kinds(row for k, row in (index or {}).items() if wanted(k))
             caption = caption.replace("{interval}", _interval_phrase(kinds, confidence))
         data = base64.b64encode(images[key]).decode("ascii")
-        figures.append(f'<figure id="{escape(sql_name(key))}">\n<h3>{escape(heading)}</h3>\n'
-                       f'<img src="data:image/png;base64,{data}" alt="{escape(heading)}">\n'
-                       f"<figcaption>{escape(caption)}</figcaption>\n</figure>")
-    return "<h2>Plots</h2>\n" + "\n".join(figures)
+        figures.append({"id": sql_name(key), "heading": heading, "caption": caption,
+                        "src": f"data:image/png;base64,{data}"})
+    return figures
 
 
-def _examples_section(examples: Sequence[Mapping[str, Any]] | None) -> str:
-    if not examples:
-        return ""
-    rows = []
-    for ex in examples:
+def _examples(examples: Sequence[Mapping[str, Any]] | None) -> list[dict[str, str]]:
+    """The unreadable answers for ``_examples.html``, as display strings; an answer is cut at 400 characters so
+    one rambling model does not bury the table."""
+    out = []
+    for ex in examples or ():
         answer = ex.get("answer", ex.get("text"))
         answer = "(no answer: the request failed)" if answer is None else str(answer)
         if len(answer) > 400:
             answer = answer[:400] + "…"
-        cells = [str(ex.get(k)) if ex.get(k) is not None else "–" for k in ("model", "question")]
-        cells += [answer, str(ex.get("label", "unknown"))]
-        rows.append([f"<td>{escape(c)}</td>" for c in cells])
-    return ("<h2>Answers that could not be read</h2>\n<p class=\"note\">Examples of answers read as \"unknown\": "
-            "they count as wrong on yes/no questions and make up the unknown share.</p>\n"
-            + _table(["model", "question", "answer", "label"], rows))
-
-
-def _trace_section() -> str:
-    return (
-        "<h2>How to trace a number</h2>\n<p class=\"note\">Every cell and bar is one metric row: closed book in "
-        "<code>scores_closed_metrics</code>, grounded in <code>scores_grounded_metrics</code> (one row per model, "
-        "perturbation, task, judge, metric and breakdown by domain / method / hop; hover a cell for its key). "
-        "The row's <code>ci_low</code> / <code>ci_high</code> are its interval, <code>interval</code> says which "
-        "kind (<code>wilson</code> or <code>bootstrap</code>), and its <code>item_ids</code> list the items in its "
-        "denominator. Each item's vote, target, gate and "
-        "per-sample labels are in <code>scores_closed</code> / <code>scores_grounded</code> (one row per item, "
-        "model, perturbation and judge; <code>response_ids</code> in sample order); each sample's label, raw "
-        "answer and judge output in <code>scores_closed_samples</code> / <code>scores_grounded_samples</code>; "
-        "the stored model response (prompt, sampling parameters, tokens, run) in <code>responses_closed</code> / "
-        "<code>responses_grounded</code>, joined on <code>response_id</code>; the question and its KG triple in "
-        "<code>fpq_items</code>. So: <code>scores_closed_metrics.item_ids</code> → <code>scores_closed</code> → "
-        "<code>scores_closed_samples</code> → <code>responses_closed</code>. For grounded rows add "
-        "<code>perturbation</code> to every join.</p>\n"
-        f"<pre>{escape(_TRACE_SQL)}</pre>"
-    )
+        out.append({"model": str(ex["model"]) if ex.get("model") is not None else "–",
+                    "question": str(ex["question"]) if ex.get("question") is not None else "–",
+                    "answer": answer, "label": str(ex.get("label", "unknown"))})
+    return out
 
 
 def render_html(
@@ -827,8 +783,15 @@ def render_html(
     plots: Mapping[str, bytes],
     *,
     examples: Sequence[Mapping[str, Any]] | None = None,
+    suites: Sequence[Mapping[str, Any]] = (),
+    sections: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
+
+    The first screen, when ``suites`` holds headline rows (:func:`kgprobe.report.leaderboard.headline_rows`), is a
+    models x suites table of each suite's headline with its interval. ``metrics``, ``agreement`` and ``plots`` are
+    KG-FPQ's (its section below); ``sections`` adds one section per other suite: ``{"name", "title", "paper",
+    "metrics"}`` with the suite's overall metric rows (common schema), shown as models x metrics.
 
     Sections: a header (project, KG snapshot, date, intervals, models, judges, counts); "At a glance" (how often
     each model fails to reject a false premise, from the gated headline metric); the "Leaderboard" (closed book:
@@ -839,6 +802,9 @@ def render_html(
     interval kinds of the rows they describe (the rows' ``interval`` column, "bootstrap" where a row has none),
     and a table whose rows mix kinds names each cell's, ``"0.83 [0.71, 0.92] n=40 (bootstrap)"``. A cell's hover
     text names its interval and its metric row. The same input gives the same string.
+
+    The page is laid out by the Jinja2 templates in ``kgprobe/report/templates`` (``report.html`` and the sections
+    it includes); this function only prepares their data, and the templates escape every value.
     """
     index = _metric_index(metrics)
     agreement_rows = _agreement_rows(agreement)
@@ -847,20 +813,68 @@ def render_html(
     kinds: dict[str, int] = {}
     for row in index.values():
         kinds[_interval_of(row)] = kinds.get(_interval_of(row), 0) + 1
-    body = "\n".join(part for part in (
-        _header(ctx, kinds),
-        _summary(index, models, ctx.confidence),
-        "<h2>Leaderboard</h2>",
-        _closed_section(index, models, judges, ctx.confidence),
-        _agreement_section(agreement_rows, models),
-        _grounded_section(index, models, ctx.confidence),
-        _plots_section(plots, index, ctx.confidence),
-        _examples_section(examples),
-        _trace_section(),
-    ) if part)
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>{escape(ctx.project)}: false-premise report</title>\n<style>{_CSS}</style>\n</head>\n"
-            f"<body>\n{body}\n</body>\n</html>\n")
+    models = _order(models + [str(h["model"]) for h in suites]
+                    + [str(r["model"]) for s in sections for r in s.get("metrics", ())], ctx.models)
+    return _templates().get_template("report.html").render(
+        project=ctx.project,
+        header=_header(ctx, kinds),
+        suites=_suites_table(suites, models, ctx.confidence),
+        sections=[_suite_section(s, models, ctx.confidence) for s in sections],
+        glance=_glance(index, models, ctx.confidence),
+        closed=_closed(index, models, judges, ctx.confidence),
+        agreement=_agreement(agreement_rows, models),
+        grounded=_grounded(index, models, ctx.confidence),
+        figures=_figures(plots, index, ctx.confidence),
+        examples=_examples(examples),
+    )
+
+
+def _suites_table(headlines: Sequence[Mapping[str, Any]], models: Sequence[str], confidence: float) -> dict | None:
+    """Models x suites: each suite's headline cell, for the ``metric_table`` macro (None without headlines)."""
+    if not headlines:
+        return None
+    suites: list[tuple[str, str]] = []
+    for h in headlines:
+        if (h["suite"], h["label"]) not in suites:
+            suites.append((h["suite"], h["label"]))
+    found = {(str(h["model"]), h["suite"]): h for h in headlines}
+    rows = []
+    for model in models:
+        if not any((model, s) in found for s, _ in suites):
+            continue
+        rows.append({"model": model, "cells": [
+            _metric_cell(_headline_row(found.get((model, s))), f"{s}_scores_metrics",
+                         shade=bool(found[(model, s)]["higher_is_better"]) if (model, s) in found else False,
+                         confidence=confidence)
+            for s, _ in suites]})
+    kinds = sorted({_interval_of(h) for h in headlines})
+    return {"interval": _interval_phrase(kinds, confidence),
+            "headers": ["model", *[f"{s}: {label}" for s, label in suites]], "rows": rows}
+
+
+def _headline_row(h: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if h is None else {**h, "perturbation": "none", "judge": "", "task": h.get("task", "")}
+
+
+def _suite_section(section: Mapping[str, Any], models: Sequence[str], confidence: float) -> dict[str, Any]:
+    """One suite's section: models x its overall metrics (read, then per judge), each a metric cell."""
+    rows = [r for r in section.get("metrics", ()) if not r.get("breakdown")]
+    columns: list[tuple[str, str, str]] = []
+    for r in sorted(rows, key=lambda r: (bool(r.get("judge")), r.get("judge") or "", r["task"], r["metric"])):
+        key = (str(r["task"]), str(r.get("judge") or ""), str(r["metric"]))
+        if key not in columns:
+            columns.append(key)
+    found = {(str(r["model"]), str(r["task"]), str(r.get("judge") or ""), str(r["metric"])): r for r in rows}
+    table = f"{section['name']}_scores_metrics"
+    body = [{"model": m, "cells": [_metric_cell(found.get((m, *c)), table, confidence=confidence,
+                                                shade=bool(found[(m, *c)]["higher_is_better"]) if (m, *c) in found else False)
+                                   for c in columns]}
+            for m in models if any((m, *c) in found for c in columns)]
+    kinds = sorted({_interval_of(r) for r in rows}) or ["wilson"]
+    return {"name": section["name"], "title": section.get("title") or section["name"],
+            "paper": section.get("paper") or "", "interval": _interval_phrase(kinds, confidence),
+            "headers": ["model", *[f"{metric} ({task}{', ' + judge if judge else ''})" for task, judge, metric in columns]],
+            "rows": body}
 
 
 def write_report(path: str | Path, html: str) -> Path:

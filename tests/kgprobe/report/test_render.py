@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
+from fnmatch import fnmatch
+from html.parser import HTMLParser
+from importlib.resources import files
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from kgprobe.report import plots
@@ -206,8 +211,8 @@ def test_html_names_every_model_escaped(page: str) -> None:
         "Cohen",
         "2025-01-02T03:04:05+00:00",
         "snap-1a2b",
-        "scores_closed_metrics",
-        "responses_closed",
+        "fpq_scores_metrics",
+        "fpq_responses",
         "unnest(item_ids)",
         "data:image/png;base64,iVBORw0KGgo",
     ],
@@ -230,6 +235,128 @@ def test_html_without_plots_or_grounded_rows() -> None:
     page = render_html(context(), {"closed": closed_rows(generative=False)}, [], {})
     assert "<h2>Leaderboard</h2>" in page and "data:image" not in page and "Judge agreement" not in page
     assert "Grounded" not in page
+
+
+SCRIPT = "<script>alert(1)</script>"
+BREAKOUT = '"><img src=x onerror=alert(1)>'  # leaves an attribute value, then opens a tag
+# How the autoescaped page spells them (Jinja2 writes a double quote as &#34;).
+SCRIPT_ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+BREAKOUT_ESCAPED = "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;"
+
+
+def _hostile_page(where: str) -> str:
+    """A report in which ``where`` (an answer, a model name or a judge name) carries both payloads; no plots, so
+    the page has no <img> of its own."""
+    bad = f"{SCRIPT} {BREAKOUT}"
+    model = bad if where == "model" else "m"
+    judge = bad if where == "judge" else "judge-a"
+    rows = [metric(model, "fpq_accuracy_gated", 0.5, 10), metric(model, "fpq_accuracy", 0.5),
+            metric(model, "fpq_accuracy", 0.25, 8, task="generative", judge=judge)]
+    agreement = [{"model": model, "perturbation": "none", "judge_a": judge, "judge_b": "judge.b", "n": 8,
+                  "agreement": 0.75, "kappa": 0.5}]
+    examples = [{"model": model, "question": "Is Paris the capital of Spain?",
+                 "answer": bad if where == "answer" else "Perhaps.", "label": "unknown"}]
+    ctx = ReportContext(project="p", config_path="c.yaml", snapshot_ids=("s",), created_at="2025-01-02",
+                        judges=(judge, "judge.b"), models=(model,))
+    return render_html(ctx, {"closed": rows}, agreement, {}, examples=examples)
+
+
+# The tags of a report without plots.
+_OWN_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "dl", "dt", "dd", "h2", "p", "ul", "li", "b", "h3",
+             "div", "table", "thead", "tbody", "tr", "th", "td", "code", "pre"}
+
+
+class _Text(HTMLParser):
+    """What a browser shows (character references decoded): the text, node by node, and the hover texts."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.cells: list[str] = []
+        self.titles: list[str] = []
+        self.tags: set[str] = set()
+        self.attributes: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes |= {name for name, _ in attrs}
+        self.titles += [value or "" for name, value in attrs if name == "title"]
+
+    def handle_data(self, data: str) -> None:
+        self.cells.append(data)
+
+
+@pytest.mark.parametrize(
+    ("where", "shown"),
+    [
+        ("answer", 1),  # the unreadable-answer examples
+        ("model", 5),   # header, at a glance, closed-book row, agreement row, examples row (and hover texts)
+        ("judge", 3),   # header, the open questions' column, the agreement row's judge pair (and a hover text)
+    ],
+)
+def test_text_from_models_and_data_is_escaped(where: str, shown: int) -> None:
+    page = _hostile_page(where)
+    assert "<script" not in page.lower() and "<img" not in page.lower()
+    assert SCRIPT_ESCAPED in page and BREAKOUT_ESCAPED in page
+    parser = _Text()
+    parser.feed(page)
+    # every tag and attribute a browser sees is one the report writes itself: nothing broke out of a text or a title
+    assert parser.tags == _OWN_TAGS
+    assert parser.attributes == {"lang", "charset", "class", "title", "style"}
+    # escaped, not dropped: the browser shows the payload as text, where the section puts it
+    texts = [t for t in parser.cells if SCRIPT in t]
+    assert len(texts) == shown
+    assert all(BREAKOUT in t for t in texts)
+    if where == "answer":
+        assert texts == [f"{SCRIPT} {BREAKOUT}"]  # the answer cell, and nowhere else
+        assert not any(SCRIPT in t for t in parser.titles)
+    if where == "model":
+        assert f"{SCRIPT} {BREAKOUT}" in texts  # the closed-book row's name cell, among others
+        # each of the model's three metric cells names it in its hover text, which stays one attribute
+        assert sum(f"model = '{SCRIPT} {BREAKOUT}'" in t for t in parser.titles) == 3
+    if where == "judge":
+        assert f"FPQ accuracy, open questions (judge {SCRIPT} {BREAKOUT})" in texts
+        assert f"{SCRIPT} {BREAKOUT} / judge.b" in texts
+        assert sum(f"judge = '{SCRIPT} {BREAKOUT}'" in t for t in parser.titles) == 1
+
+
+def test_config_path_question_and_project_are_escaped() -> None:
+    ctx = ReportContext(project=f"<b>{SCRIPT}", config_path=f"configs/{BREAKOUT}.yaml", snapshot_ids=(SCRIPT,),
+                        created_at="2025-01-02", counts={BREAKOUT: 3})
+    examples = [{"model": "m", "question": f"Is {SCRIPT} the capital of Spain?", "answer": "?", "label": BREAKOUT}]
+    page = render_html(ctx, {"closed": [metric("m", "fpq_accuracy_gated", 0.5, 10)]}, [], {}, examples=examples)
+    assert "<script" not in page.lower() and "<img" not in page.lower()
+    assert page.count("<b>") == 1 and "<li><b>m</b>" in page  # the only <b> is the report's own, at a glance
+    assert f"<title>&lt;b&gt;{SCRIPT_ESCAPED}: false-premise report</title>" in page
+    assert f"<dt>config</dt><dd>configs/{BREAKOUT_ESCAPED}.yaml</dd>" in page
+    assert f"<dt>{BREAKOUT_ESCAPED}</dt><dd>3</dd>" in page
+    assert f"<td>Is {SCRIPT_ESCAPED} the capital of Spain?</td>" in page
+
+
+def test_templates_ship_with_the_package() -> None:
+    folder = files("kgprobe.report") / "templates"
+    assert (folder / "report.html").is_file() and (folder / "style.css").is_file()
+    # every template is one that pyproject's package-data puts into the wheel; a *.j2 or *.sql here would not ship
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text(encoding="utf-8"))
+    shipped = [g.removeprefix("report/templates/") for g in pyproject["tool"]["setuptools"]["package-data"]["kgprobe"]
+               if g.startswith("report/templates/")]
+    names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    assert "report.html" in names
+    assert [n for n in names if not any(fnmatch(n, g) for g in shipped)] == []
+
+
+def test_a_missing_template_value_is_an_error() -> None:
+    from kgprobe.report.render import _templates
+
+    # StrictUndefined: a section whose data went missing fails the render instead of printing an empty string
+    with pytest.raises(jinja2.UndefinedError, match="project"):
+        _templates().get_template("report.html").render()
+    assert _templates().autoescape is not False
+
+
+def test_css_is_inline_and_unescaped(page: str) -> None:
+    style = re.search(r"<style>\n(.*?)</style>", page, re.DOTALL).group(1)
+    assert style == (files("kgprobe.report") / "templates" / "style.css").read_text(encoding="utf-8")
+    assert 'font-family:system-ui,-apple-system,"Segoe UI"' in style  # a quote in CSS stays a quote
 
 
 # ---- leaderboard tables --------------------------------------------------------------------------------------
@@ -324,7 +451,7 @@ def test_header_notes_and_captions_name_the_rows_interval_kind(full_plots: dict,
     for plot_caption in (f"Error bars: {caption}; n: questions", f"bands: {caption}.", f"Bands: {caption}.",
                          f"Error bars: {caption}. Under each model"):
         assert plot_caption in page
-    assert f"10 of 10 items; {caption}; scores_closed_metrics WHERE" in page  # a cell's hover text
+    assert f"10 of 10 items; {caption}; fpq_scores_metrics WHERE" in page  # a cell's hover text
     described = page[:page.index("<h2>How to trace a number</h2>")]  # that section names every kind there is
     other = {"wilson": "bootstrap", "bootstrap": "Wilson", None: "Wilson"}[interval]
     assert other not in described
@@ -370,52 +497,6 @@ def test_at_a_glance_reports_the_gated_headline_not_the_ungated_accuracy() -> No
     # does not reject in 1 - 0.8 = 20% [1 - 0.9, 1 - 0.7] of the 10 gated FPQs
     assert "does not reject the false premise in 20% [10%, 30%] of the" in glance and "(n=10)" in glance
     assert "70%" not in glance and "n=20" not in glance
-
-
-def test_old_metric_partitions_without_interval_still_pool(tmp_path: Path) -> None:
-    import duckdb
-    import pyarrow as pa
-
-    from assets.report import _read_all, _tagged
-    from kgprobe import warehouse as wh
-    from kgprobe.suites.fpq.scoring import METRIC_SCHEMA
-
-    class Warehouse:  # what the leaderboard reads of WarehouseResource
-        root = tmp_path
-
-        def read_partition(self, asset: str, dims: dict | None = None) -> pa.Table:
-            return wh.read_partition(tmp_path, asset, dims)
-
-    old = pa.Table.from_pylist(_with_interval([r for r in closed_rows() if r["model"] == "oracle"], None))
-    assert "interval" not in old.column_names  # as written before intervals were Wilson
-    new = pa.Table.from_pylist([r for r in closed_rows() if r["model"] == "llama-3-8b"], schema=METRIC_SCHEMA)
-    wh.write_partition(tmp_path, "scores_closed_metrics", old, {"model": "oracle"})
-    wh.write_partition(tmp_path, "scores_closed_metrics", new, {"model": "llama-3-8b"})
-    pooled = _read_all(Warehouse(), "scores_closed_metrics", METRIC_SCHEMA)
-    assert pooled.schema == METRIC_SCHEMA
-    kinds = {(r["model"], r["interval"]) for r in pooled.to_pylist()}
-    assert kinds == {("oracle", "bootstrap"), ("llama-3-8b", "wilson")}
-    metrics = _tagged(Warehouse(), "metrics", METRIC_SCHEMA)  # closed plus (no) grounded partitions
-    tables = leaderboard_tables(metrics.to_pylist(), models=MODELS)
-    assert [(r["model"], r["fpq_accuracy_gated_interval"]) for r in tables["fpq_closed"]] == [
-        ("oracle", "bootstrap"), ("llama-3-8b", "wilson")]
-    with duckdb.connect() as con:  # the leaderboard's DuckDB tables take both
-        for name, table in {"metrics": metrics.drop_columns(["item_ids"]),
-                            "fpq_closed": pa.Table.from_pylist(tables["fpq_closed"])}.items():
-            con.register("_incoming", table)
-            con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM _incoming')
-            con.unregister("_incoming")
-        assert con.execute("SELECT interval, count(*) FROM metrics GROUP BY 1 ORDER BY 1").fetchall() == [
-            ("bootstrap", len(old)), ("wilson", len(new))]
-        assert con.execute("SELECT model, fpq_accuracy_gated, fpq_accuracy_gated_interval FROM fpq_closed "
-                           "ORDER BY model").fetchall() == [("llama-3-8b", 0.5, "wilson"), ("oracle", 1.0, "bootstrap")]
-    # a column that is neither there nor has a legacy default is an error that says what to do
-    wh.write_partition(tmp_path, "scores_closed_metrics", old.drop_columns(["ci_low"]), {"model": "oracle"})
-    with pytest.raises(ValueError, match="no column 'ci_low'; re-materialize"):
-        _read_all(Warehouse(), "scores_closed_metrics", METRIC_SCHEMA)
-
-
-# ---- write_report --------------------------------------------------------------------------------------------
 
 
 def test_write_report_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
