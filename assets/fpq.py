@@ -1,4 +1,5 @@
-"""KG-FPQ stage: true triples per domain, six false-premise edits each, and Yes-No / WH questions.
+"""KG-FPQ's own upstream assets (true triples per domain, six false-premise edits each) and the checks of its items;
+``fpq_items`` and the rest of the lane come from the suite factory (``assets/suites.py``).
 
 (No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
 """
@@ -11,13 +12,13 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe.config import fpq_settings
-from kgprobe.suites.fpq.edits import DomainSpec, Edit, TrueTriple, edit, entity_labels, group_edits, load_templates, select_true_triples, write_questions
-from kgprobe.suites.fpq.quality import count_table, duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
+from kgprobe.suites.fpq.edits import DomainSpec, TrueTriple, edit, select_true_triples
+from kgprobe.suites.fpq.quality import duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.plots import bar_chart
 from resources import ProjectResource, WarehouseResource
 
-GROUP = "questions"
+GROUP = "fpq"
 COVERAGE_WARN = 0.5
 
 
@@ -114,62 +115,20 @@ def fpq_edit_coverage(warehouse: WarehouseResource) -> dg.AssetCheckResult:
                                metadata={"low_coverage": dg.MetadataValue.json(low), "coverage": dg.MetadataValue.json(coverage)})
 
 
-@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[fpq_edits])
-def fpq_items(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """True- and false-premise questions (Yes-No and WH) with gold answers and full lineage to their triples."""
-    cfg = project.load()
-    if "fpq" not in cfg.sections:
-        return _not_configured(warehouse, "fpq_items")
-    s = fpq_settings(cfg)
-    templates = load_templates(s.templates)
-    true_triples = _true_triples(warehouse)
-    edit_fields = Edit.__dataclass_fields__
-    edits = []
-    for r in warehouse.read_partition("fpq_edits").to_pylist():
-        r = {k: v for k, v in r.items() if k in edit_fields}
-        r["path"] = None if r["path"] is None else tuple(tuple(t) for t in r["path"])
-        edits.append(Edit(**r))
-    with warehouse.connect(read_only=True) as con:
-        snapshot = current_snapshot(con, s.kg)
-        con.execute(f'USE "{s.kg}"')
-        labels = entity_labels(con, [e.false_object for e in edits] + [t.object for t in true_triples] + [t.subject for t in true_triples])
-    items, rejects = write_questions(group_edits(true_triples, edits), templates, labels, formats=s.formats,
-                                     snapshot_id=snapshot, seed=cfg.seed)
-    rows = [it.as_row() for it in items]
-    warehouse.write_partition("fpq_items", pa.Table.from_pylist(rows))
-    warehouse.write_partition("fpq_rejects", pa.Table.from_pylist([r.as_row() for r in rejects]) if rejects
-                              else pa.table({"reason": pa.array([], pa.string())}))
-    counts = count_table(rows)
-    by_method: dict[str, dict[str, float]] = {}
-    for c in counts:
-        by_method.setdefault(c["method"], {}).setdefault(c["domain"], 0)
-        by_method[c["method"]][c["domain"]] += c["questions"]
-    reject_reasons = Counter(r.reason.split(":")[0] for r in rejects)
-    context.log.info(f"{len(rows)} questions written, {len(rejects)} rejected")
-    return dg.MaterializeResult(metadata={
-        **table_metadata(len(rows)),
-        "rejected": len(rejects),
-        "reject_reasons": dg.MetadataValue.md(markdown_table([{"reason": r, "n": n} for r, n in reject_reasons.most_common()])),
-        "counts_domain_method_hop": dg.MetadataValue.md(markdown_table(counts, limit=200)),
-        "questions_by_method": image_md(bar_chart(by_method, title="KG-FPQ questions per edit method and domain",
-                                                  ylabel="questions", xlabel="edit method")),
-        "preview": dg.MetadataValue.md(markdown_table(
-            [{k: r[k] for k in ("domain", "format", "premise", "method", "hop", "question", "answer")} for r in rows], limit=30)),
-    })
-
-
-@dg.asset_check(asset=fpq_items, blocking=True, description="Every FPQ contains its edited object and not the true one.")
+@dg.asset_check(asset="fpq_items", blocking=True, description="Every FPQ contains its edited object and not the true one.")
 def fpq_items_carry_their_edit(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     bad = item_violations(warehouse.read_partition("fpq_items").to_pylist())
     return dg.AssetCheckResult(passed=not bad, metadata={"violations": len(bad), "examples": dg.MetadataValue.md(markdown_table(bad))})
 
 
-@dg.asset_check(asset=fpq_items, description="Warns about question texts that occur more than once.")
+@dg.asset_check(asset="fpq_items", description="Warns about question texts that occur more than once.")
 def fpq_items_unique(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     dups = duplicate_questions(warehouse.read_partition("fpq_items").to_pylist())
     return dg.AssetCheckResult(passed=not dups, severity=dg.AssetCheckSeverity.WARN, metadata={
         "duplicates": len(dups), "examples": dg.MetadataValue.md(markdown_table([{"question": q, "times": n} for q, n in dups]))})
 
 
-ASSETS = [fpq_true_triples, fpq_edits, fpq_items]
-CHECKS = [fpq_edits_follow_their_method, fpq_edit_coverage, fpq_items_carry_their_edit, fpq_items_unique]
+ASSETS = [fpq_true_triples, fpq_edits]
+CHECKS = [fpq_edits_follow_their_method, fpq_edit_coverage]
+#: Checks of the factory-made ``fpq_items``: added to the code location when the config enables the suite.
+ITEM_CHECKS = [fpq_items_carry_their_edit, fpq_items_unique]

@@ -9,19 +9,21 @@ import dagster as dg
 import pyarrow as pa
 
 from assets._metadata import image_md, markdown_table, table_metadata
+from assets.suites import enabled_suites, grounded_enabled
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kg.stats import current_snapshot
+from kgprobe.report.leaderboard import expand_breakdown, headline_rows
 from kgprobe.report.render import (
     HEADLINE_METRIC,
     KEY_METRICS,
     ReportContext,
-    leaderboard_tables,
     render_html,
     report_plots,
     write_report,
 )
-from kgprobe.suites.fpq.scoring import AGREEMENT_SCHEMA, ITEM_SCHEMA, METRIC_SCHEMA, pooled_agreement
+from kgprobe.suites.base import AGREEMENT_SCHEMA, METRIC_SCHEMA
+from kgprobe.suites.fpq.scoring import pooled_agreement
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "report"
@@ -29,140 +31,177 @@ SETTINGS = ("closed", "grounded")
 REPORT_PATH = ("report", "report.html")
 
 
-# Columns added to a schema after partitions were written, and what an older partition's rows hold there: metric
-# rows written before intervals were Wilson have no ``interval`` column, and every one of their intervals was a
-# percentile bootstrap. Filled in rather than failing, so the leaderboard still pools old and new partitions (and
-# says which is which); re-scoring a partition replaces its bootstrap intervals with Wilson ones.
-_LEGACY_DEFAULTS = {"interval": "bootstrap"}
+def _scores_asset(suite: str, setting: str) -> str:
+    return f"{suite}_scores" if setting == "closed" else f"{suite}_grounded_scores"
 
 
-def _conform(table: pa.Table, schema: pa.Schema, asset: str) -> pa.Table:
-    """``table`` with exactly ``schema``'s columns: a legacy column it lacks is filled with its default."""
-    for name in schema.names:
-        if name not in table.column_names:
-            if name not in _LEGACY_DEFAULTS:
-                raise ValueError(f"a partition of {asset} has no column {name!r}; re-materialize it")
-            table = table.append_column(name, pa.array([_LEGACY_DEFAULTS[name]] * table.num_rows,
-                                                        schema.field(name).type))
-    return table.select(schema.names).cast(schema)
-
-
-def _read_all(warehouse: WarehouseResource, asset: str, schema: pa.Schema) -> pa.Table:
-    """Every partition of ``asset`` (empty, with ``schema``, when none has been written); a partition written
-    before a column of :data:`_LEGACY_DEFAULTS` existed gets that column's default."""
+def _read_all(warehouse: WarehouseResource, asset: str, schema=None) -> pa.Table:
+    """Every partition of ``asset`` (empty, with ``schema``, when none has been written)."""
     tables = [warehouse.read_partition(asset, dims) for dims in wh.partitions(warehouse.root, asset)]
-    return pa.concat_tables([_conform(t, schema, asset) for t in tables]) if tables else schema.empty_table()
+    if not tables:
+        return schema.empty_table() if schema is not None else pa.table({})
+    if schema is None:
+        return pa.concat_tables(tables, promote_options="default")
+    for t in tables:
+        missing = [n for n in schema.names if n not in t.column_names]
+        if missing:
+            raise ValueError(f"a partition of {asset} has no column(s) {missing} (written by an older version); "
+                             "re-materialize it")
+    return pa.concat_tables([t.select(schema.names).cast(schema) for t in tables])
 
 
-def _tagged(warehouse: WarehouseResource, kind: str, schema: pa.Schema) -> pa.Table:
-    """Closed-book and grounded rows of one kind (``metrics`` / ``agreement``) with a ``setting`` column."""
+def _settings_of(cfg) -> list[tuple]:
+    grounded = grounded_enabled(cfg)
+    return [(s, setting) for s in enabled_suites(cfg) for setting in SETTINGS
+            if setting == "closed" or s.name in grounded]
+
+
+def _metrics(warehouse: WarehouseResource, cfg) -> pa.Table:
+    """Every suite's metric rows, closed book and grounded, with a ``setting`` column."""
     parts = []
-    for setting in SETTINGS:
-        t = _read_all(warehouse, f"scores_{setting}_{kind}", schema)
+    for suite, setting in _settings_of(cfg):
+        t = _read_all(warehouse, f"{_scores_asset(suite.name, setting)}_metrics", METRIC_SCHEMA)
         parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
-    return pa.concat_tables(parts)
+    schema = METRIC_SCHEMA.append(pa.field("setting", pa.string()))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
 ALL_LEVELS = "all levels"
 
 
-def _agreement(warehouse: WarehouseResource) -> pa.Table:
-    """Judge agreement with a ``setting`` column: every partition's own rows, plus rows pooled over all models
-    (closed book) and over all models and levels (grounded)."""
-    parts = [_tagged(warehouse, "agreement", AGREEMENT_SCHEMA)]
-    for setting, perturbation in (("closed", None), ("grounded", ALL_LEVELS)):
-        items = _read_all(warehouse, f"scores_{setting}", ITEM_SCHEMA).to_pylist()
-        pooled = pa.Table.from_pylist(pooled_agreement(items, perturbation=perturbation), schema=AGREEMENT_SCHEMA)
-        parts.append(pooled.append_column("setting", pa.array([setting] * pooled.num_rows, pa.string())))
-    return pa.concat_tables(parts)
+def _agreement(warehouse: WarehouseResource, cfg) -> pa.Table:
+    """Judge agreement with ``suite`` and ``setting`` columns: every partition's own rows, plus rows pooled over all
+    models (closed book) and over all models and levels (grounded)."""
+    parts = []
+    for suite, setting in _settings_of(cfg):
+        asset = _scores_asset(suite.name, setting)
+        own = _read_all(warehouse, f"{asset}_agreement", AGREEMENT_SCHEMA)
+        votes = _read_all(warehouse, asset).to_pylist()
+        pooled = pa.Table.from_pylist(
+            pooled_agreement(votes, perturbation=None if setting == "closed" else ALL_LEVELS), schema=AGREEMENT_SCHEMA)
+        for t in (own, pooled):
+            t = t.append_column("suite", pa.array([suite.name] * t.num_rows, pa.string()))
+            parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
+    schema = AGREEMENT_SCHEMA.append(pa.field("suite", pa.string())).append(pa.field("setting", pa.string()))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-@dg.asset(group_name=GROUP, kinds={"duckdb"}, deps=["scores_closed", "scores_grounded"])
-def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Models x metrics with 95% intervals, one table per suite and setting, over every scored partition (DuckDB);
-    the headline, gated yes/no FPQ accuracy, is each table's first metric."""
-    cfg = project.load()
-    models = [m.name for m in generation_models(cfg)]
-    judges = [j.name for j in scoring_settings(cfg).judges]
-    metrics = _tagged(warehouse, "metrics", METRIC_SCHEMA)
-    agreement = _agreement(warehouse)
-    tables = leaderboard_tables(metrics.to_pylist(), models=models, judges=judges)
-    stored = {"metrics": metrics.drop_columns(["item_ids"]), "judge_agreement": agreement}
-    stored.update({name: pa.Table.from_pylist(rows) for name, rows in tables.items() if rows})
-    with warehouse.connect() as con:
-        con.execute("CREATE SCHEMA IF NOT EXISTS leaderboard")
-        for name, table in stored.items():
-            con.register("_incoming", table)
-            con.execute(f'CREATE OR REPLACE TABLE leaderboard."{name}" AS SELECT * FROM _incoming')
-            con.unregister("_incoming")
-    context.log.info(f"leaderboard: {metrics.num_rows} metric rows from "
-                     f"{len(set(zip(*(metrics.column(c).to_pylist() for c in ('setting', 'model', 'perturbation')))))} partitions")
-    closed = tables.get("fpq_closed") or []
-    # yes/no metrics in KEY_METRICS order, so the headline leads, labelled as such
-    preview = [{"model": row["model"],
-                **{f"{m} (headline)" if m == HEADLINE_METRIC else m: row.get(m) for m in KEY_METRICS}}
-               for row in closed]
-    return dg.MaterializeResult(metadata={
-        **table_metadata(metrics.num_rows),
-        "tables": ", ".join(f"leaderboard.{n} ({t.num_rows} rows)" for n, t in stored.items()),
-        "fpq_closed": dg.MetadataValue.md(markdown_table(preview, limit=50)),
-    })
+def build_report_assets(cfg) -> list:
+    """The leaderboard and report assets, after every enabled suite's scores."""
+    deps = [_scores_asset(s.name, setting) for s, setting in _settings_of(cfg)]
+
+    @dg.asset(group_name=GROUP, kinds={"duckdb"}, deps=deps)
+    def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        """Every suite's metrics over every scored partition (DuckDB): long form, one headline per model and suite,
+        and a wide table per suite and setting."""
+        cfg = project.load()
+        models = [m.name for m in generation_models(cfg)]
+        judges = [j.name for j in scoring_settings(cfg).judges]
+        suites = enabled_suites(cfg)
+        metrics = _metrics(warehouse, cfg)
+        rows = metrics.to_pylist()
+        agreement = _agreement(warehouse, cfg)
+        stored = {"metrics": metrics.drop_columns(["item_ids"]), "judge_agreement": agreement}
+        heads = headline_rows(rows, suites, models=models)
+        if heads:
+            stored["headlines"] = pa.Table.from_pylist(heads)
+        for suite in suites:
+            for name, wide in suite.wide_tables(rows, models=models, judges=judges).items():
+                stored[name] = pa.Table.from_pylist(wide)
+        with warehouse.connect() as con:
+            con.execute("CREATE SCHEMA IF NOT EXISTS leaderboard")
+            for name, table in stored.items():
+                con.register("_incoming", table)
+                con.execute(f'CREATE OR REPLACE TABLE leaderboard."{name}" AS SELECT * FROM _incoming')
+                con.unregister("_incoming")
+        partitions = {(r["setting"], r["suite"], r["model"], r["perturbation"]) for r in rows}
+        context.log.info(f"leaderboard: {metrics.num_rows} metric rows of {len(suites)} suite(s) from "
+                         f"{len(partitions)} partitions")
+        closed = [r for r in stored.get("fpq_closed", pa.table({})).to_pylist()]
+        preview = [{"model": row["model"],
+                    **{f"{m} (headline)" if m == HEADLINE_METRIC else m: row.get(m) for m in KEY_METRICS}}
+                   for row in closed]
+        return dg.MaterializeResult(metadata={
+            **table_metadata(metrics.num_rows),
+            "tables": ", ".join(f"leaderboard.{n} ({t.num_rows} rows)" for n, t in stored.items()),
+            "headlines": dg.MetadataValue.md(markdown_table(
+                [{k: h[k] for k in ("model", "suite", "label", "value", "ci_low", "ci_high", "n")} for h in heads],
+                limit=100)),
+            "fpq_closed": dg.MetadataValue.md(markdown_table(preview, limit=50)),
+        })
+
+    @dg.asset(group_name=GROUP, kinds={"python"}, deps=[leaderboard, "kg_similarity"])
+    def report(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        """One self-contained HTML report (every suite's headline, leaderboards, judge agreement, plots, how to trace
+        a number); plots also here."""
+        cfg = project.load()
+        settings = scoring_settings(cfg)
+        models = tuple(m.name for m in generation_models(cfg))
+        judges = tuple(j.name for j in settings.judges)
+        # exactly what the leaderboard stored; per model for the closed book, while the grounded partitions (models x
+        # levels) are shown pooled only, or the table runs long
+        with warehouse.connect(read_only=True) as con:
+            metrics = con.execute("SELECT * FROM leaderboard.metrics").to_arrow_table().to_pylist()
+            agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE suite = 'fpq' AND "
+                                    "(setting = 'closed' OR perturbation = $p)", {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
+            snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
+        similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
+        suites = enabled_suites(cfg)
+        # suites with a report section of their own (KG-FPQ's) fill the report's main body; every other suite gets
+        # the generic section: models x its overall metrics
+        own = {s.name for s in suites if s.report_section}
+        fpq_rows = expand_breakdown(r for r in metrics if r["suite"] in own)
+        sections = [{"name": s.name, "title": s.title, "paper": s.paper,
+                     "metrics": [r for r in metrics if r["suite"] == s.name and r["setting"] == "closed"]}
+                    for s in suites if not s.report_section]
+        plots = report_plots(fpq_rows, similarity, agreement, models=models, judges=judges)
+        samples = _read_all_samples(warehouse, cfg)
+        ctx = ReportContext(
+            project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
+            created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), run_ids=(context.run.run_id,),
+            bootstrap_resamples=settings.resamples, bootstrap_seed=settings.seed, confidence=settings.confidence,
+            judges=judges, models=models,
+            counts={**{f"{s.title.split(':')[0]} items": n for s, n in samples["items"].items()},
+                    **{f"{s} answers (samples)": n for s, n in samples["counts"].items()}},
+        )
+        html = render_html(ctx, fpq_rows, agreement, plots, examples=samples["examples"],
+                           suites=headline_rows(metrics, suites, models=models), sections=sections)
+        path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
+        context.log.info(f"report written to {path.resolve()}")
+        return dg.MaterializeResult(metadata={
+            "path": dg.MetadataValue.path(str(path.resolve())),
+            "size_kb": round(len(html.encode()) / 1024, 1),
+            **{f"plot_{name}": image_md(png, alt=name) for name, png in plots.items()},
+        })
+
+    return [leaderboard, report]
 
 
-@dg.asset(group_name=GROUP, kinds={"python"}, deps=[leaderboard, "kg_similarity"])
-def report(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """One self-contained HTML report (leaderboards, judge agreement, plots, how to trace a number); plots also here."""
-    cfg = project.load()
-    settings = scoring_settings(cfg)
-    models = tuple(m.name for m in generation_models(cfg))
-    judges = tuple(j.name for j in settings.judges)
-    # exactly what the leaderboard stored; per model for the closed book, while the grounded partitions (models x
-    # levels) are shown pooled only, or the table runs long
-    with warehouse.connect(read_only=True) as con:
-        metrics = con.execute("SELECT * FROM leaderboard.metrics").to_arrow_table().to_pylist()
-        agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE setting = 'closed' OR perturbation = $p",
-                                {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
-        snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
-    similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
-    plots = report_plots(metrics, similarity, agreement, models=models, judges=judges)
-    samples = _read_all_samples(warehouse)
-    items = warehouse.read_partition("fpq_items").num_rows if wh.partitions(warehouse.root, "fpq_items") else 0
-    ctx = ReportContext(
-        project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
-        created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), run_ids=(context.run.run_id,),
-        bootstrap_resamples=settings.resamples, bootstrap_seed=settings.seed, confidence=settings.confidence,
-        judges=judges, models=models,
-        counts={"KG-FPQ items": items, **{f"{s} answers (samples)": n for s, n in samples["counts"].items()}},
-    )
-    html = render_html(ctx, metrics, agreement, plots, examples=samples["examples"])
-    path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
-    context.log.info(f"report written to {path.resolve()}")
-    return dg.MaterializeResult(metadata={
-        "path": dg.MetadataValue.path(str(path.resolve())),
-        "size_kb": round(len(html.encode()) / 1024, 1),
-        **{f"plot_{name}": image_md(png, alt=name) for name, png in plots.items()},
-    })
-
-
-def _read_all_samples(warehouse: WarehouseResource) -> dict:
-    """Answer counts per setting, and up to a dozen closed-book Yes-No answers that read as unknown (with the question)."""
-    counts, examples = {}, []
-    questions = {}
-    if wh.partitions(warehouse.root, "fpq_items"):
-        questions = dict(zip(*(warehouse.read_partition("fpq_items").column(c).to_pylist() for c in ("id", "question"))))
-    for setting in SETTINGS:
-        asset = f"scores_{setting}_samples"
+def _read_all_samples(warehouse: WarehouseResource, cfg) -> dict:
+    """Item counts per suite, answer counts per setting, and up to a dozen closed-book answers that the suites'
+    readers could not read (with the question)."""
+    counts: dict[str, int] = {}
+    items_per_suite, examples = {}, []
+    for suite, setting in _settings_of(cfg):
+        items_asset = f"{suite.name}_items"
+        questions = {}
+        if wh.partitions(warehouse.root, items_asset):
+            table = warehouse.read_partition(items_asset)
+            items_per_suite[suite] = table.num_rows
+            questions = dict(zip(*(table.column(c).to_pylist() for c in ("item_id", "question"))))
+        asset = f"{_scores_asset(suite.name, setting)}_samples"
         n = 0
         for dims in wh.partitions(warehouse.root, asset):
-            rows = warehouse.read_partition(asset, dims).select(["item_id", "model", "format", "judge", "text", "label"]).to_pylist()
-            n += sum(1 for r in rows if r["judge"] in ("", None) or r["format"] == "yn")
+            rows = warehouse.read_partition(asset, dims).select(["item_id", "model", "judge", "text", "label"]).to_pylist()
+            read = [r for r in rows if not r["judge"]]
+            n += len(read)
             if setting == "closed":
                 examples += [{"model": r["model"], "question": questions.get(r["item_id"], r["item_id"]),
                               "answer": r["text"] if r["text"] is not None else "(no answer: generation failed)",
                               "label": r["label"]}
-                             for r in rows if r["format"] == "yn" and r["label"] == "unknown"][:4]
-        counts[setting] = n
-    return {"counts": counts, "examples": examples[:12]}
+                             for r in read if r["label"] == "unknown"][:4]
+        counts[setting] = counts.get(setting, 0) + n
+    return {"items": items_per_suite, "counts": counts, "examples": examples[:12]}
 
 
-ASSETS = [leaderboard, report]
+

@@ -1,8 +1,8 @@
 """The code location: every stage's assets and checks, the resources, and the jobs.
 
 ``dagster dev`` and ``dagster job launch`` find it through ``[tool.dagster]`` in pyproject.toml. The project config
-comes from ``KGPROBE_CONFIG`` (default ``examples/sample.yaml``); the warehouse path from ``KGPROBE_WAREHOUSE`` or
-the config's ``warehouse`` key.
+is the file :func:`kgprobe.config.config_path` names (``KGPROBE_CONFIG``, default ``examples/sample.yaml``), as for
+``kgprobe run``; the warehouse path comes from ``KGPROBE_WAREHOUSE`` or the config's ``warehouse`` key.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import os
 
 import dagster as dg
 
-from assets import fpq, generate, ingest, perturb, report, score, subgraph
-from kgprobe.config import DEFAULT_CONFIG, ProjectConfig, load_config
+from assets import fpq, ingest, perturb, report, subgraph, suites
+from kgprobe.config import ProjectConfig, load_config
+from kgprobe.config import config_path as resolve_config_path
 from kgprobe.errors import ConfigError
 from pipelines.jobs import all_jobs
 from pipelines.partitions import build_partitions
-from resources import ProjectResource, WarehouseResource
+from resources import ModelPool, ProjectResource, WarehouseResource
 
 
 def _warehouse_path(config_path: str) -> str:
@@ -37,20 +38,24 @@ def _config(config_path: str) -> ProjectConfig | None:
 
 
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
-    """Definitions for one project config (tests build them for temporary configs)."""
-    config_path = config_path or os.environ.get("KGPROBE_CONFIG", DEFAULT_CONFIG)
-    parts = build_partitions(_config(config_path))
-    gen_assets, gen_checks = generate.build(parts)
+    """Definitions for one project config (tests build them for temporary configs); without one, the file
+    :func:`kgprobe.config.config_path` names."""
+    config_path = str(resolve_config_path(config_path))
+    cfg = _config(config_path)
+    parts = build_partitions(cfg)
     perturb_assets, perturb_checks = perturb.build(parts)
-    score_assets, score_checks = score.build(parts)
+    lane_assets, lane_checks = suites.build(parts, cfg)
+    enabled = suites.enabled_suites(cfg)
+    item_checks = fpq.ITEM_CHECKS if any(s.name == "fpq" for s in enabled) else []
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *perturb.ASSETS, *perturb_assets, *gen_assets,
-                *score_assets, *report.ASSETS],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *perturb_checks, *gen_checks, *score_checks],
-        jobs=all_jobs(parts),
+        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *perturb.ASSETS, *perturb_assets, *lane_assets,
+                *report.build_report_assets(cfg)],
+        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *item_checks, *perturb_checks, *lane_checks],
+        jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg)),
         resources={
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),
+            "models": ModelPool(),
         },
     )
 

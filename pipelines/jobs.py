@@ -1,14 +1,16 @@
 """Jobs. Dagster runs one partition scheme per run, so the work is split by partitioning:
 
-* ``prepare``: the unpartitioned assets up to the questions and the triple scorer, checks included;
+* ``prepare``: the unpartitioned assets: KGs, subgraphs, every enabled suite's items (and the assets before
+  them), the triple scorer, checks included;
 * ``perturb``: the pruned subgraphs perturbed, one run per ``perturbation`` partition;
 * ``similarity``: ATS / SC2D / SD2 over all perturbation partitions;
-* ``closed_book``: closed-book answers and their scores, one run per ``model`` partition;
-* ``grounded``: KG-grounded answers and their scores, one run per ``model|perturbation`` partition;
+* ``closed_book``: one model's closed-book answers to every enabled suite, and their scores, one run per ``model``
+  partition; the model is loaded once for the run (in process, so every step shares the run's ``models``);
+* ``grounded``: the same with KG context, one run per ``model|perturbation`` partition;
 * ``publish``: the leaderboard over every scored partition, and the HTML report;
 * ``generate_closed`` / ``generate_grounded`` (answers only), ``score_closed`` / ``score_grounded`` (scores only,
-  e.g. after adding a judge: stored answers are read back, nothing is generated again), and one job per stage group
-  (``ingest``, ``subgraphs``, ``fpq_questions``) for partial refreshes.
+  e.g. after adding a judge: stored answers are read back, nothing is generated again), one job per suite
+  (``<suite>_questions``: its items and what comes before them) and per stage (``ingest``, ``subgraphs``).
 
 :data:`MAIN_JOB` (``kgprobe_sample``) is the whole chain for every partition of the config; ``kgprobe run`` runs it
 in-process, stage by stage (:data:`MAIN_SEQUENCE`), and a backfill over the partitioned jobs does the same
@@ -16,6 +18,8 @@ through the daemon.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import dagster as dg
 
@@ -27,25 +31,42 @@ MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "closed_book", "grounded", 
 GPU_TAG = "kgprobe/gpu"
 
 
-def all_jobs(parts: Partitions) -> list[dg.UnresolvedAssetJobDefinition]:
-    """The jobs of the code location."""
-    unpartitioned = dg.AssetSelection.groups("ingest", "subgraph", "questions") | dg.AssetSelection.assets("triple_scorer")
-    return [
+def _assets(names: Sequence[str]) -> dg.AssetSelection:
+    return dg.AssetSelection.assets(*names) if names else dg.AssetSelection.assets()
+
+
+def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset()
+             ) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
+    """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane)."""
+    names = [s.name for s in suites]
+    items = [f"{n}_items" for n in names]
+    upstream = [a for s in suites for a in s.upstream]
+    closed_answers = [f"{n}_responses" for n in names]
+    closed_scores = [f"{n}_scores" for n in names]
+    grounded_answers = [f"{n}_grounded_responses" for n in names if n in grounded]
+    grounded_scores = [f"{n}_grounded_scores" for n in names if n in grounded]
+    unpartitioned = (dg.AssetSelection.groups("ingest", "subgraph") | _assets([*upstream, *items])
+                     | dg.AssetSelection.assets("triple_scorer"))
+    in_process = {"executor_def": dg.in_process_executor}
+    jobs = [
         dg.define_asset_job("prepare", selection=unpartitioned,
-                            description="Load the KGs, retrieve subgraphs, write the questions, train the triple scorer."),
-        dg.define_asset_job("closed_book", selection=dg.AssetSelection.assets("responses_closed", "scores_closed"),
-                            description="Closed-book answers of one model (partition) to every question, read and scored."),
-        dg.define_asset_job("grounded", selection=dg.AssetSelection.assets("responses_grounded", "scores_grounded"),
-                            description="KG-grounded answers of one model at one perturbation level, read and scored."),
+                            description="Load the KGs, retrieve subgraphs, write every suite's questions, train the "
+                                        "triple scorer."),
+        dg.define_asset_job("closed_book", selection=_assets([*closed_answers, *closed_scores]), **in_process,
+                            description="One model (partition) answers every suite closed book; answers read, judged "
+                                        "and scored. The model is loaded once for the run."),
+        dg.define_asset_job("grounded", selection=_assets([*grounded_answers, *grounded_scores]), **in_process,
+                            description="One model answers every grounded suite with KG context at one perturbation "
+                                        "level; answers read, judged and scored."),
         dg.define_asset_job("publish", selection=dg.AssetSelection.groups("report"),
                             description="The leaderboard over every scored partition, and the HTML report with its plots."),
-        dg.define_asset_job("score_closed", selection=dg.AssetSelection.assets("scores_closed"),
+        dg.define_asset_job("score_closed", selection=_assets(closed_scores), **in_process,
                             description="Re-score stored closed-book answers of one model (no generation)."),
-        dg.define_asset_job("score_grounded", selection=dg.AssetSelection.assets("scores_grounded"),
+        dg.define_asset_job("score_grounded", selection=_assets(grounded_scores), **in_process,
                             description="Re-score stored grounded answers of one model|perturbation (no generation)."),
-        dg.define_asset_job("generate_closed", selection=dg.AssetSelection.assets("responses_closed"),
-                            description="Closed-book answers of one model (partition) to every question."),
-        dg.define_asset_job("generate_grounded", selection=dg.AssetSelection.assets("responses_grounded"),
+        dg.define_asset_job("generate_closed", selection=_assets(closed_answers), **in_process,
+                            description="Closed-book answers of one model (partition) to every suite's questions."),
+        dg.define_asset_job("generate_grounded", selection=_assets(grounded_answers), **in_process,
                             description="KG-grounded answers of one model at one perturbation level (model|perturbation)."),
         dg.define_asset_job("perturb", selection=dg.AssetSelection.assets("perturbed_subgraphs"),
                             description="The pruned subgraphs perturbed at one method and level (partition)."),
@@ -55,6 +76,9 @@ def all_jobs(parts: Partitions) -> list[dg.UnresolvedAssetJobDefinition]:
                             description="Load the configured KGs into the DuckDB warehouse."),
         dg.define_asset_job("subgraphs", selection=dg.AssetSelection.groups("subgraph"),
                             description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs."),
-        dg.define_asset_job("fpq_questions", selection=dg.AssetSelection.groups("questions"),
-                            description="KG-FPQ true triples, false-premise edits and questions."),
     ]
+    for suite in suites:
+        jobs.append(dg.define_asset_job(
+            f"{suite.name}_questions", selection=_assets([*suite.upstream, f"{suite.name}_items"]),
+            description=f"{suite.title}: the questions and the assets before them."))
+    return jobs

@@ -13,9 +13,33 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from kgprobe.generation.backends import HFBackend, HFConfig, LiteLLMBackend, LiteLLMConfig, ReferenceBackend, ReferenceConfig, VLLMBackend, VLLMConfig
-from kgprobe.generation import Backend, Completion, Prompt, SamplingParams, make_backend, model_specs
+from kgprobe.generation import Backend, BackendPool, Completion, Prompt, SamplingParams, make_backend, model_specs
 
-__all__ = ["GenerationBackend", "LiteLLMModel", "ReferenceModel", "TransformersModel", "VLLMModel", "backend_from_config"]
+__all__ = ["GenerationBackend", "LiteLLMModel", "ModelPool", "ReferenceModel", "TransformersModel", "VLLMModel",
+           "backend_from_config"]
+
+
+class ModelPool(dg.ConfigurableResource):
+    """The models a run has loaded, each loaded the first time a step of the run asks for it and released when the
+    run ends (``teardown_after_execution``). With the in-process executor of the ``closed_book`` and ``grounded``
+    jobs, a model that answers every suite and judges too is loaded once per run, not once per asset."""
+
+    _pool: Any = PrivateAttr(default=None)
+
+    @property
+    def pool(self) -> BackendPool:
+        """The run's :class:`~kgprobe.generation.BackendPool` (made on first use outside a Dagster run too)."""
+        if self._pool is None:
+            self._pool = BackendPool()
+        return self._pool
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._pool = BackendPool()
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
 def backend_from_config(model_entry: dict, defaults: Optional[dict] = None) -> Backend:

@@ -22,13 +22,14 @@ from kgprobe.generation.records import (
     Prompt,
     SamplingParams,
 )
-from kgprobe.generation.runner import make_backend, model_specs, run_generation
+from kgprobe.generation.runner import BackendPool, make_backend, model_specs, run_generation
 
 __all__ = [
     "BACKEND_KINDS",
     "DEFAULT_BATCH_SIZE",
     "Backend",
     "BackendError",
+    "BackendPool",
     "BaseBackend",
     "Completion",
     "GenerationError",

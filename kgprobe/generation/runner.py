@@ -45,7 +45,7 @@ from kgprobe.generation.records import (
 if TYPE_CHECKING:
     from kgprobe.generation.store import ResponseStore
 
-__all__ = ["make_backend", "model_specs", "run_generation"]
+__all__ = ["BackendPool", "make_backend", "model_specs", "run_generation"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -172,6 +172,49 @@ def make_backend(spec: ModelSpec) -> Backend:
     from kgprobe.generation.backends import BACKEND_CLASSES
 
     return BACKEND_CLASSES[spec.backend](spec.config)
+
+
+class BackendPool:
+    """The started backends of one run, one per model name: a model is loaded the first time it is asked for and
+    kept until :meth:`close`, so a run that answers several suites with one model, and judges with it too, loads its
+    weights (or starts its vLLM engine) once.
+
+        >>> with BackendPool() as pool:
+        ...     backend = pool.get(spec)          # started; the same object on every later get(spec)
+    """
+
+    def __init__(self) -> None:
+        self._backends: dict[str, tuple[ModelSpec, Backend]] = {}
+        self.loads = 0
+
+    def get(self, spec: ModelSpec) -> Backend:
+        """The started backend of ``spec``; a different spec under a name already in the pool is an error (the
+        model name is the identity of the weights)."""
+        held = self._backends.get(spec.name)
+        if held is not None:
+            if (held[0].backend, held[0].config) != (spec.backend, spec.config):
+                raise ConfigError(f"model {spec.name!r} is configured twice with different backends or options; "
+                                  "give each configuration its own name")
+            return held[1]
+        backend = make_backend(spec)
+        start = getattr(backend, "start", None)
+        if start is not None:
+            start()
+        self.loads += 1
+        self._backends[spec.name] = (spec, backend)
+        return backend
+
+    def close(self) -> None:
+        """Close every backend (weights and engines released)."""
+        while self._backends:
+            _, (_, backend) = self._backends.popitem()
+            backend.close()
+
+    def __enter__(self) -> BackendPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # ---------------------------------------------------------------------------------------------------------------------

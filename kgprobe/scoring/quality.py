@@ -64,6 +64,7 @@ __all__ = [
     "validate_responses",
     "validate_score_items",
     "validate_score_samples",
+    "validate_votes",
 ]
 
 #: Most unexpected values or rows kept per outcome.
@@ -233,19 +234,17 @@ _ITEMS = _TableSpec(
     ),
 )
 
-_METRIC_REQUIRED = ("model", "perturbation", "suite", "task", "judge", "metric", "n", "correct", "interval")
+_METRIC_REQUIRED = ("model", "perturbation", "suite", "task", "judge", "metric", "higher_is_better", "n", "interval")
 _METRICS = _TableSpec(
     kind="metrics",
     columns=(*_METRIC_REQUIRED, "value", "ci_low", "ci_high"),
-    keys=("model", "perturbation", "task", "judge", "metric", "domain", "method", "hop"),
+    keys=("model", "perturbation", "suite", "task", "judge", "metric"),
     checks=(
         *_not_null(*_METRIC_REQUIRED),
         _between("value", 0, 1),
         _between("ci_low", 0, 1),
         _between("ci_high", 0, 1),
         _between("n", 0, None),
-        _between("correct", 0, None),
-        _a_at_least_b("n", "correct"),
         _a_at_least_b("value", "ci_low"),
         _a_at_least_b("ci_high", "value"),
         _in_set("interval", _INTERVALS),
@@ -254,6 +253,17 @@ _METRICS = _TableSpec(
                {"column_A": "ci_high", "column_B": "ci_low", "or_equal": False,
                 "ignore_row_if": "either_value_is_missing"},
                ("ci_high", "ci_low", "interval", "n"), when=(("interval", "==", "wilson"), ("n", ">", 0))),
+    ),
+)
+
+_VOTE_REQUIRED = ("item_id", "model", "perturbation", "task", "judge", "vote", "correct")
+_VOTES = _TableSpec(
+    kind="votes",
+    columns=(*_VOTE_REQUIRED, "labels"),
+    keys=("item_id", "model", "perturbation", "judge"),
+    checks=(
+        *_not_null(*_VOTE_REQUIRED),
+        _unique("item_id", "model", "perturbation", "judge"),
     ),
 )
 
@@ -287,12 +297,20 @@ def validate_score_items(
 def validate_metrics(
     table: pa.Table | Sequence[Mapping[str, Any]], *, name: str = "metrics"
 ) -> list[ExpectationOutcome]:
-    """Outcomes of the metric-rows suite: required columns (``interval`` among them) non-null, value and interval
-    bounds in [0, 1] where defined (NaN and null are undefined), ``n >= 0``, ``0 <= correct <= n``,
+    """Outcomes of the metric-rows suite, for the metric schema every suite shares
+    (:data:`kgprobe.suites.base.METRIC_SCHEMA`): required columns (``higher_is_better`` and ``interval`` among
+    them) non-null, value and interval bounds in [0, 1] where defined (NaN and null are undefined), ``n >= 0``,
     ``ci_low <= value <= ci_high``, ``interval`` in {"wilson", "bootstrap"}, and ``ci_low < ci_high`` on every
-    Wilson row of n > 0 items. A partition written before metric rows had ``interval`` fails that column's
-    existence (re-score it)."""
+    Wilson row of n > 0 items. A partition written in an older schema fails a column's existence (re-score it)."""
     return _validate(_METRICS, table, name)
+
+
+def validate_votes(
+    table: pa.Table | Sequence[Mapping[str, Any]], *, name: str = "votes"
+) -> list[ExpectationOutcome]:
+    """Outcomes of the vote-rows suite of any suite: required columns non-null, one row per (item_id, model,
+    perturbation, judge)."""
+    return _validate(_VOTES, table, name)
 
 
 def failed(outcomes: Sequence[ExpectationOutcome]) -> list[ExpectationOutcome]:

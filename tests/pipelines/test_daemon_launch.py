@@ -24,8 +24,8 @@ def _absolute(cfg: dict, base: Path) -> dict:
         for key in ("triples", "entity_labels", "relation_labels", "entity_types", "temporal"):
             if key in spec:
                 spec[key] = [str(base / p) for p in spec[key]] if isinstance(spec[key], list) else str(base / spec[key])
-    cfg["fpq"]["domains"] = str(base / cfg["fpq"]["domains"])
-    cfg["fpq"]["templates"] = str(base / cfg["fpq"]["templates"])
+    cfg["suites"]["fpq"]["domains"] = str(base / cfg["suites"]["fpq"]["domains"])
+    cfg["suites"]["fpq"]["templates"] = str(base / cfg["suites"]["fpq"]["templates"])
     return cfg
 
 
@@ -38,7 +38,7 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
     cfg["warehouse"] = str(tmp_path / "warehouse" / "kgprobe.duckdb")
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]
     cfg["scoring"]["judges"] = [{"model": "oracle"}]
-    cfg["fpq"]["n_per_domain"] = 5
+    cfg["suites"]["fpq"]["n_per_domain"] = 5
     cfg["queries"]["sample"]["per_type"] = 1
     config = tmp_path / "project.yaml"
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
@@ -76,14 +76,14 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
         daemon.wait(timeout=30)
     from kgprobe.warehouse import read_partition
 
-    rows = read_partition(tmp_path / "warehouse", "responses_closed", {"model": "oracle"}).to_pylist()
+    rows = read_partition(tmp_path / "warehouse", "fpq_responses", {"model": "oracle"}).to_pylist()
     assert rows and all(r["error"] is None and r["model"] == "oracle" for r in rows)
-    metrics = read_partition(tmp_path / "warehouse", "scores_closed_metrics", {"model": "oracle"}).to_pylist()
-    overall = {(m["task"], m["metric"]): m["value"] for m in metrics if m["domain"] is None and m["method"] is None and m["hop"] is None}
+    metrics = read_partition(tmp_path / "warehouse", "fpq_scores_metrics", {"model": "oracle"}).to_pylist()
+    overall = {(m["task"], m["metric"]): m["value"] for m in metrics if not m["breakdown"]}
     assert overall[("discriminative", "accuracy")] == overall[("generative", "accuracy")] == 1.0
     with dg.DagsterInstance.get() as instance:
         [run] = [r for r in instance.get_runs() if r.job_name == "closed_book"]
         checks = {e.asset_check_key.name: e.passed for e in (
             r.event_log_entry.dagster_event.event_specific_data for r in instance.get_records_for_run(
                 run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records)}
-    assert checks["oracle_is_perfect"] and checks["scores_closed_expectations"] and checks["responses_closed_expectations"]
+    assert checks["fpq_scores_oracle_is_perfect"] and checks["fpq_scores_expectations"] and checks["fpq_responses_expectations"]

@@ -18,18 +18,26 @@ def test_definitions_load_with_jobs_and_checks() -> None:
             "grounded", "score_closed", "score_grounded", "publish"} <= {j.name for j in repo.get_all_jobs()}
     keys = {k.to_user_string() for k in repo.asset_graph.get_all_asset_keys()}
     assert {"kg_source", "kg", "queries", "khop_subgraphs", "ppr_subgraphs", "fpq_true_triples", "fpq_edits", "fpq_items",
-            "triple_scorer", "perturbed_subgraphs", "kg_similarity", "responses_closed", "responses_grounded",
-            "scores_closed", "scores_grounded", "leaderboard", "report"} <= keys
+            "triple_scorer", "perturbed_subgraphs", "kg_similarity", "fpq_responses", "fpq_grounded_responses",
+            "fpq_scores", "fpq_grounded_scores", "leaderboard", "report"} <= keys
     # partitions come from the sample config: its five models and none + 4 methods x 3 levels
     assert repo.get_job("generate_closed").partitions_def.get_partition_keys() == [
         "smollm2-135m", "oracle", "always-yes", "always-no", "random"]
     assert len(repo.get_job("perturb").partitions_def.get_partition_keys()) == 13
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
-    assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage", "oracle_is_perfect",
-            "scores_closed_expectations", "scores_grounded_unknown_share"} <= checks
+    assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage", "fpq_scores_oracle_is_perfect",
+            "fpq_scores_expectations", "fpq_grounded_scores_unknown_share"} <= checks
     # scoring runs in the same run as the answers it scores, per partition
     assert repo.get_job("closed_book").partitions_def == repo.get_job("generate_closed").partitions_def
     assert len(repo.get_job("grounded").partitions_def.get_partition_keys()) == 4 * 13
+    # the UI shows a group per suite, holding the suite's whole lane and its own upstream assets
+    groups = {k.to_user_string(): repo.asset_graph.get(k).group_name for k in repo.asset_graph.get_all_asset_keys()}
+    assert {k for k, g in groups.items() if g == "fpq"} == {
+        "fpq_true_triples", "fpq_edits", "fpq_items", "fpq_responses", "fpq_scores", "fpq_grounded_responses",
+        "fpq_grounded_scores"}
+    assert not {"questions", "generate", "score"} & set(groups.values())
+    # one model per run: the answering and scoring jobs run in process, so the run's models resource is shared
+    assert repo.get_job("closed_book").executor_def.name == "in_process"
 
 
 @pytest.fixture()
@@ -65,8 +73,9 @@ def test_ingest_assets_and_checks_materialize(project: Path, tmp_path: Path) -> 
         assert con.execute("SELECT count(*) FROM mini.triples").fetchone()[0] == 2
         assert con.execute("SELECT reason FROM mini.rejects").fetchone()[0].startswith("too few columns")
     assert d.resolve_job_def("ingest") is not None
-    # a config without models still loads, with a placeholder model partition
-    assert d.resolve_job_def("generate_closed").partitions_def.get_partition_keys() == ["no-models-configured"]
+    # a config without suites or models still loads: its answering jobs select nothing
+    assert d.resolve_job_def("generate_closed").partitions_def is None
+    assert not [k for k in d.resolve_asset_graph().get_all_asset_keys() if k.to_user_string().endswith("_responses")]
 
 
 def test_a_broken_config_fails_the_asset_with_its_message(tmp_path: Path) -> None:

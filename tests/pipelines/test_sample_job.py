@@ -21,7 +21,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dg.ExecuteInProcessRe
     cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
     cfg["warehouse"] = str(tmp / "warehouse" / "kgprobe.duckdb")
     cfg["queries"]["sample"]["per_type"] = 1
-    cfg["fpq"]["n_per_domain"] = 12
+    cfg["suites"]["fpq"]["n_per_domain"] = 12
     cfg["perturbation"]["levels"] = [0.5, 1.0]
     cfg["perturbation"]["scorer"]["epochs"] = 20
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]  # the CPU model has its own tests
@@ -55,9 +55,9 @@ def test_blocking_checks_pass(run) -> None:
     results, _ = run
     evaluations = {e.asset_check_key.name: e for r in results.values() for e in r.get_asset_check_evaluations()}
     for name in ("kg_not_empty", "kg_no_dangling_ids", "ppr_subgraphs_not_larger", "fpq_edits_follow_their_method",
-                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "responses_closed_complete",
-                 "scores_closed_expectations", "scores_grounded_expectations", "oracle_is_perfect",
-                 "responses_closed_expectations", "responses_grounded_expectations"):
+                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "fpq_responses_complete",
+                 "fpq_scores_expectations", "fpq_grounded_scores_expectations", "fpq_scores_oracle_is_perfect",
+                 "fpq_responses_expectations", "fpq_grounded_responses_expectations"):
         assert evaluations[name].passed, name
     # the sample's labels are complete and nothing is rejected
     assert evaluations["kg_label_coverage"].passed and evaluations["kg_reject_rate"].passed
@@ -102,7 +102,7 @@ def test_oracle_answers_every_question_with_its_gold_label(run) -> None:
     from kgprobe.warehouse import read_partition
 
     items = {i["id"]: i for i in read_partition(wh, "fpq_items").to_pylist()}
-    rows = read_partition(wh, "responses_closed", {"model": "oracle"}).to_pylist()
+    rows = read_partition(wh, "fpq_responses", {"model": "oracle"}).to_pylist()
     assert rows and all(r["error"] is None for r in rows)
     yn = [r for r in rows if items[r["item_id"]]["format"] == "yn"]
     assert yn and all(r["text"].lower().startswith(items[r["item_id"]]["answer"]) for r in yn)
@@ -112,8 +112,8 @@ def test_grounded_prompts_carry_the_perturbed_subgraph(run) -> None:
     _, wh = run
     from kgprobe.warehouse import read_partition
 
-    clean = read_partition(wh, "responses_grounded", {"model": "oracle", "perturbation": "none"}).to_pylist()
-    gone = read_partition(wh, "responses_grounded", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
+    clean = read_partition(wh, "fpq_grounded_responses", {"model": "oracle", "perturbation": "none"}).to_pylist()
+    gone = read_partition(wh, "fpq_grounded_responses", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
     assert clean and len(clean) == len(gone)
     # OKGQA's D.1 layout: the question, then the facts, then "Answer:" (the system instruction goes as its own message)
     assert all(r["prompt"].startswith("Question: ") and r["prompt"].endswith("\n\nAnswer:") for r in clean)
@@ -128,7 +128,7 @@ def test_grounded_prompts_carry_the_perturbed_subgraph(run) -> None:
 def _metric(rows, model, metric, *, task="discriminative", judge="", perturbation="none", **where):
     found = [m for m in rows if m["model"] == model and m["metric"] == metric and m["task"] == task
              and m["judge"] == judge and m["perturbation"] == perturbation
-             and all(m[k] == where.get(k) for k in ("domain", "method", "hop"))]
+             and dict(m["breakdown"] or []) == {k: str(v) for k, v in where.items()}]
     assert len(found) == 1, (model, metric, found)
     return found[0]
 
@@ -138,7 +138,7 @@ def test_scores_separate_the_oracle_from_the_baselines(run) -> None:
     from kgprobe.warehouse import read_partition
 
     closed = [m for model in ("oracle", "always-yes", "always-no", "random")
-              for m in read_partition(wh, "scores_closed_metrics", {"model": model}).to_pylist()]
+              for m in read_partition(wh, "fpq_scores_metrics", {"model": model}).to_pylist()]
     assert _metric(closed, "oracle", "accuracy")["value"] == 1.0
     assert _metric(closed, "oracle", "fpq_accuracy", task="generative", judge="oracle")["value"] == 1.0
     assert _metric(closed, "always-yes", "tpq_accuracy")["value"] == 1.0
@@ -151,12 +151,13 @@ def test_scores_separate_the_oracle_from_the_baselines(run) -> None:
     rnd = _metric(closed, "random", "accuracy")
     assert 0.2 < rnd["value"] < 0.8 and rnd["ci_low"] < rnd["value"] < rnd["ci_high"]
     # every metric row drills down to its items, and each item to its answers
-    items = {r["item_id"]: r for r in read_partition(wh, "scores_closed", {"model": "random"}).to_pylist() if r["judge"] == ""}
+    items = {r["item_id"]: r for r in read_partition(wh, "fpq_scores", {"model": "random"}).to_pylist() if r["judge"] == ""}
     # (items with the same question text share their stored responses, so a response id alone is not unique)
-    samples = {(r["item_id"], r["response_id"]): r for r in read_partition(wh, "scores_closed_samples", {"model": "random"}).to_pylist()}
-    responses = {(r["item_id"], r["response_id"]): r for r in read_partition(wh, "responses_closed", {"model": "random"}).to_pylist()}
+    samples = {(r["item_id"], r["response_id"]): r for r in read_partition(wh, "fpq_scores_samples", {"model": "random"}).to_pylist()}
+    responses = {(r["item_id"], r["response_id"]): r for r in read_partition(wh, "fpq_responses", {"model": "random"}).to_pylist()}
     assert rnd["n"] == len(rnd["item_ids"]) == len(items)
-    assert rnd["correct"] == sum(items[i]["correct"] for i in rnd["item_ids"])
+    assert round(rnd["value"] * rnd["n"]) == sum(items[i]["correct"] for i in rnd["item_ids"])
+    assert rnd["suite"] == "fpq" and rnd["higher_is_better"] and rnd["interval"] == "wilson"
     for item in items.values():
         keys = [(item["item_id"], rid) for rid in item["response_ids"]]
         assert [samples[k]["label"] for k in keys] == item["labels"]
@@ -167,9 +168,9 @@ def test_grounded_scores_and_the_judges_agreement(run) -> None:
     _, wh = run
     from kgprobe.warehouse import read_partition
 
-    ed = read_partition(wh, "scores_grounded_metrics", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
+    ed = read_partition(wh, "fpq_grounded_scores_metrics", {"model": "oracle", "perturbation": "ED-1.0"}).to_pylist()
     assert _metric(ed, "oracle", "accuracy", perturbation="ED-1.0")["value"] == 1.0  # the oracle ignores the context
-    agreement = read_partition(wh, "scores_closed_agreement", {"model": "always-yes"}).to_pylist()
+    agreement = read_partition(wh, "fpq_scores_agreement", {"model": "always-yes"}).to_pylist()
     assert [(a["judge_a"], a["judge_b"]) for a in agreement] == [("oracle", "random")]
     assert agreement[0]["n"] > 0 and -1.0 <= agreement[0]["kappa"] <= 1.0
 

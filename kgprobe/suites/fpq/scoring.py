@@ -161,10 +161,12 @@ def score_partition(
     confidence: float = 0.95,
     seed: int = 0,
     log: Callable[[str], None] = lambda _msg: None,
+    judge: Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]] | None = None,
 ) -> ScoredPartition:
     """Score one model's answers (``responses``: rows of ``responses_closed`` / ``responses_grounded``) to the KG-FPQ
     ``items``. WH answers are judged by every judge in ``judges`` (needs ``store``); without judges, WH answers
-    get no sample rows and no generative metrics. Metric intervals are Wilson score intervals at ``confidence``
+    get no sample rows and no generative metrics. ``judge(spec, prompts)``, when given, runs a judge instead of a
+    backend built here (the factory passes one that reuses the run's loaded models). Metric intervals are Wilson score intervals at ``confidence``
     (``resamples`` and ``seed`` are passed on to :func:`kgprobe.suites.fpq.metrics.fpq_metrics`, which uses them only for a
     bootstrap interval)."""
     by_id = {it["id"]: it for it in items}
@@ -172,8 +174,8 @@ def score_partition(
     if missing:
         raise ValueError(f"{len(missing)} response(s) of model {model!r} answer items that are not in fpq_items "
                          f"(first: {missing[:3]}); re-materialize the responses after changing the questions")
-    if judges and store is None:
-        raise ValueError("judging WH answers needs the response store")
+    if judges and store is None and judge is None:
+        raise ValueError("judging WH answers needs the response store (or a judge runner)")
     samples: list[dict[str, Any]] = []
     wh = [r for r in responses if by_id[r["item_id"]]["format"] == "wh"]
     for r in responses:
@@ -190,7 +192,10 @@ def score_partition(
             verdicts = {p.item_id: {"text": None, "error": _ORACLE_CANNOT, "response_id": None} for p in prompts if p.gold is None}
             prompts = [p for p in prompts if p.gold is not None]
         log(f"judge {spec.name}: {len(prompts)} WH answers of {model} ({len({p.text for p in prompts})} distinct)")
-        verdicts.update(_judge(spec, prompts, store, run_id=run_id, shard_size=shard_size, log=log))  # type: ignore[arg-type]
+        if judge is not None:
+            verdicts.update(judge(spec, prompts) if prompts else {})
+        else:
+            verdicts.update(_judge(spec, prompts, store, run_id=run_id, shard_size=shard_size, log=log))  # type: ignore[arg-type]
         for r in wh:
             v = verdicts.get(r["response_id"]) if r["error"] is None else None
             label = parse_yes_no(v["text"]) if v and v["error"] is None else "unknown"

@@ -70,23 +70,23 @@ def _items() -> Rows:
     ]
 
 
-def _metric(metric: str, *, n: int, correct: int, value: float, ci: tuple[float, float],
-            domain: str | None = None, interval: str = "wilson") -> dict[str, Any]:
+def _metric(metric: str, *, n: int, value: float, ci: tuple[float, float], domain: str | None = None,
+            interval: str = "wilson", higher_is_better: bool = True) -> dict[str, Any]:
     return {"model": "m", "perturbation": "none", "suite": "fpq", "task": "discriminative", "judge": "",
-            "metric": metric, "domain": domain, "method": None, "hop": None, "n": n, "correct": correct,
-            "value": value, "ci_low": ci[0], "ci_high": ci[1], "interval": interval,
-            "item_ids": [f"i{k}" for k in range(n)]}
+            "metric": metric, "breakdown": [("domain", domain)] if domain else [],
+            "higher_is_better": higher_is_better, "n": n, "value": value, "ci_low": ci[0], "ci_high": ci[1],
+            "interval": interval, "item_ids": [f"i{k}" for k in range(n)]}
 
 
 def _metrics() -> Rows:
     nan = math.nan
     return [
-        _metric("accuracy", n=4, correct=3, value=0.75, ci=(0.3006, 0.9544)),  # Wilson, 95%
-        _metric("tpq_accuracy", n=2, correct=2, value=1.0, ci=(0.3424, 1.0)),
-        _metric("tpq_accuracy", n=0, correct=0, value=nan, ci=(nan, nan), domain="music"),  # undefined: NaN
-        _metric("unknown_share", n=4, correct=0, value=0.0, ci=(0.0, 0.4899)),
+        _metric("accuracy", n=4, value=0.75, ci=(0.3006, 0.9544)),  # Wilson, 95%
+        _metric("tpq_accuracy", n=2, value=1.0, ci=(0.3424, 1.0)),
+        _metric("tpq_accuracy", n=0, value=nan, ci=(nan, nan), domain="music"),  # undefined: NaN
+        _metric("unknown_share", n=4, value=0.0, ci=(0.0, 0.4899), higher_is_better=False),
         # a percentile bootstrap of an all-correct cell is a point: allowed, it is what a bootstrap gives
-        _metric("fpq_accuracy", n=2, correct=2, value=1.0, ci=(1.0, 1.0), interval="bootstrap"),
+        _metric("fpq_accuracy", n=2, value=1.0, ci=(1.0, 1.0), interval="bootstrap"),
     ]
 
 
@@ -120,8 +120,8 @@ def _drop(column: str) -> Callable[[Rows], None]:
 _R_KEY = {"item_id": "i1", "model": "m", "sample_index": 1}
 _S_KEY = {"item_id": "i2", "model": "m", "perturbation": "none", "sample_index": 1, "judge": "judge-a"}
 _I_KEY = {"item_id": "i2", "model": "m", "perturbation": "none", "judge": ""}
-_M_KEY = {"model": "m", "perturbation": "none", "task": "discriminative", "judge": "", "metric": "accuracy",
-          "domain": None, "method": None, "hop": None}
+_M_KEY = {"model": "m", "perturbation": "none", "suite": "fpq", "task": "discriminative", "judge": "",
+          "metric": "accuracy"}
 _M_TPQ = {**_M_KEY, "metric": "tpq_accuracy"}
 
 # (suite, damage, expectation that must fail, its column, unexpected_count, examples)
@@ -175,10 +175,9 @@ BAD_CASES = [
      [{**_M_KEY, "value": 0.75, "ci_low": 0.8}]),
     ("metrics", _set(0, ci_high=0.7), "expect_column_pair_values_a_to_be_greater_than_b", "ci_high, value", 1,
      [{**_M_KEY, "ci_high": 0.7, "value": 0.75}]),
-    ("metrics", _set(0, correct=5, value=1.0, ci_low=0.6, ci_high=1.0),
-     "expect_column_pair_values_a_to_be_greater_than_b", "n, correct", 1, [{**_M_KEY, "n": 4, "correct": 5}]),
-    ("metrics", _set(0, correct=-1, value=0.0, ci_low=0.0, ci_high=0.4), "expect_column_values_to_be_between",
-     "correct", 1, [{**_M_KEY, "correct": -1}]),
+    ("metrics", _set(0, n=-1), "expect_column_values_to_be_between", "n", 1, [{**_M_KEY, "n": -1}]),
+    ("metrics", _set(0, higher_is_better=None), "expect_column_values_to_not_be_null", "higher_is_better", 1,
+     [{**_M_KEY, "higher_is_better": None}]),
     ("metrics", _drop("ci_high"), "expect_column_to_exist", "ci_high", None, []),
     ("metrics", _set(1, interval="percentile"), "expect_column_values_to_be_in_set", "interval", 1,
      [{**_M_TPQ, "interval": "percentile"}]),
@@ -248,12 +247,13 @@ def test_the_suite_knows_the_interval_kinds_of_kgprobe_metrics() -> None:
 
 @pytest.mark.parametrize("interval", ["wilson", "bootstrap"])
 def test_metric_rows_of_fpq_metrics_pass(interval: str) -> None:
+    from kgprobe.suites.base import METRIC_SCHEMA, table
     from kgprobe.suites.fpq.metrics import fpq_metrics
-    from kgprobe.suites.fpq.scoring import METRIC_SCHEMA
+    from kgprobe.suites.fpq.suite import common_metric
 
-    rows = fpq_metrics(_items(), resamples=50, interval=interval)  # type: ignore[arg-type]
+    rows = [common_metric(r) for r in fpq_metrics(_items(), resamples=50, interval=interval)]  # type: ignore[arg-type]
     assert {r["interval"] for r in rows} == {interval}
-    assert failed(validate_metrics(pa.Table.from_pylist(rows, schema=METRIC_SCHEMA))) == []
+    assert failed(validate_metrics(table(rows, METRIC_SCHEMA))) == []
 
 
 def test_only_wilson_rows_of_some_items_must_have_width() -> None:

@@ -187,22 +187,29 @@ def test_pooled_agreement_counts_each_models_answer_once(tmp_path):
 
 
 def test_score_metadata_leads_with_the_gated_headline(tmp_path):
-    from assets.score import _write
-
-    class Warehouse:  # _write only writes the four tables
-        def write_partition(self, asset, table, dims):
-            pass
+    from assets.suites import score_metadata
+    from kgprobe.suites import SUITES
+    from kgprobe.suites.base import ScoringOptions
 
     store = ResponseStore(tmp_path)
-    scored = score_partition(ITEMS, _answers(store, "yes-man", "always-yes"), model="yes-man", perturbation="none",
-                             judges=_judges("oracle"), store=store)
-    meta = _write(Warehouse(), "scores_closed", scored, {"model": "yes-man"})
+    suite = SUITES["fpq"]
+    items = [{**it, "item_id": it["id"]} for it in ITEMS]
+    scored = suite.score(items, _answers(store, "yes-man", "always-yes"), model="yes-man",
+                         scoring=ScoringOptions(judges=_judges("oracle"), judge=_store_judge(store)))
+    meta = score_metadata(suite, scored)
     assert list(meta)[0] == "fpq_accuracy_gated" and meta["fpq_accuracy_gated"] == 0.0
     lines = meta["scores"].md_str.splitlines()
     assert lines[0] == "| task | judge | metric | n | value | CI | interval |"
-    # yes/no first, the headline first within each task
+    # yes/no first, the headline first within each task and judge
     assert [line.split(" | ")[:3] for line in lines[2:]][:6] == [
-        ["| discriminative", "-", "fpq_accuracy_gated (headline)"], ["| discriminative", "-", "fpq_accuracy"],
-        ["| discriminative", "-", "tpq_accuracy"], ["| discriminative", "-", "accuracy"],
+        ["| discriminative", "-", "fpq_accuracy_gated (headline)"], ["| discriminative", "-", "accuracy"],
+        ["| discriminative", "-", "fpq_accuracy"], ["| discriminative", "-", "tpq_accuracy"],
         ["| discriminative", "-", "unknown_share"], ["| generative", "judge-oracle", "fpq_accuracy_gated (headline)"]]
     assert all(line.endswith("| wilson |") for line in lines[2:])
+
+
+def _store_judge(store):
+    from kgprobe.generation import BackendPool
+    from kgprobe.scoring.judges import judge_runner
+
+    return judge_runner(BackendPool(), store)

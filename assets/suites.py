@@ -1,0 +1,382 @@
+"""The suite factory: one lane of assets and checks for every enabled suite of :data:`kgprobe.suites.SUITES`.
+
+For a suite ``s`` (asset group ``s`` in the UI):
+
+* ``s_items``: its questions (``Suite.items``), after its own upstream assets (``Suite.upstream``);
+* ``s_responses[model]``: every configured model's answers, through the response store (resumable);
+* ``s_scores[model]``: answers read, judged, voted and measured (``Suite.score``), written as ``s_scores`` (votes),
+  ``s_scores_samples``, ``s_scores_metrics`` (the common metric schema) and ``s_scores_agreement``;
+* for a groundable suite, when the config grounds it: ``s_grounded_responses[model|perturbation]`` (each question
+  with its KG context at that perturbation level) and ``s_grounded_scores[model|perturbation]``.
+
+Models are loaded once per run: responses and judges of every suite in a run ask the ``models`` resource (a
+:class:`~kgprobe.generation.BackendPool` that lives as long as the run). Nothing here knows any one suite.
+
+(No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
+"""
+
+import math
+from collections import Counter
+
+import dagster as dg
+import pyarrow as pa
+
+from assets._checks import expectations_result, partitions_to_check
+from assets._metadata import image_md, markdown_table, table_metadata
+from kgprobe import warehouse as wh
+from kgprobe.config import generation_models, generation_settings, scoring_settings, subgraph_settings
+from kgprobe.generation.prompts import verbalise
+from kgprobe.generation.store import ResponseStore
+from kgprobe.kg.stats import current_snapshot, labels
+from kgprobe.scoring.judges import judge_runner
+from kgprobe.scoring.quality import validate_responses
+from kgprobe.suites import SUITES
+from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
+from pipelines.partitions import MODEL, PERTURBATION, Partitions
+from resources import ModelPool, ProjectResource, WarehouseResource
+
+GPU_POOL = "gpu"
+
+__all__ = ["build", "enabled_suites", "grounded_enabled", "lane_assets", "score_metadata"]
+
+
+def enabled_suites(cfg) -> list:
+    """The registered suites the project config enables (a ``suites: {name: ...}`` section, or a top-level one)."""
+    if cfg is None:
+        return []
+    return [s for name, s in SUITES.items() if s.configured(cfg)]
+
+
+def lane_assets(suite, grounded: bool) -> dict[str, str]:
+    """The asset names of a suite's lane by role."""
+    names = {"items": f"{suite.name}_items", "responses": f"{suite.name}_responses", "scores": f"{suite.name}_scores"}
+    if grounded:
+        names.update(grounded_responses=f"{suite.name}_grounded_responses", grounded_scores=f"{suite.name}_grounded_scores")
+    return names
+
+
+def _spec(cfg, suite, name: str):
+    specs = {m.name: m for m in suite.model_specs(cfg, generation_models(cfg))}
+    if name not in specs:
+        raise ValueError(f"model partition {name!r} is not in the config's models {sorted(specs)}")
+    return specs[name]
+
+
+def _metadata(values) -> dict:
+    """A suite's plain metadata as Dagster metadata: row lists as Markdown tables, PNG bytes as images."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, bytes):
+            out[key] = image_md(value, alt=key)
+        elif isinstance(value, list):
+            out[key] = dg.MetadataValue.md(markdown_table(value, limit=200))
+        else:
+            out[key] = value
+    return out
+
+
+def _fmt(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def build(parts: Partitions, cfg) -> tuple[list, list]:
+    """Every enabled suite's lane: assets and checks."""
+    assets, checks = [], []
+    for suite in enabled_suites(cfg):
+        a, c = _lane(suite, parts, grounded=suite.name in grounded_enabled(cfg))
+        assets += a
+        checks += c
+    return assets, checks
+
+
+def grounded_enabled(cfg) -> set:
+    """Names of the enabled suites that get a grounded lane: groundable ones, when the config perturbs subgraphs."""
+    if cfg is None or "perturbation" not in cfg.sections:
+        return set()
+    return {s.name for s in enabled_suites(cfg) if s.groundable}
+
+
+def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
+    names = lane_assets(suite, grounded)
+    group = suite.name
+
+    @dg.asset(name=names["items"], group_name=group, kinds={"parquet"}, deps=["kg", *suite.upstream],
+              description=f"{suite.title}: the questions, with gold answers, breakdown and evidence.")
+    def items_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+        cfg = project.load()
+        settings = suite.load_settings(cfg)
+        kg = getattr(settings, "kg", None) or next(iter(cfg.kgs))
+        upstream = {name: warehouse.read_partition(name) for name in suite.upstream}
+        with warehouse.connect(read_only=True) as con:
+            snapshot = current_snapshot(con, kg)
+            con.execute(f'USE "{kg}"')
+            result = suite.items(ItemSource(con=con, kg=kg, snapshot_id=snapshot, settings=settings, seed=cfg.seed,
+                                            config_dir=cfg.path.parent, upstream=upstream))
+        check_items(suite.name, result.items)
+        warehouse.write_partition(names["items"], result.items)
+        if result.rejects is not None:
+            warehouse.write_partition(f"{suite.name}_rejects", result.rejects)
+        rows = result.items.to_pylist()
+        context.log.info(f"{suite.name}: {len(rows)} items written"
+                         + (f", {result.rejects.num_rows} rejected" if result.rejects is not None else ""))
+        by = Counter((r["task"], r["answer_format"]) for r in rows)
+        return dg.MaterializeResult(metadata={
+            **table_metadata(len(rows)),
+            "rejected": 0 if result.rejects is None else result.rejects.num_rows,
+            "items_by_task": dg.MetadataValue.md(markdown_table(
+                [{"task": t, "answer_format": f, "items": n} for (t, f), n in sorted(by.items())])),
+            **_metadata(result.metadata),
+            "preview": dg.MetadataValue.md(markdown_table(
+                [{k: r[k] for k in ("task", "answer_format", "question", "expected")} for r in rows], limit=30)),
+        })
+
+    def _generate(context, project, warehouse, models, spec, prompts):
+        opts = generation_settings(project.load())
+        store = ResponseStore(warehouse.root / "response_store")
+        from kgprobe.generation import run_generation
+
+        summary = run_generation(models.pool.get(spec), model=spec.name, prompts=prompts, params=spec.params,
+                                 store=store, run_id=context.run.run_id, shard_size=opts["shard_size"],
+                                 batch_size=spec.batch_size, log=context.log.info)
+        return summary, store.rows_for(spec.name, prompts, spec.params)
+
+    def _response_metadata(summary, table: pa.Table) -> dict:
+        errors = Counter((e or "").split(":")[0] for e in table.column("error").to_pylist() if e)
+        rows = table.select(["item_id", "sample_index", "text"]).to_pylist()
+        return {
+            **table_metadata(table.num_rows),
+            **{k: v for k, v in summary.as_dict().items() if isinstance(v, (int, float))},
+            "failed_samples": sum(errors.values()),
+            "errors": dg.MetadataValue.md(markdown_table([{"error": e, "samples": n} for e, n in errors.most_common()])),
+            "preview": dg.MetadataValue.md(markdown_table(
+                [{"item_id": r["item_id"], "sample": r["sample_index"], "text": (r["text"] or "")[:80]} for r in rows],
+                limit=12)),
+        }
+
+    @dg.asset(name=names["responses"], group_name=group, kinds={"parquet"}, partitions_def=parts.model,
+              deps=[items_asset], pool=GPU_POOL,
+              description=f"{suite.title}: every question answered by one model (closed book), resumable.")
+    def responses_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
+                        models: ModelPool) -> dg.MaterializeResult:
+        cfg = project.load()
+        spec = _spec(cfg, suite, context.partition_key)
+        opts = generation_settings(cfg)
+        items = suite.select(warehouse.read_partition(names["items"]).to_pylist(), limit=opts["limit"],
+                             formats=opts["formats"])
+        prompts = suite.prompts(items)
+        context.log.info(f"{suite.name}: {spec.name} ({spec.backend}): {len(prompts)} prompts x {spec.params.n} samples")
+        summary, table = _generate(context, project, warehouse, models, spec, prompts)
+        warehouse.write_partition(names["responses"], table, {MODEL: spec.name})
+        return dg.MaterializeResult(metadata=_response_metadata(summary, table))
+
+    def _score(context, project, warehouse, models, responses_name, dims):
+        cfg = project.load()
+        settings = scoring_settings(cfg)
+        store = ResponseStore(warehouse.root / "response_store")
+        judge = judge_runner(models.pool, store, run_id=context.run.run_id,
+                             shard_size=generation_settings(cfg)["shard_size"], log=context.log.info)
+        items = warehouse.read_partition(names["items"]).to_pylist()
+        responses = warehouse.read_partition(responses_name, dims).to_pylist()
+        context.log.info(f"{suite.name}: scoring {len(responses)} answers of {dims}")
+        return suite.score(items, responses, model=dims[MODEL], perturbation=dims.get(PERTURBATION, "none"),
+                           scoring=ScoringOptions(judges=settings.judges, judge=judge, confidence=settings.confidence,
+                                                  resamples=settings.resamples, seed=settings.seed,
+                                                  log=context.log.info))
+
+    def _write_scores(warehouse, asset: str, scored, dims: dict) -> dict:
+        tables = scored.tables()
+        warehouse.write_partition(f"{asset}_samples", tables["samples"], dims)
+        warehouse.write_partition(f"{asset}_metrics", tables["metrics"], dims)
+        warehouse.write_partition(f"{asset}_agreement", tables["agreement"], dims)
+        warehouse.write_partition(asset, tables["votes"], dims)
+        return score_metadata(suite, scored)
+
+    @dg.asset(name=names["scores"], group_name=group, kinds={"parquet", "python"}, partitions_def=parts.model,
+              deps=[responses_asset], pool=GPU_POOL,
+              description=f"{suite.title}: one model's answers read, judged, voted and measured, with 95% intervals.")
+    def scores_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
+                     models: ModelPool) -> dg.MaterializeResult:
+        dims = {MODEL: context.partition_key}
+        scored = _score(context, project, warehouse, models, names["responses"], dims)
+        return dg.MaterializeResult(metadata=_write_scores(warehouse, names["scores"], scored, dims))
+
+    lane = [items_asset, responses_asset, scores_asset]
+    lane_checks = [_responses_check(names["responses"], MODEL), _complete_check(suite, names["responses"]),
+                   *_score_checks(suite, names["scores"])]
+
+    if grounded:
+        @dg.asset(name=names["grounded_responses"], group_name=group, kinds={"parquet"},
+                  partitions_def=parts.model_perturbation, deps=[items_asset, "perturbed_subgraphs"], pool=GPU_POOL,
+                  description=f"{suite.title}: one model's answers with KG context at one perturbation level.")
+        def grounded_responses_asset(context: dg.AssetExecutionContext, project: ProjectResource,
+                                     warehouse: WarehouseResource, models: ModelPool) -> dg.MaterializeResult:
+            cfg = project.load()
+            keys = context.partition_key.keys_by_dimension
+            spec = _spec(cfg, suite, keys[MODEL])
+            perturbation = keys[PERTURBATION]
+            opts = generation_settings(cfg)
+            perturbed = warehouse.read_partition("perturbed_subgraphs", {PERTURBATION: perturbation}) \
+                .select(["query_id", "triples"]).to_pylist()
+            subgraphs = {r["query_id"]: [(t["head"], t["relation"], t["tail"]) for t in r["triples"]] for r in perturbed}
+            with warehouse.connect(read_only=True) as con:
+                ent, rel = labels(con, subgraph_settings(cfg).kg)
+            items = suite.select(warehouse.read_partition(names["items"]).to_pylist(), limit=opts["grounded_limit"],
+                                 formats=opts["formats"])
+            used = {it["item_id"]: suite.context_query(it) for it in items}
+            context_text = {i: verbalise(subgraphs.get(q, ()), ent, rel) for i, q in used.items()}
+            prompts = suite.prompts(items, context=context_text)
+            context.log.info(f"{suite.name}: {spec.name} on {perturbation}: {len(prompts)} grounded prompts x "
+                             f"{spec.params.n} samples")
+            summary, table = _generate(context, project, warehouse, models, spec, prompts)
+            table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
+            table = table.append_column("context_query_id",
+                                        pa.array([used[i] for i in table.column("item_id").to_pylist()], pa.string()))
+            warehouse.write_partition(names["grounded_responses"], table, {MODEL: spec.name, PERTURBATION: perturbation})
+            return dg.MaterializeResult(metadata={**_response_metadata(summary, table),
+                                                  "items_without_context": sum(1 for q in used.values() if q not in subgraphs)})
+
+        @dg.asset(name=names["grounded_scores"], group_name=group, kinds={"parquet", "python"},
+                  partitions_def=parts.model_perturbation, deps=[grounded_responses_asset], pool=GPU_POOL,
+                  description=f"{suite.title}: grounded answers of one model at one level read, judged, voted, measured.")
+        def grounded_scores_asset(context: dg.AssetExecutionContext, project: ProjectResource,
+                                  warehouse: WarehouseResource, models: ModelPool) -> dg.MaterializeResult:
+            keys = context.partition_key.keys_by_dimension
+            dims = {MODEL: keys[MODEL], PERTURBATION: keys[PERTURBATION]}
+            scored = _score(context, project, warehouse, models, names["grounded_responses"], dims)
+            return dg.MaterializeResult(metadata=_write_scores(warehouse, names["grounded_scores"], scored, dims))
+
+        lane += [grounded_responses_asset, grounded_scores_asset]
+        lane_checks += [_responses_check(names["grounded_responses"], MODEL),
+                        _complete_check(suite, names["grounded_responses"]),
+                        *_score_checks(suite, names["grounded_scores"])]
+    return lane, lane_checks
+
+
+def score_metadata(suite, scored) -> dict:
+    """What a scored partition shows in the UI: the headline as a number (so the UI plots it across runs), then the
+    overall metrics with the headline first (read, not judged, first; then each judge), and judge agreement."""
+    tables = scored.tables()
+    overall = [m for m in scored.metrics if not m["breakdown"]]
+    head = suite.headline
+    overall.sort(key=lambda m: (m["task"] != head.task, m["judge"], m["metric"] != head.metric, m["metric"]))
+    value = next((m["value"] for m in overall if (m["task"], m["judge"], m["metric"]) == (head.task, "", head.metric)),
+                 math.nan)
+    return {
+        # a number, so the UI plots it across materializations; left out when undefined
+        **({head.metric: round(value, 4)} if not math.isnan(value) else {}),
+        **table_metadata(tables["votes"].num_rows),
+        "answers": tables["samples"].num_rows,
+        "scores": dg.MetadataValue.md(markdown_table([
+            {"task": m["task"], "judge": m["judge"] or "-",
+             "metric": f"{m['metric']} (headline)" if m["metric"] == head.metric else m["metric"],
+             "n": m["n"], "value": _fmt(m["value"]), "CI": f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]",
+             "interval": m["interval"]} for m in overall], limit=40)),
+        "judge_agreement": dg.MetadataValue.md(markdown_table(
+            [{"judges": f"{a['judge_a']} / {a['judge_b']}", "n": a["n"], "agreement": _fmt(a["agreement"]),
+              "kappa": _fmt(a["kappa"])} for a in scored.agreement])),
+    }
+
+
+def _complete_check(suite, asset: str):
+    @dg.asset_check(asset=asset, name=f"{asset}_complete", blocking=True,
+                    description="In every partition the run wrote, each question has all its samples once, with lineage.")
+    def check(context: dg.AssetCheckExecutionContext, project: ProjectResource,
+              warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        cfg = project.load()
+        specs = {m.name: m for m in suite.model_specs(cfg, generation_models(cfg))}
+        problems = []
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+            rows = warehouse.read_partition(asset, dims).to_pylist()
+            spec = next((s for name, s in specs.items() if wh.safe_value(name) == dims.get(MODEL)), None)
+            keys = Counter((r["item_id"], r["sample_index"]) for r in rows)
+            per_item = Counter(r["item_id"] for r in rows)
+            problems.append({
+                **dims,
+                "duplicate_keys": sum(1 for c in keys.values() if c > 1),
+                "items_with_wrong_sample_count": sum(1 for c in per_item.values()
+                                                     if spec is not None and c != spec.params.n),
+                "rows_without_lineage": sum(1 for r in rows
+                                            if not (r["model"] and r["prompt_template_id"] and r["params_sha256"])),
+            })
+        bad = [p for p in problems if p["duplicate_keys"] or p["items_with_wrong_sample_count"] or p["rows_without_lineage"]]
+        return dg.AssetCheckResult(passed=not bad, metadata={"partitions": dg.MetadataValue.md(markdown_table(problems))})
+
+    return check
+
+
+def _responses_check(asset: str, default_dim: str):
+    @dg.asset_check(asset=asset, name=f"{asset}_expectations", blocking=True,
+                    description="Great Expectations suite on the run's partition: ids non-null, one row per (item, "
+                                "model, sample), text or error on every row.")
+    def check(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        outcomes = []
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=default_dim):
+            outcomes += validate_responses(warehouse.read_partition(asset, dims), name=f"{asset} {dims}")
+        return expectations_result(outcomes)
+
+    return check
+
+
+def _score_checks(suite, asset: str, *, oracle: bool = True) -> list:
+    @dg.asset_check(asset=asset, name=f"{asset}_expectations", blocking=True,
+                    description="Great Expectations suites on the answers, votes and metrics of the run's partition.")
+    def expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        outcomes = []
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+            tables = {kind: warehouse.read_partition(f"{asset}_{kind}" if kind != "votes" else asset, dims)
+                      for kind in ("samples", "votes", "metrics")}
+            outcomes += suite.validate(tables, name=f"{asset} {dims}")
+        return expectations_result(outcomes)
+
+    @dg.asset_check(asset=asset, name=f"{asset}_unknown_share",
+                    description="More than scoring.unknown_warn (20%) of the answers read by the suite's own reader "
+                                "(not by a judge) are unknown.")
+    def unknown_share(context: dg.AssetCheckExecutionContext, project: ProjectResource,
+                      warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        limit = scoring_settings(project.load()).unknown_warn
+        rows, examples = [], []
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+            samples = [s for s in warehouse.read_partition(f"{asset}_samples", dims).to_pylist() if not s["judge"]]
+            unknown = [s for s in samples if s["label"] == "unknown"]
+            share = len(unknown) / len(samples) if samples else 0.0
+            rows.append({**dims, "answers": len(samples), "unknown": len(unknown), "share": round(share, 3)})
+            if share > limit:
+                examples += [{**dims, "response_id": s["response_id"],
+                              "text": repr(s["text"] if s["error"] is None else s["error"])[:100]} for s in unknown[:5]]
+        over = [r for r in rows if r["share"] > limit]
+        return dg.AssetCheckResult(passed=not over, severity=dg.AssetCheckSeverity.WARN, metadata={
+            "limit": limit, "partitions_over": len(over),
+            "partitions": dg.MetadataValue.md(markdown_table(sorted(rows, key=lambda r: -r["share"]))),
+            "examples": dg.MetadataValue.md(markdown_table(examples, limit=25)),
+        })
+
+    checks = [expectations, unknown_share]
+    if not oracle:
+        return checks
+
+    @dg.asset_check(asset=asset, name=f"{asset}_oracle_is_perfect", blocking=True,
+                    description="The oracle reference model scores the best value on every metric (higher_is_better "
+                                "says which end): proof that items, answers, reading, votes and metrics fit together.")
+    def oracle_is_perfect(context: dg.AssetCheckExecutionContext, project: ProjectResource,
+                          warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        cfg = project.load()
+        oracles = {m.name for m in generation_models(cfg) if m.backend == "reference" and m.config.kind == "oracle"}
+        # open answers are judged; only a reference oracle judge knows the verdict on the oracle's fixed answers
+        judges = {"", *(j.name for j in scoring_settings(cfg).judges if j.name in oracles)}
+        checked, bad = [], []
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+            if dims.get(MODEL) not in {wh.safe_value(o) for o in oracles}:
+                continue
+            checked.append(dims[MODEL])
+            for m in warehouse.read_partition(f"{asset}_metrics", dims).to_pylist():
+                if m["judge"] in judges and not is_best(m):
+                    bad.append({"model": dims[MODEL], "task": m["task"], "judge": m["judge"], "metric": m["metric"],
+                                "breakdown": dict(m["breakdown"] or []), "n": m["n"], "value": m["value"]})
+        return dg.AssetCheckResult(passed=not bad, metadata={
+            "oracle_partitions_checked": ", ".join(checked) or "none in this run",
+            "judges_checked": ", ".join(sorted(j or "(read, not judged)" for j in judges)),
+            "imperfect_metrics": dg.MetadataValue.md(markdown_table(bad, limit=30)),
+        })
+
+    checks.append(oracle_is_perfect)
+    return checks

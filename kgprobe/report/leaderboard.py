@@ -1,0 +1,103 @@
+"""The leaderboard across suites: every suite's metric rows in one long table, one row per model and suite with its
+headline, and a wide table per suite (one row per model, or per model and perturbation when grounded).
+
+Metric rows are in the common schema (:data:`kgprobe.suites.base.METRIC_SCHEMA`), with a ``setting`` column
+(``closed`` or ``grounded``). A row's ``breakdown`` (a MAP, read back from Arrow or DuckDB as ``[(key, value),
+...]`` or as a dict) is empty for a suite's overall numbers.
+
+    >>> heads = headline_rows(metrics, SUITES.values(), models=["oracle", "random"])
+    >>> wide = suite_table(metrics, "grapheval", setting="closed")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "overall", "suite_table"]
+
+
+def breakdown_of(row: Mapping[str, Any]) -> dict[str, str]:
+    """A metric row's breakdown as a dict, whether it came as a dict, a list of pairs, or null."""
+    b = row.get("breakdown")
+    if not b:
+        return {}
+    if isinstance(b, Mapping):
+        return {str(k): str(v) for k, v in b.items()}
+    return {str(k): str(v) for k, v in b}
+
+
+def overall(row: Mapping[str, Any]) -> bool:
+    """Whether a metric row is a suite's overall number (no breakdown)."""
+    return not breakdown_of(row)
+
+
+def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("domain", "method", "hop"),
+                     ) -> list[dict[str, Any]]:  # fmt: skip
+    """Rows with each breakdown key of ``keys`` as its own column (None where absent; ``hop`` as an int) and
+    ``correct`` (round(value × n)): the shape the KG-FPQ report section and wide tables read."""
+    out = []
+    for row in rows:
+        b = breakdown_of(row)
+        r = dict(row)
+        for k in keys:
+            value = b.get(k)
+            r[k] = int(value) if (k == "hop" and value is not None) else value
+        n, value = row.get("n") or 0, row.get("value")
+        r["correct"] = 0 if not n or value is None or math.isnan(value) else int(round(value * n))
+        out.append(r)
+    return out
+
+
+def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *, models: Sequence[str] = (),
+                  setting: str = "closed") -> list[dict[str, Any]]:  # fmt: skip
+    """One row per (model, suite) that has the suite's headline metric (its ``headline`` task and metric, read
+    directly, not judged, at perturbation ``none`` in ``setting``): value, interval, its kind and n. Models follow
+    ``models`` (then name order), suites the order given."""
+    suites = list(suites)
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for row in metrics:
+        if row.get("setting", "closed") != setting or (row.get("perturbation") or "none") != "none":
+            continue
+        for s in suites:
+            h = s.headline
+            if (row["suite"], row["task"], row["metric"], row.get("judge") or "") == (s.name, h.task, h.metric, "") \
+                    and overall(row):
+                found[(str(row["model"]), s.name)] = row
+    order = [m for m in models if any(k[0] == m for k in found)] + sorted({k[0] for k in found} - set(models))
+    out = []
+    for model in order:
+        for s in suites:
+            row = found.get((model, s.name))
+            if row is None:
+                continue
+            out.append({"model": model, "suite": s.name, "title": s.title, "task": s.headline.task,
+                        "judge": "", "metric": s.headline.metric,
+                        "label": s.headline.label, "higher_is_better": bool(row["higher_is_better"]),
+                        "value": row["value"], "ci_low": row["ci_low"], "ci_high": row["ci_high"],
+                        "interval": row["interval"], "n": row["n"]})
+    return out
+
+
+def suite_table(metrics: Iterable[Mapping[str, Any]], suite: str, *, setting: str = "closed",
+                models: Sequence[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
+    """A suite's wide leaderboard table: one row per model (and perturbation, when grounded), and for each
+    overall metric of a (task, judge) a column ``<task>__<metric>`` (``__<judge>`` appended for judged rows) with
+    ``_lo``, ``_hi``, ``_n`` and ``_interval`` beside it. Column names are SQL identifiers."""
+    from kgprobe.report.render import sql_name
+
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for m in metrics:
+        if m["suite"] != suite or m.get("setting", "closed") != setting or not overall(m):
+            continue
+        key = (str(m["model"]), str(m.get("perturbation") or "none"))
+        stem = sql_name(f"{m['task']}__{m['metric']}" + (f"__{m['judge']}" if m.get("judge") else ""))
+        row = rows.setdefault(key, {"model": key[0], **({"perturbation": key[1]} if setting != "closed" else {})})
+        row[stem], row[f"{stem}_lo"], row[f"{stem}_hi"] = m["value"], m["ci_low"], m["ci_high"]
+        row[f"{stem}_n"], row[f"{stem}_interval"] = m["n"], m["interval"]
+    columns = sorted({c for r in rows.values() for c in r} - {"model", "perturbation"})
+    rank = {m: i for i, m in enumerate(models)}
+    ordered = sorted(rows, key=lambda k: (rank.get(k[0], len(rank)), k[0], k[1]))
+    return [{**{"model": rows[k]["model"]}, **({"perturbation": k[1]} if setting != "closed" else {}),
+             **{c: rows[k].get(c) for c in columns}} for k in ordered]

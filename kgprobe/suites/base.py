@@ -1,0 +1,465 @@
+"""The Suite contract: what a benchmark provides so that generation, scoring, the leaderboard and the report can run
+it without knowing it.
+
+A suite is a package ``kgprobe/suites/<name>/`` whose :class:`Suite` object is registered in
+:data:`kgprobe.suites.SUITES`. It provides:
+
+* ``name``, ``title``, ``paper`` and ``Settings``, the pydantic model of its config section
+  (``suites: {<name>: {...}}``);
+* ``items(source)``: its questions as one Arrow table whose first columns are :data:`ITEM_SCHEMA`'s (``item_id``,
+  ``suite``, ``task``, ``answer_format``, ``question``, ``expected``, ``group_id``, ``breakdown``, ``evidence``);
+  its own columns follow. ``source`` (:class:`ItemSource`) gives it the KG, its settings, the seed and the tables
+  of its own upstream assets (``upstream``: e.g. KG-FPQ's true triples and edits);
+* ``prompts(items, context=None)``: one :class:`~kgprobe.generation.Prompt` per item, closed book, or with a per-item
+  KG context (``context[item_id]``, the verbalised facts) when grounded;
+* ``score(items, responses, model=, perturbation=, scoring=)``: per-sample labels (the raw text kept), per-item votes
+  and metric rows in :data:`METRIC_SCHEMA`, as a :class:`SuiteScores`;
+* ``headline``: the metric its leaderboard column and the report's first screen show;
+* ``sampling``: its sampling defaults (KG-FPQ: 3 samples at temperature 0.6, top_p 0.9; ERBench and Drowzee:
+  greedy, one sample), which a model entry or the config overrides;
+* optionally ``plots(metrics)`` and ``report_section``, the name of its report template fragment.
+
+A suite whose items are answered in one of the shared formats (:mod:`kgprobe.scoring.formats`) and scored as
+"the vote equals ``expected``" needs no ``score`` of its own: :meth:`Suite.score` reads, votes and measures
+accuracy overall and by every ``breakdown`` key, with Wilson intervals.
+
+    >>> from kgprobe.suites import SUITES
+    >>> SUITES["fpq"].headline
+    Headline(task='discriminative', metric='fpq_accuracy_gated', label='FPQ accuracy, gated (yes/no)')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict
+
+from kgprobe.generation.records import ModelSpec, Prompt
+from kgprobe.scoring.formats import ANSWER_FORMATS, answer_format
+from kgprobe.scoring.stats import accuracy
+
+__all__ = [
+    "AGREEMENT_SCHEMA",
+    "ITEM_COLUMNS",
+    "ITEM_SCHEMA",
+    "METRIC_COLUMNS",
+    "METRIC_SCHEMA",
+    "SAMPLE_SCHEMA",
+    "VOTE_SCHEMA",
+    "Headline",
+    "ItemSource",
+    "ItemsResult",
+    "Sampling",
+    "ScoringOptions",
+    "Suite",
+    "SuiteScores",
+    "best_value",
+    "check_items",
+    "content_id",
+    "is_best",
+    "metric_row",
+    "table",
+]
+
+_S, _I, _F, _B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+_MAP = pa.map_(pa.string(), pa.string())
+
+#: The columns every suite's items start with. ``breakdown`` holds what the suite reports by (method, hop, domain,
+#: relation, rule, ...), ``evidence`` the JSON of the triples, rows, rule or formula behind the item.
+ITEM_SCHEMA = pa.schema([
+    ("item_id", _S), ("suite", _S), ("task", _S), ("answer_format", _S), ("question", _S), ("expected", _S),
+    ("group_id", _S), ("breakdown", _MAP), ("evidence", _S),
+])
+ITEM_COLUMNS: tuple[str, ...] = tuple(ITEM_SCHEMA.names)
+
+#: One row per metric and breakdown cell, the same for every suite.
+METRIC_SCHEMA = pa.schema([
+    ("model", _S), ("perturbation", _S), ("suite", _S), ("task", _S), ("judge", _S), ("metric", _S),
+    ("breakdown", _MAP), ("higher_is_better", _B), ("n", _I), ("value", _F), ("ci_low", _F), ("ci_high", _F),
+    ("interval", _S), ("item_ids", pa.list_(_S)),
+])
+METRIC_COLUMNS: tuple[str, ...] = tuple(METRIC_SCHEMA.names)
+
+#: One row per (item, sample, judge) of :meth:`Suite.score`: the raw answer beside its label.
+SAMPLE_SCHEMA = pa.schema([
+    ("response_id", _S), ("item_id", _S), ("model", _S), ("perturbation", _S), ("sample_index", _I), ("judge", _S),
+    ("text", _S), ("error", _S), ("label", _S), ("judge_text", _S), ("judge_error", _S), ("judge_response_id", _S),
+])
+
+#: One row per pair of judges: how often they agree on the items both decided, and Cohen's kappa.
+AGREEMENT_SCHEMA = pa.schema([
+    ("model", _S), ("perturbation", _S), ("judge_a", _S), ("judge_b", _S), ("n", _I), ("agreement", _F), ("kappa", _F),
+])
+
+#: One row per (item, judge) of :meth:`Suite.score`: the vote and whether it is what the item expects.
+VOTE_SCHEMA = pa.schema([
+    ("item_id", _S), ("model", _S), ("perturbation", _S), ("suite", _S), ("task", _S), ("judge", _S),
+    ("labels", pa.list_(_S)), ("response_ids", pa.list_(_S)), ("vote", _S), ("expected", _S), ("correct", _B),
+    ("decided", _B),
+])
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """A suite's sampling defaults; a model entry's own ``n`` / ``temperature`` / ``top_p`` win over them."""
+
+    n: int = 1
+    temperature: float = 0.0
+    top_p: float = 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "temperature": self.temperature, "top_p": self.top_p}
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The metric a suite is summed up by: on the leaderboard, and on the report's first screen."""
+
+    task: str
+    metric: str
+    label: str
+
+
+@dataclass(frozen=True)
+class ItemSource:
+    """What :meth:`Suite.items` may read: a read-only DuckDB connection with the suite's KG schema selected (None
+    for a suite without a KG), the KG's name and snapshot id, the suite's validated settings, the project seed,
+    the config file's folder (for relative paths) and the tables of the suite's own upstream assets."""
+
+    con: Any
+    kg: str | None
+    snapshot_id: str
+    settings: Any
+    seed: int = 0
+    config_dir: Path = Path(".")
+    upstream: Mapping[str, pa.Table] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ItemsResult:
+    """The items, and optionally the candidates that were not written with the reason (``rejects``) and metadata
+    for the UI."""
+
+    items: pa.Table
+    rejects: pa.Table | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How :meth:`Suite.score` scores one partition: the judges of open answers and how to run them, and the
+    interval settings. ``judge(spec, prompts)`` runs one judge on prompts (through the response store) and returns
+    ``{prompt.item_id: {"text", "error", "response_id"}}``; the factory passes one that reuses the run's loaded
+    models."""
+
+    judges: Sequence[ModelSpec] = ()
+    judge: Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]] | None = None
+    confidence: float = 0.95
+    resamples: int = 1000
+    seed: int = 0
+    log: Callable[[str], None] = lambda _msg: None
+
+
+@dataclass(frozen=True)
+class SuiteScores:
+    """One scored partition: sample rows, vote rows, metric rows (:data:`METRIC_SCHEMA`) and judge agreement rows.
+    A suite may keep extra columns in its sample and vote rows (KG-FPQ keeps premise, method, hop, gate)."""
+
+    samples: list[dict[str, Any]]
+    votes: list[dict[str, Any]]
+    metrics: list[dict[str, Any]]
+    agreement: list[dict[str, Any]] = field(default_factory=list)
+    sample_schema: pa.Schema = SAMPLE_SCHEMA
+    vote_schema: pa.Schema = VOTE_SCHEMA
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The four tables as Arrow with fixed schemas (an empty table keeps its columns)."""
+        return {
+            "samples": table(self.samples, self.sample_schema),
+            "votes": table(self.votes, self.vote_schema),
+            "metrics": table(self.metrics, METRIC_SCHEMA),
+            "agreement": table(self.agreement, AGREEMENT_SCHEMA),
+        }
+
+
+def table(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Rows as an Arrow table of ``schema`` (missing keys are null; a ``breakdown`` dict becomes a MAP)."""
+    out = []
+    for row in rows:
+        r = {name: row.get(name) for name in schema.names}
+        if "breakdown" in r and isinstance(r["breakdown"], Mapping):
+            r["breakdown"] = sorted((str(k), str(v)) for k, v in r["breakdown"].items() if v is not None)
+        out.append(r)
+    return pa.Table.from_pylist(out, schema=schema)
+
+
+def content_id(*parts: Any) -> str:
+    """A 16-hex-digit SHA-256 of ``parts`` as JSON: an item id that is the same whenever the content is."""
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def metric_row(*, model: str, perturbation: str, suite: str, task: str, judge: str, metric: str,
+               breakdown: Mapping[str, Any] | None, flags: Sequence[bool], item_ids: Sequence[str],
+               higher_is_better: bool = True, confidence: float = 0.95) -> dict[str, Any]:
+    """One metric row of a proportion: the share of True ``flags`` with its Wilson interval, n and items."""
+    acc = accuracy(list(flags), confidence=confidence)
+    return {
+        "model": model, "perturbation": perturbation, "suite": suite, "task": task, "judge": judge, "metric": metric,
+        "breakdown": {str(k): str(v) for k, v in (breakdown or {}).items() if v is not None},
+        "higher_is_better": higher_is_better, "n": acc.n, "value": acc.value, "ci_low": acc.ci_low,
+        "ci_high": acc.ci_high, "interval": acc.interval, "item_ids": list(item_ids),
+    }  # fmt: skip
+
+
+class _NoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Suite:
+    """Base class of a suite (see the module docstring). Subclasses set the class attributes and implement
+    :meth:`items` and :meth:`prompts`; :meth:`score` has a default for shared answer formats."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    Settings: ClassVar[type[BaseModel]] = _NoSettings
+    sampling: ClassVar[Sampling] = Sampling()
+    headline: ClassVar[Headline] = Headline("discriminative", "accuracy", "accuracy")
+    #: Asset keys of the suite's own upstream assets that :meth:`items` reads (built by its assets module).
+    upstream: ClassVar[tuple[str, ...]] = ()
+    #: Whether the suite can be asked with KG context (a grounded lane on model x perturbation).
+    groundable: ClassVar[bool] = False
+    #: The report template fragment of the suite's section (``report/templates/suites/<name>.html``), if any.
+    report_section: ClassVar[str | None] = None
+
+    def __repr__(self) -> str:
+        return f"<Suite {self.name}>"
+
+    # ---------------------------------------------------------------------------------------------------- config
+    def configured(self, cfg: Any) -> bool:
+        """Whether the project config enables the suite: a ``suites: {<name>: ...}`` section (or a top-level one)."""
+        return self.name in (cfg.sections.get("suites") or {}) or self.name in cfg.sections
+
+    def load_settings(self, cfg: Any) -> Any:
+        """The suite's validated settings from the project config (:attr:`Settings` of its section); a mistake is a
+        :class:`~kgprobe.errors.ConfigError` that names the file and the key path."""
+        from pydantic import ValidationError
+
+        from kgprobe.errors import ConfigError
+
+        section = (cfg.sections.get("suites") or {}).get(self.name)
+        if section is None:
+            section = cfg.sections.get(self.name) or {}
+        try:
+            return self.Settings.model_validate(section)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in ("suites", self.name, *first["loc"]))
+            raise ConfigError(f"{cfg.path}: {where}: {first['msg']}") from exc
+
+    def model_specs(self, cfg: Any, specs: Sequence[ModelSpec]) -> list[ModelSpec]:
+        """``specs`` with the suite's sampling defaults (:attr:`sampling`) wherever neither the model's entry nor the
+        ``generation`` section sets that parameter."""
+        from dataclasses import replace
+
+        entries = {str(m.get("name")): m for m in (cfg.sections.get("models") or []) if isinstance(m, Mapping)}
+        generation = cfg.sections.get("generation") or {}
+        out = []
+        for spec in specs:
+            explicit = set(generation) | set(entries.get(spec.name, {}))
+            changes = {k: v for k, v in self.sampling.as_dict().items() if k not in explicit}
+            out.append(replace(spec, params=replace(spec.params, **changes)) if changes else spec)
+        return out
+
+    def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
+        """Data-quality outcomes of one scored partition (``samples``, ``votes``, ``metrics`` tables): the common
+        metric suite, and votes and samples with their required columns."""
+        from kgprobe.scoring.quality import validate_metrics, validate_votes
+
+        return [*validate_votes(tables["votes"], name=f"{name} votes"),
+                *validate_metrics(tables["metrics"], name=f"{name} metrics")]
+
+    # ---------------------------------------------------------------------------------------------------- items
+    def items(self, source: ItemSource) -> ItemsResult:
+        raise NotImplementedError
+
+    def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
+        raise NotImplementedError
+
+    def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None,
+               **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip
+        """The items a partition asks: all of them, or with ``limit`` every item of ``limit`` groups (a group is
+        scored together, e.g. a TPQ and its FPQs, so a limited run keeps what its metrics need). The groups kept
+        are those whose smallest item id is smallest: a spread over the whole set that does not change when the
+        set grows elsewhere."""
+        items = list(items)
+        if limit is None:
+            return items
+        if int(limit) < 1:
+            raise ValueError(f"limit must be a positive number of item groups, got {limit!r}")
+        first: dict[str, str] = {}
+        for it in items:
+            g, i = str(it["group_id"]), str(it["item_id"])
+            first[g] = min(first.get(g, i), i)
+        keep = set(sorted(first, key=first.__getitem__)[: int(limit)])
+        return [it for it in items if str(it["group_id"]) in keep]
+
+    def context_query(self, item: Mapping[str, Any]) -> str:
+        """The query id whose (perturbed) subgraph is the item's KG context (groundable suites override it)."""
+        raise NotImplementedError(f"suite {self.name!r} is not groundable")
+
+    def judge_prompt(self, item: Mapping[str, Any], answer: str, response_id: str) -> Prompt:
+        """The prompt a judge reads an ``open`` answer with (suites with open answers override it)."""
+        raise NotImplementedError(f"suite {self.name!r} has open answers but no judge prompt")
+
+    def wide_tables(self, metrics: Sequence[Mapping[str, Any]], *, models: Sequence[str] = (),
+                    judges: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+        """The suite's wide leaderboard tables by name (``leaderboard.<name>``): by default ``<suite>_closed`` and
+        ``<suite>_grounded``, one row per model (and perturbation), a column block per overall metric."""
+        from kgprobe.report.leaderboard import suite_table
+
+        out = {}
+        for setting in ("closed", "grounded"):
+            rows = suite_table(metrics, self.name, setting=setting, models=models)
+            if rows:
+                out[f"{self.name}_{setting}"] = rows
+        return out
+
+    def plots(self, metrics: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
+        """The suite's own plots (PNG bytes by key) for its report section; none by default."""
+        return {}
+
+    # ---------------------------------------------------------------------------------------------------- score
+    def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]], *, model: str,
+              perturbation: str = "none", scoring: ScoringOptions = ScoringOptions()) -> SuiteScores:  # fmt: skip
+        """Read every answer in its item's format (open answers: each judge's verdict), vote per (item, judge), and
+        measure ``accuracy`` (the vote equals ``expected``) overall and by every breakdown key, plus
+        ``unknown_share``. Items without answers get no row."""
+        by_id = {str(it["item_id"]): it for it in items}
+        missing = sorted({str(r["item_id"]) for r in responses} - set(by_id))
+        if missing:
+            raise ValueError(f"{len(missing)} response(s) of model {model!r} answer items that are not among the "
+                             f"{self.name} items (first: {missing[:3]}); re-materialize the responses")
+        samples: list[dict[str, Any]] = []
+        judged = [r for r in responses if answer_format(by_id[str(r["item_id"])]["answer_format"]).judged]
+        for r in responses:
+            item = by_id[str(r["item_id"])]
+            fmt = answer_format(item["answer_format"])
+            if fmt.judged:
+                continue
+            label = fmt.read(r["text"], item) if r.get("error") is None else "unknown"
+            samples.append(_sample(r, perturbation, "", label))
+        for spec in scoring.judges if judged else ():
+            if scoring.judge is None:
+                raise ValueError(f"suite {self.name}: open answers need a judge runner in ScoringOptions")
+            prompts = [self.judge_prompt(by_id[str(r["item_id"])], r["text"], r["response_id"])
+                       for r in judged if r.get("error") is None]
+            verdicts = scoring.judge(spec, prompts)
+            for r in judged:
+                v = verdicts.get(r["response_id"]) if r.get("error") is None else None
+                label = answer_format("open").read(v["text"], {}) if v and v.get("error") is None else "unknown"
+                samples.append(_sample(r, perturbation, spec.name, label, v))
+        votes = _votes(self.name, by_id, samples, model, perturbation)
+        return SuiteScores(samples=samples, votes=votes,
+                           metrics=self.metrics(votes, by_id, model=model, perturbation=perturbation,
+                                                confidence=scoring.confidence))
+
+    def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
+                perturbation: str, confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
+        """``accuracy`` and ``unknown_share`` per (task, judge), overall and by each breakdown key's values."""
+        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for v in votes:
+            groups.setdefault((v["task"], v["judge"]), []).append(v)
+        out = []
+        for (task, judge), rows in sorted(groups.items()):
+            rows = sorted(rows, key=lambda r: r["item_id"])
+            common = dict(model=model, perturbation=perturbation, suite=self.name, task=task, judge=judge,
+                          confidence=confidence)
+            cells: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {(): rows}
+            for r in rows:
+                for key, value in sorted(_breakdown(items[r["item_id"]]).items()):
+                    cells.setdefault(((key, value),), []).append(r)
+            for cell, members in cells.items():
+                out.append(metric_row(metric="accuracy", breakdown=dict(cell), flags=[m["correct"] for m in members],
+                                      item_ids=[m["item_id"] for m in members], **common))
+            out.append(metric_row(metric="unknown_share", breakdown={}, flags=[not r["decided"] for r in rows],
+                                  item_ids=[r["item_id"] for r in rows], higher_is_better=False, **common))
+        return out
+
+
+def _breakdown(item: Mapping[str, Any]) -> dict[str, str]:
+    b = item.get("breakdown") or {}
+    if isinstance(b, Mapping):
+        return {str(k): str(v) for k, v in b.items() if v is not None}
+    return {str(k): str(v) for k, v in b if v is not None}  # a MAP read back from Arrow: (key, value) pairs
+
+
+def _sample(r: Mapping[str, Any], perturbation: str, judge: str, label: str,
+            verdict: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    return {
+        "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
+        "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": judge, "text": r["text"],
+        "error": r.get("error"), "label": label, "judge_text": verdict.get("text") if verdict else None,
+        "judge_error": verdict.get("error") if verdict else None,
+        "judge_response_id": verdict.get("response_id") if verdict else None,
+    }  # fmt: skip
+
+
+def _votes(suite: str, items: Mapping[str, Mapping[str, Any]], samples: Sequence[Mapping[str, Any]], model: str,
+           perturbation: str) -> list[dict[str, Any]]:  # fmt: skip
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for s in samples:
+        grouped.setdefault((s["item_id"], s["judge"]), []).append(s)
+    out = []
+    for (item_id, judge), rows in sorted(grouped.items()):
+        rows = sorted(rows, key=lambda s: s["sample_index"])
+        item = items[item_id]
+        fmt = answer_format(item["answer_format"])
+        labels = [s["label"] for s in rows]
+        vote = fmt.vote(labels)
+        # an open answer is correct when the judge finds it factual; any other when its vote is the expected label
+        correct = vote == "yes" if fmt.judged else vote == str(item["expected"])
+        out.append({
+            "item_id": item_id, "model": model, "perturbation": perturbation, "suite": suite, "task": item["task"],
+            "judge": judge, "labels": labels, "response_ids": [s["response_id"] for s in rows], "vote": vote,
+            "expected": str(item["expected"]), "correct": correct, "decided": vote != "unknown",
+        })
+    return out
+
+
+def check_items(suite: str, items: pa.Table) -> None:
+    """Raise ValueError unless ``items`` starts with :data:`ITEM_COLUMNS` of the right types, every answer format
+    is known and every item id is unique; the factory calls it on every suite's items."""
+    names = items.schema.names[: len(ITEM_COLUMNS)]
+    if tuple(names) != ITEM_COLUMNS:
+        raise ValueError(f"suite {suite}: items must start with the columns {list(ITEM_COLUMNS)}, got {names}")
+    for f in ITEM_SCHEMA:
+        if items.schema.field(f.name).type != f.type:
+            raise ValueError(f"suite {suite}: item column {f.name} must be {f.type}, "
+                             f"got {items.schema.field(f.name).type}")
+    formats = set(items.column("answer_format").to_pylist())
+    if not formats <= set(ANSWER_FORMATS):
+        raise ValueError(f"suite {suite}: unknown answer format(s) {sorted(formats - set(ANSWER_FORMATS))}")
+    ids = items.column("item_id").to_pylist()
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"suite {suite}: item ids are not unique ({len(ids) - len(set(ids))} repeated)")
+
+
+def best_value(metric: Mapping[str, Any]) -> float:
+    """The best value a metric row can take: 1.0 when higher is better, else 0.0 (the oracle's target)."""
+    return 1.0 if metric["higher_is_better"] else 0.0
+
+
+def is_best(metric: Mapping[str, Any]) -> bool:
+    """Whether a metric row is at its best value (rows with n == 0 or an undefined value count as best)."""
+    value = metric.get("value")
+    if not metric.get("n") or value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    return math.isclose(float(value), best_value(metric), abs_tol=1e-12)
