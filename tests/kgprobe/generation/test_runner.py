@@ -299,3 +299,19 @@ def test_dagster_resources_build_start_and_release_backends():
     assert isinstance(backend, ReferenceBackend) and backend.kind == "always-yes"
     with pytest.raises(ConfigError, match="model 'x': unknown key 'colour'"):
         backend_from_config({"name": "x", "backend": "reference", "colour": "red"})
+
+
+def test_a_backend_pool_loads_each_model_once_and_closes_them_all() -> None:
+    from kgprobe.errors import ConfigError
+    from kgprobe.generation import BackendPool, model_specs
+
+    oracle, coin = model_specs([{"name": "oracle", "backend": "reference", "kind": "oracle"},
+                                {"name": "coin", "backend": "reference", "kind": "random"}])
+    with BackendPool() as pool:
+        first = pool.get(oracle)
+        assert pool.get(oracle) is first and pool.get(coin) is not first
+        assert pool.loads == 2  # the second get(oracle) reused the loaded backend
+        other = model_specs([{"name": "oracle", "backend": "reference", "kind": "always-yes"}])[0]
+        with pytest.raises(ConfigError, match="configured twice"):
+            pool.get(other)  # one name, two configurations: the store could not tell their answers apart
+    assert pool.loads == 2 and pool.get(oracle) is not first  # closed: a later get loads afresh
