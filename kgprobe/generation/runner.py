@@ -175,12 +175,13 @@ def make_backend(spec: ModelSpec) -> Backend:
 
 
 class BackendPool:
-    """The started backends of one run, one per model name: a model is loaded the first time it is asked for and
-    kept until :meth:`close`, so a run that answers several suites with one model, and judges with it too, loads its
-    weights (or starts its vLLM engine) once.
+    """The backends of one run, one per model name: a model's backend is made the first time it is asked for (its
+    weights load on its first ``generate``) and kept until :meth:`close`, so a run that answers several suites with
+    one model, and judges with it too, loads its weights (or starts its vLLM engine) at most once. ``loads`` counts
+    the backends made.
 
         >>> with BackendPool() as pool:
-        ...     backend = pool.get(spec)          # started; the same object on every later get(spec)
+        ...     backend = pool.get(spec)          # the same object on every later get(spec)
     """
 
     def __init__(self) -> None:
@@ -188,18 +189,17 @@ class BackendPool:
         self.loads = 0
 
     def get(self, spec: ModelSpec) -> Backend:
-        """The started backend of ``spec``; a different spec under a name already in the pool is an error (the
-        model name is the identity of the weights)."""
+        """The backend of ``spec``; a different spec under a name already in the pool is an error (the model name is
+        the identity of the weights)."""
         held = self._backends.get(spec.name)
         if held is not None:
             if (held[0].backend, held[0].config) != (spec.backend, spec.config):
                 raise ConfigError(f"model {spec.name!r} is configured twice with different backends or options; "
                                   "give each configuration its own name")
             return held[1]
+        # not started here: a backend loads its weights on its first generate, so a run whose answers are all in
+        # the store (a re-scored partition, say) never loads the model at all
         backend = make_backend(spec)
-        start = getattr(backend, "start", None)
-        if start is not None:
-            start()
         self.loads += 1
         self._backends[spec.name] = (spec, backend)
         return backend
