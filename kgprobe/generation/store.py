@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from kgprobe.generation import Prompt, SamplingParams
+    from kgprobe.generation.records import Prompt, SamplingParams
 
 __all__ = ["MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore", "response_id"]
 

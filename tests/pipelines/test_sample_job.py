@@ -55,8 +55,9 @@ def test_blocking_checks_pass(run) -> None:
     results, _ = run
     evaluations = {e.asset_check_key.name: e for r in results.values() for e in r.get_asset_check_evaluations()}
     for name in ("kg_not_empty", "kg_no_dangling_ids", "ppr_subgraphs_not_larger", "fpq_edits_follow_their_method",
-                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method", "fpq_responses_complete",
+                 "fpq_items_carry_their_edit", "perturbed_changes_follow_their_method",
                  "fpq_scores_expectations", "fpq_grounded_scores_expectations", "fpq_scores_oracle_is_perfect",
+                 "fpq_grounded_scores_oracle_is_perfect",
                  "fpq_responses_expectations", "fpq_grounded_responses_expectations"):
         assert evaluations[name].passed, name
     # the sample's labels are complete and nothing is rejected

@@ -18,7 +18,7 @@ from kgprobe.generation.backends.api import LiteLLMBackend, LiteLLMConfig
 from kgprobe.generation.backends.hf import HFBackend, HFConfig
 from kgprobe.generation.backends.reference import ANSWER_TEXTS, REFERENCE_KINDS, ReferenceBackend, ReferenceConfig
 from kgprobe.generation.backends.vllm import VLLMBackend, VLLMConfig
-from kgprobe.generation import Backend, BackendError, BaseBackend
+from kgprobe.generation.records import Backend, BackendError, BaseBackend
 
 __all__ = [
     "ANSWER_TEXTS",

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgprobe.generation import BackendError, BaseBackend, Completion, Prompt, SamplingParams
+from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
 
 __all__ = ["LiteLLMBackend", "LiteLLMConfig", "retry_after_seconds"]
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgprobe.generation import BackendError, BaseBackend, Completion, Prompt, SamplingParams
+from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
 
 __all__ = [
     "SMOLLM2_ID", "HFBackend", "HFConfig", "NucleusSampler", "batch_seed", "cache_root", "converted_gguf", "resolve_weights",

@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kgprobe.generation import BaseBackend, Completion, Prompt, SamplingParams
+from kgprobe.generation.records import BaseBackend, Completion, Prompt, SamplingParams
 
 __all__ = ["ANSWER_TEXTS", "GOLD_LABELS", "REFERENCE_KINDS", "ReferenceBackend", "ReferenceConfig"]
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgprobe.generation import BackendError, BaseBackend, Completion, GenerationError, Prompt, SamplingParams
+from kgprobe.generation.records import BackendError, BaseBackend, Completion, GenerationError, Prompt, SamplingParams
 
 __all__ = ["VLLMBackend", "VLLMConfig", "prompt_seed"]
 
