@@ -326,7 +326,7 @@ def test_config_path_question_and_project_are_escaped() -> None:
     page = render_html(ctx, {"closed": [metric("m", "fpq_accuracy_gated", 0.5, 10)]}, [], {}, examples=examples)
     assert "<script" not in page.lower() and "<img" not in page.lower()
     assert page.count("<b>") == 1 and "<li><b>m</b>" in page  # the only <b> is the report's own, at a glance
-    assert f"<title>&lt;b&gt;{SCRIPT_ESCAPED}: false-premise report</title>" in page
+    assert f"<title>&lt;b&gt;{SCRIPT_ESCAPED}: hallucination report</title>" in page
     assert f"<dt>config</dt><dd>configs/{BREAKOUT_ESCAPED}.yaml</dd>" in page
     assert f"<dt>{BREAKOUT_ESCAPED}</dt><dd>3</dd>" in page
     assert f"<td>Is {SCRIPT_ESCAPED} the capital of Spain?</td>" in page
