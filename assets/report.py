@@ -13,17 +13,10 @@ from assets.suites import enabled_suites, grounded_enabled
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kg.stats import current_snapshot
-from kgprobe.report.leaderboard import expand_breakdown, headline_rows
-from kgprobe.report.render import (
-    HEADLINE_METRIC,
-    KEY_METRICS,
-    ReportContext,
-    render_html,
-    report_plots,
-    write_report,
-)
+from kgprobe.report.leaderboard import headline_rows
+from kgprobe.report.render import ReportContext, render_page, write_report
+from kgprobe.scoring.stats import pooled_agreement
 from kgprobe.suites.base import AGREEMENT_SCHEMA, METRIC_SCHEMA
-from kgprobe.suites.fpq.scoring import pooled_agreement
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "report"
@@ -117,17 +110,12 @@ def build_report_assets(cfg) -> list:
         partitions = {(r["setting"], r["suite"], r["model"], r["perturbation"]) for r in rows}
         context.log.info(f"leaderboard: {metrics.num_rows} metric rows of {len(suites)} suite(s) from "
                          f"{len(partitions)} partitions")
-        closed = [r for r in stored.get("fpq_closed", pa.table({})).to_pylist()]
-        preview = [{"model": row["model"],
-                    **{f"{m} (headline)" if m == HEADLINE_METRIC else m: row.get(m) for m in KEY_METRICS}}
-                   for row in closed]
         return dg.MaterializeResult(metadata={
             **table_metadata(metrics.num_rows),
             "tables": ", ".join(f"leaderboard.{n} ({t.num_rows} rows)" for n, t in stored.items()),
             "headlines": dg.MetadataValue.md(markdown_table(
                 [{k: h[k] for k in ("model", "suite", "label", "value", "ci_low", "ci_high", "n")} for h in heads],
                 limit=100)),
-            "fpq_closed": dg.MetadataValue.md(markdown_table(preview, limit=50)),
         })
 
     @dg.asset(group_name=GROUP, kinds={"python"}, deps=[leaderboard, "kg_similarity"])
@@ -142,19 +130,11 @@ def build_report_assets(cfg) -> list:
         # levels) are shown pooled only, or the table runs long
         with warehouse.connect(read_only=True) as con:
             metrics = con.execute("SELECT * FROM leaderboard.metrics").to_arrow_table().to_pylist()
-            agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE suite = 'fpq' AND "
-                                    "(setting = 'closed' OR perturbation = $p)", {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
+            agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE setting = 'closed' OR perturbation = $p",
+                                    {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
             snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
         similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
         suites = enabled_suites(cfg)
-        # suites with a report section of their own (KG-FPQ's) fill the report's main body; every other suite gets
-        # the generic section: models x its overall metrics
-        own = {s.name for s in suites if s.report_section}
-        fpq_rows = expand_breakdown(r for r in metrics if r["suite"] in own)
-        sections = [{"name": s.name, "title": s.title, "paper": s.paper,
-                     "metrics": [r for r in metrics if r["suite"] == s.name and r["setting"] == "closed"]}
-                    for s in suites if not s.report_section]
-        plots = report_plots(fpq_rows, similarity, agreement, models=models, judges=judges)
         samples = _read_all_samples(warehouse, cfg)
         ctx = ReportContext(
             project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
@@ -164,8 +144,20 @@ def build_report_assets(cfg) -> list:
             counts={**{f"{s.title.split(':')[0]} items": n for s, n in samples["items"].items()},
                     **{f"{s} answers (samples)": n for s, n in samples["counts"].items()}},
         )
-        html = render_html(ctx, fpq_rows, agreement, plots, examples=samples["examples"],
-                           suites=headline_rows(metrics, suites, models=models), sections=sections)
+        # a suite with a section of its own (KG-FPQ's) lays it out; every other suite gets the generic section
+        own, sections, plots = [], [], {}
+        for suite in suites:
+            section, suite_plots = suite.report(ctx, metrics, agreement=agreement, similarity=similarity)
+            plots.update({f"{suite.name}_{k}": v for k, v in suite_plots.items()})
+            if section is not None:
+                own.append(section)
+            else:
+                sections.append({"name": suite.name, "title": suite.title, "paper": suite.paper,
+                                 "metrics": [r for r in metrics if r["suite"] == suite.name and r["setting"] == "closed"]})
+        generic = {s["name"] for s in sections}  # an own section counts its rows' interval kinds itself
+        html = render_page(ctx, metrics=[r for r in metrics if r["suite"] in generic],
+                           suites=headline_rows(metrics, suites, models=models), own=own, sections=sections,
+                           examples=samples["examples"])
         path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
         context.log.info(f"report written to {path.resolve()}")
         return dg.MaterializeResult(metadata={

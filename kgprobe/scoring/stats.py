@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "ALL_MODELS",
     "INTERVALS",
     "Accuracy",
     "Interval",
@@ -31,6 +32,7 @@ __all__ = [
     "bootstrap_ci",
     "cohen_kappa",
     "judge_agreement",
+    "pooled_agreement",
     "row_seed",
     "vote",
     "wilson_ci",
@@ -230,7 +232,8 @@ def row_seed(seed: int, *identity: Any) -> int:
 
 
 def judge_agreement(item_rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Return one row per (model, perturbation, judge pair) of the generative item rows: how far two judges agree.
+    """Return one row per (model, perturbation, judge pair) of the judged item rows (those with a ``judge``): how far
+    two judges agree.
 
     Over the items both judges decided (vote not "unknown"): ``n``, ``agreement`` (share of equal votes) and
     ``kappa`` (:func:`cohen_kappa` of the votes); both NaN when n == 0. ``judge_a`` < ``judge_b``; rows sorted by
@@ -238,7 +241,7 @@ def judge_agreement(item_rows: Iterable[Mapping[str, Any]]) -> list[dict[str, An
     """
     votes: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
     for row in item_rows:
-        if row["task"] != "generative":
+        if not row.get("judge"):  # read answers have no judge; only judged ones can agree or not
             continue
         per_judge = votes.setdefault((row["model"], row["perturbation"]), {})
         per_judge.setdefault(row.get("judge") or "", {})[row["item_id"]] = row["vote"]
@@ -258,3 +261,19 @@ def judge_agreement(item_rows: Iterable[Mapping[str, Any]]) -> list[dict[str, An
                 "kappa": cohen_kappa(a, b),
             })
     return out
+
+
+#: The model name of agreement rows pooled over every model (and level) of a setting.
+ALL_MODELS = "all models"
+
+
+def pooled_agreement(item_rows: Sequence[Mapping[str, Any]], *, perturbation: str | None = None) -> list[dict[str, Any]]:
+    """Cohen's kappa of every pair of judges over the judged items of every model together (``model`` = "all
+    models"; ``perturbation`` given: all levels together under that name). Within one model a judge often gives one
+    verdict to every answer (a model that always accepts the premise), which makes a per-model kappa degenerate;
+    pooled, the judges see answers of every kind."""
+    # an answer is (model, level, item): the same item answered by two models is two answers to judge
+    rows = [{**r, "item_id": f"{r['model']}|{r['perturbation']}|{r['item_id']}", "model": ALL_MODELS,
+             **({"perturbation": perturbation} if perturbation else {})}
+            for r in item_rows if r.get("judge")]
+    return judge_agreement(rows)

@@ -236,8 +236,6 @@ class Suite:
     upstream: ClassVar[tuple[str, ...]] = ()
     #: Whether the suite can be asked with KG context (a grounded lane on model x perturbation).
     groundable: ClassVar[bool] = False
-    #: The report template fragment of the suite's section (``report/templates/suites/<name>.html``), if any.
-    report_section: ClassVar[str | None] = None
 
     def __repr__(self) -> str:
         return f"<Suite {self.name}>"
@@ -331,6 +329,13 @@ class Suite:
             if rows:
                 out[f"{self.name}_{setting}"] = rows
         return out
+
+    def report(self, ctx: Any, metrics: Sequence[Mapping[str, Any]], *, agreement: Sequence[Mapping[str, Any]] = (),
+               similarity: Sequence[Mapping[str, Any]] = ()) -> tuple[Any, dict[str, bytes]]:  # fmt: skip
+        """The suite's own report section (a :class:`kgprobe.report.render.ReportSection`: a template fragment and
+        its data) and its plots, from every suite's metric rows (``setting`` closed / grounded), judge agreement
+        and KG similarity rows. ``(None, {})``, the default, gives the generic section: models x overall metrics."""
+        return None, {}
 
     def plots(self, metrics: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
         """The suite's own plots (PNG bytes by key) for its report section; none by default."""

@@ -35,7 +35,7 @@ from kgprobe.scoring.answers import parse_yes_no
 from kgprobe.generation.backends.reference import ANSWER_TEXTS, GOLD_LABELS
 from kgprobe.generation import ModelSpec, Prompt, make_backend, run_generation
 from kgprobe.suites.fpq.metrics import fpq_metrics, score_items
-from kgprobe.scoring.stats import judge_agreement
+from kgprobe.scoring.stats import ALL_MODELS, judge_agreement, pooled_agreement
 from kgprobe.generation.prompts import JUDGE_TEMPLATE_ID, render
 from kgprobe.generation.store import ResponseStore
 
@@ -232,22 +232,6 @@ def oracle_failures(metrics: Sequence[Mapping[str, Any]], reference_judges: set[
         if not math.isclose(m["value"], want):
             bad.append({k: m[k] for k in ("task", "judge", "metric", "domain", "method", "hop", "n", "value")})
     return bad
-
-
-#: The model name of agreement rows pooled over every model (and level) of a setting.
-ALL_MODELS = "all models"
-
-
-def pooled_agreement(item_rows: Sequence[Mapping[str, Any]], *, perturbation: str | None = None) -> list[dict[str, Any]]:
-    """Cohen's kappa of every pair of judges over the items of every model together (``model`` = "all models";
-    ``perturbation`` given: all levels together under that name). Within one model a judge often gives one verdict
-    to every answer (a model that always accepts the premise), which makes a per-model kappa degenerate; pooled,
-    the judges see answers of every kind."""
-    # an answer is (model, level, item): the same item answered by two models is two answers to judge
-    rows = [{**r, "item_id": f"{r['model']}|{r['perturbation']}|{r['item_id']}", "model": ALL_MODELS,
-             **({"perturbation": perturbation} if perturbation else {})}
-            for r in item_rows if r["task"] == "generative"]
-    return judge_agreement(rows)
 
 
 def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:

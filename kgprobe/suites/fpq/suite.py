@@ -87,7 +87,6 @@ class FPQSuite(Suite):
     headline = Headline("discriminative", "fpq_accuracy_gated", "FPQ accuracy, gated (yes/no)")
     upstream = ("fpq_true_triples", "fpq_edits")
     groundable = True
-    report_section = "fpq"
 
     @property
     def Settings(self):  # noqa: N802 - the contract's name; the model lives with the rest of the project config
@@ -167,11 +166,23 @@ class FPQSuite(Suite):
                     judges: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
         """``fpq_closed`` and ``fpq_grounded``: the gated headline first, then the other key metrics, per judge."""
         from kgprobe.report.leaderboard import expand_breakdown
-        from kgprobe.report.render import leaderboard_tables
+        from kgprobe.suites.fpq.report import leaderboard_tables
 
         rows = expand_breakdown(r for r in metrics if r["suite"] == self.name)
         return {name: table_rows for name, table_rows in
                 leaderboard_tables(rows, models=models, judges=judges).items() if table_rows}
+
+    def report(self, ctx: Any, metrics: Sequence[Mapping[str, Any]], *, agreement: Sequence[Mapping[str, Any]] = (),
+               similarity: Sequence[Mapping[str, Any]] = ()) -> tuple[Any, dict[str, bytes]]:  # fmt: skip
+        """KG-FPQ's section (:func:`kgprobe.suites.fpq.report.section`) and its plots (by method, by hop,
+        discriminative vs generative, grounded by level, KG similarity)."""
+        from kgprobe.report.leaderboard import expand_breakdown
+        from kgprobe.suites.fpq.report import report_plots, section
+
+        rows = expand_breakdown(r for r in metrics if r["suite"] == self.name)
+        mine = [a for a in agreement if a.get("suite", self.name) == self.name]
+        plots = report_plots(rows, similarity, mine, models=ctx.models, judges=ctx.judges)
+        return section(ctx, rows, mine, plots), plots
 
     def context_query(self, item: Mapping[str, Any]) -> str:
         """The query whose (perturbed) subgraph is an item's KG context: its subject's."""

@@ -1,4 +1,5 @@
-"""The report of kgprobe.report.render: plots, leaderboard tables, the self-contained HTML page and its atomic write."""
+"""KG-FPQ's report section (kgprobe.suites.fpq.report) and the page it is laid out in (kgprobe.report.render): plots,
+leaderboard tables, the self-contained HTML page and its atomic write."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import jinja2
 import pytest
 
 from kgprobe.report import plots
-from kgprobe.report.render import (
+from kgprobe.suites.fpq.report import (
     HEADLINE_METRIC,
     KEY_METRICS,
     PLOT_KEYS,
@@ -336,12 +337,17 @@ def test_templates_ship_with_the_package() -> None:
     folder = files("kgprobe.report") / "templates"
     assert (folder / "report.html").is_file() and (folder / "style.css").is_file()
     # every template is one that pyproject's package-data puts into the wheel; a *.j2 or *.sql here would not ship
-    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text(encoding="utf-8"))
-    shipped = [g.removeprefix("report/templates/") for g in pyproject["tool"]["setuptools"]["package-data"]["kgprobe"]
-               if g.startswith("report/templates/")]
+    pyproject = tomllib.loads((Path(__file__).parents[4] / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = pyproject["tool"]["setuptools"]["package-data"]["kgprobe"]
+    shipped = [g.removeprefix("report/templates/") for g in globs if g.startswith("report/templates/")]
     names = sorted(p.name for p in folder.iterdir() if p.is_file())
     assert "report.html" in names
     assert [n for n in names if not any(fnmatch(n, g) for g in shipped)] == []
+    # KG-FPQ's section templates live in its package and ship too
+    fpq = files("kgprobe.suites.fpq") / "templates" / "fpq"
+    fpq_names = sorted(f"suites/fpq/templates/fpq/{p.name}" for p in fpq.iterdir() if p.is_file())
+    assert "suites/fpq/templates/fpq/section.html" in fpq_names
+    assert [n for n in fpq_names if not any(fnmatch(n, g) for g in globs)] == []
 
 
 def test_a_missing_template_value_is_an_error() -> None:
