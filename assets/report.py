@@ -9,7 +9,7 @@ import dagster as dg
 import pyarrow as pa
 
 from assets._metadata import image_md, markdown_table, table_metadata
-from assets.suites import enabled_suites, grounded_enabled
+from assets.suites import enabled_suites, grounded_enabled, lane_assets
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kg.stats import current_snapshot
@@ -24,8 +24,9 @@ SETTINGS = ("closed", "grounded")
 REPORT_PATH = ("report", "report.html")
 
 
-def _scores_asset(suite: str, setting: str) -> str:
-    return f"{suite}_scores" if setting == "closed" else f"{suite}_grounded_scores"
+def _scores_asset(suite, setting: str) -> str:
+    """The name of a suite's scores asset in one setting (its factory-made lane names it)."""
+    return lane_assets(suite, grounded=True)["scores" if setting == "closed" else "grounded_scores"]
 
 
 def _read_all(warehouse: WarehouseResource, asset: str, schema=None) -> pa.Table:
@@ -53,7 +54,7 @@ def _metrics(warehouse: WarehouseResource, cfg) -> pa.Table:
     """Every suite's metric rows, closed book and grounded, with a ``setting`` column."""
     parts = []
     for suite, setting in _settings_of(cfg):
-        t = _read_all(warehouse, f"{_scores_asset(suite.name, setting)}_metrics", METRIC_SCHEMA)
+        t = _read_all(warehouse, f"{_scores_asset(suite, setting)}_metrics", METRIC_SCHEMA)
         parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
     schema = METRIC_SCHEMA.append(pa.field("setting", pa.string()))
     return pa.concat_tables(parts) if parts else schema.empty_table()
@@ -67,7 +68,7 @@ def _agreement(warehouse: WarehouseResource, cfg) -> pa.Table:
     models (closed book) and over all models and levels (grounded)."""
     parts = []
     for suite, setting in _settings_of(cfg):
-        asset = _scores_asset(suite.name, setting)
+        asset = _scores_asset(suite, setting)
         own = _read_all(warehouse, f"{asset}_agreement", AGREEMENT_SCHEMA)
         votes = _read_all(warehouse, asset).to_pylist()
         pooled = pa.Table.from_pylist(
@@ -81,7 +82,7 @@ def _agreement(warehouse: WarehouseResource, cfg) -> pa.Table:
 
 def build_report_assets(cfg) -> list:
     """The leaderboard and report assets, after every enabled suite's scores."""
-    deps = [_scores_asset(s.name, setting) for s, setting in _settings_of(cfg)]
+    deps = [_scores_asset(s, setting) for s, setting in _settings_of(cfg)]
 
     @dg.asset(group_name=GROUP, kinds={"duckdb"}, deps=deps)
     def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
@@ -175,13 +176,13 @@ def _read_all_samples(warehouse: WarehouseResource, cfg) -> dict:
     counts: dict[str, int] = {}
     items_per_suite, examples = {}, []
     for suite, setting in _settings_of(cfg):
-        items_asset = f"{suite.name}_items"
+        items_asset = lane_assets(suite, grounded=False)["items"]
         questions = {}
         if wh.partitions(warehouse.root, items_asset):
             table = warehouse.read_partition(items_asset)
             items_per_suite[suite] = table.num_rows
             questions = dict(zip(*(table.column(c).to_pylist() for c in ("item_id", "question"))))
-        asset = f"{_scores_asset(suite.name, setting)}_samples"
+        asset = f"{_scores_asset(suite, setting)}_samples"
         n = 0
         for dims in wh.partitions(warehouse.root, asset):
             rows = warehouse.read_partition(asset, dims).select(["item_id", "model", "judge", "text", "label"]).to_pylist()

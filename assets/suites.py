@@ -310,7 +310,7 @@ def _responses_check(suite, asset: str):
     return check
 
 
-def _score_checks(suite, asset: str, *, oracle: bool = True) -> list:
+def _score_checks(suite, asset: str) -> list:
     @dg.asset_check(asset=asset, name=f"{asset}_expectations", blocking=True,
                     description="Great Expectations suites on the answers, votes and metrics of the run's partition.")
     def expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
@@ -343,10 +343,6 @@ def _score_checks(suite, asset: str, *, oracle: bool = True) -> list:
             "examples": dg.MetadataValue.md(markdown_table(examples, limit=25)),
         })
 
-    checks = [expectations, unknown_share]
-    if not oracle:
-        return checks
-
     @dg.asset_check(asset=asset, name=f"{asset}_oracle_is_perfect", blocking=True,
                     description="The oracle reference model scores the best value on every metric (higher_is_better "
                                 "says which end): proof that items, answers, reading, votes and metrics fit together.")
@@ -371,5 +367,4 @@ def _score_checks(suite, asset: str, *, oracle: bool = True) -> list:
             "imperfect_metrics": dg.MetadataValue.md(markdown_table(bad, limit=30)),
         })
 
-    checks.append(oracle_is_perfect)
-    return checks
+    return [expectations, unknown_share, oracle_is_perfect]

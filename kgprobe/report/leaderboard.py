@@ -15,17 +15,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kgprobe.suites.base import breakdown_of
+
 __all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "overall", "suite_table"]
-
-
-def breakdown_of(row: Mapping[str, Any]) -> dict[str, str]:
-    """A metric row's breakdown as a dict, whether it came as a dict, a list of pairs, or null."""
-    b = row.get("breakdown")
-    if not b:
-        return {}
-    if isinstance(b, Mapping):
-        return {str(k): str(v) for k, v in b.items()}
-    return {str(k): str(v) for k, v in b}
 
 
 def overall(row: Mapping[str, Any]) -> bool:

@@ -61,9 +61,11 @@ __all__ = [
     "Suite",
     "SuiteScores",
     "best_value",
+    "breakdown_of",
     "check_items",
     "content_id",
     "is_best",
+    "limit_groups",
     "metric_row",
     "table",
 ]
@@ -243,24 +245,11 @@ class Suite:
     # ---------------------------------------------------------------------------------------------------- config
     def configured(self, cfg: Any) -> bool:
         """Whether the project config enables the suite: a ``suites: {<name>: ...}`` section (or a top-level one)."""
-        return self.name in (cfg.sections.get("suites") or {}) or self.name in cfg.sections
+        return cfg.has_suite(self.name)
 
     def load_settings(self, cfg: Any) -> Any:
-        """The suite's validated settings from the project config (:attr:`Settings` of its section); a mistake is a
-        :class:`~kgprobe.errors.ConfigError` that names the file and the key path."""
-        from pydantic import ValidationError
-
-        from kgprobe.errors import ConfigError
-
-        section = (cfg.sections.get("suites") or {}).get(self.name)
-        if section is None:
-            section = cfg.sections.get(self.name) or {}
-        try:
-            return self.Settings.model_validate(section)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in ("suites", self.name, *first["loc"]))
-            raise ConfigError(f"{cfg.path}: {where}: {first['msg']}") from exc
+        """The suite's settings (its :attr:`Settings`), as the project config validated them when it loaded."""
+        return cfg.suite(self.name)
 
     def model_specs(self, cfg: Any, specs: Sequence[ModelSpec]) -> list[ModelSpec]:
         """``specs`` with the suite's sampling defaults (:attr:`sampling`) wherever neither the model's entry nor the
@@ -297,17 +286,7 @@ class Suite:
         scored together, e.g. a TPQ and its FPQs, so a limited run keeps what its metrics need). The groups kept
         are those whose smallest item id is smallest: a spread over the whole set that does not change when the
         set grows elsewhere."""
-        items = list(items)
-        if limit is None:
-            return items
-        if int(limit) < 1:
-            raise ValueError(f"limit must be a positive number of item groups, got {limit!r}")
-        first: dict[str, str] = {}
-        for it in items:
-            g, i = str(it["group_id"]), str(it["item_id"])
-            first[g] = min(first.get(g, i), i)
-        keep = set(sorted(first, key=first.__getitem__)[: int(limit)])
-        return [it for it in items if str(it["group_id"]) in keep]
+        return limit_groups(items, limit, group=lambda it: str(it["group_id"]), item_id=lambda it: str(it["item_id"]))
 
     def context_query(self, item: Mapping[str, Any]) -> str:
         """The query id whose (perturbed) subgraph is the item's KG context (groundable suites override it)."""
@@ -389,7 +368,7 @@ class Suite:
                           confidence=confidence)
             cells: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {(): rows}
             for r in rows:
-                for key, value in sorted(_breakdown(items[r["item_id"]]).items()):
+                for key, value in sorted(breakdown_of(items[r["item_id"]]).items()):
                     cells.setdefault(((key, value),), []).append(r)
             for cell, members in cells.items():
                 out.append(metric_row(metric="accuracy", breakdown=dict(cell), flags=[m["correct"] for m in members],
@@ -399,11 +378,12 @@ class Suite:
         return out
 
 
-def _breakdown(item: Mapping[str, Any]) -> dict[str, str]:
-    b = item.get("breakdown") or {}
-    if isinstance(b, Mapping):
-        return {str(k): str(v) for k, v in b.items() if v is not None}
-    return {str(k): str(v) for k, v in b if v is not None}  # a MAP read back from Arrow: (key, value) pairs
+def breakdown_of(row: Mapping[str, Any]) -> dict[str, str]:
+    """An item's or metric row's breakdown as a dict, whether it came as a dict, as the ``(key, value)`` pairs a MAP
+    reads back as from Arrow or DuckDB, or as null."""
+    b = row.get("breakdown") or {}
+    pairs = b.items() if isinstance(b, Mapping) else b
+    return {str(k): str(v) for k, v in pairs if v is not None}
 
 
 def _sample(r: Mapping[str, Any], perturbation: str, judge: str, label: str,
@@ -455,6 +435,24 @@ def check_items(suite: str, items: pa.Table) -> None:
     ids = items.column("item_id").to_pylist()
     if len(set(ids)) != len(ids):
         raise ValueError(f"suite {suite}: item ids are not unique ({len(ids) - len(set(ids))} repeated)")
+
+
+def limit_groups(items: Iterable[Mapping[str, Any]], limit: int | None, *, group: Callable[[Mapping[str, Any]], Any],
+                 item_id: Callable[[Mapping[str, Any]], str], unit: str = "item groups") -> list[Mapping[str, Any]]:  # fmt: skip
+    """All ``items``, or with ``limit`` every item of the ``limit`` groups (``group(item)``) whose smallest item id
+    is smallest: whole groups, so what is scored together stays together, and a spread over the whole set that
+    does not change when the set grows elsewhere. ``unit`` names the groups in the error for a bad limit."""
+    items = list(items)
+    if limit is None:
+        return items
+    if int(limit) < 1:
+        raise ValueError(f"limit must be a positive number of {unit}, got {limit!r}")
+    first: dict[Any, str] = {}
+    for it in items:
+        key, i = group(it), item_id(it)
+        first[key] = min(first.get(key, i), i)
+    keep = set(sorted(first, key=first.__getitem__)[: int(limit)])
+    return [it for it in items if group(it) in keep]
 
 
 def best_value(metric: Mapping[str, Any]) -> float:

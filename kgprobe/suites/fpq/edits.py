@@ -44,8 +44,6 @@ says so). Candidates are never ``s``, ``o``, or any ``o'`` with ``(s, r, o')`` i
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -58,6 +56,7 @@ import scipy.sparse as sp
 
 from kgprobe.errors import ConfigError, KGProbeError
 from kgprobe.sql import load_sql
+from kgprobe.suites.base import content_id
 
 __all__ = [
     "ALL_METHODS",
@@ -878,10 +877,6 @@ def _reject(tt: TrueTriple, fmt: str, template_id: str, reason: str, e: Edit | N
     )  # fmt: skip
 
 
-def _item_id(*parts: Any) -> str:
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
-
-
 def write_questions(
     edits_by_triple: Mapping[TrueTriple, Sequence[Edit]],
     templates: Mapping[str, Mapping[str, str]],
@@ -925,7 +920,7 @@ def write_questions(
                 true_object_label=tt.object_label, snapshot_id=snapshot_id, seed=seed, template_id=template_id,
             )  # fmt: skip
             items.append(FPQItem(
-                id=_item_id(snapshot_id, template_id, "tpq", None, tt.triple, None, tpq), premise="tpq", method=None,
+                id=content_id(snapshot_id, template_id, "tpq", None, tt.triple, None, tpq), premise="tpq", method=None,
                 hop=None, question=tpq, answer=ANSWERS[(fmt, "tpq")], false_object=None, false_object_label=None,
                 path=None, **common,
             ))  # fmt: skip
@@ -949,7 +944,7 @@ def write_questions(
                     rejects.append(_reject(tt, fmt, template_id, exc.reason, e))
                     continue
                 items.append(FPQItem(
-                    id=_item_id(snapshot_id, template_id, "fpq", e.method, tt.triple, e.false_object, fpq),
+                    id=content_id(snapshot_id, template_id, "fpq", e.method, tt.triple, e.false_object, fpq),
                     premise="fpq", method=e.method, hop=e.hop, question=fpq, answer=ANSWERS[(fmt, "fpq")],
                     false_object=e.false_object, false_object_label=false_label, path=e.path, **common,
                 ))  # fmt: skip

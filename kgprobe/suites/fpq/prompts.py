@@ -9,8 +9,9 @@ from typing import Any
 from kgprobe.generation import Prompt
 from kgprobe.generation.prompts import closed_book_template, grounded_template, verbalise
 from kgprobe.kg.queries import fpq_subject_query_id
+from kgprobe.suites.base import limit_groups
 
-__all__ = ["fpq_prompts", "grounded_fpq_prompts", "limit_items", "premise_key"]
+__all__ = ["fpq_prompt", "fpq_prompts", "grounded_fpq_prompts", "limit_items", "premise_key"]
 
 
 def premise_key(item: Mapping[str, Any]) -> tuple[int, int, int]:
@@ -26,28 +27,27 @@ def limit_items(items: Iterable[Mapping[str, Any]], *, formats: Sequence[str] = 
     needs each FPQ's TPQ, is defined on a limited run too. The triples kept are the ones whose smallest item id
     (a content hash) is smallest: a spread over the whole set that does not change when the set grows elsewhere.
     """
-    items = [it for it in items if it["format"] in formats]
-    if limit is None:
-        return items
-    if int(limit) < 1:
-        raise ValueError(f"limit must be a positive number of true triples, got {limit!r}")
-    first: dict[tuple[int, int, int], str] = {}
-    for it in items:
-        key = premise_key(it)
-        first[key] = min(first.get(key, it["id"]), it["id"])
-    keep = set(sorted(first, key=first.__getitem__)[: int(limit)])
-    return [it for it in items if premise_key(it) in keep]
+    return limit_groups([it for it in items if it["format"] in formats], limit, group=premise_key,
+                        item_id=lambda it: str(it["id"]), unit="true triples")
+
+
+def fpq_prompt(item: Mapping[str, Any], knowledge: str | None = None) -> Prompt:
+    """An item's prompt: KG-FPQ's Table 6 closed book, or with ``knowledge`` (the verbalised facts) OKGQA's D.1
+    grounded prompt. The reference backends answer from ``gold``, the item's answer."""
+    if knowledge is None:
+        template = closed_book_template(item["format"])
+        text = template.render(question=item["question"])
+    else:
+        template = grounded_template(item["format"])
+        text = template.render(knowledge=knowledge, question=item["question"])
+    return Prompt(item_id=item["id"], text=text, template_id=template.id, gold=item["answer"],
+                  answer_kind=item["format"], system=template.system)
 
 
 def fpq_prompts(items: Iterable[Mapping[str, Any]], *, formats: Sequence[str] = ("yn", "wh"), limit: int | None = None) -> list[Prompt]:
     """One :class:`Prompt` per KG-FPQ item of the given formats, in item order. ``limit`` keeps the items of N true
     triples (see :func:`limit_items`), for a quick look at a large benchmark."""
-    out = []
-    for it in limit_items(items, formats=formats, limit=limit):
-        template = closed_book_template(it["format"])
-        out.append(Prompt(item_id=it["id"], text=template.render(question=it["question"]), template_id=template.id,
-                          gold=it["answer"], answer_kind=it["format"], system=template.system))
-    return out
+    return [fpq_prompt(it) for it in limit_items(items, formats=formats, limit=limit)]
 
 
 def grounded_fpq_prompts(
@@ -65,10 +65,6 @@ def grounded_fpq_prompts(
     prompts, used = [], {}
     for it in limit_items(items, formats=formats, limit=limit):
         qid = fpq_subject_query_id(int(it["subject"]))
-        knowledge = verbalise(subgraphs.get(qid, ()), entity_labels, relation_labels)
-        template = grounded_template(it["format"])
-        prompts.append(Prompt(item_id=it["id"], text=template.render(knowledge=knowledge, question=it["question"]),
-                              template_id=template.id, gold=it["answer"], answer_kind=it["format"],
-                              system=template.system))
+        prompts.append(fpq_prompt(it, verbalise(subgraphs.get(qid, ()), entity_labels, relation_labels)))
         used[it["id"]] = qid
     return prompts, used

@@ -33,11 +33,13 @@ import pyarrow as pa
 
 from kgprobe.scoring.answers import parse_yes_no
 from kgprobe.generation.backends.reference import ANSWER_TEXTS, GOLD_LABELS
-from kgprobe.generation import ModelSpec, Prompt, make_backend, run_generation
+from kgprobe.generation import BackendPool, ModelSpec, Prompt
 from kgprobe.suites.fpq.metrics import fpq_metrics, score_items
 from kgprobe.scoring.stats import ALL_MODELS, judge_agreement, pooled_agreement
 from kgprobe.generation.prompts import JUDGE_TEMPLATE_ID, render
 from kgprobe.generation.store import ResponseStore
+from kgprobe.scoring.judges import judge_runner
+from kgprobe.suites.base import AGREEMENT_SCHEMA, table as _table
 
 __all__ = [
     "AGREEMENT_SCHEMA",
@@ -73,10 +75,6 @@ METRIC_SCHEMA = pa.schema([
     ("model", _S), ("perturbation", _S), ("suite", _S), ("task", _S), ("judge", _S), ("metric", _S), ("domain", _S),
     ("method", _S), ("hop", _I), ("n", _I), ("correct", _I), ("value", _F), ("ci_low", _F), ("ci_high", _F),
     ("interval", _S), ("item_ids", pa.list_(_S)),
-])
-#: One row per pair of judges: how often they agree on the items both decided, and Cohen's kappa.
-AGREEMENT_SCHEMA = pa.schema([
-    ("model", _S), ("perturbation", _S), ("judge_a", _S), ("judge_b", _S), ("n", _I), ("agreement", _F), ("kappa", _F),
 ])
 
 _ORACLE_CANNOT = "oracle judge: the answer is not one of the reference texts, so its verdict is unknown"
@@ -131,22 +129,6 @@ def judge_prompt(item: Mapping[str, Any], answer: str, response_id: str) -> Prom
                   template_id=JUDGE_TEMPLATE_ID, gold=reference_verdict(item, answer), answer_kind="yn")
 
 
-def _judge(spec: ModelSpec, prompts: list[Prompt], store: ResponseStore, *, run_id: str | None, shard_size: int,
-           log: Callable[[str], None]) -> dict[str, dict[str, Any]]:
-    """Judge outputs per response id: raw text, error and the judge response's own id."""
-    if not prompts:
-        return {}
-    unique = list({p.item_id: p for p in prompts}.values())
-    backend = make_backend(spec)
-    try:
-        run_generation(backend, model=spec.name, prompts=unique, params=spec.params, store=store, run_id=run_id,
-                       shard_size=shard_size, batch_size=spec.batch_size, log=log)
-    finally:
-        backend.close()
-    table = store.rows_for(spec.name, unique, spec.params).to_pylist()
-    return {r["item_id"]: {"text": r["text"], "error": r["error"], "response_id": r["response_id"]} for r in table}
-
-
 def score_partition(
     items: Sequence[Mapping[str, Any]],
     responses: Sequence[Mapping[str, Any]],
@@ -184,28 +166,36 @@ def score_partition(
         samples.append(_sample_row(r, by_id[r["item_id"]], perturbation, judge="",
                                    label=parse_yes_no(r["text"], question=by_id[r["item_id"]]["question"])
                                    if r["error"] is None else "unknown"))
-    for spec in judges:
-        prompts = [judge_prompt(by_id[r["item_id"]], r["text"], r["response_id"]) for r in wh if r["error"] is None]
-        verdicts: dict[str, dict[str, Any]] = {}
-        if spec.backend == "reference" and getattr(spec.config, "kind", None) == "oracle":
-            # its failure on free text is certain; asking would only store the same failure again on every run
-            verdicts = {p.item_id: {"text": None, "error": _ORACLE_CANNOT, "response_id": None} for p in prompts if p.gold is None}
-            prompts = [p for p in prompts if p.gold is not None]
-        log(f"judge {spec.name}: {len(prompts)} WH answers of {model} ({len({p.text for p in prompts})} distinct)")
-        if judge is not None:
-            verdicts.update(judge(spec, prompts) if prompts else {})
-        else:
-            verdicts.update(_judge(spec, prompts, store, run_id=run_id, shard_size=shard_size, log=log))  # type: ignore[arg-type]
-        for r in wh:
-            v = verdicts.get(r["response_id"]) if r["error"] is None else None
-            label = parse_yes_no(v["text"]) if v and v["error"] is None else "unknown"
-            samples.append(_sample_row(r, by_id[r["item_id"]], perturbation, judge=spec.name, label=label,
-                                       judge_text=v["text"] if v else None,
-                                       judge_error=v["error"] if v else None,
-                                       judge_response_id=v["response_id"] if v else None))
+    with BackendPool() as pool:  # a judge this call loads itself is loaded once and released at the end
+        judge = judge or judge_runner(pool, store, run_id=run_id, shard_size=shard_size, log=log)  # type: ignore[arg-type]
+        for spec in judges:
+            verdicts = _verdicts(spec, judge, wh, by_id, model, log)
+            for r in wh:
+                v = verdicts.get(r["response_id"]) if r["error"] is None else None
+                label = parse_yes_no(v["text"]) if v and v["error"] is None else "unknown"
+                samples.append(_sample_row(r, by_id[r["item_id"]], perturbation, judge=spec.name, label=label,
+                                           judge_text=v["text"] if v else None,
+                                           judge_error=v["error"] if v else None,
+                                           judge_response_id=v["response_id"] if v else None))
     item_rows = score_items(list(by_id.values()), samples, model=model, perturbation=perturbation)
     metrics = fpq_metrics(item_rows, resamples=resamples, confidence=confidence, seed=seed)
     return ScoredPartition(samples=samples, items=item_rows, metrics=metrics, agreement=judge_agreement(item_rows))
+
+
+def _verdicts(spec: ModelSpec, judge: Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]],
+              wh: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], model: str,
+              log: Callable[[str], None]) -> dict[str, dict[str, Any]]:
+    """One judge's verdicts on the WH answers that did not fail, by response id."""
+    prompts = [judge_prompt(by_id[r["item_id"]], r["text"], r["response_id"]) for r in wh if r["error"] is None]
+    verdicts: dict[str, dict[str, Any]] = {}
+    if spec.backend == "reference" and getattr(spec.config, "kind", None) == "oracle":
+        # its failure on free text is certain; asking would only store the same failure again on every run
+        verdicts = {p.item_id: {"text": None, "error": _ORACLE_CANNOT, "response_id": None} for p in prompts if p.gold is None}
+        prompts = [p for p in prompts if p.gold is not None]
+    log(f"judge {spec.name}: {len(prompts)} WH answers of {model} ({len({p.text for p in prompts})} distinct)")
+    if prompts:
+        verdicts.update(judge(spec, prompts))
+    return verdicts
 
 
 def _sample_row(r: Mapping[str, Any], item: Mapping[str, Any], perturbation: str, *, judge: str, label: str,
@@ -232,7 +222,3 @@ def oracle_failures(metrics: Sequence[Mapping[str, Any]], reference_judges: set[
         if not math.isclose(m["value"], want):
             bad.append({k: m[k] for k in ("task", "judge", "metric", "domain", "method", "hop", "n", "value")})
     return bad
-
-
-def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_pylist([{name: row.get(name) for name in schema.names} for row in rows], schema=schema)

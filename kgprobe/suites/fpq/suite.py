@@ -19,7 +19,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from kgprobe.generation.prompts import closed_book_template, grounded_template
 from kgprobe.generation.records import Prompt
 from kgprobe.suites.base import (
     ITEM_SCHEMA,
@@ -34,6 +33,7 @@ from kgprobe.suites.base import (
     table,
 )
 from kgprobe.suites.fpq.edits import (
+    FORMATS,
     Edit,
     FPQItem,
     TrueTriple,
@@ -42,6 +42,7 @@ from kgprobe.suites.fpq.edits import (
     load_templates,
     write_questions,
 )
+from kgprobe.suites.fpq.prompts import fpq_prompt, limit_items
 from kgprobe.suites.fpq.quality import count_table
 
 __all__ = ["FPQSuite", "item_rows"]
@@ -94,12 +95,6 @@ class FPQSuite(Suite):
 
         return FPQSettings
 
-    def load_settings(self, cfg: Any) -> Any:
-        """The ``fpq`` section, validated by the project config."""
-        from kgprobe.config import fpq_settings
-
-        return fpq_settings(cfg)
-
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
         """KG-FPQ's sample and vote suites (yes/no labels, premise, gate counts) and the common metric suite."""
         from kgprobe.scoring.quality import validate_metrics, validate_score_items, validate_score_samples
@@ -144,23 +139,11 @@ class FPQSuite(Suite):
     def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None,
                formats: Sequence[str] | None = None) -> list[Mapping[str, Any]]:  # fmt: skip
         """The items of ``formats`` (yn, wh) of the first ``limit`` true triples (see :meth:`Suite.select`)."""
-        if formats is not None:
-            items = [it for it in items if it["format"] in formats]
-        return super().select(items, limit=limit)
+        return limit_items(items, formats=FORMATS if formats is None else formats, limit=limit)
 
     def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
         """KG-FPQ's Table 6 prompt per item; with ``context`` (item id -> facts), OKGQA's D.1 grounded prompt."""
-        out = []
-        for it in items:
-            if context is None:
-                template = closed_book_template(it["format"])
-                text = template.render(question=it["question"])
-            else:
-                template = grounded_template(it["format"])
-                text = template.render(question=it["question"], knowledge=context[it["item_id"]])
-            out.append(Prompt(item_id=it["item_id"], text=text, template_id=template.id, gold=it["answer"],
-                              answer_kind=it["format"], system=template.system))
-        return out
+        return [fpq_prompt(it, None if context is None else context[it["item_id"]]) for it in items]
 
     def wide_tables(self, metrics: Sequence[Mapping[str, Any]], *, models: Sequence[str] = (),
                     judges: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
