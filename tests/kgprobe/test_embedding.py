@@ -1,0 +1,39 @@
+"""The offline embedder: bundled all-MiniLM-L6-v2, unit vectors, cached per text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kgprobe.embedding import Embedder, cosine_matrix
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def test_vectors_are_unit_length_and_meaning_ranks_above_chance(embedder: Embedder) -> None:
+    sims = embedder.similarity(["spouse of", "located in"], ["married to", "situated in", "born on"])
+    assert sims.shape == (2, 3)
+    assert sims[0, 0] > sims[0, 2] and sims[1, 1] > sims[1, 2]
+    norms = np.linalg.norm(embedder.embed(["Paris", "Vienna"]), axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-5)
+
+
+def test_cache_avoids_re_encoding_and_round_trips_to_disk(embedder: Embedder, tmp_path) -> None:
+    before = embedder.encoded
+    embedder.embed(["a text seen once", "a text seen once", "another"])
+    assert embedder.encoded - before == 2  # duplicates within a call are encoded once
+    embedder.embed(["another"])
+    assert embedder.encoded - before == 2
+    path = embedder.save(tmp_path / "cache.npz")
+    fresh = Embedder()
+    assert fresh.load_cache(path) >= 2
+    assert np.allclose(fresh.embed(["another"]), embedder.embed(["another"]))
+    assert fresh.encoded == 0  # served from the loaded cache, the model never loaded
+
+
+def test_empty_inputs() -> None:
+    assert Embedder().embed([]).shape == (0, 384)
+    assert cosine_matrix(np.zeros((0, 4)), np.ones((2, 4))).shape == (0, 2)
