@@ -16,7 +16,7 @@ from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.leaderboard import headline_rows
 from kgprobe.report.render import ReportContext, render_page, write_report
 from kgprobe.scoring.stats import pooled_agreement
-from kgprobe.suites.base import AGREEMENT_SCHEMA, METRIC_SCHEMA
+from kgprobe.suites.base import AGREEMENT_SCHEMA, METRIC_SCHEMA, Suite, table
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "report"
@@ -55,6 +55,12 @@ def _metrics(warehouse: WarehouseResource, cfg) -> pa.Table:
     parts = []
     for suite, setting in _settings_of(cfg):
         t = _read_all(warehouse, f"{_scores_asset(suite, setting)}_metrics", METRIC_SCHEMA)
+        if setting == "closed" and type(suite).cross_model_metrics is not Suite.cross_model_metrics:
+            # metrics over every model's votes at once (ERBench: entities every evaluated model knows)
+            votes = _read_all(warehouse, _scores_asset(suite, setting)).to_pylist()
+            items = {r["item_id"]: r for r in warehouse.read_partition(lane_assets(suite, False)["items"]).to_pylist()}
+            extra = table(suite.cross_model_metrics(votes, items), METRIC_SCHEMA)
+            t = pa.concat_tables([t, extra])
         parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
     schema = METRIC_SCHEMA.append(pa.field("setting", pa.string()))
     return pa.concat_tables(parts) if parts else schema.empty_table()

@@ -25,7 +25,6 @@ from assets._checks import expectations_result, partitions_to_check
 from assets._metadata import image_md, markdown_table, table_metadata
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, generation_settings, scoring_settings, subgraph_settings
-from kgprobe.generation.prompts import verbalise
 from kgprobe.generation.store import ResponseStore
 from kgprobe.kg.stats import current_snapshot, labels
 from kgprobe.scoring.judges import judge_runner
@@ -33,7 +32,7 @@ from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
 from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
-from resources import ModelPool, ProjectResource, WarehouseResource
+from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
 GPU_POOL = "gpu"
 
@@ -60,6 +59,15 @@ def _spec(cfg, suite, name: str):
     if name not in specs:
         raise ValueError(f"model partition {name!r} is not in the config's models {sorted(specs)}")
     return specs[name]
+
+
+def _limit(cfg, suite, spec, *, grounded: bool):
+    """Question groups ``spec`` answers per partition: the model entry's limit, else the suite's, else the
+    generation section's (None: all)."""
+    if spec.limit is not None:
+        return spec.limit
+    own = suite.limit(suite.load_settings(cfg), grounded=grounded)
+    return own if own is not None else generation_settings(cfg)["grounded_limit" if grounded else "limit"]
 
 
 def _metadata(values) -> dict:
@@ -106,7 +114,10 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         cfg = project.load()
         settings = suite.load_settings(cfg)
         kg = getattr(settings, "kg", None) or next(iter(cfg.kgs))
-        upstream = {name: warehouse.read_partition(name) for name in suite.upstream}
+        # upstream assets that write Parquet arrive as tables; one that writes into DuckDB (ERBench's erdb) is read
+        # by the suite through the connection
+        upstream = {name: warehouse.read_partition(name) for name in suite.upstream
+                    if wh.partition_dir(warehouse.root, name).exists()}
         with warehouse.connect(read_only=True) as con:
             snapshot = current_snapshot(con, kg)
             con.execute(f'USE "{kg}"')
@@ -161,15 +172,15 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         cfg = project.load()
         spec = _spec(cfg, suite, context.partition_key)
         opts = generation_settings(cfg)
-        items = suite.select(warehouse.read_partition(names["items"]).to_pylist(), limit=opts["limit"],
-                             formats=opts["formats"])
+        items = suite.select(warehouse.read_partition(names["items"]).to_pylist(),
+                             limit=_limit(cfg, suite, spec, grounded=False), formats=opts["formats"], setting="closed")
         prompts = suite.prompts(items)
         context.log.info(f"{suite.name}: {spec.name} ({spec.backend}): {len(prompts)} prompts x {spec.params.n} samples")
         summary, table = _generate(context, project, warehouse, models, spec, prompts)
         warehouse.write_partition(names["responses"], table, {MODEL: spec.name})
         return dg.MaterializeResult(metadata=_response_metadata(summary, table))
 
-    def _score(context, project, warehouse, models, responses_name, dims):
+    def _score(context, project, warehouse, models, embedder, responses_name, dims):
         cfg = project.load()
         settings = scoring_settings(cfg)
         store = ResponseStore(warehouse.root / "response_store")
@@ -181,7 +192,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         return suite.score(items, responses, model=dims[MODEL], perturbation=dims.get(PERTURBATION, "none"),
                            scoring=ScoringOptions(judges=settings.judges, judge=judge, confidence=settings.confidence,
                                                   resamples=settings.resamples, seed=settings.seed,
-                                                  log=context.log.info))
+                                                  log=context.log.info, embedder=embedder.get()))
 
     def _write_scores(warehouse, asset: str, scored, dims: dict) -> dict:
         tables = scored.tables()
@@ -195,9 +206,9 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
               deps=[responses_asset], pool=GPU_POOL,
               description=f"{suite.title}: one model's answers read, judged, voted and measured, with 95% intervals.")
     def scores_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
-                     models: ModelPool) -> dg.MaterializeResult:
+                     models: ModelPool, embedder: EmbedderResource) -> dg.MaterializeResult:
         dims = {MODEL: context.partition_key}
-        scored = _score(context, project, warehouse, models, names["responses"], dims)
+        scored = _score(context, project, warehouse, models, embedder, names["responses"], dims)
         return dg.MaterializeResult(metadata=_write_scores(warehouse, names["scores"], scored, dims))
 
     lane = [items_asset, responses_asset, scores_asset]
@@ -208,7 +219,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                   partitions_def=parts.model_perturbation, deps=[items_asset, "perturbed_subgraphs"], pool=GPU_POOL,
                   description=f"{suite.title}: one model's answers with KG context at one perturbation level.")
         def grounded_responses_asset(context: dg.AssetExecutionContext, project: ProjectResource,
-                                     warehouse: WarehouseResource, models: ModelPool) -> dg.MaterializeResult:
+                                     warehouse: WarehouseResource, models: ModelPool,
+                                     embedder: EmbedderResource) -> dg.MaterializeResult:
             cfg = project.load()
             keys = context.partition_key.keys_by_dimension
             spec = _spec(cfg, suite, keys[MODEL])
@@ -219,17 +231,21 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             subgraphs = {r["query_id"]: [(t["head"], t["relation"], t["tail"]) for t in r["triples"]] for r in perturbed}
             with warehouse.connect(read_only=True) as con:
                 ent, rel = labels(con, subgraph_settings(cfg).kg)
-            items = suite.select(warehouse.read_partition(names["items"]).to_pylist(), limit=opts["grounded_limit"],
-                                 formats=opts["formats"])
+            items = suite.select(warehouse.read_partition(names["items"]).to_pylist(),
+                                 limit=_limit(cfg, suite, spec, grounded=True), formats=opts["formats"],
+                                 setting="grounded")
             used = {it["item_id"]: suite.context_query(it) for it in items}
-            context_text = {i: verbalise(subgraphs.get(q, ()), ent, rel) for i, q in used.items()}
+            context_text = suite.grounded_context(items, subgraphs, entity_labels=ent, relation_labels=rel,
+                                                  embedder=embedder.get())
             prompts = suite.prompts(items, context=context_text)
             context.log.info(f"{suite.name}: {spec.name} on {perturbation}: {len(prompts)} grounded prompts x "
                              f"{spec.params.n} samples")
             summary, table = _generate(context, project, warehouse, models, spec, prompts)
             table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
-            table = table.append_column("context_query_id",
-                                        pa.array([used[i] for i in table.column("item_id").to_pylist()], pa.string()))
+            ids = table.column("item_id").to_pylist()
+            table = table.append_column("context_query_id", pa.array([used[i] for i in ids], pa.string()))
+            # what the model saw, beside its answer: always inspectable
+            table = table.append_column("context", pa.array([context_text.get(i) for i in ids], pa.string()))
             warehouse.write_partition(names["grounded_responses"], table, {MODEL: spec.name, PERTURBATION: perturbation})
             return dg.MaterializeResult(metadata={**_response_metadata(summary, table),
                                                   "items_without_context": sum(1 for q in used.values() if q not in subgraphs)})
@@ -238,10 +254,11 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                   partitions_def=parts.model_perturbation, deps=[grounded_responses_asset], pool=GPU_POOL,
                   description=f"{suite.title}: grounded answers of one model at one level read, judged, voted, measured.")
         def grounded_scores_asset(context: dg.AssetExecutionContext, project: ProjectResource,
-                                  warehouse: WarehouseResource, models: ModelPool) -> dg.MaterializeResult:
+                                  warehouse: WarehouseResource, models: ModelPool,
+                                  embedder: EmbedderResource) -> dg.MaterializeResult:
             keys = context.partition_key.keys_by_dimension
             dims = {MODEL: keys[MODEL], PERTURBATION: keys[PERTURBATION]}
-            scored = _score(context, project, warehouse, models, names["grounded_responses"], dims)
+            scored = _score(context, project, warehouse, models, embedder, names["grounded_responses"], dims)
             return dg.MaterializeResult(metadata=_write_scores(warehouse, names["grounded_scores"], scored, dims))
 
         lane += [grounded_responses_asset, grounded_scores_asset]

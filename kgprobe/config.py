@@ -428,6 +428,9 @@ class _ModelEntry(_Sampling):
     """Which backend runs it."""
     batch_size: _Int | None = Field(None, ge=1)
     """Prompts per backend call (default: the backend's)."""
+    limit: _Int | None = Field(None, ge=1)
+    """Question groups this model answers per suite and partition (a slice for a slow model); overrides the
+    suite's and the generation section's limit (default: theirs)."""
 
 
 def _strict(hint: Any) -> Any:
@@ -616,6 +619,10 @@ class FPQSettings(_Section):
     """Hops follow edge direction (head -> tail from the subject), as the paper's released paths do."""
     hop_sampling: Literal[HOP_SAMPLING] = "uniform_hop"
     """NSC/NDC: draw the hop first, then an object at it (uniform_hop), or uniformly over all candidates."""
+    limit: _Int | None = Field(None, ge=1)
+    """True triples asked per closed-book partition, each with all its questions (default: generation.limit)."""
+    grounded_limit: _Int | None = Field(None, ge=1)
+    """Like limit, for KG-grounded partitions (default: limit, then generation.grounded_limit)."""
 
 
 class SuitesConfig(_Section):

@@ -17,7 +17,7 @@ from kgprobe.config import config_path as resolve_config_path
 from kgprobe.errors import ConfigError
 from pipelines.jobs import all_jobs
 from pipelines.partitions import build_partitions
-from resources import ModelPool, ProjectResource, WarehouseResource
+from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
 
 def _warehouse_path(config_path: str) -> str:
@@ -56,6 +56,7 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),
             "models": ModelPool(),
+            "embedder": EmbedderResource(),
         },
     )
 

@@ -237,3 +237,6 @@ class ModelSpec:
     config: Any
     params: SamplingParams = field(default_factory=SamplingParams)
     batch_size: int = 32
+    #: Question groups this model answers per partition (a slice for a slow model), overriding the suite's and
+    #: the ``generation`` section's limit; None: theirs.
+    limit: int | None = None

@@ -136,6 +136,7 @@ def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping
         sampling = {**base}
         options: dict[str, Any] = {}
         batch_size = DEFAULT_BATCH_SIZE[kind]
+        limit = None
         for key, value in entry.items():
             if key in ("name", "backend"):
                 continue
@@ -145,11 +146,15 @@ def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping
                 batch_size = _check_value(name, key, value, int)
                 if batch_size < 1:
                     raise ConfigError(f"model {name!r}: key 'batch_size' must be at least 1, got {batch_size}")
+            elif key == "limit":
+                limit = _check_value(name, key, value, int)
+                if limit < 1:
+                    raise ConfigError(f"model {name!r}: key 'limit' must be at least 1, got {limit}")
             elif key in allowed:
                 options[key] = _check_value(name, key, value, hints[key])
             else:
                 raise ConfigError(f"model {name!r}: unknown key {key!r} for backend {kind!r}; allowed: "
-                                  f"{sorted(allowed | set(SAMPLING_KEYS) | {'batch_size'})}")
+                                  f"{sorted(allowed | set(SAMPLING_KEYS) | {'batch_size', 'limit'})}")
         required = [f.name for f in fields(cls)
                     if f.default is MISSING and f.default_factory is MISSING and f.name not in options]
         if required:
@@ -162,7 +167,8 @@ def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping
             params = SamplingParams(**sampling)
         except ValueError as exc:
             raise ConfigError(f"model {name!r}: {exc}") from exc
-        specs.append(ModelSpec(name=name, backend=kind, config=config, params=params, batch_size=batch_size))
+        specs.append(ModelSpec(name=name, backend=kind, config=config, params=params, batch_size=batch_size,
+                               limit=limit))
     return specs
 
 

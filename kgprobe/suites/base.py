@@ -167,6 +167,9 @@ class ScoringOptions:
     resamples: int = 1000
     seed: int = 0
     log: Callable[[str], None] = lambda _msg: None
+    #: The run's :class:`kgprobe.embedding.Embedder` (loaded once per run), for suites that match text by meaning;
+    #: None outside a run (a suite then builds its own).
+    embedder: Any = None
 
 
 @dataclass(frozen=True)
@@ -285,8 +288,35 @@ class Suite:
         """The items a partition asks: all of them, or with ``limit`` every item of ``limit`` groups (a group is
         scored together, e.g. a TPQ and its FPQs, so a limited run keeps what its metrics need). The groups kept
         are those whose smallest item id is smallest: a spread over the whole set that does not change when the
-        set grows elsewhere."""
+        set grows elsewhere. ``options`` carry ``setting`` (``"closed"`` or ``"grounded"``: a suite whose items
+        differ by setting, OKGQA's zero-shot vs retrieval items, filters on it) and the generation section's
+        ``formats``."""
         return limit_groups(items, limit, group=lambda it: str(it["group_id"]), item_id=lambda it: str(it["item_id"]))
+
+    def limit(self, settings: Any, *, grounded: bool = False) -> int | None:
+        """The suite's own limit on question groups per partition (``limit`` / ``grounded_limit`` in its section), or
+        None to use the ``generation`` section's. A model entry's ``limit`` wins over both."""
+        value = getattr(settings, "grounded_limit" if grounded else "limit", None)
+        if grounded and value is None:
+            value = getattr(settings, "limit", None)
+        return value
+
+    def grounded_context(self, items: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, Sequence[tuple]], *,
+                         entity_labels: Mapping[int, str], relation_labels: Mapping[int, str],
+                         embedder: Any = None) -> dict[str, str]:  # fmt: skip
+        """The KG context each item is asked with at one perturbation level: ``subgraphs`` maps a query id to its
+        (perturbed) subgraph's ``(head, relation, tail)`` ids. By default the whole subgraph of the item's
+        :meth:`context_query`, verbalised one fact per line; a suite that retrieves (OKGQA) overrides it."""
+        from kgprobe.generation.prompts import verbalise
+
+        return {str(it["item_id"]): verbalise(subgraphs.get(self.context_query(it), ()), entity_labels,
+                                              relation_labels) for it in items}
+
+    def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]],
+                            items: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+        """Metric rows that need every model's closed-book votes at once (ERBench: questions on entities that every
+        evaluated model knows); the leaderboard adds them beside the per-partition rows. None by default."""
+        return []
 
     def context_query(self, item: Mapping[str, Any]) -> str:
         """The query id whose (perturbed) subgraph is the item's KG context (groundable suites override it)."""

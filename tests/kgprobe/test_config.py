@@ -336,3 +336,24 @@ def test_the_schema_accepts_the_sample_config_and_rejects_a_typo() -> None:
     assert list(validator.iter_errors(sample)) == []
     sample["suites"]["fpq"]["max_hop"] = 3
     assert [list(e.absolute_path) for e in validator.iter_errors(sample)] == [["suites", "fpq"]]
+
+
+def test_a_limit_comes_from_the_model_then_the_suite_then_the_generation_section(tmp_path: Path) -> None:
+    from assets.suites import _limit
+    from kgprobe.config import generation_models
+    from kgprobe.suites import SUITES
+
+    fpq = ("suites:\n  fpq: {kg: a, domains: {art: [painter]}, templates: t.yaml, limit: 5, grounded_limit: 7}\n")
+    (tmp_path / "t.yaml").write_text("{}\n", encoding="utf-8")
+    models = _MODELS.replace("kind: random}", "kind: random, limit: 2}")
+    cfg = load_config(_cfg(tmp_path, models + fpq + "generation:\n  limit: 9\n"))
+    oracle, coin = generation_models(cfg)
+    assert coin.limit == 2 and oracle.limit is None
+    suite = SUITES["fpq"]
+    assert [_limit(cfg, suite, s, grounded=False) for s in (oracle, coin)] == [5, 2]
+    assert [_limit(cfg, suite, s, grounded=True) for s in (oracle, coin)] == [7, 2]
+    cfg = load_config(_cfg(tmp_path, _MODELS + fpq.replace(", limit: 5, grounded_limit: 7", "")
+                           + "generation:\n  limit: 9\n"))
+    assert _limit(cfg, suite, generation_models(cfg)[0], grounded=True) == 9
+    with pytest.raises(ConfigError, match="limit"):
+        load_config(_cfg(tmp_path, _MODELS.replace("kind: random}", "kind: random, limit: 0}")))

@@ -12,7 +12,8 @@ import yaml
 
 from kgprobe.generation import Prompt
 from kgprobe.suites import register, unregister
-from kgprobe.suites.base import ITEM_SCHEMA, Headline, ItemSource, ItemsResult, Sampling, Suite, content_id, table
+from kgprobe.suites.base import (ITEM_SCHEMA, Headline, ItemSource, ItemsResult, Sampling, Suite, content_id,
+                                 metric_row, table)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples"
 
@@ -44,6 +45,16 @@ class Capitals(Suite):
                              "group_id": content_id(city), "breakdown": {"premise": "true" if expected == "yes" else "corrupted"},
                              "evidence": json.dumps({"snapshot_id": source.snapshot_id, "triple": [city, "capital_of", country]})})
         return ItemsResult(table(rows, ITEM_SCHEMA))
+
+    def cross_model_metrics(self, votes, items) -> list[dict]:
+        """Accuracy on the questions every model decided (a metric no single partition can compute)."""
+        models = {v["model"] for v in votes}
+        decided = {i for i in items if all(any(v["item_id"] == i and v["decided"] and v["model"] == m for v in votes)
+                                           for m in models)}
+        return [metric_row(model=m, perturbation="none", suite=self.name, task="discriminative", judge="",
+                           metric="accuracy_all_decided", breakdown={}, item_ids=sorted(decided),
+                           flags=[v["correct"] for v in sorted(votes, key=lambda v: v["item_id"])
+                                  if v["model"] == m and v["item_id"] in decided]) for m in sorted(models)]
 
     def prompts(self, items, context=None) -> list[Prompt]:
         return [Prompt(item_id=it["item_id"], text=f'{it["question"]} Answer "Yes" or "No".', template_id="capitals-v1",
@@ -94,9 +105,16 @@ def test_the_toy_suite_runs_through_every_shared_stage(run) -> None:
         lows = con.execute("SELECT min(ci_low), max(ci_high - ci_low) FROM leaderboard.metrics WHERE suite = 'capitals' "
                            "AND model = 'oracle' AND metric = 'accuracy'").fetchone()
         wide = con.execute("SELECT model FROM leaderboard.capitals_closed ORDER BY model").fetchall()
+        across = dict(con.execute("SELECT model, value FROM leaderboard.metrics WHERE suite = 'capitals' AND "
+                                  "metric = 'accuracy_all_decided'").fetchall())
+        n = con.execute("SELECT DISTINCT n FROM leaderboard.metrics WHERE metric = 'accuracy_all_decided'").fetchall()
     assert heads["oracle"] == 1.0 and heads["always-yes"] == 0.5  # half the questions are true
     assert lows[0] < 1.0 and lows[1] > 0  # the oracle's perfect score still has an interval of some width
     assert [m for (m,) in wide] == ["always-yes", "oracle", "random"]
+    # the cross-model hook: every reference answer is decided, so its n is every question and the values are the
+    # per-model accuracies
+    assert across["oracle"] == 1.0 and across["always-yes"] == 0.5
+    assert n == [(64,)]  # 32 capital_of triples in the sample, a true and a corrupted question each
     html = (wh / "report" / "report.html").read_text(encoding="utf-8")
     assert "Capitals: a toy suite" in html and "capitals: accuracy (yes/no)" in html
 

@@ -137,7 +137,7 @@ class FPQSuite(Suite):
         return ItemsResult(items=items, rejects=reject_table, metadata=metadata)
 
     def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None,
-               formats: Sequence[str] | None = None) -> list[Mapping[str, Any]]:  # fmt: skip
+               formats: Sequence[str] | None = None, **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip
         """The items of ``formats`` (yn, wh) of the first ``limit`` true triples (see :meth:`Suite.select`)."""
         return limit_items(items, formats=FORMATS if formats is None else formats, limit=limit)
 
