@@ -7,6 +7,8 @@ is the file :func:`kgprobe.config.config_path` names (``KGPROBE_CONFIG``, defaul
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 
 import dagster as dg
@@ -37,6 +39,17 @@ def _config(config_path: str) -> ProjectConfig | None:
         return None
 
 
+def _suite_modules(enabled) -> list:
+    """The assets modules (``assets/<suite>.py``: ``ASSETS``, ``CHECKS``, ``ITEM_CHECKS``) of the enabled suites that
+    have stages of their own before their items; KG-FPQ's is always loaded (the subgraph stage reads its triples)."""
+    out = []
+    for suite in enabled:
+        if suite.name == "fpq" or importlib.util.find_spec(f"assets.{suite.name}") is None:
+            continue
+        out.append(importlib.import_module(f"assets.{suite.name}"))
+    return out
+
+
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
     """Definitions for one project config (tests build them for temporary configs); without one, the file
     :func:`kgprobe.config.config_path` names."""
@@ -47,10 +60,13 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     lane_assets, lane_checks = suites.build(parts, cfg)
     enabled = suites.enabled_suites(cfg)
     item_checks = fpq.ITEM_CHECKS if any(s.name == "fpq" for s in enabled) else []
+    own = _suite_modules(enabled)
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *perturb.ASSETS, *perturb_assets, *lane_assets,
-                *report.build_report_assets(cfg)],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *item_checks, *perturb_checks, *lane_checks],
+        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *(a for m in own for a in getattr(m, "ASSETS", ())),
+                *perturb.ASSETS, *perturb_assets, *lane_assets, *report.build_report_assets(cfg)],
+        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *item_checks,
+                      *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
+                      *perturb_checks, *lane_checks],
         jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg)),
         resources={
             "project": ProjectResource(config_path=config_path),
