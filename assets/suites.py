@@ -24,9 +24,15 @@ import pyarrow as pa
 from assets._checks import expectations_result, partitions_to_check
 from assets._metadata import image_md, markdown_table, table_metadata
 from kgprobe import warehouse as wh
-from kgprobe.config import generation_models, generation_settings, scoring_settings, subgraph_settings
+from kgprobe.config import (
+    generation_models,
+    generation_settings,
+    scoring_settings,
+    subgraph_settings,
+)
 from kgprobe.generation.store import ResponseStore
 from kgprobe.kg.stats import current_snapshot, labels
+from kgprobe.plan import partition_prompts, perturbed_subgraphs
 from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
@@ -59,15 +65,6 @@ def _spec(cfg, suite, name: str):
     if name not in specs:
         raise ValueError(f"model partition {name!r} is not in the config's models {sorted(specs)}")
     return specs[name]
-
-
-def _limit(cfg, suite, spec, *, grounded: bool):
-    """Question groups ``spec`` answers per partition: the model entry's limit, else the suite's, else the
-    generation section's (None: all)."""
-    if spec.limit is not None:
-        return spec.limit
-    own = suite.limit(suite.load_settings(cfg), grounded=grounded)
-    return own if own is not None else generation_settings(cfg)["grounded_limit" if grounded else "limit"]
 
 
 def _metadata(values) -> dict:
@@ -141,22 +138,36 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                 [{k: r[k] for k in ("task", "answer_format", "question", "expected")} for r in rows], limit=30)),
         })
 
-    def _generate(context, project, warehouse, models, spec, prompts):
+    def _generate(context, project, warehouse, models, spec, prompts, asset, dims):
         opts = generation_settings(project.load())
         store = ResponseStore(warehouse.root / "response_store")
         from kgprobe.generation import run_generation
+        from kgprobe.generation.cost import Budget, plan_generation
 
+        # the plan of this partition, before anything is sent: logged, kept beside the answers for the report
+        plan = plan_generation(spec, prompts, store=store)
+        context.log.info(f"{suite.name}: {spec.name}: plan: {plan.to_generate} of {plan.samples} samples to generate, "
+                         f"~{plan.input_tokens} input + ~{plan.output_tokens} output tokens"
+                         + (f", ~${plan.cost_usd:.4f}" if plan.cost_usd else ""))
+        warehouse.write_partition(f"{asset}_plan", pa.Table.from_pylist([{**dims, "suite": suite.name,
+                                                                         **plan.as_dict()}]), dims)
+        budget = Budget.for_model(spec, store, run_id=context.run.run_id, max_run_cost_usd=opts["max_run_cost_usd"])
         summary = run_generation(models.pool.get(spec), model=spec.name, prompts=prompts, params=spec.params,
                                  store=store, run_id=context.run.run_id, shard_size=opts["shard_size"],
-                                 batch_size=spec.batch_size, log=context.log.info)
-        return summary, store.rows_for(spec.name, prompts, spec.params)
+                                 batch_size=spec.batch_size, log=context.log.info, budget=budget)
+        return summary, store.rows_for(spec.name, prompts, spec.params), plan
 
-    def _response_metadata(summary, table: pa.Table) -> dict:
+    def _response_metadata(summary, table: pa.Table, plan) -> dict:
         errors = Counter((e or "").split(":")[0] for e in table.column("error").to_pylist() if e)
         rows = table.select(["item_id", "sample_index", "text"]).to_pylist()
         return {
             **table_metadata(table.num_rows),
             **{k: v for k, v in summary.as_dict().items() if isinstance(v, (int, float))},
+            "planned": dg.MetadataValue.md(markdown_table([{
+                "samples": plan.samples, "stored before": plan.stored, "to generate": plan.to_generate,
+                "input tokens (est.)": plan.input_tokens, "counted by": plan.input_basis,
+                "output tokens (est.)": plan.output_tokens, "from": plan.output_basis,
+                "cost (est.)": "-" if plan.cost_usd is None else f"${plan.cost_usd:.4f}"}])),
             "failed_samples": sum(errors.values()),
             "errors": dg.MetadataValue.md(markdown_table([{"error": e, "samples": n} for e, n in errors.most_common()])),
             "preview": dg.MetadataValue.md(markdown_table(
@@ -171,14 +182,12 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                         models: ModelPool) -> dg.MaterializeResult:
         cfg = project.load()
         spec = _spec(cfg, suite, context.partition_key)
-        opts = generation_settings(cfg)
-        items = suite.select(warehouse.read_partition(names["items"]).to_pylist(),
-                             limit=_limit(cfg, suite, spec, grounded=False), formats=opts["formats"], setting="closed")
-        prompts = suite.prompts(items)
+        prompts = partition_prompts(cfg, suite, spec, warehouse.read_partition(names["items"]).to_pylist()).prompts
         context.log.info(f"{suite.name}: {spec.name} ({spec.backend}): {len(prompts)} prompts x {spec.params.n} samples")
-        summary, table = _generate(context, project, warehouse, models, spec, prompts)
-        warehouse.write_partition(names["responses"], table, {MODEL: spec.name})
-        return dg.MaterializeResult(metadata=_response_metadata(summary, table))
+        dims = {MODEL: spec.name}
+        summary, table, plan = _generate(context, project, warehouse, models, spec, prompts, names["responses"], dims)
+        warehouse.write_partition(names["responses"], table, dims)
+        return dg.MaterializeResult(metadata=_response_metadata(summary, table, plan))
 
     def _score(context, project, warehouse, models, embedder, responses_name, dims):
         cfg = project.load()
@@ -225,29 +234,24 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             keys = context.partition_key.keys_by_dimension
             spec = _spec(cfg, suite, keys[MODEL])
             perturbation = keys[PERTURBATION]
-            opts = generation_settings(cfg)
-            perturbed = warehouse.read_partition("perturbed_subgraphs", {PERTURBATION: perturbation}) \
-                .select(["query_id", "triples"]).to_pylist()
-            subgraphs = {r["query_id"]: [(t["head"], t["relation"], t["tail"]) for t in r["triples"]] for r in perturbed}
+            subgraphs = perturbed_subgraphs(warehouse.root, perturbation)
             with warehouse.connect(read_only=True) as con:
                 ent, rel = labels(con, subgraph_settings(cfg).kg)
-            items = suite.select(warehouse.read_partition(names["items"]).to_pylist(),
-                                 limit=_limit(cfg, suite, spec, grounded=True), formats=opts["formats"],
-                                 setting="grounded")
-            used = {it["item_id"]: suite.context_query(it) for it in items}
-            context_text = suite.grounded_context(items, subgraphs, entity_labels=ent, relation_labels=rel,
-                                                  embedder=embedder.get())
-            prompts = suite.prompts(items, context=context_text)
+            part = partition_prompts(cfg, suite, spec, warehouse.read_partition(names["items"]).to_pylist(),
+                                     subgraphs=subgraphs, labels=(ent, rel), embedder=embedder.get())
+            prompts, used, context_text = part.prompts, part.context_query, part.context
             context.log.info(f"{suite.name}: {spec.name} on {perturbation}: {len(prompts)} grounded prompts x "
                              f"{spec.params.n} samples")
-            summary, table = _generate(context, project, warehouse, models, spec, prompts)
+            dims = {MODEL: spec.name, PERTURBATION: perturbation}
+            summary, table, plan = _generate(context, project, warehouse, models, spec, prompts,
+                                             names["grounded_responses"], dims)
             table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
             ids = table.column("item_id").to_pylist()
             table = table.append_column("context_query_id", pa.array([used[i] for i in ids], pa.string()))
             # what the model saw, beside its answer: always inspectable
             table = table.append_column("context", pa.array([context_text.get(i) for i in ids], pa.string()))
-            warehouse.write_partition(names["grounded_responses"], table, {MODEL: spec.name, PERTURBATION: perturbation})
-            return dg.MaterializeResult(metadata={**_response_metadata(summary, table),
+            warehouse.write_partition(names["grounded_responses"], table, dims)
+            return dg.MaterializeResult(metadata={**_response_metadata(summary, table, plan),
                                                   "items_without_context": sum(1 for q in used.values() if q not in subgraphs)})
 
         @dg.asset(name=names["grounded_scores"], group_name=group, kinds={"parquet", "python"},

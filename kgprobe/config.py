@@ -306,10 +306,12 @@ class QueriesConfig(_Section):
     """A seeded sample of entities per type."""
     fpq_subjects: _Bool = False
     """One query per KG-FPQ subject (its subgraph is the context of the grounded questions)."""
+    okgqa_questions: _Bool = False
+    """One query per OKGQA question (the okgqa_questions asset): its subgraph is what the question's retrieval searches."""
 
     @model_validator(mode="after")
     def _some_queries(self) -> QueriesConfig:
-        if not (self.lists or self.files or self.sample is not None or self.fpq_subjects):
+        if not (self.lists or self.files or self.sample is not None or self.fpq_subjects or self.okgqa_questions):
             raise ValueError("give at least one of lists, files, sample or fpq_subjects")
         return self
 
@@ -352,6 +354,7 @@ class SubgraphSettings:
     files: tuple[dict[str, Any], ...] = ()
     sample: dict[str, Any] | None = None
     fpq_subjects: bool = False
+    okgqa_questions: bool = False
     hops: int = 2
     fanout_cap: int | None = None
     induced: bool = False
@@ -431,6 +434,9 @@ class _ModelEntry(_Sampling):
     limit: _Int | None = Field(None, ge=1)
     """Question groups this model answers per suite and partition (a slice for a slow model); overrides the
     suite's and the generation section's limit (default: theirs)."""
+    max_cost_usd: _Float | None = Field(None, ge=0)
+    """Dollars this model may spend over all runs (the stored costs); generation stops before passing it and the
+    partition fails saying what was spent and what is left; raise it to resume (default: no limit)."""
 
 
 def _strict(hint: Any) -> Any:
@@ -481,6 +487,8 @@ class GenerationConfig(_Sampling):
     """Like limit, for KG-grounded partitions (default: limit)."""
     grounded_models: tuple[_ModelName, ...] | None = None
     """Models that answer with KG context at every perturbation level (default: all)."""
+    max_run_cost_usd: _Float | None = Field(None, ge=0)
+    """Dollars one run may spend over all its models (default: no limit)."""
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -885,6 +893,7 @@ def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
         files=tuple(dict(f) for f in q.files),
         sample=None if q.sample is None else dict(q.sample),
         fpq_subjects=q.fpq_subjects,
+        okgqa_questions=q.okgqa_questions,
         hops=sg.hops,
         fanout_cap=sg.fanout_cap,
         induced=sg.induced,
@@ -923,6 +932,7 @@ def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
         "formats": g.formats,
         "grounded_limit": g.grounded_limit if "grounded_limit" in g.model_fields_set else g.limit,
         "grounded_models": None if g.grounded_models is None else list(g.grounded_models),
+        "max_run_cost_usd": g.max_run_cost_usd,
     }
 
 

@@ -3,6 +3,7 @@
     kgprobe run                          # the whole chain on the project config, every partition
     kgprobe run --config my.yaml --job ingest
     kgprobe run --job generate_closed --partition oracle
+    kgprobe plan                         # per model x suite: prompts, stored, tokens and dollars still to spend
     kgprobe schema --output kgprobe.schema.json   # the config's JSON schema, for editors
 
 The project config is ``--config``, else the ``KGPROBE_CONFIG`` environment variable, else
@@ -93,6 +94,19 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _plan(args: argparse.Namespace) -> int:
+    from kgprobe.config import config_path, load_config
+    from kgprobe.plan import format_plan, plan_run
+
+    cfg = load_config(config_path(args.config))
+    rows = plan_run(cfg)
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        print(format_plan(rows))
+    return 0
+
+
 def _schema(args: argparse.Namespace) -> int:
     from kgprobe.config import project_schema
 
@@ -120,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="console log level (default: %(default)s)")
     run.set_defaults(func=_run)
+    plan = sub.add_parser("plan", help="what a run would generate and cost, before it runs (nothing is generated)")
+    plan.add_argument("--config", default=None,
+                      help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
+    plan.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    plan.set_defaults(func=_plan)
     schema = sub.add_parser("schema", help="print the JSON schema of the project config (for editors)")
     schema.add_argument("--output", "-o", default=None, help="write it to this file instead of stdout")
     schema.set_defaults(func=_schema)

@@ -47,6 +47,11 @@ class GenerationError(KGProbeError):
     """A generation run cannot go on: a backend broke its contract, or every request of several batches failed."""
 
 
+class BudgetExceeded(GenerationError):
+    """Generation stopped before passing a spending limit; what was generated is stored, and raising the limit
+    resumes the run."""
+
+
 class BackendError(KGProbeError):
     """A backend cannot be built: a missing optional package, missing weights, an unset API-key variable."""
 
@@ -240,3 +245,6 @@ class ModelSpec:
     #: Question groups this model answers per partition (a slice for a slow model), overriding the suite's and
     #: the ``generation`` section's limit; None: theirs.
     limit: int | None = None
+    #: Dollars this model may spend in all, over every run (the response store's recorded costs); generation stops
+    #: cleanly before passing it. None: no limit.
+    max_cost_usd: float | None = None

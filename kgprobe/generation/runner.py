@@ -34,6 +34,7 @@ from kgprobe.generation.records import (
     DEFAULT_BATCH_SIZE,
     SAMPLING_KEYS,
     Backend,
+    BudgetExceeded,
     Completion,
     GenerationError,
     GenerationSummary,
@@ -43,6 +44,7 @@ from kgprobe.generation.records import (
 )
 
 if TYPE_CHECKING:
+    from kgprobe.generation.cost import Budget
     from kgprobe.generation.store import ResponseStore
 
 __all__ = ["BackendPool", "make_backend", "model_specs", "run_generation"]
@@ -137,6 +139,7 @@ def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping
         options: dict[str, Any] = {}
         batch_size = DEFAULT_BATCH_SIZE[kind]
         limit = None
+        max_cost = None
         for key, value in entry.items():
             if key in ("name", "backend"):
                 continue
@@ -150,11 +153,15 @@ def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping
                 limit = _check_value(name, key, value, int)
                 if limit < 1:
                     raise ConfigError(f"model {name!r}: key 'limit' must be at least 1, got {limit}")
+            elif key == "max_cost_usd":
+                max_cost = _check_value(name, key, value, float)
+                if max_cost < 0:
+                    raise ConfigError(f"model {name!r}: key 'max_cost_usd' must be >= 0, got {max_cost}")
             elif key in allowed:
                 options[key] = _check_value(name, key, value, hints[key])
             else:
                 raise ConfigError(f"model {name!r}: unknown key {key!r} for backend {kind!r}; allowed: "
-                                  f"{sorted(allowed | set(SAMPLING_KEYS) | {'batch_size', 'limit'})}")
+                                  f"{sorted(allowed | set(SAMPLING_KEYS) | {'batch_size', 'limit', 'max_cost_usd'})}")
         required = [f.name for f in fields(cls)
                     if f.default is MISSING and f.default_factory is MISSING and f.name not in options]
         if required:
@@ -168,7 +175,7 @@ def model_specs(config_models: Sequence[Mapping[str, Any]], *, defaults: Mapping
         except ValueError as exc:
             raise ConfigError(f"model {name!r}: {exc}") from exc
         specs.append(ModelSpec(name=name, backend=kind, config=config, params=params, batch_size=batch_size,
-                               limit=limit))
+                               limit=limit, max_cost_usd=max_cost))
     return specs
 
 
@@ -309,6 +316,7 @@ def run_generation(
     batch_size: int = 32,
     log: Callable[[str], None] | None = None,
     max_failed_batches: int = 3,
+    budget: Budget | None = None,
 ) -> GenerationSummary:
     """Generate every sample of ``prompts`` that ``store`` lacks for ``model`` and ``params``, and store it.
 
@@ -318,7 +326,9 @@ def run_generation(
     responses of its unflushed shard. A request that fails (an exception from the backend fails its whole batch) is
     stored with its error and asked again by the next run; when every request of ``max_failed_batches`` consecutive
     batches fails, the run stops with :class:`GenerationError` after storing those failures (0 never stops).
-    ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA).
+    ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA). With a ``budget``
+    (:class:`~kgprobe.generation.cost.Budget`), a batch that could pass one of its limits is not sent: what was
+    generated is stored and :class:`BudgetExceeded` says what was spent and what is left; raising the limit resumes.
 
     Returns a :class:`GenerationSummary`; read the rows back with ``store.rows_for(model, prompts, params)``.
     """
@@ -349,9 +359,22 @@ def run_generation(
     generated = failed = tokens_in = tokens_out = retries = 0
     cost: float | None = None
     failed_batches = 0
+    batches = _plan(work, batch_size)
     try:
-        for k, batch in _plan(work, batch_size):
+        for position, (k, batch) in enumerate(batches):
             asked = [p for p, _ in batch]
+            if budget is not None:
+                run_cost = cost or 0.0
+                mean = run_cost / generated if generated and cost is not None else None
+                over = budget.exceeded_by(run_cost + budget.estimate(asked, k, params.max_tokens, mean))
+                if over is not None:
+                    name, most, before = over
+                    left = sum(len(m) for _, b in batches[position:] for _, m in b)
+                    buffer.flush()
+                    raise BudgetExceeded(
+                        f"{model}: stopped before passing {name} (${most:.4f}): ${before + run_cost:.4f} spent "
+                        f"(${run_cost:.4f} in this generation), {left} sample(s) of {total} not generated. Everything "
+                        f"generated is stored; raise the limit and run again to resume.")
             t0 = time.perf_counter()
             try:
                 out = backend.generate(asked, params if k == params.n else replace(params, n=k))

@@ -211,6 +211,18 @@ class ResponseStore:
                     raise
         return None
 
+    def spent(self, model: str | None = None, *, run_id: str | None = None) -> float:
+        """Dollars recorded as spent: by ``model`` over every run, or by every model in run ``run_id`` (both: that
+        model in that run). Responses without a known cost count 0."""
+        if model is None and run_id is None:
+            raise ValueError("spent() needs a model, a run id or both")
+        files = self.shards(model) if model is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
+        if not files:
+            return 0.0
+        where, params = ("WHERE run_id = $run", {"run": run_id}) if run_id is not None else ("", {})
+        table = self._query(files, f"SELECT coalesce(sum(cost), 0) AS usd FROM {{src}} {where}", params)
+        return float(table.column("usd")[0].as_py())
+
     def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
         """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
         table = self._read(model, """

@@ -273,7 +273,7 @@ def test_generation_options_and_model_defaults(tmp_path: Path) -> None:
 
     cfg = load_config(_cfg(tmp_path, _MODELS + "generation:\n  n: 1\n  limit: 4\n"))
     assert generation_settings(cfg) == {"shard_size": 64, "limit": 4, "formats": ("yn", "wh"), "grounded_limit": 4,
-                                        "grounded_models": None}
+                                        "grounded_models": None, "max_run_cost_usd": None}
     assert [(m.name, m.params.n, m.params.temperature) for m in generation_models(cfg)] == [("oracle", 1, 0.6),
                                                                                          ("coin", 1, 0.6)]
     cfg = load_config(_cfg(tmp_path, _MODELS + "generation:\n  limit: 4\n  grounded_limit: null\n"))
@@ -339,7 +339,7 @@ def test_the_schema_accepts_the_sample_config_and_rejects_a_typo() -> None:
 
 
 def test_a_limit_comes_from_the_model_then_the_suite_then_the_generation_section(tmp_path: Path) -> None:
-    from assets.suites import _limit
+    from kgprobe.plan import partition_limit as _limit
     from kgprobe.config import generation_models
     from kgprobe.suites import SUITES
 

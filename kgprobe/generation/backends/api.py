@@ -44,7 +44,9 @@ _loop: asyncio.AbstractEventLoop | None = None
 class LiteLLMConfig:
     """``model_id`` in litellm's form (``openai/gpt-4o-mini``, ``anthropic/...``, ``openai/<name>`` with
     ``api_base`` for an OpenAI-compatible server); ``api_key_env`` names the environment variable holding the key;
-    ``extra`` is passed to ``litellm.acompletion`` as is (never put keys there)."""
+    ``extra`` is passed to ``litellm.acompletion`` as is (never put keys there). ``input_cost_per_token`` /
+    ``output_cost_per_token`` price a model litellm has no price for (a self-hosted or new one), or override its
+    price; they are what ``cost`` and ``max_cost_usd`` count."""
 
     model_id: str
     api_base: str | None = None
@@ -56,6 +58,8 @@ class LiteLLMConfig:
     backoff_max_s: float = 60.0
     n_mode: str = "auto"
     extra: Mapping[str, Any] | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
 
     def __post_init__(self) -> None:
         if not self.model_id:
@@ -66,6 +70,12 @@ class LiteLLMConfig:
             raise ValueError("timeout_s must be positive; max_retries, backoff_base_s and backoff_max_s non-negative")
         if self.n_mode not in ("auto", "choices", "calls"):
             raise ValueError(f"n_mode must be auto, choices or calls, got {self.n_mode!r}")
+        for name in ("input_cost_per_token", "output_cost_per_token"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+        if (self.input_cost_per_token is None) != (self.output_cost_per_token is None):
+            raise ValueError("set both input_cost_per_token and output_cost_per_token, or neither")
         secret = {"api_key", "key", "token", "password"} & {k.lower() for k in (self.extra or {})}
         if secret:
             raise ValueError(f"extra must not hold secrets ({sorted(secret)}): set api_key_env to the name of an "
@@ -274,10 +284,14 @@ class LiteLLMBackend(BaseBackend):
         usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
-        try:
-            cost = float(self._litellm.completion_cost(completion_response=response))
-        except Exception:  # no price known for this model (a local server, a new model)
-            cost = None
+        own_in, own_out = self.config.input_cost_per_token, self.config.output_cost_per_token
+        if own_in is not None and own_out is not None and prompt_tokens is not None and completion_tokens is not None:
+            cost: float | None = prompt_tokens * own_in + completion_tokens * own_out
+        else:
+            try:
+                cost = float(self._litellm.completion_cost(completion_response=response))
+            except Exception:  # no price known for this model (a local server, a new model)
+                cost = None
         k = len(choices)
         out = []
         for i, choice in enumerate(choices):

@@ -1,0 +1,249 @@
+"""What a generation will cost before it runs: prompts, samples the store already holds, tokens in and out, dollars.
+
+:func:`plan_generation` answers for one model and one list of prompts (a suite's partition): how many distinct
+prompts and samples it asks, how many the response store already holds (only new work counts), the estimated input
+tokens of the rest (counted with the model's tokenizer where kgprobe can load one offline, else the stated
+approximation of 4 characters a token), the estimated output tokens (the sampling ``max_tokens``, or once the store
+holds answers of this model to this prompt template, their measured mean) and the cost from the model's price:
+the model entry's own ``input_cost_per_token`` / ``output_cost_per_token`` when set, else litellm's bundled price map
+(offline), else unknown; local backends (reference, transformers, vLLM) cost nothing.
+
+    >>> row = plan_generation(spec, prompts, store=store)
+    >>> row.to_generate, row.input_tokens, row.output_tokens, row.cost_usd
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kgprobe.generation.records import ModelSpec, Prompt
+
+__all__ = ["CHARS_PER_TOKEN", "Budget", "PlanRow", "Price", "count_tokens", "plan_generation", "price_of"]
+
+#: The approximation used when no tokenizer is available offline (English text with a BPE tokenizer).
+CHARS_PER_TOKEN = 4.0
+_FREE_BACKENDS = frozenset({"reference", "transformers", "vllm"})
+
+
+@dataclass(frozen=True)
+class Price:
+    """Dollars per input and output token; ``batch_*`` for a provider's batch API (None: no batch price known)."""
+
+    input_per_token: float
+    output_per_token: float
+    source: str
+    batch_input_per_token: float | None = None
+    batch_output_per_token: float | None = None
+
+    def cost(self, tokens_in: float, tokens_out: float, *, batch: bool = False) -> float | None:
+        if batch:
+            if self.batch_input_per_token is None or self.batch_output_per_token is None:
+                return None
+            return tokens_in * self.batch_input_per_token + tokens_out * self.batch_output_per_token
+        return tokens_in * self.input_per_token + tokens_out * self.output_per_token
+
+
+def price_of(spec: ModelSpec) -> Price | None:
+    """The price of ``spec``'s tokens: free for local backends; the entry's own prices; litellm's price map; None."""
+    if spec.backend in _FREE_BACKENDS:
+        return Price(0.0, 0.0, source=f"{spec.backend} (local)", batch_input_per_token=0.0, batch_output_per_token=0.0)
+    config = spec.config
+    own_in, own_out = getattr(config, "input_cost_per_token", None), getattr(config, "output_cost_per_token", None)
+    if own_in is not None and own_out is not None:
+        return Price(float(own_in), float(own_out), source="model entry",
+                     batch_input_per_token=float(own_in) / 2, batch_output_per_token=float(own_out) / 2)
+    model_id = getattr(config, "model_id", None)
+    entry = _litellm_prices(model_id) if model_id else None
+    if not entry:
+        return None
+    pin, pout = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+    if pin is None or pout is None:
+        return None
+    return Price(float(pin), float(pout), source="litellm price map",
+                 batch_input_per_token=entry.get("input_cost_per_token_batches"),
+                 batch_output_per_token=entry.get("output_cost_per_token_batches"))
+
+
+def _litellm_prices(model_id: str) -> dict[str, Any] | None:
+    from kgprobe.generation.backends.api import _import_litellm
+
+    litellm = _import_litellm()
+    table = litellm.model_cost
+    for key in (model_id, model_id.split("/", 1)[-1]):
+        if key in table:
+            return dict(table[key])
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _hf_tokenizer(model_id: str) -> Any:
+    from transformers import AutoTokenizer
+
+    from kgprobe.generation.backends.hf import resolve_weights
+
+    return AutoTokenizer.from_pretrained(resolve_weights(model_id), local_files_only=True)
+
+
+def count_tokens(spec: ModelSpec, prompts: Sequence[Prompt]) -> tuple[list[int], str]:
+    """Input tokens of each prompt as ``spec``'s model would read it (its chat template included where the tokenizer
+    has one), and how they were counted: ``tokenizer``, ``litellm tokenizer`` or the approximation."""
+    if not prompts:
+        return [], "none"
+    if spec.backend == "reference":
+        return [0] * len(prompts), "reference (no tokens)"
+    model_id = getattr(spec.config, "model_id", None)
+    try:
+        if spec.backend in ("transformers", "vllm") and model_id:
+            tok = _hf_tokenizer(model_id)
+            if getattr(tok, "chat_template", None):
+                counts = [len(tok.apply_chat_template(p.messages(), add_generation_prompt=True, tokenize=True))
+                          for p in prompts]
+            else:
+                counts = [len(tok(("" if p.system is None else p.system + "\n") + p.text)["input_ids"]) for p in prompts]
+            return counts, "tokenizer"
+        if spec.backend == "litellm" and model_id:
+            from kgprobe.generation.backends.api import _import_litellm
+
+            litellm = _import_litellm()
+            return [int(litellm.token_counter(model=model_id, messages=p.messages())) for p in prompts], \
+                "litellm tokenizer"
+    except Exception:  # an unavailable tokenizer falls back to the stated approximation
+        pass
+    return [math.ceil(len((p.system or "") + p.text) / CHARS_PER_TOKEN) for p in prompts], \
+        f"approximation ({CHARS_PER_TOKEN:g} characters a token)"
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One partition's plan (see the module docstring). ``cost_usd`` is None when the model has no known price."""
+
+    model: str
+    backend: str
+    items: int
+    prompts: int
+    samples: int
+    stored: int
+    to_generate: int
+    input_tokens: int
+    output_tokens: int
+    input_basis: str
+    output_basis: str
+    cost_usd: float | None
+    batch_cost_usd: float | None
+    price_source: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan_generation(spec: ModelSpec, prompts: Sequence[Prompt], *, store: Any = None) -> PlanRow:
+    """The plan of asking ``prompts`` of ``spec`` (``store``: a :class:`~kgprobe.generation.store.ResponseStore`,
+    whose successes are not asked again and whose answers of this model give the measured output length)."""
+    params = spec.params
+    unique: dict[str, Prompt] = {}
+    for p in prompts:
+        unique.setdefault(p.sha256(), p)
+    done: set[tuple[str, int]] = set()
+    measured: dict[str, float] = {}
+    if store is not None:
+        done = store.done_keys(spec.name, params.sha256())
+        measured = _mean_output_tokens(store, spec.name, params.sha256(), list(unique.values()))
+    missing = {sha: [i for i in range(params.n) if (sha, i) not in done] for sha in unique}
+    todo = [unique[sha] for sha, m in missing.items() if m]
+    counts, basis = count_tokens(spec, todo)
+    tokens_in = sum(c * len(missing[p.sha256()]) for c, p in zip(counts, todo))
+    tokens_out = 0.0
+    used_measured = 0
+    for p in todo:
+        per = measured.get(p.template_id)
+        used_measured += per is not None
+        tokens_out += (per if per is not None else params.max_tokens) * len(missing[p.sha256()])
+    if spec.backend == "reference":
+        tokens_out, out_basis = 0.0, "reference (no tokens)"
+    elif not todo:
+        out_basis = "nothing to generate"
+    elif used_measured == len(todo):
+        out_basis = "measured mean of stored answers"
+    elif used_measured:
+        out_basis = "measured mean where stored, else max_tokens"
+    else:
+        out_basis = f"max_tokens ({params.max_tokens})"
+    price = price_of(spec)
+    samples = len(unique) * params.n
+    to_generate = sum(len(m) for m in missing.values())
+    return PlanRow(
+        model=spec.name, backend=spec.backend, items=len(prompts), prompts=len(unique), samples=samples,
+        stored=samples - to_generate, to_generate=to_generate, input_tokens=int(tokens_in),
+        output_tokens=int(round(tokens_out)), input_basis=basis, output_basis=out_basis,
+        cost_usd=None if price is None else price.cost(tokens_in, tokens_out),
+        batch_cost_usd=None if price is None else price.cost(tokens_in, tokens_out, batch=True),
+        price_source=None if price is None else price.source,
+    )
+
+
+def _mean_output_tokens(store: Any, model: str, params_sha: str, prompts: Sequence[Prompt]) -> dict[str, float]:
+    """Mean completion tokens per prompt template of ``model``'s stored successes among ``prompts`` (a template with
+    no counted answer is absent)."""
+    table = store.latest(model, params_sha)
+    if table.num_rows == 0:
+        return {}
+    template = {p.sha256(): p.template_id for p in prompts}
+    sums: dict[str, list[float]] = {}
+    for sha, tokens, error in zip(table.column("prompt_sha256").to_pylist(), table.column("tokens_out").to_pylist(),
+                                  table.column("error").to_pylist()):
+        if error is None and tokens is not None and sha in template:
+            acc = sums.setdefault(template[sha], [0.0, 0.0])
+            acc[0] += tokens
+            acc[1] += 1
+    return {t: total / n for t, (total, n) in sums.items()}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Spending limits of one generation: ``limits`` are ``(name, max_usd, spent_usd)`` (a model's total over all
+    runs, a run's total over all models), ``price`` estimates a batch before it is sent (None: the mean cost per
+    sample so far)."""
+
+    limits: tuple[tuple[str, float, float], ...]
+    price: Price | None = None
+
+    @classmethod
+    def for_model(cls, spec: ModelSpec, store: Any, *, run_id: str = "", max_run_cost_usd: float | None = None
+                  ) -> Budget | None:  # fmt: skip
+        """The budget of ``spec`` in run ``run_id`` from its ``max_cost_usd`` and the run limit, with what the store
+        records as spent; None when neither limit is set."""
+        limits = []
+        if spec.max_cost_usd is not None:
+            limits.append((f"max_cost_usd of model {spec.name!r}", spec.max_cost_usd, store.spent(spec.name)))
+        if max_run_cost_usd is not None and run_id:
+            limits.append(("generation.max_run_cost_usd", max_run_cost_usd, store.spent(run_id=run_id)))
+        if not limits:
+            return None
+        price = price_of(spec)
+        if price is None:
+            from kgprobe.errors import ConfigError
+
+            raise ConfigError(f"model {spec.name!r}: a spending limit is set but kgprobe knows no price for "
+                              f"{getattr(spec.config, 'model_id', spec.name)!r}; set input_cost_per_token and "
+                              "output_cost_per_token on the model entry")
+        return cls(tuple(limits), price)
+
+    def estimate(self, prompts: Sequence[Prompt], samples_per_prompt: int, max_tokens: int,
+                 mean_cost: float | None) -> float:  # fmt: skip
+        """The dollars a batch may cost: at the price with the characters-a-token approximation and max_tokens out,
+        else at the mean cost per sample so far (0 before any)."""
+        if self.price is not None:
+            tokens_in = sum(math.ceil(len((p.system or "") + p.text) / CHARS_PER_TOKEN) for p in prompts)
+            return self.price.cost(tokens_in * samples_per_prompt, max_tokens * samples_per_prompt * len(prompts)) or 0.0
+        return (mean_cost or 0.0) * samples_per_prompt * len(prompts)
+
+    def exceeded_by(self, extra: float) -> tuple[str, float, float] | None:
+        """The first limit that ``extra`` more dollars would pass, as ``(name, max, spent)``; None if none."""
+        for name, most, spent in self.limits:
+            if spent + extra > most + 1e-12:
+                return name, most, spent
+        return None

@@ -1,0 +1,193 @@
+"""What a partition asks, and the plan of a whole run before it is paid for (``kgprobe plan``).
+
+:func:`partition_prompts` is the one place that turns a suite's stored items into the prompts of one partition
+(closed book for a model, or grounded at a perturbation level): the suite's selection and limit, then its prompts
+with the KG context of that level. The generation assets ask it, and so does :func:`plan_run`, so the plan counts
+exactly what a run would send.
+
+:func:`plan_run` gives one :class:`~kgprobe.generation.cost.PlanRow` per model x suite (x perturbation for grounded
+suites), counting only what the response store does not hold yet.
+
+    >>> rows = plan_run(load_config("examples/sample.yaml"))
+    >>> print(format_plan(rows))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgprobe import warehouse as wh
+from kgprobe.generation.records import ModelSpec, Prompt
+
+__all__ = ["PartitionPrompts", "format_plan", "partition_limit", "partition_prompts", "perturbed_subgraphs", "plan_run"]
+
+
+def partition_limit(cfg: Any, suite: Any, spec: ModelSpec, *, grounded: bool) -> int | None:
+    """Question groups ``spec`` answers per partition: the model entry's limit, else the suite's, else the
+    generation section's (None: all)."""
+    from kgprobe.config import generation_settings
+
+    if spec.limit is not None:
+        return spec.limit
+    own = suite.limit(suite.load_settings(cfg), grounded=grounded)
+    return own if own is not None else generation_settings(cfg)["grounded_limit" if grounded else "limit"]
+
+
+@dataclass(frozen=True)
+class PartitionPrompts:
+    """One partition's items and prompts; grounded ones also the context each item saw and its query id."""
+
+    items: list[Mapping[str, Any]]
+    prompts: list[Prompt]
+    context: dict[str, str] = field(default_factory=dict)
+    context_query: dict[str, str] = field(default_factory=dict)
+
+
+def partition_prompts(cfg: Any, suite: Any, spec: ModelSpec, items: Sequence[Mapping[str, Any]], *,
+                      subgraphs: Mapping[str, Sequence[tuple]] | None = None,
+                      labels: tuple[Mapping[int, str], Mapping[int, str]] | None = None,
+                      embedder: Any = None) -> PartitionPrompts:  # fmt: skip
+    """The prompts ``spec`` is asked in one partition of ``suite``: closed book when ``subgraphs`` is None, else
+    grounded in the (perturbed) ``subgraphs`` of that level (query id -> ``(head, relation, tail)`` ids), verbalised
+    with ``labels`` (entity and relation labels by id)."""
+    from kgprobe.config import generation_settings
+
+    grounded = subgraphs is not None
+    chosen = suite.select(list(items), limit=partition_limit(cfg, suite, spec, grounded=grounded),
+                          formats=generation_settings(cfg)["formats"], setting="grounded" if grounded else "closed")
+    if not grounded:
+        return PartitionPrompts(chosen, suite.prompts(chosen))
+    ent, rel = labels or ({}, {})
+    context = suite.grounded_context(chosen, subgraphs, entity_labels=ent, relation_labels=rel, embedder=embedder)
+    return PartitionPrompts(chosen, suite.prompts(chosen, context=context), context,
+                            {str(it["item_id"]): suite.context_query(it) for it in chosen})
+
+
+def perturbed_subgraphs(root: str | Path, perturbation: str) -> dict[str, list[tuple]]:
+    """The subgraphs of one perturbation level as the perturbation stage wrote them: query id -> triples."""
+    rows = wh.read_partition(root, "perturbed_subgraphs", {"perturbation": perturbation}) \
+        .select(["query_id", "triples"]).to_pylist()
+    return {r["query_id"]: [(t["head"], t["relation"], t["tail"]) for t in r["triples"]] for r in rows}
+
+
+def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[str, Any]]:
+    """The plan of every partition the config's main job would generate: a row per model x suite (closed book) and
+    per grounded model x suite x perturbation level, each with the :class:`~kgprobe.generation.cost.PlanRow` fields
+    and ``suite``, ``setting``, ``perturbation``, ``note``. A suite whose items are not written yet, or a level not
+    perturbed yet, gets a row that says which job to run first (nothing is generated to make a plan)."""
+    from kgprobe.config import generation_models, generation_settings, subgraph_settings
+    from kgprobe.generation.cost import plan_generation
+    from kgprobe.generation.store import ResponseStore
+    from kgprobe.suites import SUITES
+
+    root = Path(cfg.warehouse).parent
+    store = ResponseStore(root / "response_store")
+    opts = generation_settings(cfg)
+    suites = [s for s in SUITES.values() if s.configured(cfg)]
+    grounded_models = opts["grounded_models"]
+    levels = _levels(cfg)
+    rows: list[dict[str, Any]] = []
+    labels = None
+    for suite in suites:
+        items_dir = wh.partition_dir(root, f"{suite.name}_items")
+        specs = suite.model_specs(cfg, generation_models(cfg))
+        if not items_dir.exists():
+            rows += [_missing(spec, suite.name, "closed", "none", f"no items yet: run `kgprobe run --job "
+                                                                  f"{suite.name}_questions` (no model is called)")
+                     for spec in specs]
+            continue
+        items = wh.read_partition(root, f"{suite.name}_items").to_pylist()
+        for spec in specs:
+            part = partition_prompts(cfg, suite, spec, items)
+            rows.append({"suite": suite.name, "setting": "closed", "perturbation": "none", "note": "",
+                         **plan_generation(spec, part.prompts, store=store).as_dict()})
+        if not (suite.groundable and "perturbation" in cfg.sections):
+            continue
+        for spec in specs:
+            if grounded_models is not None and spec.name not in grounded_models:
+                continue
+            for level in levels:
+                if not wh.partition_dir(root, "perturbed_subgraphs", {"perturbation": level}).exists():
+                    rows.append(_missing(spec, suite.name, "grounded", level,
+                                         f"level not perturbed yet: run `kgprobe run --job perturb --partition {level}`"))
+                    continue
+                if labels is None:
+                    labels = _labels(cfg, subgraph_settings(cfg).kg)
+                part = partition_prompts(cfg, suite, spec, items, subgraphs=perturbed_subgraphs(root, level),
+                                         labels=labels, embedder=embedder)
+                rows.append({"suite": suite.name, "setting": "grounded", "perturbation": level, "note": "",
+                             **plan_generation(spec, part.prompts, store=store).as_dict()})
+        if log:
+            log(f"planned {suite.name}")
+    return rows
+
+
+def _levels(cfg: Any) -> list[str]:
+    from kgprobe.config import perturbation_settings
+
+    return list(perturbation_settings(cfg).keys) if "perturbation" in cfg.sections else []
+
+
+def _labels(cfg: Any, kg: str) -> tuple[dict[int, str], dict[int, str]]:
+    import duckdb
+
+    from kgprobe.kg.stats import labels
+
+    with duckdb.connect(str(cfg.warehouse), read_only=True) as con:
+        return labels(con, kg)
+
+
+def _missing(spec: ModelSpec, suite: str, setting: str, perturbation: str, note: str) -> dict[str, Any]:
+    return {"suite": suite, "setting": setting, "perturbation": perturbation, "note": note, "model": spec.name,
+            "backend": spec.backend, "items": None, "prompts": None, "samples": None, "stored": None,
+            "to_generate": None, "input_tokens": None, "output_tokens": None, "input_basis": None,
+            "output_basis": None, "cost_usd": None, "batch_cost_usd": None, "price_source": None}
+
+
+def _money(x: float | None) -> str:
+    return "-" if x is None else f"${x:,.4f}"
+
+
+def format_plan(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The plan as a fixed-width table with totals per model, and the counting bases as footnotes."""
+    head = ("model", "suite", "setting", "level", "items", "prompts", "samples", "stored", "to do", "tokens in",
+            "tokens out", "cost", "batch cost")
+    body = []
+    for r in rows:
+        if r.get("note"):
+            body.append((r["model"], r["suite"], r["setting"], r["perturbation"], r["note"]))
+            continue
+        body.append((r["model"], r["suite"], r["setting"], r["perturbation"], *(f"{r[k]:,}" for k in (
+            "items", "prompts", "samples", "stored", "to_generate", "input_tokens", "output_tokens")),
+            _money(r["cost_usd"]), _money(r["batch_cost_usd"])))
+    totals: dict[str, list[float | None]] = {}
+    for r in rows:
+        if r.get("note"):
+            continue
+        t = totals.setdefault(r["model"], [0, 0, 0, 0.0, 0.0])
+        t[0] += r["to_generate"]
+        t[1] += r["input_tokens"]
+        t[2] += r["output_tokens"]
+        t[3] = None if t[3] is None or r["cost_usd"] is None else t[3] + r["cost_usd"]
+        t[4] = None if t[4] is None or r["batch_cost_usd"] is None else t[4] + r["batch_cost_usd"]
+    for model, (todo, tin, tout, cost, batch) in totals.items():
+        body.append((model, "TOTAL", "", "", "", "", "", "", f"{int(todo):,}", f"{int(tin):,}", f"{int(tout):,}",
+                     _money(cost), _money(batch)))
+    widths = [max(len(str(x[i])) for x in [head, *[b for b in body if len(b) == len(head)]]) for i in range(len(head))]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    for b in body:
+        if len(b) < len(head):
+            lines.append("  ".join(str(x).ljust(w) for x, w in zip(b[:4], widths)) + "  " + b[4])
+        else:
+            lines.append("  ".join(str(x).rjust(w) if i >= 4 else str(x).ljust(w)
+                                   for i, (x, w) in enumerate(zip(b, widths))))
+    bases = sorted({(r["model"], r["input_basis"], r["output_basis"], r["price_source"]) for r in rows
+                    if not r.get("note")})
+    lines.append("")
+    for model, ib, ob, ps in bases:
+        lines.append(f"{model}: input tokens by {ib}; output tokens from {ob}; price from {ps or 'nowhere (unknown)'}")
+    return "\n".join(lines)
