@@ -354,6 +354,10 @@ def run_generation(
     say(f"{model}: {len(prompts)} items, {len(unique)} distinct prompts x n={params.n}: {reused} samples reused "
         f"from the store, {total} to generate ({backend_name}, batches of {batch_size} prompts)")
 
+    if getattr(backend, "batch_mode", False):
+        # a provider batch job: the whole partition in one call, pending jobs remembered beside the store
+        backend.state_dir = store.root / "batches" / store.model_dir(model).name
+        batch_size = max(len(work), 1)
     buffer = _ShardBuffer(store, model, shard_size)
     progress = _Progress(model, total, say)
     generated = failed = tokens_in = tokens_out = retries = 0

@@ -46,7 +46,9 @@ class LiteLLMConfig:
     ``api_base`` for an OpenAI-compatible server); ``api_key_env`` names the environment variable holding the key;
     ``extra`` is passed to ``litellm.acompletion`` as is (never put keys there). ``input_cost_per_token`` /
     ``output_cost_per_token`` price a model litellm has no price for (a self-hosted or new one), or override its
-    price; they are what ``cost`` and ``max_cost_usd`` count."""
+    price; they are what ``cost`` and ``max_cost_usd`` count. ``batch: true`` sends a partition's prompts as one
+    batch job of an OpenAI-compatible provider (:mod:`kgprobe.generation.backends.batch`), polled every
+    ``batch_poll_s`` for at most ``batch_timeout_s``."""
 
     model_id: str
     api_base: str | None = None
@@ -60,6 +62,9 @@ class LiteLLMConfig:
     extra: Mapping[str, Any] | None = None
     input_cost_per_token: float | None = None
     output_cost_per_token: float | None = None
+    batch: bool = False
+    batch_poll_s: float = 30.0
+    batch_timeout_s: float = 86400.0
 
     def __post_init__(self) -> None:
         if not self.model_id:
@@ -178,11 +183,56 @@ class LiteLLMBackend(BaseBackend):
         self._key = None
         self._litellm = None
 
+    @property
+    def batch_mode(self) -> bool:
+        """Whether prompts go to the provider's batch API (the runner then sends a partition as one call and sets
+        :attr:`state_dir`, where pending jobs are remembered)."""
+        return self.config.batch
+
+    state_dir: Any = None
+
+    def _batch(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
+        from kgprobe.generation.backends.batch import OpenAIBatchClient
+
+        provider = self.config.model_id.split("/", 1)[0] if "/" in self.config.model_id else "openai"
+        if provider != "openai" and not self.config.api_base:
+            raise BackendError(f"litellm model {self.config.model_id}: batch: true supports OpenAI-compatible "
+                               "providers (openai/..., or any api_base that implements /v1/files and /v1/batches)")
+        if self.state_dir is None:
+            raise BackendError("batch mode needs a folder for pending jobs (run it through run_generation)")
+        client = OpenAIBatchClient(model_id=self.config.model_id, api_base=self.config.api_base or
+                                   "https://api.openai.com/v1", api_key=self._key, state_dir=self.state_dir,
+                                   poll_s=self.config.batch_poll_s, timeout_s=self.config.batch_timeout_s)
+        try:
+            out = client.generate(prompts, params)
+        finally:
+            client.close()
+        self.batches_submitted = getattr(self, "batches_submitted", 0) + client.submitted
+        price = self._batch_price()
+        if price is None:
+            return out
+        return [[c if not c.ok or c.tokens_in is None or c.tokens_out is None else
+                 Completion(text=c.text, finish_reason=c.finish_reason, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
+                            latency_s=c.latency_s, cost=c.tokens_in * price[0] + c.tokens_out * price[1],
+                            retries=c.retries) for c in cs] for cs in out]
+
+    def _batch_price(self) -> tuple[float, float] | None:
+        own_in, own_out = self.config.input_cost_per_token, self.config.output_cost_per_token
+        if own_in is not None and own_out is not None:
+            return own_in / 2, own_out / 2  # OpenAI's and Anthropic's batch APIs cost half the synchronous price
+        table = self._litellm.model_cost
+        entry = table.get(self.config.model_id) or table.get(self.config.model_id.split("/", 1)[-1]) or {}
+        pin, pout = entry.get("input_cost_per_token_batches"), entry.get("output_cost_per_token_batches")
+        return (float(pin), float(pout)) if pin is not None and pout is not None else None
+
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
-        """``params.n`` completions per prompt; requests run concurrently (at most ``max_concurrency``)."""
+        """``params.n`` completions per prompt; requests run concurrently (at most ``max_concurrency``), or as one
+        batch job with ``batch: true``."""
         self.start()
         if not prompts:
             return []
+        if self.config.batch:
+            return self._batch(prompts, params)
         future = asyncio.run_coroutine_threadsafe(self._generate(prompts, params), _shared_loop())
         return future.result()
 

@@ -11,6 +11,11 @@ an action with ``plan(prompt_text, attempt)`` (attempt counts from 0 per prompt 
 * ``"timeout"``: sleeps ``hang_s`` before answering (the client has given up by then);
 * ``"401"``: authentication error (not retryable).
 
+It also implements OpenAI's batch endpoints: ``POST /v1/files`` (multipart upload of a JSONL file), ``POST
+/v1/batches``, ``GET /v1/batches/<id>`` (a job reads ``validating``, then ``in_progress`` for ``batch_polls`` polls,
+then ``completed``, its requests answered as above at completion) and ``GET /v1/files/<id>/content``. Jobs created
+are counted in ``batches_created``; their requests are recorded like any other.
+
 Every request is recorded (``requests``: prompt, attempt, action, n, seed, auth header, time) and the peak number of
 answered requests in flight is kept (``max_in_flight``; hanging requests are not counted, their clients are gone).
 The server shuts itself down after ``lifetime_s`` in any case, so a broken test never leaves it running.
@@ -46,7 +51,8 @@ class FakeOpenAIServer:
     """``with FakeOpenAIServer(plan) as server: ... server.url`` (the ``api_base`` for litellm)."""
 
     def __init__(self, plan: Callable[[str, int], str] | None = None, *, supports_n: bool = True,
-                 retry_after: str = "1", hang_s: float = 3.0, delay_s: float = 0.02, lifetime_s: float = 120.0) -> None:
+                 retry_after: str = "1", hang_s: float = 3.0, delay_s: float = 0.02, lifetime_s: float = 120.0,
+                 batch_polls: int = 2) -> None:
         self.plan = plan or (lambda prompt, attempt: "ok")
         self.supports_n = supports_n
         self.retry_after = retry_after
@@ -58,6 +64,10 @@ class FakeOpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        self.batch_polls = batch_polls
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batches_created = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
@@ -93,8 +103,16 @@ class FakeOpenAIServer:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                owner._handle(self, body)
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.rstrip("/").endswith("/files"):
+                    owner._upload(self, raw)
+                elif self.path.rstrip("/").endswith("/batches"):
+                    owner._create_batch(self, json.loads(raw or b"{}"))
+                else:
+                    owner._handle(self, json.loads(raw or b"{}"))
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                owner._get(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -147,6 +165,74 @@ class FakeOpenAIServer:
             if counted:
                 with self._lock:
                     self.in_flight -= 1
+
+    # -- the batch endpoints --------------------------------------------------------------------------------------
+    def _upload(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        message = BytesParser(policy=HTTP).parsebytes(
+            b"Content-Type: " + handler.headers["Content-Type"].encode() + b"\r\n\r\n" + raw)
+        content = next(part.get_payload(decode=True) for part in message.iter_parts() if part.get_filename())
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = content
+        self._send(handler, 200, {"id": file_id, "object": "file", "bytes": len(content), "purpose": "batch",
+                                  "filename": "input.jsonl", "created_at": int(time.time()), "status": "processed"})
+
+    def _create_batch(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.batches_created += 1
+            batch_id = f"batch_{self.batches_created}"
+            lines = self.files[body["input_file_id"]].decode().splitlines()
+            self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"],
+                                      "input_file_id": body["input_file_id"], "status": "validating", "polls": 0,
+                                      "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+        self._send(handler, 200, self._public(self.batches[batch_id]))
+
+    def _get(self, handler: BaseHTTPRequestHandler) -> None:
+        path = handler.path.split("?")[0].rstrip("/")
+        parts = path.split("/")
+        if "/batches/" in path:
+            batch = self.batches.get(parts[-1])
+            if batch is None:
+                return self._send(handler, 404, {"error": {"message": "no such batch"}})
+            with self._lock:
+                batch["polls"] += 1
+                if batch["status"] == "validating":
+                    batch["status"] = "in_progress"
+                elif batch["status"] == "in_progress" and batch["polls"] > self.batch_polls:
+                    self._complete(batch)
+            return self._send(handler, 200, self._public(batch))
+        if path.endswith("/content") and parts[-2] in self.files:
+            data = self.files[parts[-2]]
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/octet-stream")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+            return None
+        return self._send(handler, 404, {"error": {"message": f"unknown path {path}"}})
+
+    def _complete(self, batch: dict[str, Any]) -> None:
+        out = []
+        for line in self.files[batch["input_file_id"]].decode().splitlines():
+            request = json.loads(line)
+            body = request["body"]
+            prompt = body["messages"][-1]["content"]
+            self.requests.append(Request(prompt, self.attempts[prompt], "batch", 1, body.get("seed"), None,
+                                         time.monotonic()))
+            self.attempts[prompt] += 1
+            out.append({"id": f"req-{len(out)}", "custom_id": request["custom_id"],
+                        "response": {"status_code": 200, "body": self._completion(body, prompt, 1)}, "error": None})
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = "".join(json.dumps(r) + "\n" for r in out).encode()
+        batch.update(status="completed", output_file_id=file_id,
+                     request_counts={"total": len(out), "completed": len(out), "failed": 0})
+
+    @staticmethod
+    def _public(batch: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if k != "polls"}
 
     def _completion(self, body: dict[str, Any], prompt: str, n: int) -> dict[str, Any]:
         k = n if self.supports_n else 1

@@ -109,3 +109,46 @@ def test_a_run_limit_counts_every_model_of_the_run(tmp_path, monkeypatch, fake_s
             with pytest.raises(BudgetExceeded, match="generation.max_run_cost_usd"):
                 run_generation(backend, model=spec.name, prompts=_prompts(5), params=spec.params, store=store,
                                run_id="r1", budget=budget)
+
+
+def _batch_spec(url: str, **extra):
+    return _spec(url, batch=True, batch_poll_s=0.01, **extra)
+
+
+def test_a_batch_job_answers_a_partition_at_half_the_price(tmp_path, monkeypatch, fake_server) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    store = ResponseStore(tmp_path / "store")
+    prompts = _prompts(7)
+    with fake_server(batch_polls=2) as server:
+        spec = _batch_spec(server.url)
+        with LiteLLMBackend(spec.config) as backend:
+            summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store)
+        assert server.batches_created == 1 and summary.generated == 7 and summary.failed == 0
+        assert not any(r.action != "batch" for r in server.requests)  # nothing went through the synchronous API
+    rows = store.rows_for(spec.name, prompts, spec.params).to_pylist()
+    assert [r["text"] for r in rows] == [f"{p.text} #0 s0" for p in prompts]
+    words = sum(len(p.text.split()) for p in prompts)
+    assert sum(r["cost"] for r in rows) == pytest.approx((words * 0.001 + 7 * 3 * 0.002) / 2)
+    plan = plan_generation(spec, prompts[:1] + _prompts(9)[7:], store=store)
+    assert plan.batch_cost_usd == pytest.approx(plan.cost_usd / 2)
+
+
+def test_a_killed_run_re_attaches_to_its_pending_batch(tmp_path, monkeypatch, fake_server) -> None:
+    from kgprobe.errors import KGProbeError
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    store = ResponseStore(tmp_path / "store")
+    prompts = _prompts(5)
+    with fake_server(batch_polls=1000) as server:
+        # the first run gives up while the job is still in progress (as a killed run would leave it)
+        spec = _batch_spec(server.url, batch_timeout_s=0.05)
+        with LiteLLMBackend(spec.config) as backend, pytest.raises(KGProbeError, match="still in_progress"):
+            run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store,
+                           max_failed_batches=1)
+        pending = list((store.root / "batches").rglob("batch-*.json"))
+        assert len(pending) == 1 and server.batches_created == 1
+        server.batch_polls = 0  # the provider finishes the job
+        with LiteLLMBackend(_batch_spec(server.url).config) as backend:
+            summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store)
+        assert server.batches_created == 1  # re-attached, not submitted again
+    assert summary.generated == 5 and not list((store.root / "batches").rglob("batch-*.json"))
