@@ -3,6 +3,7 @@
 (No `from __future__ import annotations` here: Dagster inspects the context annotation at definition time.)
 """
 
+import json
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -13,8 +14,10 @@ from assets.suites import enabled_suites, grounded_enabled, lane_assets
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kg.stats import current_snapshot
+from kgprobe.report.consistency import consistency, fact_stances
+from kgprobe.report.cost import cost_rows
 from kgprobe.report.leaderboard import headline_rows
-from kgprobe.report.render import ReportContext, render_page, write_report
+from kgprobe.report.render import ReportContext, consistency_section, render_page, write_report
 from kgprobe.scoring.stats import pooled_agreement
 from kgprobe.suites.base import AGREEMENT_SCHEMA, METRIC_SCHEMA, Suite, table
 from resources import ProjectResource, WarehouseResource
@@ -86,6 +89,46 @@ def _agreement(warehouse: WarehouseResource, cfg) -> pa.Table:
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
+def _cost(warehouse: WarehouseResource, cfg) -> list:
+    """Per model, suite and setting: each generation partition's plan beside what its run generated."""
+    entries = []
+    for suite, setting in _settings_of(cfg):
+        asset = lane_assets(suite, grounded=True)["responses" if setting == "closed" else "grounded_responses"]
+        for dims in wh.partitions(warehouse.root, f"{asset}_plan"):
+            plan = {**warehouse.read_partition(f"{asset}_plan", dims).to_pylist()[0], "setting": setting}
+            answers = warehouse.read_partition(asset, dims) if wh.partition_dir(warehouse.root, asset, dims).exists() \
+                else pa.table({"run_id": pa.array([], pa.string())})
+            generated = [r for r in answers.to_pylist() if r.get("run_id") == plan.get("run_id")]
+            entries.append((plan, generated))
+    return cost_rows(entries)
+
+
+def _table(con, name: str) -> list:
+    """Rows of ``leaderboard.<name>``, or none when the leaderboard did not write that table."""
+    found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'leaderboard' AND "
+                        "table_name = $n", {"n": name}).fetchone()[0]
+    return con.execute(f'SELECT * FROM leaderboard."{name}"').to_arrow_table().to_pylist() if found else []
+
+
+def _stances(warehouse: WarehouseResource, cfg) -> list:
+    """Every model's closed-book stance on every KG triple an item asserts, over all suites (with an answer text)."""
+    out = []
+    for suite in enabled_suites(cfg):
+        names = lane_assets(suite, grounded=False)
+        if not wh.partition_dir(warehouse.root, names["items"]).exists():
+            continue
+        items = warehouse.read_partition(names["items"]).select(["item_id", "suite", "question", "evidence"]).to_pylist()
+        votes = _read_all(warehouse, names["scores"]).to_pylist()
+        answers = {}
+        samples = _read_all(warehouse, f"{names['scores']}_samples")
+        if samples.num_rows:
+            for r in samples.select(["model", "item_id", "sample_index", "judge", "text"]).to_pylist():
+                if not r["judge"] and r["sample_index"] == 0:
+                    answers[(r["model"], r["item_id"])] = r["text"]
+        out += fact_stances(items, votes, answers)
+    return out
+
+
 def build_report_assets(cfg) -> list:
     """The leaderboard and report assets, after every enabled suite's scores."""
     deps = [_scores_asset(s, setting) for s, setting in _settings_of(cfg)]
@@ -108,6 +151,15 @@ def build_report_assets(cfg) -> list:
         for suite in suites:
             for name, wide in suite.wide_tables(rows, models=models, judges=judges).items():
                 stored[name] = pa.Table.from_pylist(wide)
+        cost = _cost(warehouse, cfg)
+        if cost:
+            stored["cost"] = pa.Table.from_pylist(cost)
+        rates, shown = consistency(_stances(warehouse, cfg), confidence=scoring_settings(cfg).confidence)
+        if rates:
+            stored["consistency"] = pa.Table.from_pylist(rates)
+            stored["consistency_examples"] = pa.Table.from_pylist(
+                [{"model": e["model"], "triple": e["triple"], "suites": json.dumps(e["suites"])} for e in shown],
+                schema=pa.schema([("model", pa.string()), ("triple", pa.string()), ("suites", pa.string())]))
         with warehouse.connect() as con:
             con.execute("CREATE SCHEMA IF NOT EXISTS leaderboard")
             for name, table in stored.items():
@@ -139,6 +191,9 @@ def build_report_assets(cfg) -> list:
             metrics = con.execute("SELECT * FROM leaderboard.metrics").to_arrow_table().to_pylist()
             agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE setting = 'closed' OR perturbation = $p",
                                     {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
+            cost = _table(con, "cost")
+            consistent = _table(con, "consistency")
+            inconsistent = [{**r, "suites": json.loads(r["suites"])} for r in _table(con, "consistency_examples")]
             snapshots = tuple(sorted({current_snapshot(con, kg) for kg in cfg.kgs}))
         similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
         suites = enabled_suites(cfg)
@@ -164,7 +219,8 @@ def build_report_assets(cfg) -> list:
         generic = {s["name"] for s in sections}  # an own section counts its rows' interval kinds itself
         html = render_page(ctx, metrics=[r for r in metrics if r["suite"] in generic],
                            suites=headline_rows(metrics, suites, models=models), own=own, sections=sections,
-                           examples=samples["examples"])
+                           examples=samples["examples"], cost=cost,
+                           consistency=consistency_section(consistent, inconsistent, models=models))
         path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
         context.log.info(f"report written to {path.resolve()}")
         return dg.MaterializeResult(metadata={

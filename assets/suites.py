@@ -149,8 +149,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         context.log.info(f"{suite.name}: {spec.name}: plan: {plan.to_generate} of {plan.samples} samples to generate, "
                          f"~{plan.input_tokens} input + ~{plan.output_tokens} output tokens"
                          + (f", ~${plan.cost_usd:.4f}" if plan.cost_usd else ""))
-        warehouse.write_partition(f"{asset}_plan", pa.Table.from_pylist([{**dims, "suite": suite.name,
-                                                                         **plan.as_dict()}]), dims)
+        warehouse.write_partition(f"{asset}_plan", pa.Table.from_pylist([{
+            **dims, "suite": suite.name, "run_id": context.run.run_id, **plan.as_dict()}]), dims)
         budget = Budget.for_model(spec, store, run_id=context.run.run_id, max_run_cost_usd=opts["max_run_cost_usd"])
         summary = run_generation(models.pool.get(spec), model=spec.name, prompts=prompts, params=spec.params,
                                  store=store, run_id=context.run.run_id, shard_size=opts["shard_size"],

@@ -336,6 +336,8 @@ def render_page(
     own: Sequence[ReportSection] = (),
     sections: Sequence[Mapping[str, Any]] = (),
     examples: Sequence[Mapping[str, Any]] | None = None,
+    cost: Sequence[Mapping[str, Any]] = (),
+    consistency: Mapping[str, Any] | None = None,
 ) -> str:
     """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
 
@@ -344,7 +346,10 @@ def render_page(
     (:func:`kgprobe.report.leaderboard.headline_rows`), a models x suites table of each suite's headline with its
     interval; the suites' own sections (``own``); one generic section per other suite (``sections``: ``{"name",
     "title", "paper", "metrics"}``, its overall metric rows shown as models x metrics); and optional ``examples``
-    of unreadable answers (dicts with model, question, answer or text, label). The same input gives the same string.
+    of unreadable answers (dicts with model, question, answer or text, label); and the generation's planned against
+    actual tokens and cost (``cost``: :func:`kgprobe.report.cost.cost_rows`); and the cross-suite consistency of
+    each model's verdicts on shared KG triples (``consistency``: :func:`consistency_section`). The same input gives
+    the same string.
     """
     kinds: dict[str, int] = {}
     for row in [*metrics, *(r for s in own for r in s.metrics)]:
@@ -359,5 +364,54 @@ def render_page(
         own=[{"template": s.template, "data": s.data} for s in own],
         sections=[_suite_section(s, models, ctx.confidence) for s in sections],
         examples=_examples(examples),
+        cost=[_cost_row(r) for r in cost],
+        consistency=consistency,
     )
+
+
+def consistency_section(rates: Sequence[Mapping[str, Any]], examples: Sequence[Mapping[str, Any]], *,
+                        models: Sequence[str] = ()) -> dict[str, Any] | None:  # fmt: skip
+    """The report's "one fact, asked several ways" section from :func:`kgprobe.report.consistency.consistency`'s
+    rates and examples: a models x suite-pairs table (value, interval, n, shared triples), a plot of each model's
+    overall rate, and the inconsistent triples. None when no triple is asked by two suites."""
+    if not rates or not any(r["shared_triples"] for r in rates):
+        return None
+    import base64
+
+    from kgprobe.report.plots import grouped_bars_ci
+
+    order = _order([str(r["model"]) for r in rates], tuple(models))
+    pairs = ["all", *sorted({str(r["pair"]) for r in rates} - {"all"})]
+    by = {(str(r["model"]), str(r["pair"])): r for r in rates}
+
+    def cell(r: Mapping[str, Any] | None) -> str:
+        if r is None or not r["n"]:
+            return "-" if r is None else f"- (n=0, {r['shared_triples']} shared)"
+        return f"{r['value']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}] n={r['n']}"
+
+    rows = [{"model": m, "cells": [cell(by.get((m, p))) for p in pairs]} for m in order]
+    overall = {"consistency": {m: (r["value"], r["ci_low"], r["ci_high"], r["n"]) for m in order
+                               if (r := by.get((m, "all"))) is not None and r["n"]}}
+    png = grouped_bars_ci(overall, title="Same triple, several suites: verdicts that agree", ylabel="consistency rate",
+                          xlabel="")
+    shared = max((r["shared_triples"] for r in rates if r["pair"] == "all"), default=0)
+    return {"pairs": [p.replace("|", " / ") for p in pairs], "rows": rows, "shared": shared,
+            "plot": "data:image/png;base64," + base64.b64encode(png).decode("ascii"),
+            "examples": [{"model": str(e["model"]), "triple": str(e["triple"]).replace("|", " · "),
+                          "suites": [{k: "" if v is None else str(v) for k, v in s.items()} for s in e["suites"]]}
+                         for e in examples[:30]]}
+
+
+def _cost_row(r: Mapping[str, Any]) -> dict[str, str]:
+    def n(x: Any) -> str:
+        return "-" if x is None else f"{int(x):,}"
+
+    def usd(x: Any) -> str:
+        return "-" if x is None else f"${x:,.4f}"
+
+    return {"model": str(r["model"]), "suite": str(r["suite"]), "setting": str(r["setting"]),
+            "samples": f"{n(r['planned_samples'])} / {n(r['generated_samples'])}",
+            "input": f"{n(r['input_tokens_est'])} / {n(r['input_tokens'])}",
+            "output": f"{n(r['output_tokens_est'])} / {n(r['output_tokens'])}",
+            "cost": f"{usd(r['cost_usd_est'])} / {usd(r['cost_usd'])}"}
 

@@ -67,6 +67,9 @@ def item_rows(items: Sequence[FPQItem]) -> list[dict[str, Any]]:
                 "snapshot_id": it.snapshot_id, "true_triple": true_triple,
                 "false_triple": None if it.false_object is None else [it.subject, it.relation, it.false_object],
                 "path": row["path"], "template_id": it.template_id, "seed": it.seed,
+                # a Yes-No TPQ answered "yes" affirms its true triple: the cross-suite consistency view reads this
+                **({"asserts": [it.subject_label, it.relation_key, it.true_object_label]}
+                   if it.premise == "tpq" and it.format == "yn" else {}),
             }, separators=(",", ":")),
             **{k: v for k, v in row.items() if k != "question"},
         })  # fmt: skip
