@@ -337,6 +337,13 @@ def run_generation(
     say = log or (lambda _msg: None)
     started = time.perf_counter()
     params_json, params_sha = params.to_json(), params.sha256()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # said in the run's log instead
+        for path in store.quarantine_damaged(store.shards(model)):
+            say(f"{model}: damaged response shard {path.name.removeprefix('damaged-')} set aside as {path}; its "
+                "answers are generated again")
     unique: dict[str, Prompt] = {}
     for prompt in prompts:
         unique.setdefault(prompt.sha256(), prompt)

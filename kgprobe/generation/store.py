@@ -199,7 +199,8 @@ class ResponseStore:
 
     def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None, *,
               empty_ok: bool = False) -> pa.Table | None:
-        # A compaction may delete a listed shard before DuckDB opens it; list again and retry.
+        # A compaction may delete a listed shard before DuckDB opens it; list again and retry. A damaged shard (cut
+        # short by a full disk or a copy, say) is set aside and the read retried without it.
         for attempt in range(3):
             files = self.shards(model)
             if not files and not empty_ok:
@@ -209,7 +210,31 @@ class ResponseStore:
             except duckdb.IOException:
                 if attempt == 2 or all(f.exists() for f in files):
                     raise
+            except duckdb.InvalidInputException:
+                if not self.quarantine_damaged(files) or attempt == 2:
+                    raise
         return None
+
+    def quarantine_damaged(self, files: Sequence[Path] | None = None) -> list[Path]:
+        """Set aside shards that are not readable Parquet (renamed ``damaged-<name>``, kept for a person to look at),
+        with a warning that names each; their responses are missing from then on, so the next run generates exactly
+        those again. Returns the new paths. ``files``: the shards to check (default: every model's)."""
+        import warnings
+
+        files = list(files) if files is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
+        moved = []
+        for f in files:
+            try:
+                pq.ParquetFile(f).metadata  # noqa: B018 - reading the footer is the check
+            except FileNotFoundError:
+                continue
+            except Exception as exc:  # any unreadable footer: pyarrow raises ArrowInvalid or OSError
+                target = f.with_name(f"damaged-{f.name}")
+                os.replace(f, target)
+                moved.append(target)
+                warnings.warn(f"response store: shard {f} is damaged ({exc}); set aside as {target.name}. Its "
+                              "responses will be generated again by the next run.", RuntimeWarning, stacklevel=2)
+        return moved
 
     def spent(self, model: str | None = None, *, run_id: str | None = None) -> float:
         """Dollars recorded as spent: by ``model`` over every run, or by every model in run ``run_id`` (both: that

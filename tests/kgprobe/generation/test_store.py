@@ -152,3 +152,32 @@ def test_rows_for_on_an_empty_store_marks_every_sample_missing(tmp_path):
         ("i1", 0, MISSING_ERROR, None), ("i1", 1, MISSING_ERROR, None),
         ("i2", 0, MISSING_ERROR, None), ("i2", 1, MISSING_ERROR, None)]
     assert ResponseStore(tmp_path).rows_for("m", [], PARAMS).num_rows == 0
+
+
+def test_a_damaged_shard_is_set_aside_with_a_warning_and_only_its_answers_are_made_again(tmp_path):
+    from kgprobe.generation import make_backend, model_specs, run_generation
+
+    spec = model_specs([{"name": "oracle", "backend": "reference", "kind": "oracle", "n": 1}])[0]
+    prompts = [Prompt(f"i{k}", f"question {k}", "t", gold="yes", answer_kind="yn") for k in range(10)]
+    store = ResponseStore(tmp_path)
+    with make_backend(spec) as backend:
+        run_generation(backend, model="oracle", prompts=prompts, params=spec.params, store=store, shard_size=3)
+    shards = store.shards("oracle")
+    assert len(shards) == 4
+    lost = pq.read_table(shards[1]).num_rows
+    data = shards[1].read_bytes()
+    shards[1].write_bytes(data[: len(data) // 2])  # cut short, as a crash of the disk or a copy would leave it
+    with pytest.warns(RuntimeWarning, match=f"shard {shards[1]} is damaged.*generated again"):
+        assert len(store.done_keys("oracle", spec.params.sha256())) == 10 - lost
+    assert not shards[1].exists() and shards[1].with_name(f"damaged-{shards[1].name}").exists()
+    with make_backend(spec) as backend:
+        summary = run_generation(backend, model="oracle", prompts=prompts, params=spec.params, store=store)
+    assert (summary.generated, summary.reused) == (lost, 10 - lost)
+    # a run that meets a damaged shard first says so in its log
+    shards = store.shards("oracle")
+    shards[0].write_bytes(b"not parquet")
+    said = []
+    with make_backend(spec) as backend:
+        run_generation(backend, model="oracle", prompts=prompts, params=spec.params, store=store, log=said.append)
+    assert any(f"damaged response shard {shards[0].name} set aside" in line for line in said)
+    assert [r["text"] for r in store.rows_for("oracle", prompts, spec.params).to_pylist()] == ["Yes."] * 10
