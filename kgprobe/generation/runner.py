@@ -304,6 +304,17 @@ def _plan(work: list[tuple[Prompt, list[int]]], batch_size: int) -> list[tuple[i
     return batches
 
 
+def _row(model: str, backend: str, prompt: Prompt, params_json: str, params_sha: str, index: int, c: Completion,
+         run_id: str, now: datetime) -> dict[str, Any]:  # fmt: skip
+    return {
+        "model": model, "backend": backend, "prompt_sha256": prompt.sha256(), "prompt": prompt.text,
+        "sampling_params": params_json, "params_sha256": params_sha, "sample_index": index,
+        "text": c.text if c.ok else None, "finish_reason": c.finish_reason, "tokens_in": c.tokens_in,
+        "tokens_out": c.tokens_out, "latency_s": float(c.latency_s), "cost": c.cost, "error": c.error,
+        "retries": c.retries, "run_id": run_id, "created_at": now,
+    }
+
+
 def run_generation(
     backend: Backend,
     *,
@@ -392,6 +403,16 @@ def run_generation(
             except Exception as exc:  # stored per request below, and retried by the next run
                 message = f"{type(exc).__name__}: {exc}"
                 out = [[Completion.failure(message, latency_s=time.perf_counter() - t0)] * k for _ in asked]
+            except BaseException:
+                # interrupted (Ctrl-C, a cancelled run): keep the answers that arrived, so no prompt is paid twice
+                partial = getattr(backend, "partial", None)
+                if partial is not None and len(partial) == len(asked):
+                    now = datetime.now(timezone.utc)
+                    buffer.add([r for (prompt, missing), cs in zip(batch, partial) for index, c in zip(missing, cs)
+                                if c.ok for r in [_row(model, backend_name, prompt, params_json, params_sha, index, c,
+                                                       run_id, now)]])
+                    backend.partial = None
+                raise
             if len(out) != len(asked) or any(len(c) != k for c in out):
                 raise GenerationError(f"{model}: backend {backend_name} returned {[len(c) for c in out]} completions "
                                       f"for {len(asked)} prompts x n={k}; a backend must return n per prompt, in order")
@@ -401,13 +422,7 @@ def run_generation(
             last_error = None
             for (prompt, missing), completions in zip(batch, out):
                 for index, c in zip(missing, completions):
-                    rows.append({
-                        "model": model, "backend": backend_name, "prompt_sha256": prompt.sha256(), "prompt": prompt.text,
-                        "sampling_params": params_json, "params_sha256": params_sha, "sample_index": index,
-                        "text": c.text if c.ok else None, "finish_reason": c.finish_reason, "tokens_in": c.tokens_in,
-                        "tokens_out": c.tokens_out, "latency_s": float(c.latency_s), "cost": c.cost, "error": c.error,
-                        "retries": c.retries, "run_id": run_id, "created_at": now,
-                    })
+                    rows.append(_row(model, backend_name, prompt, params_json, params_sha, index, c, run_id, now))
                     retries += c.retries
                     if c.ok:
                         batch_ok += 1

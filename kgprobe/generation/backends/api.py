@@ -233,8 +233,23 @@ class LiteLLMBackend(BaseBackend):
             return []
         if self.config.batch:
             return self._batch(prompts, params)
+        self._stop = threading.Event()
         future = asyncio.run_coroutine_threadsafe(self._generate(prompts, params), _shared_loop())
-        return future.result()
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C, or Dagster interrupting the step: send nothing more, let the requests already sent finish so
+            # their answers can be stored (the runner reads them from ``partial``), then stop as asked
+            self._stop.set()
+            try:
+                self.partial = future.result(timeout=self.config.timeout_s + 10)
+            except BaseException:
+                future.cancel()
+            raise
+
+    #: An interrupted :meth:`generate`'s answers (failures for the requests it did not send), for the runner.
+    partial: list[list[Completion]] | None = None
+    _stop: threading.Event | None = None
 
     async def _generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         limit = asyncio.Semaphore(self.config.max_concurrency)
@@ -312,6 +327,8 @@ class LiteLLMBackend(BaseBackend):
         retries = 0
         while True:
             async with limit:
+                if self._stop is not None and self._stop.is_set():
+                    return [Completion.failure("interrupted before it was sent", latency_s=0.0, retries=retries)]
                 t0 = time.perf_counter()
                 try:
                     # a guard in case a provider path ignores ``timeout``
