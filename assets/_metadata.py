@@ -23,9 +23,13 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], *, limit: int = 20) -> str
 
 
 def _cell(value: Any) -> str:
+    """One table cell: pipes and line breaks cannot end the cell, and HTML in data (an entity called ``<script>``)
+    is shown as text, not rendered."""
     if isinstance(value, float):
         return f"{value:.4g}"
-    return str(value).replace("|", "\\|").replace("\n", " ")[:120]
+    text = " ".join(str(value).split())[:120]
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+            .replace("`", "\\`"))
 
 
 def table_metadata(row_count: int, columns: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
@@ -749,6 +750,10 @@ class ProjectConfig(_Section):
     def _some_kgs(cls, value: dict[str, KGConfig]) -> dict[str, KGConfig]:
         if not value:
             raise ValueError("map at least one KG name to its source (format, triples, ...)")
+        bad = [name for name in value if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", name)]
+        if bad:
+            raise ValueError(f"KG name(s) {bad} must be identifiers (letters, digits, underscores, not starting with a "
+                             "digit): each names a DuckDB schema")
         return value
 
     @model_validator(mode="after")
