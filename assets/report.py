@@ -62,7 +62,7 @@ def _metrics(warehouse: WarehouseResource, cfg) -> pa.Table:
             # metrics over every model's votes at once (ERBench: entities every evaluated model knows)
             votes = _read_all(warehouse, _scores_asset(suite, setting)).to_pylist()
             items = {r["item_id"]: r for r in warehouse.read_partition(lane_assets(suite, False)["items"]).to_pylist()}
-            extra = table(suite.cross_model_metrics(votes, items), METRIC_SCHEMA)
+            extra = table(suite.cross_model_metrics(votes, items, settings=suite.load_settings(cfg)), METRIC_SCHEMA)
             t = pa.concat_tables([t, extra])
         parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
     schema = METRIC_SCHEMA.append(pa.field("setting", pa.string()))

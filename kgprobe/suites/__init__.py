@@ -7,18 +7,19 @@ own before its items, an assets module.
 
     >>> from kgprobe.suites import SUITES
     >>> sorted(SUITES)
-    ['fpq']
+    ['erbench', 'fpq']
 """
 
 from __future__ import annotations
 
 from kgprobe.suites.base import Suite
+from kgprobe.suites.erbench.suite import ERBenchSuite
 from kgprobe.suites.fpq.suite import FPQSuite
 
 __all__ = ["SUITES", "Suite", "register", "unregister"]
 
 #: Every registered suite by name.
-SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(),)}
+SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), ERBenchSuite())}
 
 
 def register(suite: Suite) -> Suite:

@@ -312,10 +312,11 @@ class Suite:
         return {str(it["item_id"]): verbalise(subgraphs.get(self.context_query(it), ()), entity_labels,
                                               relation_labels) for it in items}
 
-    def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]],
-                            items: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+    def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *,
+                            settings: Any = None) -> list[dict[str, Any]]:  # fmt: skip
         """Metric rows that need every model's closed-book votes at once (ERBench: questions on entities that every
-        evaluated model knows); the leaderboard adds them beside the per-partition rows. None by default."""
+        evaluated model knows), given the suite's ``settings``; the leaderboard adds them beside the per-partition
+        rows. None by default."""
         return []
 
     def context_query(self, item: Mapping[str, Any]) -> str:

@@ -60,6 +60,16 @@ def test_blocking_checks_pass(run) -> None:
                  "fpq_grounded_scores_oracle_is_perfect",
                  "fpq_responses_expectations", "fpq_grounded_responses_expectations"):
         assert evaluations[name].passed, name
+    # every suite the sample enables: its answers complete and its oracle perfect on every metric
+    from kgprobe.config import load_config
+    from kgprobe.suites import SUITES
+
+    enabled = [n for n, s in SUITES.items() if s.configured(load_config(SAMPLE / "sample.yaml"))]
+    assert {"fpq", "erbench"} <= set(enabled)
+    for suite in enabled:
+        for name in (f"{suite}_responses_expectations", f"{suite}_scores_expectations",
+                     f"{suite}_scores_oracle_is_perfect"):
+            assert evaluations[name].passed, name
     # the sample's labels are complete and nothing is rejected
     assert evaluations["kg_label_coverage"].passed and evaluations["kg_reject_rate"].passed
 

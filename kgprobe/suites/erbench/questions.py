@@ -1,0 +1,465 @@
+"""ERBench questions from the ``erdb`` tables, generated in DuckDB as set operations (no Python loop per row).
+
+For every FD ``X -> Y`` of the spec (§3.1 and appendix A of the paper):
+
+* binary: the basic question BN(Y) from the ``basic`` template over X (expected "yes") and the negated BN(N) from
+  ``negated`` (expected "no"); the FD-inferred values are the record's Y values;
+* multiple choice: per record and phrasing (the three of Table 8), one option per Y column, one of them made false
+  by replacing its value with another record's value of that column (a different value: the FD makes it false),
+  expected the false option's number; a seeded share of records instead keeps every option true and expects "None
+  of the above". The inferred value is the replaced column's true value;
+* known-entity prompts (§B.2): binary, one concatenated prompt per record (``known``); multiple choice, one prompt
+  for X and one per Y column (``mc.known``).
+
+For every multi-hop path (§3.3): the basic and negated question joined over the foreign keys, each hop's inferred
+value recorded (the director; the club, the city and the years) so each hop can be scored.
+
+Records are sampled per FD (``limit``) by a seeded hash of their key, so a sample does not depend on row order and
+grows without reshuffling. Item ids are content hashes of the dataset, FD, question type, phrasing and the key
+values, the same whichever source (CSV, SQLite, PostgreSQL, DuckDB) the rows came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from kgprobe.errors import ConfigError
+from kgprobe.suites.base import ITEM_SCHEMA
+from kgprobe.suites.erbench.spec import FD, ERSpec, Format, MultiHop, identifier
+
+__all__ = [
+    "BINARY_SYSTEM",
+    "ITEM_COLUMNS_ERBENCH",
+    "KNOWN_SYSTEM",
+    "MC_SYSTEM",
+    "MC_SYSTEM_NOTA",
+    "QuestionOptions",
+    "binary_sql",
+    "build_items",
+    "evidence_of",
+    "item_schema",
+    "mc_sql",
+    "multihop_sql",
+]
+
+#: The paper's system prompts: binary questions (§3.1), known-entity prompts (§B.2) and, from the released code,
+#: multiple choice without and with the None-of-the-above hint.
+BINARY_SYSTEM = ("Answer the following question in yes or no, and then explain why. Say 'unsure' if you don't know "
+                 "and then explain why.")
+KNOWN_SYSTEM = "Answer the following question in yes or no. Be concise"
+MC_SYSTEM = "Answer the following multiple choice question, and then explain why."
+MC_SYSTEM_NOTA = ("Answer the following multiple choice question, and then explain why. Say 'None of above' if all "
+                  "options are correct.")
+_SEP = "\x1f"
+
+_S, _I = pa.string(), pa.int64()
+#: ERBench's own item columns, after the common ones.
+ITEM_COLUMNS_ERBENCH = pa.schema([
+    ("dataset", _S), ("qtype", _S), ("fd", _S), ("hops", _I), ("phrasing", _I), ("entity", _S), ("known_group", _S),
+    ("inferred", pa.list_(_S)), ("match", pa.list_(_S)), ("hop_values", pa.list_(_S)), ("options", pa.list_(_S)),
+    ("names", pa.list_(_S)), ("system", _S), ("gold", _S), ("template_id", _S),
+])
+
+
+def item_schema() -> pa.Schema:
+    """The common item columns followed by ERBench's (:data:`ITEM_COLUMNS_ERBENCH`)."""
+    return pa.schema(list(ITEM_SCHEMA) + list(ITEM_COLUMNS_ERBENCH))
+
+
+@dataclass(frozen=True)
+class QuestionOptions:
+    """What to generate: ``limit`` records per FD / path (None: all), the ``none_of_the_above`` share of multiple-
+    choice records whose options are all true, the ``seed`` of both samples, and the kinds to build."""
+
+    limit: int | None = None
+    none_of_the_above: float = 0.0
+    seed: int = 0
+    binary: bool = True
+    multiple_choice: bool = True
+    multihop: bool = True
+    known: bool = True
+    snapshot_id: str = ""
+
+
+class _Params:
+    """Bound parameters of one statement: template text is never spliced into SQL."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+
+    def used(self, sql: str) -> dict[str, Any]:
+        """The parameters ``sql`` names (DuckDB rejects unused ones)."""
+        names = set(re.findall(r"\$(p\d+)\b", sql))
+        return {k: v for k, v in self.values.items() if k in names}
+
+    def __call__(self, value: Any) -> str:
+        name = f"p{len(self.values)}"
+        self.values[name] = value
+        return f"${name}"
+
+
+def _q(name: str) -> str:
+    return '"' + identifier(name, "column") + '"'
+
+
+def _raw(expr: str, dtype: str) -> str:
+    """A value as text the way the rationale check reads it: integral floats without ".0"."""
+    if dtype.upper() in ("DOUBLE", "FLOAT", "REAL") or dtype.upper().startswith("DECIMAL"):
+        return (f"CASE WHEN {expr} IS NULL THEN NULL WHEN {expr} = trunc({expr}) AND abs({expr}) < 1e15 "
+                f"THEN CAST(CAST({expr} AS BIGINT) AS VARCHAR) ELSE CAST({expr} AS VARCHAR) END")
+    return f"CAST({expr} AS VARCHAR)"
+
+
+def _shown(expr: str, dtype: str, fmt: Format) -> str:
+    """A value as a question shows it (the spec's format)."""
+    num = f"TRY_CAST({expr} AS DOUBLE)"
+    if fmt.kind == "decade":
+        return f"CAST(CAST(floor({num} / 10) * 10 AS BIGINT) AS VARCHAR) || 's'"
+    if fmt.kind == "round":
+        return f"CAST(round({num}, {int(fmt.digits)}) AS VARCHAR)"
+    if fmt.kind == "int":
+        return f"CAST(CAST(round({num}) AS BIGINT) AS VARCHAR)"
+    if fmt.kind == "list":
+        return f"regexp_replace(trim(CAST({expr} AS VARCHAR), ' ,'), '\\s*,\\s*', ', ', 'g')"
+    return _raw(expr, dtype)
+
+
+def _template(template: str, columns: Mapping[str, str], p: _Params) -> str:
+    """SQL concatenating ``template``'s text (bound) and its fields (``columns``: field -> SQL text expression)."""
+    parts = []
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        if literal:
+            parts.append(p(literal))
+        if name:
+            if name not in columns:
+                raise ConfigError(f"template {template!r} names {{{name}}}, which is not a column here "
+                                  f"({', '.join(sorted(columns))})")
+            parts.append(f"coalesce({columns[name]}, '')")
+    return "(" + (" || ".join(parts) or "''") + ")"
+
+
+def _types(con: duckdb.DuckDBPyConnection, schema: str, relation: str) -> dict[str, str]:
+    rows = con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = $s AND "
+                       "table_name = $t ORDER BY ordinal_position", {"s": schema, "t": relation}).fetchall()
+    if not rows:
+        raise ConfigError(f"table {schema}.{relation} does not exist; materialize the erdb asset (load_erdb) first")
+    return dict(rows)
+
+
+def _hash_int(expr: str) -> str:
+    return f"CAST(('0x' || substr(sha256({expr}), 1, 12)) AS BIGINT)"
+
+
+def _key(exprs: Sequence[str]) -> str:
+    return "concat_ws(chr(31), " + ", ".join(f"coalesce({e}, '')" for e in exprs) + ")"
+
+
+#: An item id is 14 hex digits of the record's hash (spec, FD or path, key values) and a 2-character code of the
+#: question (y0 BN(Y), n0 BN(N), k0 known, m<phrasing> MC, q<part> MC known): one hash per record, not per item.
+_ITEM_ID = "substr(e._h, 1, 14) || {code}"
+_GROUP_ID = "substr(e._h, 17, 16)"
+_CODES = {"BN(Y)": "y0", "BN(N)": "n0", "known": "k0"}
+
+
+def _ent(p: _Params, name: str, source: str, spec_name: str, key: str, opts: QuestionOptions,
+         extra: Mapping[str, str] | None = None) -> str:  # fmt: skip
+    """The CTE ``name`` of the sampled records of ``source`` with ``_h`` (the record's hash: item and group ids),
+    ``_key`` and ``extra`` columns, materialized once for every question type that reads it. Without a limit
+    nothing is sorted; with one, the records whose seeded hash is smallest are kept."""
+    cols = "".join(f", {sql} AS {col}" for col, sql in (extra or {}).items())
+    order = ""
+    if opts.limit is not None:
+        order = (f" ORDER BY md5(concat_ws(chr(31), {p(str(opts.seed))}, {p(spec_name)}, {key}))"
+                 f" LIMIT {int(opts.limit)}")
+    return (f"{name} AS MATERIALIZED (SELECT e.*, {key} AS _key, md5(concat_ws(chr(31), 'erbench', {p(spec_name)}, "
+            f"{key})) AS _h{cols} FROM {source} e{order})")
+
+
+def _breakdown(p: _Params, dataset: str, qtype: str, hops: int | None = None) -> str:
+    keys = ["'dataset'", "'qtype'"] + (["'hops'"] if hops else [])
+    vals = [p(dataset), qtype] + ([p(str(hops))] if hops else [])
+    return f"MAP([{', '.join(keys)}], [{', '.join(vals)}])"
+
+
+def _evidence(p: _Params, opts: QuestionOptions, kind: str, name: str, record: Mapping[str, str]) -> str:
+    pairs = ", ".join(f"{p(k)}, {v}" for k, v in record.items())
+    return (f"CAST(json_object('snapshot_id', {p(opts.snapshot_id)}, 'kind', {p(kind)}, 'name', {p(name)}, "
+            f"'record', json_object({pairs})) AS VARCHAR)")
+
+
+def _list(exprs: Sequence[str]) -> str:
+    return "list_value(" + ", ".join(exprs) + ")" if exprs else "CAST([] AS VARCHAR[])"
+
+
+def _names(exprs: Sequence[str]) -> str:
+    return _list([f"coalesce({e}, '')" for e in exprs])
+
+
+# ------------------------------------------------------------------------------------------------------ binary
+def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions, *, schema: str = "erdb",
+               known: bool = True, columns: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """The SELECT of an FD's binary items (BN(Y), BN(N) and, with ``known``, its known-entity prompt) and its
+    parameters; columns are those of :func:`item_schema`, or only ``columns`` (DuckDB does not prune the columns of
+    a UNION ALL, so a caller that needs few should say so)."""
+    p = _Params()
+    rel = spec.relations[fd.relation]
+    used = list(dict.fromkeys([*fd.lhs, *fd.rhs, *(c for t in (fd.basic, fd.negated, fd.explain, fd.known) if t
+                                                   for c in _fields(t))]))
+    others = [c for c in used if c not in fd.lhs and c not in fd.rhs]
+    select = ", ".join([*(_q(c) for c in (*fd.lhs, *fd.rhs)), *(f"min({_q(c)}) AS {_q(c)}" for c in others)])
+    group = ", ".join(_q(c) for c in (*fd.lhs, *fd.rhs))
+    raw = {c: _raw(f"e.{_q(c)}", types[c]) for c in used}
+    shown = {c: _shown(f"e.{_q(c)}", types[c], spec.format_of(rel.name, c)) for c in used}
+    key = _key([raw[c] for c in fd.lhs])
+    explain = fd.explain or " ".join(f"The {c} is {{{c}}}." for c in fd.rhs)
+    explain_sql = _template(explain, raw, p)
+    kinds = [("BN(Y)", "yes", fd.basic, f"'Yes. ' || {explain_sql}", BINARY_SYSTEM),
+             ("BN(N)", "no", fd.negated, f"'No. ' || {explain_sql}", BINARY_SYSTEM)]
+    if known and fd.known:
+        kinds.append(("known", "yes", fd.known, "'Yes.'", KNOWN_SYSTEM))
+    wanted = list(columns) if columns is not None else item_schema().names
+    inferred = _list([raw[c] for c in fd.rhs])
+    match = _list([p(",".join(fd.match.get(c, ()))) for c in fd.rhs])
+    # per record, computed once in the materialized CTE for all three questions
+    extra = {}
+    if "names" in wanted:
+        extra["_names"] = _names([raw[c] for c in used])
+    if "evidence" in wanted:
+        extra["_evidence"] = _evidence(p, opts, "fd", fd.name, {c: raw[c] for c in used})
+    empty = "CAST([] AS VARCHAR[])"
+
+    def part(qtype: str, expected: str, template: str, gold: str, system: str) -> str:
+        task = "known_entity" if qtype == "known" else "binary"
+        exprs = {
+            "item_id": lambda: _ITEM_ID.format(code=p(_CODES[qtype])), "suite": lambda: "'erbench'",
+            "task": lambda: p(task), "answer_format": lambda: "'yes_no'",
+            "question": lambda: _template(template, shown, p), "expected": lambda: p(expected),
+            "group_id": lambda: _GROUP_ID, "breakdown": lambda: _breakdown(p, fd.dataset, p(qtype)),
+            "evidence": lambda: "e._evidence", "dataset": lambda: p(fd.dataset), "qtype": lambda: p(qtype),
+            "fd": lambda: p(fd.name), "hops": lambda: "CAST(1 AS BIGINT)", "phrasing": lambda: "CAST(0 AS BIGINT)",
+            "entity": lambda: "e._key", "known_group": lambda: _GROUP_ID,
+            "inferred": lambda: inferred if qtype != "known" else empty,
+            "match": lambda: match if qtype != "known" else empty, "hop_values": lambda: empty,
+            "options": lambda: empty, "names": lambda: "e._names", "system": lambda: p(system), "gold": lambda: gold,
+            "template_id": lambda: p(f"erbench-{qtype.lower()}-v1"),
+        }  # fmt: skip
+        return "SELECT " + ", ".join(f"{exprs[c]()} AS {c}" for c in wanted) + " FROM ent e"
+
+    parts = [part(*kind) for kind in kinds]
+    sql = (f"WITH base AS (SELECT {select} FROM {_q(schema)}.{_q(rel.name)} GROUP BY {group}), "
+           f"{_ent(p, 'ent', 'base', f'{spec.name}|{fd.name}', key, opts, extra)} " + " UNION ALL ".join(parts))
+    return sql, p.used(sql)
+
+
+def _fields(template: str) -> list[str]:
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f]
+
+
+# ------------------------------------------------------------------------------------------------------ multiple choice
+def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions, *, schema: str = "erdb",
+           known: bool = True) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """The SELECT of an FD's multiple-choice items (one per record and phrasing) and, with ``known``, its
+    known-entity prompts (one for the left-hand side, one per option column)."""
+    assert fd.mc is not None
+    p = _Params()
+    rel = spec.relations[fd.relation]
+    mc = fd.mc
+    templates = [*mc.questions, *(t for ts in mc.options.values() for t in ts), *mc.known.values()]
+    used = list(dict.fromkeys([*fd.lhs, *fd.rhs, *(c for t in templates for c in _fields(t))]))
+    others = [c for c in used if c not in fd.lhs and c not in fd.rhs]
+    select = ", ".join([*(_q(c) for c in (*fd.lhs, *fd.rhs)), *(f"min({_q(c)}) AS {_q(c)}" for c in others)])
+    group = ", ".join(_q(c) for c in (*fd.lhs, *fd.rhs))
+    raw = {c: _raw(f"e.{_q(c)}", types[c]) for c in used}
+    shown = {c: _shown(f"e.{_q(c)}", types[c], spec.format_of(rel.name, c)) for c in used}
+    key = _key([raw[c] for c in fd.lhs])
+    n = len(fd.rhs)
+    nota = f"({_hash_int(_key([p(str(opts.seed)), p('nota'), p(fd.name), key]))} % 1000000) < {round(opts.none_of_the_above * 1e6)}"
+    pick = f"(1 + {_hash_int(_key([p(str(opts.seed)), p('falsify'), p(fd.name), key]))} % {n})"
+    ctes = [f"base AS (SELECT {select} FROM {_q(schema)}.{_q(rel.name)} GROUP BY {group})",
+            _ent(p, "ent0", "base", f"{spec.name}|{fd.name}", key, opts),
+            f"ent1 AS (SELECT e.*, CASE WHEN {nota} THEN 0 ELSE {pick} END AS _f FROM ent0 e)"]
+    joins, false_cols = [], []
+    for k, col in enumerate(fd.rhs, start=1):
+        ctes.append(f"v{k} AS (SELECT v, CAST(row_number() OVER (ORDER BY v) - 1 AS BIGINT) AS i, count(*) OVER () "
+                    f"AS cnt FROM (SELECT DISTINCT {_q(col)} AS v FROM base))")
+        h = _hash_int(_key([p(str(opts.seed)), p(f"value{k}"), p(fd.name), key]))
+        joins.append(f"JOIN v{k} t{k} ON t{k}.v = e.{_q(col)} "
+                     f"LEFT JOIN v{k} f{k} ON f{k}.i = ({h} % greatest(t{k}.cnt - 1, 1)) + "
+                     f"CASE WHEN ({h} % greatest(t{k}.cnt - 1, 1)) >= t{k}.i THEN 1 ELSE 0 END")
+        false_cols.append(f"f{k}.v AS {_q('_false_' + col)}")
+    ctes.append(f"ent AS (SELECT e.*, {', '.join(false_cols)} FROM ent1 e {' '.join(joins)})")
+    parts = []
+    names = _names([raw[c] for c in used])
+    record = {c: raw[c] for c in used}
+    false_value = "CASE e._f " + " ".join(f"WHEN {k} THEN {_raw('e.' + _q('_false_' + c), types[c])}"
+                                          for k, c in enumerate(fd.rhs, 1)) + " END"
+    mc_evidence = _evidence(p, opts, "fd", fd.name, record).replace(
+        "'record',", f"'false_column', CASE e._f {' '.join(f'WHEN {k} THEN {p(c)}' for k, c in enumerate(fd.rhs, 1))} "
+                     f"END, 'false_value', {false_value}, 'record',", 1)
+    group_id = _GROUP_ID
+    inferred = "CASE e._f " + " ".join(f"WHEN {k} THEN list_value({raw[c]})" for k, c in enumerate(fd.rhs, 1)) \
+               + " ELSE CAST([] AS VARCHAR[]) END"
+    match = "CASE e._f " + " ".join(f"WHEN {k} THEN list_value({p(','.join(fd.match.get(c, ())))})"
+                                    for k, c in enumerate(fd.rhs, 1)) + " ELSE CAST([] AS VARCHAR[]) END"
+    system = MC_SYSTEM_NOTA if opts.none_of_the_above > 0 else MC_SYSTEM
+    for ph, question in enumerate(mc.questions):
+        option_sql, true_sql = [], []
+        for k, col in enumerate(fd.rhs, start=1):
+            cols = dict(shown)
+            fmt = spec.format_of(rel.name, col)
+            cols[col] = (f"CASE WHEN e._f = {k} THEN {_shown('e.' + _q('_false_' + col), types[col], fmt)} "
+                         f"ELSE {shown[col]} END")
+            option_sql.append(_template(mc.options[col][ph], cols, p))
+            true_sql.append(_template(mc.options[col][ph], raw, p))
+        body = " || ".join(f"{p(chr(10) + f'Option {k}: ')} || {o}" for k, o in enumerate(option_sql, 1))
+        gold = ("CASE e._f WHEN 0 THEN " + p("None of the above. All options are correct.") + " "
+                + " ".join(f"WHEN {k} THEN {p(f'Option {k}: ')} || {o} || {p(' The correct statement is: ')} || {t}"
+                           for k, (o, t) in enumerate(zip(option_sql, true_sql), 1)) + " END")
+        parts.append(f"""SELECT {_ITEM_ID.format(code=p(f'm{ph}'))} AS item_id,
+            'erbench' AS suite, 'multiple_choice' AS task, 'choice' AS answer_format,
+            {_template(question, shown, p)} || {body} AS question,
+            CASE WHEN e._f = 0 THEN 'none' ELSE CAST(e._f AS VARCHAR) END AS expected, {group_id} AS group_id,
+            {_breakdown(p, fd.dataset, "CASE WHEN e._f = 0 THEN 'MC-NOTA' ELSE 'MC' END")} AS breakdown,
+            {mc_evidence} AS evidence, {p(fd.dataset)} AS dataset,
+            CASE WHEN e._f = 0 THEN 'MC-NOTA' ELSE 'MC' END AS qtype, {p(fd.name)} AS fd, CAST(1 AS BIGINT) AS hops,
+            CAST({ph} AS BIGINT) AS phrasing, e._key AS entity, {group_id} AS known_group, {inferred} AS inferred,
+            {match} AS match, CAST([] AS VARCHAR[]) AS hop_values, list_value({', '.join(option_sql)}) AS options,
+            {names} AS names, {p(system)} AS system, {gold} AS gold, {p(f'erbench-mc{ph}-v1')} AS template_id
+            FROM ent e""")
+    if known:
+        for k, (part, template) in enumerate(mc.known.items()):
+            parts.append(f"""SELECT {_ITEM_ID.format(code=p(f'q{k:x}'))} AS item_id,
+                'erbench' AS suite, 'known_entity' AS task, 'yes_no' AS answer_format,
+                {_template(template, shown, p)} AS question, 'yes' AS expected, {group_id} AS group_id,
+                {_breakdown(p, fd.dataset, p('known_mc'))} AS breakdown,
+                {_evidence(p, opts, 'fd', fd.name, record)} AS evidence, {p(fd.dataset)} AS dataset,
+                'known_mc' AS qtype, {p(fd.name)} AS fd, CAST(1 AS BIGINT) AS hops, CAST(0 AS BIGINT) AS phrasing,
+                e._key AS entity, {group_id} AS known_group, CAST([] AS VARCHAR[]) AS inferred,
+                CAST([] AS VARCHAR[]) AS match, CAST([] AS VARCHAR[]) AS hop_values,
+                CAST([] AS VARCHAR[]) AS options, {names} AS names, {p(KNOWN_SYSTEM)} AS system, 'Yes.' AS gold,
+                {p('erbench-known-mc-v1')} AS template_id FROM ent e""")
+    sql = "WITH " + ", ".join(ctes) + " " + " UNION ALL ".join(parts)
+    return sql, p.used(sql)
+
+
+# ------------------------------------------------------------------------------------------------------ multi-hop
+def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, str]], opts: QuestionOptions, *,
+                 schema: str = "erdb", known: bool = True) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """The SELECT of a multi-hop path's items: BN(Y) and BN(N) per start record, with each hop's inferred value,
+    and its known-entity prompt."""
+    p = _Params()
+    rels = [hop.path[0].relation, *(fk.ref_relation for fk in hop.path)]
+    alias = {r: f"t{i}" for i, r in enumerate(rels)}
+    joins = [f"{_q(schema)}.{_q(rels[0])} t0"]
+    for i, fk in enumerate(hop.path, start=1):
+        kind = "LEFT JOIN" if hop.answer == "exists" and i == len(hop.path) else "JOIN"
+        joins.append(f"{kind} {_q(schema)}.{_q(fk.ref_relation)} t{i} ON t{i}.{_q(fk.ref_column)} = "
+                     f"{alias[fk.relation]}.{_q(fk.column)}")
+    counts: dict[str, int] = {}
+    for r in rels:
+        for c in spec.relations[r].columns:
+            counts[c] = counts.get(c, 0) + 1
+    cols: dict[str, tuple[str, str]] = {}  # template name -> (output column, relation.column)
+    for r in rels:
+        for c in spec.relations[r].columns:
+            out = f"{alias[r]}_{c}"
+            cols[f"{r}.{c}"] = (out, f"{r}.{c}")
+            if counts[c] == 1:
+                cols[c] = (out, f"{r}.{c}")
+    select = ", ".join(f"{alias[r]}.{_q(c)} AS {_q(alias[r] + '_' + c)}" for r in rels for c in spec.relations[r].columns)
+    matched = f"(t{len(hop.path)}.{_q(hop.path[-1].ref_column)} IS NOT NULL)"
+
+    def typ(name: str) -> str:
+        r, c = cols[name][1].split(".")
+        return types[r][c]
+
+    raw = {n: _raw(f"e.{_q(cols[n][0])}", typ(n)) for n in cols}
+    shown = {n: _shown(f"e.{_q(cols[n][0])}", typ(n), spec.format_of(*cols[n][1].split("."))) for n in cols}
+    key = _key([raw[f"{rels[0]}.{c}"] for c in hop.show])
+    hop_names = [f"{fk.relation}.{fk.column}" for fk in hop.path] + [hop.target]
+    hop_values = _list([f"coalesce({raw[n]}, '')" for n in hop_names])
+
+    def how(name: str, k: int) -> str:
+        fk = hop.path[k] if k < len(hop.path) else None
+        keys = [name, name.split(".")[1]] + ([f"{fk.ref_relation}.{fk.ref_column}", fk.ref_column] if fk else [])
+        kinds = next((hop.match[x] for x in keys if x in hop.match), ())
+        fmt = spec.format_of(*name.split("."))
+        return ",".join([*kinds, *(["list"] if fmt.kind == "list" else [])])
+
+    match = _list([p(how(n, k)) for k, n in enumerate(hop_names)])
+    inferred = f"list_filter({hop_values}, x -> x <> '')"
+    explain = hop.explain or " ".join(f"{{{n}}}." for n in hop_names)
+    explain_sql = _template(explain, raw, p)
+    used = [n for n in cols if "." in n]
+    names = _names([raw[n] for n in used if n.split(".")[0] == rels[0] or n in hop_names])
+    record = {n: raw[n] for n in used}
+    group_id = _GROUP_ID
+    yes_basic = "CASE WHEN e._matched THEN 'yes' ELSE 'no' END" if hop.answer == "exists" else "'yes'"
+    no_negated = "CASE WHEN e._matched THEN 'no' ELSE 'yes' END" if hop.answer == "exists" else "'no'"
+    kinds = [("BN(Y)", yes_basic, hop.basic, BINARY_SYSTEM), ("BN(N)", no_negated, hop.negated, BINARY_SYSTEM)]
+    if known and hop.known:
+        kinds.append(("known", "'yes'", hop.known, KNOWN_SYSTEM))
+    parts = []
+    n_hops = len(hop.path) + 1
+    for qtype, expected, template, system in kinds:
+        task = "known_entity" if qtype == "known" else "multihop"
+        gold = "'Yes.'" if qtype == "known" else \
+            f"CASE WHEN {expected} = 'yes' THEN 'Yes. ' ELSE 'No. ' END || {explain_sql}"
+        parts.append(f"""SELECT {_ITEM_ID.format(code=p(_CODES[qtype]))} AS item_id,
+            'erbench' AS suite, {p(task)} AS task, 'yes_no' AS answer_format, {_template(template, shown, p)} AS question,
+            {expected} AS expected, {group_id} AS group_id, {_breakdown(p, hop.dataset, p(qtype), n_hops)} AS breakdown,
+            {_evidence(p, opts, 'multihop', hop.name, record)} AS evidence, {p(hop.dataset)} AS dataset,
+            {p(qtype)} AS qtype, {p(hop.name)} AS fd, CAST({n_hops} AS BIGINT) AS hops, CAST(0 AS BIGINT) AS phrasing,
+            e._key AS entity, {group_id} AS known_group,
+            {inferred if qtype != 'known' else 'CAST([] AS VARCHAR[])'} AS inferred,
+            {match if qtype != 'known' else 'CAST([] AS VARCHAR[])'} AS match,
+            {hop_values if qtype != 'known' else 'CAST([] AS VARCHAR[])'} AS hop_values,
+            CAST([] AS VARCHAR[]) AS options, {names} AS names, {p(system)} AS system, {gold} AS gold,
+            {p(f'erbench-hop-{qtype.lower()}-v1')} AS template_id FROM ent e""")
+    sql = (f"WITH base AS (SELECT DISTINCT {select}, {matched} AS _matched FROM {' '.join(joins)}), "
+           f"{_ent(p, 'ent', 'base', f'{spec.name}|{hop.name}', key, opts)} " + " UNION ALL ".join(parts))
+    return sql, p.used(sql)
+
+
+# ------------------------------------------------------------------------------------------------------ all items
+def build_items(con: duckdb.DuckDBPyConnection, spec: ERSpec, opts: QuestionOptions = QuestionOptions(), *,
+                schema: str = "erdb") -> pa.Table:  # fmt: skip
+    """Every item of ``spec``'s FDs and paths as one Arrow table of :func:`item_schema`, FD by FD (the order of
+    rows within an FD is unspecified: sorting millions of rows costs more than generating them). Reads ``schema`` (the loaded ``erdb`` tables) through ``con`` (read-only is
+    enough)."""
+    types = {r: _types(con, schema, r) for r in spec.relations}
+    statements = []
+    for fd in spec.fds:
+        if fd.basic and opts.binary:
+            statements.append(binary_sql(spec, fd, types[fd.relation], opts, schema=schema, known=opts.known))
+        if fd.mc and opts.multiple_choice:
+            for col in fd.rhs:
+                n = con.execute(f"SELECT count(DISTINCT {_q(col)}) FROM {_q(schema)}.{_q(fd.relation)}").fetchone()[0]
+                if n < 2:
+                    raise ConfigError(f"FD {fd.name}: column {col} of table {fd.relation} has {n} distinct value(s); a "
+                                      "false option needs another record's value. Drop the column from the FD's mc")
+            statements.append(mc_sql(spec, fd, types[fd.relation], opts, schema=schema, known=opts.known))
+    if opts.multihop:
+        for hop in spec.multihop:
+            statements.append(multihop_sql(spec, hop, types, opts, schema=schema, known=opts.known))
+    schema_out = item_schema()
+    tables = []
+    for sql, params in statements:
+        t = con.execute(sql, params).to_arrow_table()
+        tables.append(t.select(schema_out.names).cast(schema_out))
+    if not tables:
+        return schema_out.empty_table()
+    return pa.concat_tables(tables)
+
+
+def evidence_of(item: Mapping[str, Any]) -> dict[str, Any]:
+    """An item's evidence JSON as a dict."""
+    return json.loads(item["evidence"]) if item.get("evidence") else {}

@@ -1,0 +1,74 @@
+"""ERBench's report section: A / R / AR / H per dataset x question type for each evaluation setting, the multi-hop
+per-hop measures and the known-entity counts, as plain data for ``templates/erbench/section.html``."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgprobe.suites.base import breakdown_of
+
+__all__ = ["TEMPLATES", "section"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+_MEASURES = (("answer_accuracy", "A"), ("rationale_accuracy", "R"), ("answer_rationale_accuracy", "AR"),
+             ("hallucination_rate", "H"))
+_SETTINGS = (("known", "(1) entities the model knows"), ("common", "(2) entities every evaluated model knows"),
+             ("all", "(3) all questions"))
+_HOP = (("hop_rationale_accuracy", "R at hop"), ("hop_answer_rationale_accuracy", "AR at hop"),
+        ("rationale_given_previous", "Pr(r_i | r_i-1)"), ("rationale_given_previous_wrong", "Pr(r_i | not r_i-1)"))
+
+
+def _cell(row: Mapping[str, Any] | None) -> str:
+    if row is None or not row.get("n"):
+        return "–"
+    return f"{row['value']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}] n={row['n']}"
+
+
+def _order(found: Sequence[str], preferred: Sequence[str]) -> list[str]:
+    return [m for m in preferred if m in found] + sorted(set(found) - set(preferred))
+
+
+def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> Any:
+    """The :class:`~kgprobe.report.render.ReportSection` of ERBench from its closed-book metric rows."""
+    from kgprobe.report.render import ReportSection
+
+    index: dict[tuple, Mapping[str, Any]] = {}
+    for m in metrics:
+        b = breakdown_of(m)
+        index[(m["model"], m["task"], m["metric"], b.get("dataset"), b.get("qtype"), b.get("entities"),
+               b.get("hop"))] = m
+    models = _order(sorted({m["model"] for m in metrics}), list(getattr(ctx, "models", ()) or ()))
+    settings = []
+    for key, label in _SETTINGS:
+        rows = []
+        cells = sorted({(k[1], k[3], k[4]) for k in index if k[5] == key and k[6] is None and k[3] is not None})
+        for model in models:
+            for task, dataset, qtype in cells:
+                if not any(index.get((model, task, metric, dataset, qtype, key, None)) for metric, _ in _MEASURES):
+                    continue
+                rows.append({"model": model, "task": task, "dataset": dataset, "qtype": qtype,
+                             **{short: _cell(index.get((model, task, metric, dataset, qtype, key, None)))
+                                for metric, short in _MEASURES}})
+        if rows:
+            settings.append({"key": key, "label": label, "rows": rows})
+    hops = []
+    for k, m in sorted(index.items(), key=lambda kv: (kv[0][0], kv[0][3] or "", kv[0][4] or "", kv[0][6] or "")):
+        if k[1] == "multihop" and k[5] == "all" and k[6] is not None and k[2] == "hop_rationale_accuracy":
+            hops.append({"model": k[0], "dataset": k[3], "qtype": k[4], "hop": k[6],
+                         **{label: _cell(index.get((k[0], "multihop", metric, k[3], k[4], "all", k[6])))
+                            for metric, label in _HOP}})
+    known = defaultdict(dict)
+    kinds = sorted({(k[3], k[4]) for k in index if k[2] == "known_share"})
+    for (model, task, metric, dataset, qtype, _e, _h), m in index.items():
+        if metric == "known_share":
+            known[model][(dataset, qtype)] = f"{round(m['value'] * m['n'])} of {m['n']}"
+    known_rows = [{"model": model, "counts": [known[model].get(k, "–") for k in kinds]} for model in models
+                  if model in known]
+    data = {"settings": settings, "hops": hops, "known_columns": [f"{d} ({q})" for d, q in kinds],
+            "known_rows": known_rows, "measures": [short for _, short in _MEASURES],
+            "hop_columns": [label for _, label in _HOP]}
+    shown = [m for m in metrics if m["metric"] in {x for x, _ in _MEASURES} | {x for x, _ in _HOP} | {"known_share"}]
+    return ReportSection(template="erbench/section.html", template_dir=TEMPLATES, data=data, metrics=shown)

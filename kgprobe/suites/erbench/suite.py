@@ -1,0 +1,262 @@
+"""ERBench as a :class:`~kgprobe.suites.base.Suite`: questions from a relational database's FDs and foreign keys,
+answers and rationales verified automatically.
+
+Upstream: the ``erdb`` asset (``assets/erbench.py``) loads the database the spec names into the warehouse schema
+``erdb`` (:func:`~kgprobe.suites.erbench.erdb.load_erdb`); :meth:`ERBenchSuite.items` reads it through the
+read-only connection as ``erdb.<relation>``.
+
+Items (:mod:`kgprobe.suites.erbench.questions`): tasks ``binary`` (BN(Y), BN(N)), ``multiple_choice`` (MC,
+MC-NOTA; three phrasings each), ``multihop`` and ``known_entity``; ``group_id`` is the FD's (or path's) record, so
+a record's questions and its known-entity prompts stay together in a limited run. ``breakdown`` holds ``dataset``
+and ``qtype`` (and ``hops``); ``evidence`` the record, the FD and the snapshot id. ERBench's columns follow
+(:data:`~kgprobe.suites.erbench.questions.ITEM_COLUMNS_ERBENCH`): the inferred values, each hop's value, the
+options, the system prompt and ``gold``, the answer a perfect model writes (the oracle's text).
+
+Prompts: the paper's system prompts (binary: "Answer the following question in yes or no, and then explain why.
+Say 'unsure' ..."; known entities: "... Be concise"; multiple choice as the released code), greedy decoding with
+one sample (:attr:`ERBenchSuite.sampling`), optional few-shot demonstrations and chain-of-thought demonstrations
+per dataset (Q:/A: files such as the released ``demo_prompt/*.txt``).
+
+Scores: :mod:`kgprobe.suites.erbench.scoring` (A, R, AR, M, H per dataset x question type under the known and all
+settings; :meth:`ERBenchSuite.cross_model_metrics` computes the common setting over all models' votes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgprobe.errors import ConfigError
+from kgprobe.generation.records import Prompt
+from kgprobe.suites.base import (
+    Headline,
+    ItemSource,
+    ItemsResult,
+    Sampling,
+    ScoringOptions,
+    Suite,
+    SuiteScores,
+)
+from kgprobe.suites.erbench.questions import QuestionOptions, build_items, item_schema
+from kgprobe.suites.erbench.scoring import (
+    ERBENCH_SAMPLE_SCHEMA,
+    ERBENCH_VOTE_SCHEMA,
+    common_metrics,
+    known_groups,
+    known_share_rows,
+    metrics_for,
+    read_sample,
+    votes_from_samples,
+)
+
+__all__ = ["ERBenchSettings", "ERBenchSuite", "load_demos"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+class ERBenchSettings(BaseModel):
+    """The ``suites.erbench`` section."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    db: str | dict[str, Any]
+    """The database spec: a YAML file relative to the config file (see kgprobe.suites.erbench.spec), or inline."""
+    schema_name: str = Field("erdb", alias="schema")
+    """The warehouse schema the erdb asset loads the tables into."""
+    limit_per_fd: int | None = Field(None, ge=1)
+    """Records sampled (seeded) per FD and per multi-hop path; null: every record."""
+    none_of_the_above: float = Field(0.0, ge=0.0, le=1.0)
+    """Share of multiple-choice records whose options are all true ("None of the above" is the answer)."""
+    question_types: tuple[Literal["binary", "multiple_choice", "multihop"], ...] = ("binary", "multiple_choice",
+                                                                                     "multihop")
+    """Which questions to ask: binary, multiple_choice, multihop."""
+    known_entity: bool = True
+    """Ask the known-entity prompts (the known and common settings need them)."""
+    few_shot: dict[str, str] = Field(default_factory=dict)
+    """Dataset (or dataset.task: movie.binary, movie.multiple_choice) -> a Q:/A: demonstration file put before
+    each question, relative to the config file."""
+    cot: dict[str, str] = Field(default_factory=dict)
+    """Like few_shot, with chain-of-thought demonstrations (each answer reasons, then says "The answer is ...")."""
+    min_known: int = Field(20, ge=0)
+    """The common setting leaves out a model that knows fewer entities of a dataset (the paper: 20)."""
+
+
+def load_demos(path: Path) -> list[tuple[str, str]]:
+    """The (question, answer) pairs of a demonstration file: blocks that start with "Q:" and "A:" lines (the format
+    of ERBench's released demo prompts; a question may span several lines, e.g. its options)."""
+    if not path.is_file():
+        raise ConfigError(f"demonstration file {path} not found; fix suites.erbench.few_shot / cot")
+    text = path.read_text(encoding="utf-8")
+    pairs = []
+    for block in re.split(r"(?m)^(?=Q:)", text):
+        if not block.strip():
+            continue
+        m = re.match(r"Q:\s*(.*?)\n\s*A:\s*(.*)", block.strip(), re.DOTALL)
+        if not m:
+            raise ConfigError(f"{path}: a block does not read 'Q: ...' then 'A: ...': {block.strip()[:80]!r}")
+        pairs.append((m.group(1).strip(), m.group(2).strip()))
+    return pairs
+
+
+class ERBenchSuite(Suite):
+    """ERBench (Oh et al.): binary, multiple-choice and multi-hop questions from FDs and foreign keys."""
+
+    name = "erbench"
+    title = "ERBench: questions from a relational database, answers and rationales verified by FDs"
+    paper = ("Oh et al., ERBench: An Entity-Relationship based Automatically Verifiable Hallucination Benchmark for "
+             "Large Language Models (NeurIPS 2024 Datasets and Benchmarks)")
+    Settings = ERBenchSettings
+    sampling = Sampling(n=1, temperature=0.0)
+    headline = Headline("binary", "answer_rationale_accuracy", "AR: answer and rationale correct (binary)")
+    upstream = ("erdb",)
+
+    # ---------------------------------------------------------------------------------------------------- items
+    def spec(self, settings: ERBenchSettings, config_dir: Path | str):
+        """The database spec the settings name."""
+        from kgprobe.suites.erbench.spec import load_spec
+
+        return load_spec(settings.db, config_dir=config_dir)
+
+    def items(self, source: ItemSource) -> ItemsResult:
+        """Every question of the spec's FDs and paths from the loaded ``erdb`` tables (see the module docstring)."""
+        from kgprobe.suites.erbench.erdb import current_erdb_snapshot
+
+        s: ERBenchSettings = source.settings
+        spec = self.spec(s, source.config_dir)
+        snapshot = current_erdb_snapshot(source.con, s.schema_name)
+        if snapshot is None:
+            raise ConfigError(f"schema {s.schema_name} holds no loaded database; materialize the erdb asset first")
+        opts = QuestionOptions(limit=s.limit_per_fd, none_of_the_above=s.none_of_the_above, seed=source.seed,
+                               binary="binary" in s.question_types,
+                               multiple_choice="multiple_choice" in s.question_types,
+                               multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot)
+        items = with_demos(build_items(source.con, spec, opts, schema=s.schema_name), s, Path(source.config_dir))
+        rows = items.select(["dataset", "qtype"]).to_pylist()
+        counts: dict[tuple[str, str], int] = {}
+        for r in rows:
+            counts[(r["dataset"], r["qtype"])] = counts.get((r["dataset"], r["qtype"]), 0) + 1
+        metadata = {"snapshot_id": snapshot,
+                    "items_per_dataset_and_type": [{"dataset": d, "qtype": q, "items": n}
+                                                   for (d, q), n in sorted(counts.items())]}
+        return ItemsResult(items=items, rejects=None, metadata=metadata)
+
+    # ---------------------------------------------------------------------------------------------------- prompts
+    def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
+        """One prompt per item: the item's system prompt, its question (after the dataset's demonstrations, when
+        configured) and ``gold``, the answer a perfect model writes, for the oracle."""
+        out = []
+        for it in items:
+            demos, kind = it.get("demos") or "", it.get("demo_kind") or ""
+            text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
+            out.append(Prompt(item_id=str(it["item_id"]), text=text,
+                              template_id=str(it["template_id"]) + (f"+{kind}" if kind else ""),
+                              gold=it.get("gold"), answer_kind=None, system=it.get("system")))
+        return out
+
+    # ---------------------------------------------------------------------------------------------------- score
+    def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]], *, model: str,
+              perturbation: str = "none", scoring: ScoringOptions = ScoringOptions()) -> SuiteScores:  # fmt: skip
+        """Read every answer (yes / no / unsure, the option chosen, the known-entity reading), check its rationale,
+        vote per item, and measure A, R, AR, M, H per dataset x question type on known entities and on all
+        questions, the multi-hop per-hop measures and the known-entity shares."""
+        by_id = {str(it["item_id"]): it for it in items}
+        missing = sorted({str(r["item_id"]) for r in responses} - set(by_id))
+        if missing:
+            raise ValueError(f"{len(missing)} response(s) of model {model!r} answer items that are not among the "
+                             f"erbench items (first: {missing[:3]}); re-materialize the responses")
+        samples = []
+        for r in responses:
+            item = by_id[str(r["item_id"])]
+            reading = read_sample(item, r.get("text"), r.get("error"))
+            samples.append({
+                "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
+                "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": "",
+                "text": r.get("text"), "error": r.get("error"), "label": reading["label"], "judge_text": None,
+                "judge_error": None, "judge_response_id": None, "rationale": reading["rationale"],
+                "hop_rationale": reading["hop_rationale"], "knows": reading["knows"],
+            })  # fmt: skip
+        votes = votes_from_samples(by_id, samples, model=model, perturbation=perturbation)
+        return SuiteScores(samples=samples, votes=votes,
+                           metrics=self.metrics(votes, by_id, model=model, perturbation=perturbation,
+                                                confidence=scoring.confidence),
+                           sample_schema=ERBENCH_SAMPLE_SCHEMA, vote_schema=ERBENCH_VOTE_SCHEMA)
+
+    def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
+                perturbation: str, confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
+        """Settings 3 (all questions, with the overall rows) and 1 (entities this model knows), and the known
+        shares."""
+        known = known_groups(votes)
+        out = metrics_for(votes, model=model, perturbation=perturbation, entities="all", overall=True,
+                          confidence=confidence)
+        out += metrics_for(votes, model=model, perturbation=perturbation, entities="known",
+                           keep=lambda v: known.get(v["known_group"], False), confidence=confidence)
+        out += known_share_rows(votes, model=model, perturbation=perturbation, confidence=confidence)
+        return out
+
+    def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *,
+                            settings: Any = None, min_known: int = 20) -> list[dict[str, Any]]:  # fmt: skip
+        """Setting 2: each model's measures on the questions whose entity every evaluated model knows, from the
+        vote rows of ALL models (each with ``model``); ``items`` maps item id -> item. Metric rows in the common
+        schema with ``entities`` = "common" (see :func:`~kgprobe.suites.erbench.scoring.common_metrics`); a model
+        knowing fewer than ``min_known`` entities of a dataset (``settings.min_known`` when given) is left out there."""
+        rows = []
+        for v in votes:
+            item = items.get(str(v["item_id"])) or {}
+            row = dict(v)
+            for key in ("dataset", "qtype", "fd", "hops", "known_group", "task"):
+                if row.get(key) is None and key in item:
+                    row[key] = item[key]
+            rows.append(row)
+        return common_metrics(rows, min_known=getattr(settings, "min_known", min_known))
+
+    def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
+        from kgprobe.scoring.quality import validate_metrics, validate_votes
+
+        return [*validate_votes(tables["votes"], name=f"{name} votes"),
+                *validate_metrics(tables["metrics"], name=f"{name} metrics")]
+
+    # ---------------------------------------------------------------------------------------------------- report
+    def report(self, ctx: Any, metrics: Sequence[Mapping[str, Any]], *, agreement: Sequence[Mapping[str, Any]] = (),
+               similarity: Sequence[Mapping[str, Any]] = ()) -> tuple[Any, dict[str, bytes]]:  # fmt: skip
+        """ERBench's section: A / R / AR / H per dataset x question type for each evaluation setting, the
+        multi-hop per-hop measures and the known-entity counts (:func:`kgprobe.suites.erbench.report.section`)."""
+        from kgprobe.suites.erbench.report import section
+
+        mine = [m for m in metrics if m.get("suite") == self.name and m.get("setting", "closed") == "closed"]
+        if not mine:
+            return None, {}
+        return section(ctx, mine), {}
+
+
+def with_demos(items: pa.Table, settings: ERBenchSettings, config_dir: Path) -> pa.Table:
+    """``items`` with ``demos`` (the few-shot or chain-of-thought demonstrations put before the question, "" for
+    none) and ``demo_kind`` (fewshot, cot or ""), looked up per dataset and task (known-entity prompts get none)."""
+    cache: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def lookup(dataset: str, task: str) -> tuple[str, str]:
+        if (dataset, task) not in cache:
+            found = ("", "")
+            if task != "known_entity":
+                for kind, table in (("cot", settings.cot), ("fewshot", settings.few_shot)):
+                    key = next((k for k in (f"{dataset}.{task}", dataset) if k in table), None)
+                    if key is not None:
+                        path = Path(table[key])
+                        pairs = load_demos(path if path.is_absolute() else config_dir / path)
+                        found = ("".join(f"Q: {q}\nA: {a}\n\n" for q, a in pairs), kind)
+                        break
+            cache[(dataset, task)] = found
+        return cache[(dataset, task)]
+
+    pairs = [lookup(d, t) for d, t in zip(items.column("dataset").to_pylist(), items.column("task").to_pylist())]
+    items = items.append_column("demos", pa.array([p[0] for p in pairs], pa.string()))
+    return items.append_column("demo_kind", pa.array([p[1] for p in pairs], pa.string()))
+
+
+def empty_items() -> pa.Table:
+    """An empty item table of ERBench's schema."""
+    return item_schema().empty_table()

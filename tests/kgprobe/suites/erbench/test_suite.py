@@ -1,0 +1,203 @@
+"""The suite on the bundled sample database: item counts, prompts, the oracle check, baselines, the three
+evaluation settings, the report section and the erdb asset."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kgprobe.generation.backends.reference import ReferenceBackend
+from kgprobe.generation.records import SamplingParams
+from kgprobe.suites.base import ItemSource, check_items, is_best
+from kgprobe.suites.erbench import ERBenchSuite, load_erdb
+from kgprobe.suites.erbench.questions import BINARY_SYSTEM, KNOWN_SYSTEM, MC_SYSTEM_NOTA
+from kgprobe.suites.erbench.spec import parse_spec
+
+REPO = Path(__file__).resolve().parents[4]
+EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture(scope="module")
+def sample(sample_spec_data):
+    con = duckdb.connect()
+    load_erdb(con, parse_spec(sample_spec_data))
+    suite = ERBenchSuite()
+    settings = suite.Settings.model_validate({"db": "sample/erdb/erdb.yaml", "limit_per_fd": 20,
+                                              "none_of_the_above": 0.2})
+    result = suite.items(ItemSource(con=con, kg=None, snapshot_id="", settings=settings, seed=0, config_dir=EXAMPLES))
+    return suite, con, result
+
+
+def _answers(suite, items, kind: str) -> list[dict]:
+    prompts = suite.prompts(items)
+    outs = ReferenceBackend(kind).generate(prompts, SamplingParams(n=1, temperature=0.0))
+    return [{"response_id": f"{kind}-{i}", "item_id": p.item_id, "model": kind, "sample_index": 0, "text": c[0].text,
+             "error": c[0].error} for i, (p, c) in enumerate(zip(prompts, outs))]
+
+
+def test_sample_items_per_dataset_and_type(sample) -> None:
+    _, _, result = sample
+    check_items("erbench", result.items)
+    rows = result.items.to_pylist()
+    counts = Counter((r["dataset"], r["qtype"]) for r in rows)
+    # 20 records per FD / path; MC: 3 phrasings each, known_mc: one prompt for X plus one per option column
+    assert counts[("movie", "BN(Y)")] == counts[("movie", "BN(N)")] == counts[("movie", "known")] == 20
+    assert counts[("movie", "MC")] + counts[("movie", "MC-NOTA")] == 60
+    assert counts[("movie", "known_mc")] == 60 and counts[("country", "known_mc")] == 80
+    assert counts[("movie_director_country", "BN(Y)")] == 20
+    assert len(rows) == 680
+    assert dict(rows[0]["breakdown"]).keys() >= {"dataset", "qtype"}
+    nota = [r for r in rows if r["qtype"] == "MC-NOTA"]
+    assert nota and all(r["expected"] == "none" and r["inferred"] == [] for r in nota)
+    assert 0.05 < len(nota) / (len(nota) + counts[("movie", "MC")] + counts[("country", "MC")]
+                               + counts[("olympics", "MC")]) < 0.45
+    hop = next(r for r in rows if r["dataset"] == "movie_director_country" and r["qtype"] == "BN(Y)")
+    assert len(hop["hop_values"]) == 3 and hop["hops"] == 3 and hop["hop_values"] == hop["inferred"]
+
+
+def test_expected_answers_follow_the_table(sample) -> None:
+    _, con, result = sample
+    movies = {r[0]: r[1:] for r in con.execute("SELECT title, year, director, star FROM erdb.movies").fetchall()}
+    directors = dict(con.execute("SELECT name, birth_year FROM erdb.directors").fetchall())
+    for r in result.items.to_pylist():
+        rec = json.loads(r["evidence"])["record"]
+        if r["fd"] == "movie_title" and r["qtype"] in ("BN(Y)", "BN(N)"):
+            assert r["expected"] == ("yes" if r["qtype"] == "BN(Y)" else "no")
+            assert movies[r["inferred"][0]] == (int(rec["year"]), rec["director"], rec["star"])
+        if r["fd"] == "movie_facts" and r["qtype"] == "MC":
+            k = int(r["expected"])
+            title = rec["title"]
+            year, director = movies[title][0], movies[title][1]
+            true = {1: director, 2: str(year)}
+            assert r["inferred"] == [true[k]]
+            assert true[k] not in r["options"][k - 1]  # the false option does not state the true value
+            assert all(true[j] in r["options"][j - 1] for j in true if j != k)
+        if r["fd"] == "movie_director_decade" and r["qtype"] == "BN(Y)":
+            director = r["hop_values"][0]
+            assert r["hop_values"][1] == str(directors[director])
+            assert f"{directors[director] // 10 * 10}s" in r["question"]
+
+
+def test_prompts_use_the_paper_system_prompts_and_gold(sample) -> None:
+    suite, _, result = sample
+    items = result.items.to_pylist()
+    prompts = {p.item_id: p for p in suite.prompts(items)}
+    for it in items:
+        p = prompts[it["item_id"]]
+        assert p.answer_kind is None and p.gold == it["gold"]
+        assert p.system == {"binary": BINARY_SYSTEM, "multihop": BINARY_SYSTEM, "known_entity": KNOWN_SYSTEM,
+                            "multiple_choice": MC_SYSTEM_NOTA}[it["task"]]
+    assert ERBenchSuite.sampling.n == 1 and ERBenchSuite.sampling.temperature == 0.0
+
+
+def test_few_shot_demonstrations_come_before_the_question(sample, tmp_path: Path) -> None:
+    suite, con, _ = sample
+    demo = tmp_path / "movie_demo.txt"
+    demo.write_text("Q: Is there a movie, released in 1975, starring Al Pacino where Sidney Lumet is the director?\n"
+                    "A: Yes, Dog Day Afternoon.\n\nQ: Is it true that there are no movies ...?\nA: No.\n", encoding="utf-8")
+    settings = suite.Settings.model_validate({"db": str(EXAMPLES / "sample/erdb/erdb.yaml"), "limit_per_fd": 2,
+                                              "few_shot": {"movie.binary": str(demo)}})
+    items = suite.items(ItemSource(con=con, kg=None, snapshot_id="", settings=settings, seed=0,
+                                   config_dir=EXAMPLES)).items.to_pylist()
+    prompts = {p.item_id: p for p in suite.prompts(items)}
+    bn = next(it for it in items if it["fd"] == "movie_title" and it["qtype"] == "BN(Y)")
+    known = next(it for it in items if it["fd"] == "movie_title" and it["qtype"] == "known")
+    text = prompts[bn["item_id"]].text
+    assert text.startswith("Q: Is there a movie, released in 1975") and text.endswith(f"Q: {bn['question']}\nA:")
+    assert prompts[bn["item_id"]].template_id.endswith("+fewshot")
+    assert prompts[known["item_id"]].text == known["question"]
+
+
+def test_oracle_is_perfect_and_baselines_are_worse(sample) -> None:
+    suite, _, result = sample
+    items = result.items.to_pylist()
+    oracle = suite.score(items, _answers(suite, items, "oracle"), model="oracle")
+    assert oracle.metrics and all(is_best(m) for m in oracle.metrics), [m for m in oracle.metrics if not is_best(m)][:3]
+    overall = {(m["task"], m["metric"]): m for m in oracle.metrics if not m["breakdown"]}
+    for task in ("binary", "multiple_choice", "multihop"):
+        assert overall[(task, "answer_rationale_accuracy")]["value"] == 1.0
+        assert overall[(task, "hallucination_rate")]["value"] == 0.0
+    assert {m["breakdown"]["entities"] for m in oracle.metrics if "entities" in m["breakdown"]} == {"all", "known"}
+    assert any(m["metric"] == "rationale_given_previous" and m["breakdown"]["hop"] == "3" for m in oracle.metrics)
+    for kind in ("always-yes", "random"):
+        scored = suite.score(items, _answers(suite, items, kind), model=kind)
+        by = {(m["task"], m["metric"]): m["value"] for m in scored.metrics if not m["breakdown"]}
+        assert by[("binary", "answer_rationale_accuracy")] == 0.0  # "Yes." mentions no inferred value
+        assert by[("binary", "answer_accuracy")] <= 0.6
+        assert by[("multiple_choice", "answer_accuracy")] == 0.0
+    tables = oracle.tables()
+    assert tables["votes"].num_rows == len(items) and tables["samples"].num_rows == len(items)
+
+
+def test_known_entities_gate_setting_one_and_common_setting_two(sample) -> None:
+    suite, _, result = sample
+    items = result.items.to_pylist()
+    by_id = {it["item_id"]: it for it in items}
+    votes = []
+    for kind in ("oracle", "random"):
+        votes += suite.score(items, _answers(suite, items, kind), model=kind).votes
+    random_known = {v["known_group"] for v in votes if v["model"] == "random" and v["task"] == "known_entity"
+                    and v["knows"]}
+    rows = suite.cross_model_metrics(votes, by_id, min_known=1)
+    assert rows and {r["breakdown"]["entities"] for r in rows} == {"common"}
+    for r in rows:
+        assert all(by_id[i]["known_group"] in random_known for i in r["item_ids"])
+    # the oracle knows every entity, so its common rows are perfect too
+    assert all(is_best(r) for r in rows if r["model"] == "oracle")
+    # a model knowing fewer than min_known entities of a dataset is left out there
+    strict = suite.cross_model_metrics(votes, by_id, min_known=10_000)
+    assert strict == []
+
+
+def test_report_section_renders(sample) -> None:
+    from kgprobe.report.render import ReportContext, render_page
+
+    suite, _, result = sample
+    items = result.items.to_pylist()
+    metrics = []
+    for kind in ("oracle", "always-yes"):
+        metrics += [{**m, "setting": "closed"} for m in suite.score(items, _answers(suite, items, kind), model=kind).metrics]
+    ctx = ReportContext(project="p", config_path="c.yaml", snapshot_ids=("s",), created_at="2025-01-02",
+                        models=("oracle", "always-yes"))
+    section, plots = suite.report(ctx, metrics)
+    assert plots == {} and section.template == "erbench/section.html"
+    page = render_page(ctx, own=[section])
+    assert "(1) entities the model knows" in page and "(3) all questions" in page and "Known entities" in page
+    assert "BN(Y)" in page and "MC-NOTA" in page and "1.00 [" in page
+    assert "20 of 20" in page  # the oracle knows every movie of the binary FD
+
+
+def test_the_erdb_asset_loads_the_sample(tmp_path: Path) -> None:
+    import dagster as dg
+    import yaml
+
+    from assets.erbench import erdb, erdb_constraints_hold
+    from kgprobe.suites import register, unregister
+    from resources import ProjectResource, WarehouseResource
+
+    register(ERBenchSuite())
+    try:
+        cfg = yaml.safe_load((EXAMPLES / "sample.yaml").read_text(encoding="utf-8"))
+        project = {"name": "erb", "seed": 0, "warehouse": str(tmp_path / "wh" / "kgprobe.duckdb"), "kgs": cfg["kgs"],
+                   "models": [m for m in cfg["models"] if m["name"] == "oracle"],
+                   "suites": {"erbench": {"db": "sample/erdb/erdb.yaml", "limit_per_fd": 5}}}
+        path = EXAMPLES / f".test-erbench-{tmp_path.name}.yaml"
+        path.write_text(yaml.safe_dump(project), encoding="utf-8")
+        try:
+            resources = {"project": ProjectResource(config_path=str(path)),
+                         "warehouse": WarehouseResource(path=str(tmp_path / "wh" / "kgprobe.duckdb"))}
+            result = dg.materialize([erdb], resources=resources)
+            assert result.success
+            md = result.get_asset_materialization_events()[0].materialization.metadata
+            assert md["read"].value == md["loaded"].value == 275 and md["rejected"].value == 0
+            with duckdb.connect(str(tmp_path / "wh" / "kgprobe.duckdb"), read_only=True) as con:
+                assert con.execute("SELECT count(*) FROM erdb.movies").fetchone()[0] == 145
+            assert erdb_constraints_hold(project=resources["project"], warehouse=resources["warehouse"]).passed
+        finally:
+            path.unlink()
+    finally:
+        unregister("erbench")

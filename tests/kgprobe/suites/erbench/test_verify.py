@@ -1,0 +1,107 @@
+"""Answer reading, rationale matching (one set of hand-written cases per entity-resolution heuristic) and the
+measures of the contract API."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kgprobe.suites.erbench import BinaryAnswer, binary_metrics, knows_entity
+from kgprobe.suites.erbench.verify import (
+    rationale_matches,
+    read_binary,
+    read_option,
+    value_mentioned,
+)
+
+HEURISTICS = {
+    "case": [("Avatar", "the film AVATAR (2009)", {}, True), ("Avatar", "the film Avatars", {}, False)],
+    "diacritics": [("Andrés Iniesta", "Andres Iniesta played", {}, True), ("Björk", "starring Bjork.", {}, True),
+                   ("Björk", "starring Bjorn.", {}, False)],
+    "punctuation": [("Spider-Man", "It is Spider Man.", {}, True), ("Spider-Man", "SpiderMan 2", {}, True),
+                    ("St. Louis", "held in St Louis", {}, True), ("Spider-Man", "Spider Woman", {}, False)],
+    "quotes": [("Avatar", "the movie \u201cAvatar\u201d", {}, True), ("At World's End", "At Worlds End", {}, True),
+               ("Schindler's List", "'Schindler\u2019s List'", {}, True)],
+    "articles": [("The Supremes", "a song by Supremes", {}, True), ("Supremes", "by The Supremes", {}, True),
+                 ("The Host", "The Hostage", {}, False), ("the the", "The song is by The The.", {}, True),
+                 ("The The", "The song is by Depeche Mode.", {}, False)],
+    "middle initials": [("Harry Potter", "Harry J. Potter wrote", {}, True), ("Peter R. Hunt", "by Peter Hunt", {}, True),
+                        ("Harry Potter", "Harry Styles", {}, False)],
+    "last, first": [("Collins, Wilkie", "written by Wilkie Collins", {}, True),
+                    ("Collins, Wilkie and Connolly, Joy", "by Wilkie Collins and Joy Connolly", {}, True),
+                    ("Hodge, Paul", "by Paul Smith", {}, False)],
+    "last name": [("L. Messi", "Messi played for Barcelona", {"last_name": True}, True),
+                  ("L. Messi", "Messi played for Barcelona", {}, False),
+                  ("Martin Luther King Jr.", "King spoke", {"last_name": True}, True)],
+    "club affixes": [("FC Barcelona", "he played for Barcelona", {"club": True}, True),
+                     ("FC Barcelona", "he played for Barcelona", {}, False)],
+    "number formats": [("2009.0", "released in 2009.", {}, True), ("1000000", "1,000,000 people", {}, True),
+                       ("-34.7833328247", "latitude -34.783", {}, True), ("-34.7833328247", "latitude -34.79", {}, False),
+                       ("10.0", "number 10 in 2019", {}, True), ("10.0", "number 100", {}, False),
+                       ("1954", "born on 1954-08-16", {}, True), ("1954", "born in 19540", {}, False)],
+    "lists": [("2012,1948,1908,", "in 1908, 1948 and 2012", {"as_list": True}, True),
+              ("2012,1948,1908,", "in 1908 and 2012", {"as_list": True}, False)],
+}
+
+
+@pytest.mark.parametrize("heuristic,value,text,options,expected",
+                         [(h, *case) for h, cases in HEURISTICS.items() for case in cases])
+def test_each_heuristic_on_hand_written_cases(heuristic: str, value: str, text: str, options: dict, expected: bool) -> None:
+    assert value_mentioned(value, text, **options) is expected, heuristic
+
+
+def test_rationale_needs_every_inferred_value_and_honours_per_value_heuristics() -> None:
+    text = "Kangin Lee played for Valencia CF, in Valencia."
+    assert rationale_matches(text, ["Kangin Lee", "Valencia CF"])
+    assert not rationale_matches(text, ["Kangin Lee", "Valencia CF", "1992"])
+    assert rationale_matches("Lee wore 16", ["K. Lee"], match=[["last_name"]])
+    assert not rationale_matches(None, ["x"])
+
+
+@pytest.mark.parametrize("text,label", [
+    ("Yes, the movie is Avatar.", "yes"), ("No, it is not true. The movie Parasite ...", "no"),
+    ("Unsure. I don't know that movie.", "unsure"), ("I'm not sure about this.", "unsure"),
+    ("**No**. There is no such movie.", "no"), ("The sky is blue.", "unknown"), ("", "unknown"), (None, "unknown"),
+])
+def test_read_binary(text, label) -> None:
+    assert read_binary(text) == label
+
+
+@pytest.mark.parametrize("text,n,label", [
+    ("Option 2: It was produced in the country China.", 3, "2"), ("2. It was produced in China", 3, "2"),
+    ("None of the above. All options are correct.", 3, "none"), ("Option 1 and Option 3 are false.", 3, "multiple"),
+    ("Option 7: nonsense", 3, "unknown"), ("Yes.", 3, "unknown"), ("Unsure.", 3, "unsure"),
+    ("The director is wrong.\nTherefore the answer is Option 1.", 3, "1"),
+])
+def test_read_option(text, n, label) -> None:
+    assert read_option(text, n) == label
+
+
+@pytest.mark.parametrize("text,known", [
+    ("Yes.", True), ("Yes. Yes. Yes.", True), ("yes", True), ("Yes, but I am not sure about the director.", False),
+    ("No.", False), ("Yes. No.", False), ("I don't know.", False), ("", False), ("Unsure.", False),
+])
+def test_knows_entity_is_only_yes(text, known) -> None:
+    assert knows_entity(text) is known
+
+
+def test_knows_entity_ignores_the_entity_names_of_the_prompt() -> None:
+    text = "Yes, No Country for Old Men is directed by the Coen brothers."
+    assert not knows_entity(text)
+    assert knows_entity(text, names=["No Country for Old Men"])
+
+
+def test_binary_metrics_contract() -> None:
+    answers = [
+        BinaryAnswer(text='Yes. The movie is "Avatar".', expected="yes", inferred=("Avatar",)),   # A, R
+        BinaryAnswer(text="Yes.", expected="yes", inferred=("Titanic",)),                       # A only
+        BinaryAnswer(text="Yes, it is Jaws.", expected="no", inferred=("Jaws",)),                # R only
+        BinaryAnswer(text="Unsure, I do not know.", expected="no", inferred=("Alien",)),         # missing
+    ]
+    m = binary_metrics(answers)
+    assert (m.n, m.A, m.R, m.AR, m.M) == (4.0, 0.5, 0.5, 0.25, 0.25)
+    assert m.H == pytest.approx(1 - m.A - m.M) and m.H == 0.25
+    assert all(isinstance(getattr(m, f), float) for f in ("n", "A", "R", "AR", "M", "H"))
+    empty = binary_metrics([])
+    assert empty.n == 0.0 and math.isnan(empty.A)
