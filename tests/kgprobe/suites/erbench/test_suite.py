@@ -176,28 +176,23 @@ def test_the_erdb_asset_loads_the_sample(tmp_path: Path) -> None:
     import yaml
 
     from assets.erbench import erdb, erdb_constraints_hold
-    from kgprobe.suites import register, unregister
     from resources import ProjectResource, WarehouseResource
 
-    register(ERBenchSuite())
+    cfg = yaml.safe_load((EXAMPLES / "sample.yaml").read_text(encoding="utf-8"))
+    project = {"name": "erb", "seed": 0, "warehouse": str(tmp_path / "wh" / "kgprobe.duckdb"), "kgs": cfg["kgs"],
+               "models": [m for m in cfg["models"] if m["name"] == "oracle"],
+               "suites": {"erbench": {"db": "sample/erdb/erdb.yaml", "limit_per_fd": 5}}}
+    path = EXAMPLES / f".test-erbench-{tmp_path.name}.yaml"
+    path.write_text(yaml.safe_dump(project), encoding="utf-8")
     try:
-        cfg = yaml.safe_load((EXAMPLES / "sample.yaml").read_text(encoding="utf-8"))
-        project = {"name": "erb", "seed": 0, "warehouse": str(tmp_path / "wh" / "kgprobe.duckdb"), "kgs": cfg["kgs"],
-                   "models": [m for m in cfg["models"] if m["name"] == "oracle"],
-                   "suites": {"erbench": {"db": "sample/erdb/erdb.yaml", "limit_per_fd": 5}}}
-        path = EXAMPLES / f".test-erbench-{tmp_path.name}.yaml"
-        path.write_text(yaml.safe_dump(project), encoding="utf-8")
-        try:
-            resources = {"project": ProjectResource(config_path=str(path)),
-                         "warehouse": WarehouseResource(path=str(tmp_path / "wh" / "kgprobe.duckdb"))}
-            result = dg.materialize([erdb], resources=resources)
-            assert result.success
-            md = result.get_asset_materialization_events()[0].materialization.metadata
-            assert md["read"].value == md["loaded"].value == 275 and md["rejected"].value == 0
-            with duckdb.connect(str(tmp_path / "wh" / "kgprobe.duckdb"), read_only=True) as con:
-                assert con.execute("SELECT count(*) FROM erdb.movies").fetchone()[0] == 145
-            assert erdb_constraints_hold(project=resources["project"], warehouse=resources["warehouse"]).passed
-        finally:
-            path.unlink()
+        resources = {"project": ProjectResource(config_path=str(path)),
+                     "warehouse": WarehouseResource(path=str(tmp_path / "wh" / "kgprobe.duckdb"))}
+        result = dg.materialize([erdb], resources=resources)
+        assert result.success
+        md = result.get_asset_materialization_events()[0].materialization.metadata
+        assert md["read"].value == md["loaded"].value == 275 and md["rejected"].value == 0
+        with duckdb.connect(str(tmp_path / "wh" / "kgprobe.duckdb"), read_only=True) as con:
+            assert con.execute("SELECT count(*) FROM erdb.movies").fetchone()[0] == 145
+        assert erdb_constraints_hold(project=resources["project"], warehouse=resources["warehouse"]).passed
     finally:
-        unregister("erbench")
+        path.unlink()
