@@ -201,7 +201,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         return suite.score(items, responses, model=dims[MODEL], perturbation=dims.get(PERTURBATION, "none"),
                            scoring=ScoringOptions(judges=settings.judges, judge=judge, confidence=settings.confidence,
                                                   resamples=settings.resamples, seed=settings.seed,
-                                                  log=context.log.info, embedder=embedder.get()))
+                                                  log=context.log.info, embedder=embedder.get(),
+                                                  settings=suite.load_settings(cfg)))
 
     def _write_scores(warehouse, asset: str, scored, dims: dict) -> dict:
         tables = scored.tables()

@@ -7,19 +7,20 @@ own before its items, an assets module.
 
     >>> from kgprobe.suites import SUITES
     >>> sorted(SUITES)
-    ['erbench', 'fpq']
+    ['drowzee', 'erbench', 'fpq']
 """
 
 from __future__ import annotations
 
 from kgprobe.suites.base import Suite
+from kgprobe.suites.drowzee.suite import DrowzeeSuite
 from kgprobe.suites.erbench.suite import ERBenchSuite
 from kgprobe.suites.fpq.suite import FPQSuite
 
 __all__ = ["SUITES", "Suite", "register", "unregister"]
 
 #: Every registered suite by name.
-SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), ERBenchSuite())}
+SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), ERBenchSuite(), DrowzeeSuite())}
 
 
 def register(suite: Suite) -> Suite:

@@ -170,6 +170,9 @@ class ScoringOptions:
     #: The run's :class:`kgprobe.embedding.Embedder` (loaded once per run), for suites that match text by meaning;
     #: None outside a run (a suite then builds its own).
     embedder: Any = None
+    #: The suite's validated settings (its config section), for suites whose scoring has options; None outside a
+    #: run (a suite then uses its defaults).
+    settings: Any = None
 
 
 @dataclass(frozen=True)

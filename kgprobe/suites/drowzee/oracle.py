@@ -1,0 +1,400 @@
+"""Drowzee's reasoning oracle (§3.6, Algorithm 3): read the answer, extract the triples the reasoning states, compare
+the response graph with the ground-truth graph of the proof, and name the category.
+
+* A refusal ("I don't know" at the beginning) is not a hallucination: category CO (and counted on its own).
+* Otherwise :class:`Extractor` turns each reasoning sentence into triples, offline: a relation phrase is found by
+  the patterns of the relation labels (by phrase type, :mod:`.templates`) and of their aliases, or, between two
+  linked mentions, by embedding similarity; the subject and object spans are linked against the KG's entity labels
+  (and the item's event labels): exact, then normalised (case, accents, punctuation, a leading "the"), then by
+  embedding (cosine >= the threshold). Sentences that deny (not, never, n't) give negated relations, which match
+  no fact of a proof. Temporal sentences ("X started in 1837", "X ended in 1901", "X lasted from 1837 to 1901")
+  give (event, started_in / ended_in, year) triples.
+* :func:`graph_similarity`: node and edge Jaccard over semantically matched elements (same entity, same year, or
+  cosine >= ``threshold`` of the labels; an edge also matches reversed for a symmetric relation, or as the declared
+  inverse relation reversed), with one-to-one matching.
+* :func:`category`: CO, EK (s_n < θ_n), EI (s_e < θ_e), OL (both).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kgprobe.suites.drowzee.templates import phrase_type
+
+__all__ = [
+    "CATEGORIES",
+    "Edge",
+    "Extractor",
+    "Node",
+    "category",
+    "graph_similarity",
+    "normalise",
+    "read_answer",
+]
+
+#: Algorithm 3's categories: correct, erroneous knowledge, erroneous inference, both.
+CATEGORIES: tuple[str, ...] = ("CO", "EK", "EI", "OL")
+
+STARTED, ENDED = "started_in", "ended_in"
+
+_REFUSAL = re.compile(r"^\W*(?:answer\s*:\s*)?(?:i\s+(?:do\s+not|don'?t|don’t)\s+know|idk\b|i\s*(?:'m|’m|\s+am)\s+not\s+sure|"
+                      r"i\s+cannot\s+(?:answer|determine|say)|i\s+can'?t\s+(?:answer|determine|say)|unknown\b)",
+                      re.IGNORECASE)
+_YES = re.compile(r"^\W*(?:answer\s*:\s*)?yes\b", re.IGNORECASE)
+_NO = re.compile(r"^\W*(?:answer\s*:\s*)?no\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b|n’t\b", re.IGNORECASE)
+_DISCOURSE = re.compile(r"^(?:(?:as far as i know|as is well known|as we know|in fact|indeed|of course|actually|notably|"
+                        r"importantly|moreover|furthermore|additionally|also|however|therefore|thus|hence|so|first|"
+                        r"second|third|finally|in addition|historically|according to (?:my|the) knowledge|because|since|yes|no|"
+                        r"the answer is (?:yes|no)|i (?:believe|think|know)(?: that)?|it is (?:true|known|a fact) that|"
+                        r"and|but|while|whereas|which means(?: that)?)\b[,.:]?\s+)+",
+                        re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)]|\(\d+\))\s*")
+_COPULA = r"(?:is|was|are|were|has been|had been|is also|was also)"
+_YEAR = r"(?:the year\s+)?(?P<{name}>-?\d{{1,4}})"
+
+
+def read_answer(text: str | None) -> str:
+    """The answer an output begins with: ``yes``, ``no``, ``refusal`` ("I don't know" and the like) or
+    ``unknown`` (none of them: the answer cannot be read)."""
+    if not text or not text.strip():
+        return "unknown"
+    if _REFUSAL.match(text):
+        return "refusal"
+    if _YES.match(text):
+        return "yes"
+    if _NO.match(text):
+        return "no"
+    return "unknown"
+
+
+def normalise(text: str) -> str:
+    """A mention as compared: lower case, accents and punctuation removed, spaces collapsed, no leading "the"."""
+    t = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    t = re.sub(r"[^a-z0-9 ]+", " ", t)
+    t = " ".join(t.split())
+    return t.removeprefix("the ")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A graph node: a KG entity (``key`` its id), an event (``key`` its atom name), a year, or unlinked text."""
+
+    kind: str
+    key: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A graph edge: ``relation`` is a relation key, ``started_in`` / ``ended_in``, ``not:<key>`` for a denied
+    fact, or ``text:<phrase>`` for an unlinked phrase; ``relation_text`` is what it is compared by."""
+
+    head: Node
+    relation: str
+    relation_text: str
+    tail: Node
+
+
+def _year_node(year: int | str) -> Node:
+    return Node("year", str(int(year)), str(int(year)))
+
+
+class Extractor:
+    """Offline triple extraction from reasoning text. ``entities``: id -> label of the KG (or of the entities that
+    matter); ``relations``: key -> label; ``aliases``: key -> extra verb phrases ("was born in");
+    ``phrase_types``: key -> noun / passive / active overrides; ``embedder`` (optional) links what exact and
+    normalised matching cannot, at cosine >= ``threshold``."""
+
+    def __init__(self, entities: Mapping[int, str], relations: Mapping[str, str], *,
+                 aliases: Mapping[str, Sequence[str]] | None = None, phrase_types: Mapping[str, str] | None = None,
+                 embedder: Any = None, threshold: float = 0.8, relation_threshold: float = 0.8) -> None:  # fmt: skip
+        self.entities = {int(k): str(v) for k, v in entities.items()}
+        self.relations = dict(relations)
+        self.embedder = embedder
+        self.threshold = threshold
+        self.relation_threshold = relation_threshold
+        self._dotted = sorted({v for v in self.entities.values()
+                               if re.search(r"[.!?;,]\s|\s(?:and|but|so|which|while|whereas)\s", v)}, key=len, reverse=True)
+        self._exact: dict[str, list[int]] = {}
+        self._norm: dict[str, list[int]] = {}
+        for i, label in sorted(self.entities.items()):
+            self._exact.setdefault(label, []).append(i)
+            self._norm.setdefault(normalise(label), []).append(i)
+        self._patterns: list[tuple[re.Pattern[str], str]] = []
+        phrases: list[tuple[str, str, str]] = []
+        for key, label in self.relations.items():
+            phrases.append((label, phrase_type(label, phrase_types, key), key))
+            for alias in (aliases or {}).get(key, ()):
+                phrases.append((alias, "alias", key))
+        for label, kind, key in sorted(phrases, key=lambda p: (-len(p[0]), p[0])):
+            for pat in self._relation_patterns(label, kind):
+                self._patterns.append((re.compile(pat, re.IGNORECASE), key))
+        self._phrases = {key: [label] + list((aliases or {}).get(key, ())) for key, label in self.relations.items()}
+        y = _YEAR.format
+        self._temporal = [
+            (re.compile(rf"^(?P<s>.+?) (?:lasted|ran|existed|lived|was|were|held|took place|happened|occurred)?\s*"
+                        rf"from {y(name='a')} (?:to|until|till|through) {y(name='b')}\b", re.IGNORECASE), "span"),
+            (re.compile(rf"^(?P<s>.+?) (?:started|began|begins|starts)(?: in| on| at)? {y(name='a')},? and "
+                        rf"(?:ended|finished|ends|lasted until)(?: in| on| at)? {y(name='b')}\b", re.IGNORECASE), "span"),
+            (re.compile(rf"^(?P<s>.+?) (?:started|began|begins|starts|start|begin|commenced|was founded|was established)"
+                        rf"(?: in| on| at)? {y(name='a')}\b", re.IGNORECASE), STARTED),
+            (re.compile(rf"^(?P<s>.+?) (?:ended|finished|ends|end|ceased|stopped|was dissolved)(?: in| on| at)? "
+                        rf"{y(name='a')}\b", re.IGNORECASE), ENDED),
+            (re.compile(rf"^(?P<s>.+?) (?:happened|occurred|took place)(?: in| on| at)? {y(name='a')}\b", re.IGNORECASE), "span1"),
+        ]
+
+    @staticmethod
+    def _relation_patterns(label: str, kind: str) -> list[str]:
+        rel = r"\s+".join(re.escape(w) for w in label.split())
+        if kind == "noun":
+            return [rf"^(?:the |a |an )?{rel} of (?P<s>.+?) {_COPULA} (?:not )?(?P<o>.+)$",
+                    rf"^(?P<s>.+?)['’]s {rel} {_COPULA} (?:not )?(?P<o>.+)$",
+                    rf"^(?P<o>.+?) {_COPULA} (?:not )?(?:the |a |an |one of the )?{rel}s? of (?P<s>.+)$"]
+        if kind == "passive":
+            return [rf"^(?P<s>.+?) {_COPULA} (?:not )?{rel} (?P<o>.+)$"]
+        if kind == "alias":
+            return [rf"^(?P<s>.+?) (?:{_COPULA} |did not |does not |do not |never )?(?:not )?{rel} (?P<o>.+)$"]
+        return [rf"^(?P<s>.+?) (?:does not |do not |did not |never )?{rel} (?P<o>.+)$"]
+
+    # ------------------------------------------------------------------------------------------ linking
+    def link(self, span: str, *, events: Mapping[str, str] | None = None, prefer: Iterable[int] = ()) -> Node:
+        """The node a mention names: an event of ``events`` (name -> label), a KG entity (exact, normalised, then
+        embedding), or the mention's own text."""
+        text = span.strip().strip("\"'“”‘’*`").rstrip(".,;:!?").strip()
+        if "," in text and normalise(text) not in self._norm and text not in (events or {}).values():
+            text = text.split(",")[0].strip()  # "Rome, as is well known," names Rome
+        prefer = set(prefer)
+        events = events or {}
+        norm = normalise(text)
+        for name, label in events.items():
+            if label == text or normalise(label) == norm:
+                return Node("event", name, label)
+        for table, key in ((self._exact, text), (self._norm, norm)):
+            ids = table.get(key)
+            if ids:
+                best = next((i for i in ids if i in prefer), ids[0])
+                return Node("entity", str(best), self.entities[best])
+        if self.embedder is not None and norm:
+            cands = [("event", n, lab) for n, lab in events.items()]
+            pool = [i for i in prefer if i in self.entities] or []
+            cands += [("entity", str(i), self.entities[i]) for i in sorted(pool)]
+            if cands:
+                sims = self.embedder.similarity([text], [c[2] for c in cands])[0]
+                k = int(np.argmax(sims))
+                if float(sims[k]) >= self.threshold:
+                    return Node(*cands[k])
+        return Node("text", norm, text)
+
+    def link_relation(self, phrase: str) -> tuple[str, str]:
+        """(relation key, compared text) of a relation phrase: a label or alias (normalised), else the closest label
+        by embedding at cosine >= ``relation_threshold``, else ``text:<phrase>``."""
+        norm = normalise(phrase)
+        for key, options in self._phrases.items():
+            if any(normalise(o) == norm for o in options):
+                return key, self.relations[key]
+        if norm in (normalise(STARTED), "started in", "began in"):
+            return STARTED, "started in"
+        if norm in (normalise(ENDED), "ended in"):
+            return ENDED, "ended in"
+        if self.embedder is not None and norm and self.relations:
+            keys = sorted(self.relations)
+            sims = self.embedder.similarity([phrase], [self.relations[k] for k in keys])[0]
+            k = int(np.argmax(sims))
+            if float(sims[k]) >= self.relation_threshold:
+                return keys[k], self.relations[keys[k]]
+        return f"text:{norm}", phrase
+
+    # ------------------------------------------------------------------------------------------ extraction
+    def sentences(self, text: str) -> list[str]:
+        """The reasoning's statements, one per line (bullets, numbering and the leading answer word removed)."""
+        out = []
+        for line in (text or "").splitlines():
+            line = _BULLET.sub("", line).strip()
+            line = re.sub(r"^(?:answer\s*:\s*)?(?:yes|no)\b[.,!:]?\s*", "", line, flags=re.IGNORECASE)
+            if line:
+                out.append(line)
+        return out
+
+    _CLAUSE = re.compile(r",?\s+(?:and|but|so|which|while|whereas)\s+|;\s*")
+
+    def _mask(self, line: str) -> tuple[str, list[str]]:
+        slots: list[str] = []
+        for label in self._dotted:
+            if label in line:
+                slots.append(label)
+                line = line.replace(label, f"\x00{len(slots) - 1}\x00")
+        return line, slots
+
+    @staticmethod
+    def _unmask(part: str, slots: Sequence[str]) -> str:
+        for k, label in enumerate(slots):
+            part = part.replace(f"\x00{k}\x00", label)
+        return part.strip()
+
+    def _split(self, line: str) -> list[list[str]]:
+        """A line's sentences, each as its clauses: split at sentence ends (not after an initial or a common
+        abbreviation) and at ", and", ";", ", so", ", which", ", while", never inside a known label ("Dr.
+        Strangelove", "War and Peace", "Museum of Fine Arts, Boston")."""
+        masked, slots = self._mask(line)
+        out = []
+        for sentence in re.split(r"(?<![A-Z])(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs|No|Mt))(?<=[a-z0-9\)\]\x00])[.!?]\s+"
+                                 r"(?=[A-Z\"“\x00])", masked):
+            clauses = [self._unmask(c, slots) for c in self._CLAUSE.split(sentence)]
+            clauses = [c for c in clauses if c]
+            if clauses:
+                out.append([self._unmask(sentence, slots), *clauses] if len(clauses) > 1 else clauses)
+        return out
+
+    def extract(self, text: str, *, events: Mapping[str, str] | None = None, prefer: Iterable[int] = ()) -> list[Edge]:
+        """The triples stated by ``text`` (see the module docstring), in order, without repeats: per clause of each
+        sentence, or, when no clause yields one, from the sentence as a whole."""
+        prefer = list(prefer)
+        out: list[Edge] = []
+        for line in self.sentences(text):
+            for parts in self._split(line):
+                whole, clauses = parts[0], parts[1:]
+                found: list[Edge] = []
+                for clause in clauses:
+                    found += self.extract_sentence(clause, events=events, prefer=prefer)
+                if not found:
+                    found = self.extract_sentence(whole, events=events, prefer=prefer)
+                for edge in found:
+                    if edge not in out:
+                        out.append(edge)
+        return out
+
+    def extract_sentence(self, sentence: str, *, events: Mapping[str, str] | None = None,
+                         prefer: Iterable[int] = ()) -> list[Edge]:  # fmt: skip
+        """The triples of one sentence (usually one, two for "X lasted from A to B")."""
+        s = _DISCOURSE.sub("", sentence.strip().rstrip(".!").strip())
+        s = s[:1].upper() + s[1:] if s[:1].islower() and s[:4].lower() != "the " else s
+        denied = bool(_NEGATION.search(s))
+        for pat, kind in self._temporal:
+            m = pat.match(s)
+            if not m:
+                continue
+            node = self.link(m.group("s"), events=events, prefer=prefer)
+            if kind == "span":
+                return [Edge(node, STARTED, "started in", _year_node(m.group("a"))),
+                        Edge(node, ENDED, "ended in", _year_node(m.group("b")))]
+            if kind == "span1":
+                return [Edge(node, STARTED, "started in", _year_node(m.group("a"))),
+                        Edge(node, ENDED, "ended in", _year_node(m.group("a")))]
+            return [Edge(node, kind, "started in" if kind == STARTED else "ended in", _year_node(m.group("a")))]
+        for pat, key in self._patterns:
+            m = pat.match(s)
+            if m:
+                head = self.link(m.group("s"), events=events, prefer=prefer)
+                tail = self.link(m.group("o"), events=events, prefer=prefer)
+                rel = f"not:{key}" if denied else key
+                return [Edge(head, rel, ("not " if denied else "") + self.relations[key], tail)]
+        return []
+
+
+# ------------------------------------------------------------------------------------------------ graphs
+
+
+def _node_text(n: Node) -> str:
+    return n.label
+
+
+def graph_similarity(response: Sequence[Edge], ground: Sequence[Edge], *, embedder: Any = None,
+                     threshold: float = 0.8, symmetric: Iterable[str] = (),
+                     inverse: Mapping[str, str] | None = None) -> tuple[float, float]:  # fmt: skip
+    """``(s_n, s_e)``: Jaccard similarity of the nodes and of the edges of the response graph and the ground-truth
+    graph, where two nodes are the same when they are the same entity, event or year, or (entities and text) their
+    labels' cosine is >= ``threshold``; two edges when their ends are the same nodes and their relations are the
+    same key or have labels at cosine >= ``threshold`` (a symmetric relation's edge also matches reversed, and an
+    edge of a declared inverse pair matches its inverse reversed). Matching is one-to-one (greedy)."""
+    symmetric = set(symmetric)
+    inverse = dict(inverse or {})
+    inverse.update({v: k for k, v in list(inverse.items())})
+    r_nodes = _nodes(response)
+    g_nodes = _nodes(ground)
+    vec: dict[str, np.ndarray] = {}
+    if embedder is not None:
+        # only texts without an exact partner on the other side need a vector (none, for a perfect answer)
+        r_texts = {n.label for n in r_nodes if n.kind != "year"} | {e.relation_text for e in response}
+        g_texts = {n.label for n in g_nodes if n.kind != "year"} | {e.relation_text for e in ground}
+        r_norm, g_norm = {normalise(t) for t in r_texts}, {normalise(t) for t in g_texts}
+        r_open = sorted(t for t in r_texts if normalise(t) not in g_norm)
+        g_open = sorted(t for t in g_texts if normalise(t) not in r_norm)
+        if r_open and g_open:
+            texts = sorted(set(r_open) | g_texts)
+            vec = dict(zip(texts, embedder.embed(texts)))
+
+    def same_text(a: str, b: str) -> bool:
+        if a == b or normalise(a) == normalise(b):
+            return True
+        if a in vec and b in vec:
+            return float(vec[a] @ vec[b]) >= threshold
+        return False
+
+    def same_node(a: Node, b: Node) -> bool:
+        if a.kind == "year" or b.kind == "year":
+            return a.kind == b.kind and a.key == b.key
+        if a.kind == b.kind and a.key == b.key:
+            return True
+        if a.kind == "entity" and b.kind == "entity":
+            return False  # two different KG entities are different, however alike their names
+        return same_text(a.label, b.label)
+
+    def same_rel(a: Edge, b: Edge) -> bool:
+        if a.relation == b.relation:
+            return True
+        if a.relation.startswith("not:") != b.relation.startswith("not:"):
+            return False
+        return same_text(a.relation_text, b.relation_text)
+
+    def same_edge(a: Edge, b: Edge) -> bool:
+        if same_rel(a, b) and same_node(a.head, b.head) and same_node(a.tail, b.tail):
+            return True
+        if a.relation == b.relation and a.relation in symmetric:
+            return same_node(a.head, b.tail) and same_node(a.tail, b.head)
+        if inverse.get(a.relation) == b.relation:
+            return same_node(a.head, b.tail) and same_node(a.tail, b.head)
+        return False
+
+    return _jaccard(r_nodes, g_nodes, same_node), _jaccard(list(response), list(ground), same_edge)
+
+
+def _nodes(edges: Sequence[Edge]) -> list[Node]:
+    out: list[Node] = []
+    for e in edges:
+        for n in (e.head, e.tail):
+            if n not in out:
+                out.append(n)
+    return out
+
+
+def _jaccard(a: Sequence[Any], b: Sequence[Any], same: Any) -> float:
+    if not a and not b:
+        return 1.0
+    used: set[int] = set()
+    matched = 0
+    for x in a:
+        for j, y in enumerate(b):
+            if j not in used and same(x, y):
+                used.add(j)
+                matched += 1
+                break
+    return matched / (len(a) + len(b) - matched)
+
+
+def category(s_n: float, s_e: float, *, theta_n: float = 0.8, theta_e: float = 0.8) -> str:
+    """Algorithm 3: OL when both similarities fall below their thresholds, EI when the edges do, EK when the nodes
+    do, else CO."""
+    if s_e < theta_e and s_n < theta_n:
+        return "OL"
+    if s_e < theta_e:
+        return "EI"
+    if s_n < theta_n:
+        return "EK"
+    return "CO"

@@ -1,0 +1,53 @@
+"""Drowzee's report section: the hallucination rate per rule and per temporal operator, and the category mix
+(CO / EK / EI / OL, refusals), per model, from the closed-book metric rows of the offline extractor (judge "")."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgprobe.report.render import ReportSection
+from kgprobe.suites.base import breakdown_of
+
+__all__ = ["TEMPLATES", "section"]
+
+#: The folder of Drowzee's report templates (``drowzee/section.html``).
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+_MIX = ("co_share", "ek_share", "ei_share", "ol_share", "refusal_share")
+
+
+def _cell(row: Mapping[str, Any] | None) -> str:
+    if row is None or row.get("value") is None or (isinstance(row["value"], float) and math.isnan(row["value"])):
+        return "–"
+    return f"{row['value']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}] n={row['n']}"
+
+
+def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> ReportSection:
+    """The section's data: for each task (rule, temporal) a table models x (overall, each rule / operator) of the
+    hallucination rate, and a table models x category shares; closed book, offline extractor."""
+    rows = [m for m in metrics if not m.get("judge") and m.get("setting", "closed") == "closed"
+            and str(m.get("perturbation", "none")) == "none"]
+    index = {(str(m["model"]), m["task"], m["metric"], tuple(sorted(breakdown_of(m).items()))): m for m in rows}
+    models = [m for m in getattr(ctx, "models", ()) if any(k[0] == m for k in index)]
+    models += sorted({k[0] for k in index} - set(models))
+    tables = []
+    for task, key in (("rule", "rule"), ("temporal", "operator")):
+        cells = sorted({b[0][1] for (_, t, met, b) in index if t == task and met == "hallucination_rate"
+                        and len(b) == 1 and b[0][0] == key})
+        if not any(k[1] == task for k in index):
+            continue
+        rate = {"headers": ["model", "overall", *cells], "rows": [
+            {"model": m, "cells": [_cell(index.get((m, task, "hallucination_rate", ()))),
+                                   *(_cell(index.get((m, task, "hallucination_rate", ((key, c),)))) for c in cells)]}
+            for m in models]}
+        mix = {"headers": ["model", "CO", "EK", "EI", "OL", "refusals", "answer accuracy", "right answer, wrong reasoning"],
+               "rows": [{"model": m, "cells": [_cell(index.get((m, task, met, ()))) for met in
+                                                (*_MIX, "answer_accuracy", "right_answer_wrong_reasoning")]}
+                        for m in models]}
+        tables.append({"task": task, "by": key, "rate": rate, "mix": mix})
+    return ReportSection(template="drowzee/section.html", template_dir=TEMPLATES,
+                         data={"title": "Drowzee: logic-derived questions with reasoning oracles", "tables": tables},
+                         metrics=rows)

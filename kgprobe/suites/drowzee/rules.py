@@ -1,0 +1,178 @@
+"""Drowzee's derivation rules (§3.3) over a KG's triples, in SQL, each derived fact with its proof.
+
+=============  ======================================  ===============================================================
+rule           Prolog                                   SQL file (``sql/drowzee/``)
+=============  ======================================  ===============================================================
+negation       ``nm_new(S,O') :- !nm(S,O')``           ``derive_negation``: another object of nm, absent for S
+inverse        ``nm_new(S,O) :- nm(O,S)``               ``derive_inverse`` (declared pairs, e.g. father -> child)
+symmetric      ``nm(S,O) :- nm(O,S)``                   ``derive_symmetric`` (spouse, sibling, shares border with)
+transitive     ``nm(S,O') :- nm(S,O), nm(O,O')``        ``derive_composition`` with first = second = target
+composition    ``t(S,O') :- f(S,O), g(O,O')``           ``derive_composition`` (e.g. located in city, then country)
+same           ``same_P(A,B) :- P(A,C), P(B,C), A≠B``   ``derive_same`` (the released code's composite rule)
+=============  ======================================  ===============================================================
+
+Which relations each rule uses comes from the config (:class:`RuleConfig`); :func:`propose_properties` measures the
+data's own evidence (symmetric: reverse edges >= 95%; inverse pairs: both directions >= 95%; transitive: two-step
+paths the relation closes; functional: subjects with one object, where a closed-world negation is safe) for a person
+to accept. Every :class:`DerivedFact` keeps its premises (the KG triples ``(head, relation, tail)`` by id: the
+triple's key) and whether the KG already states it; a negation whose target fact is in the KG is never derived.
+Caps (per subject, per rule) are applied in the seeded hash order of each SQL file, then across relations.
+
+    >>> facts = derive(con, RuleConfig(symmetric=("spouse",)), seed=0)
+    >>> facts[0].rule, facts[0].premises
+    ('symmetric', ((12, 7, 40),))
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgprobe.errors import ConfigError
+from kgprobe.sql import load_sql
+
+__all__ = ["RULES", "DerivedFact", "RuleConfig", "derive", "propose_properties"]
+
+#: The rules, in the order items are made.
+RULES: tuple[str, ...] = ("negation", "inverse", "symmetric", "transitive", "composition", "same")
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    """Which relations each rule applies to (relation keys). ``negation`` None means the relations the data shows
+    to be functional (share of single-object subjects >= ``functional_threshold``); ``inverse`` maps a relation to
+    its inverse's key (the inverse need not be a KG relation: ``inverse_labels`` names it); ``compositions`` are
+    ``(first, second, target)`` keys. Caps: ``per_subject`` derived facts per subject and ``per_rule`` per rule."""
+
+    negation: tuple[str, ...] | None = None
+    inverse: Mapping[str, str] = field(default_factory=dict)
+    inverse_labels: Mapping[str, str] = field(default_factory=dict)
+    symmetric: tuple[str, ...] = ()
+    transitive: tuple[str, ...] = ()
+    compositions: tuple[tuple[str, str, str], ...] = ()
+    same: tuple[str, ...] = ()
+    per_subject: int = 4
+    per_rule: int = 300
+    functional_threshold: float = 0.95
+    max_fanin: int = 50
+
+
+@dataclass(frozen=True)
+class DerivedFact:
+    """One derived fact: ``relation(subject, object)`` by ``rule`` from ``premises`` (KG triples by id). ``truth``
+    says whether the statement ``relation(subject, object)`` is true (False for negation: the KG shows the object
+    is another one); ``relation`` is the key of the predicate asked about (the inverse's key for R-Inverse, P for
+    same_P) and ``source`` the relation the rule started from."""
+
+    rule: str
+    relation: str
+    subject: int
+    object: int
+    premises: tuple[tuple[int, int, int], ...]
+    in_kg: bool
+    truth: bool
+    source: str
+
+
+def _relations(con: Any) -> dict[str, int]:
+    return {key: int(i) for i, key, _ in con.execute(load_sql("drowzee/relations")).fetchall()}
+
+
+def _need(known: Mapping[str, int], keys: Sequence[str], what: str) -> list[str]:
+    missing = [k for k in keys if k not in known]
+    if missing:
+        raise ConfigError(f"suites.drowzee.{what}: relation(s) {missing} are not relations of the KG; "
+                          f"use relation keys of its relations table (e.g. {sorted(known)[:5]})")
+    return list(keys)
+
+
+def _order(seed: int, *parts: Any) -> str:
+    return hashlib.sha256(repr((seed, *parts)).encode()).hexdigest()
+
+
+def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: str, source: str,
+          truth: bool) -> list[DerivedFact]:  # fmt: skip
+    out = []
+    for subject, obj, premises, in_kg in con.execute(load_sql(f"drowzee/{name}"), dict(params)).fetchall():
+        prem = tuple((int(p["head"]), int(p["relation"]), int(p["tail"])) for p in premises)
+        out.append(DerivedFact(rule=rule, relation=relation, subject=int(subject), object=int(obj), premises=prem,
+                               in_kg=bool(in_kg), truth=truth, source=source))
+    return out
+
+
+def functional_relations(con: Any, *, threshold: float = 0.95, min_support: int = 3) -> list[str]:
+    """Relation keys whose subjects have exactly one object in at least ``threshold`` of cases."""
+    rows = con.execute(load_sql("drowzee/propose_functional"), {"min_support": min_support}).fetchall()
+    return sorted(key for key, _, _, share in rows if share >= threshold)
+
+
+def derive(con: Any, config: RuleConfig, *, seed: int = 0) -> list[DerivedFact]:
+    """Every rule's derived facts over the KG of ``con`` (its tables unqualified), with caps: at most
+    ``per_subject`` facts per (rule, subject) and ``per_rule`` per rule, chosen in a seeded order."""
+    known = _relations(con)
+    base = {"seed": int(seed), "per_subject": int(config.per_subject), "per_rule": int(config.per_rule)}
+    facts: list[DerivedFact] = []
+    negation = (functional_relations(con, threshold=config.functional_threshold) if config.negation is None
+                else _need(known, config.negation, "negation"))
+    symmetric = set(config.symmetric)
+    for rel in negation:
+        facts += _rows(con, "derive_negation", {**base, "relation": rel, "symmetric": rel in symmetric},
+                       "negation", rel, rel, truth=False)
+    for rel in _need(known, list(config.inverse), "inverse"):
+        facts += _rows(con, "derive_inverse", {**base, "relation": rel, "inverse": config.inverse[rel]},
+                       "inverse", config.inverse[rel], rel, truth=True)
+    for rel in _need(known, config.symmetric, "symmetric"):
+        facts += _rows(con, "derive_symmetric", {**base, "relation": rel}, "symmetric", rel, rel, truth=True)
+    for rel in _need(known, config.transitive, "transitive"):
+        facts += _rows(con, "derive_composition", {**base, "first": rel, "second": rel, "target": rel},
+                       "transitive", rel, rel, truth=True)
+    for first, second, target in config.compositions:
+        _need(known, [first, second], "compositions")
+        facts += _rows(con, "derive_composition", {**base, "first": first, "second": second, "target": target},
+                       "composition", target, f"{first}/{second}", truth=True)
+    for rel in _need(known, config.same, "same"):
+        facts += _rows(con, "derive_same", {**base, "relation": rel, "max_fanin": int(config.max_fanin)},
+                       "same", rel, rel, truth=True)
+    return _cap(facts, config, seed)
+
+
+def _cap(facts: Sequence[DerivedFact], config: RuleConfig, seed: int) -> list[DerivedFact]:
+    """The caps across relations: per (rule, subject), then per rule, in a seeded order; the result is sorted
+    by rule (in :data:`RULES` order) and that order."""
+    ranked = sorted(facts, key=lambda f: (RULES.index(f.rule), _order(seed, f.rule, f.relation, f.subject, f.object)))
+    per_subject: dict[tuple[str, int], int] = {}
+    per_rule: dict[str, int] = {}
+    out = []
+    seen: set[tuple[str, str, int, int]] = set()
+    for f in ranked:
+        if (f.rule, f.relation, f.subject, f.object) in seen:
+            continue  # two relations of one rule deriving the same fact (father and mother -> child): ask it once
+        seen.add((f.rule, f.relation, f.subject, f.object))
+        k = (f.rule, f.subject)
+        if per_subject.get(k, 0) >= config.per_subject or per_rule.get(f.rule, 0) >= config.per_rule:
+            continue
+        per_subject[k] = per_subject.get(k, 0) + 1
+        per_rule[f.rule] = per_rule.get(f.rule, 0) + 1
+        out.append(f)
+    return out
+
+
+def propose_properties(con: Any, *, threshold: float = 0.95, min_support: int = 3) -> dict[str, list[dict[str, Any]]]:
+    """The relation properties the data supports, for a person to accept into the config: ``symmetric`` (reverse
+    edges >= ``threshold``), ``inverse`` (pairs whose edges reverse each other >= ``threshold`` both ways),
+    ``transitive`` (two-step paths the relation itself closes >= ``threshold``) and ``functional`` (subjects with
+    one object). Each entry carries its counts, so a reader sees the evidence, not just the verdict."""
+    def rows(name: str) -> list[dict[str, Any]]:
+        cur = con.execute(load_sql(f"drowzee/{name}"), {"min_support": min_support})
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    sym = [r for r in rows("propose_symmetric") if r["share"] >= threshold]
+    inv = [r for r in rows("propose_inverse") if min(r["share"], r["inverse_share"]) >= threshold]
+    trans = [r for r in rows("propose_transitive") if r["share"] >= threshold]
+    func = [r for r in rows("propose_functional") if r["share"] >= threshold]
+    as_float = lambda rs: [{k: (round(float(v), 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rs]
+    return {"symmetric": as_float(sym), "inverse": as_float(inv), "transitive": as_float(trans),
+            "functional": as_float(func)}

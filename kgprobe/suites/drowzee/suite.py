@@ -1,0 +1,447 @@
+"""Drowzee (Li et al.) as a :class:`~kgprobe.suites.base.Suite`: questions from facts derived by logic rules and by
+metric temporal logic, answered with their reasoning, and scored by the reasoning oracle of §3.6.
+
+Items: ``rule`` items (two phrasings of every derived fact, :func:`.questions.rule_items`) and ``temporal`` items
+(two query years of every formula, :func:`.questions.temporal_items`); ``breakdown`` holds rule, relation, phrasing
+and in_kg, or operator, depth and source; ``evidence`` the proof. ``gold_answer`` is the exact perfect answer (the
+oracle reference model answers it verbatim).
+
+Scores (judge ``""``: the offline extractor; a configured judge: the LLM extractor when ``llm_extractor`` is on):
+per task, overall and per rule / operator (and per relation, phrasing), ``hallucination_rate`` (EK + EI + OL; a
+refusal is not one), the category shares, ``refusal_share``, ``answer_accuracy`` (refusals apart),
+``right_answer_wrong_reasoning`` and the mean node / edge similarities (bootstrap).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgprobe.generation.records import Prompt
+from kgprobe.scoring.stats import bootstrap_ci, row_seed
+from kgprobe.suites.base import (
+    ITEM_SCHEMA,
+    SAMPLE_SCHEMA,
+    VOTE_SCHEMA,
+    Headline,
+    ItemSource,
+    ItemsResult,
+    Sampling,
+    ScoringOptions,
+    Suite,
+    SuiteScores,
+    breakdown_of,
+    metric_row,
+    table,
+)
+from kgprobe.suites.drowzee.oracle import (
+    STARTED,
+    Edge,
+    Extractor,
+    Node,
+    category,
+    graph_similarity,
+    read_answer,
+)
+from kgprobe.suites.drowzee.templates import PROMPT_TEMPLATES, prompt_text
+
+__all__ = ["DEFAULT_ALIASES", "DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
+
+_S, _F, _B = pa.string(), pa.float64(), pa.bool_()
+_ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S)])
+_SAMPLES = pa.schema(list(SAMPLE_SCHEMA) + [("answer", _S), ("category", _S), ("node_similarity", _F),
+                                            ("edge_similarity", _F), ("triples", _S)])
+_VOTES = pa.schema(list(VOTE_SCHEMA) + [("category", _S), ("refusal", _B), ("node_similarity", _F),
+                                        ("edge_similarity", _F)])
+
+#: Extra phrases of common relation keys the offline extractor reads besides the labels (a config adds more).
+DEFAULT_ALIASES: dict[str, list[str]] = {
+    "born_in": ["born in"], "died_in": ["died in"], "spouse": ["married to"],
+    "capital_of": ["the capital of"], "shares_border_with": ["borders", "shares a border with"],
+    "located_in": ["situated in"], "buried_in": ["buried in"], "painted_by": ["painted by"],
+    "written_by": ["written by"], "composed_by": ["composed by"], "directed_by": ["directed by"],
+}
+
+_HALLUCINATED = ("EK", "EI", "OL")
+
+
+class DrowzeeSettings(BaseModel):
+    """The ``suites: {drowzee: {...}}`` section."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kg: str | None = None
+    rules: list[str] = Field(default_factory=lambda: ["negation", "inverse", "symmetric", "transitive",
+                                                      "composition", "same"])
+    negation: list[str] | None = None  # None: the relations the data shows to be functional
+    inverse: dict[str, str] = Field(default_factory=dict)
+    inverse_labels: dict[str, str] = Field(default_factory=dict)
+    symmetric: list[str] = Field(default_factory=list)
+    transitive: list[str] = Field(default_factory=list)
+    compositions: list[list[str]] = Field(default_factory=list)
+    same: list[str] = Field(default_factory=list)
+    phrase_types: dict[str, str] = Field(default_factory=dict)
+    aliases: dict[str, list[str]] = Field(default_factory=dict)
+    per_subject: int = 4
+    per_rule: int = 300
+    propose_threshold: float = 0.95
+    temporal: bool = True
+    events: str | None = None  # an event list (events.json) besides the KG's temporal_facts
+    n_formulas: int = 60
+    max_depth: int = 2
+    domain: tuple[int, int] = (1, 2024)
+    threshold: float = 0.8  # θ_n = θ_e = cosine threshold of a semantic match
+    llm_extractor: bool = False
+
+
+def extraction_prompt(answer: str, response_id: str, gold: str | None) -> Prompt:
+    """The LLM extractor's prompt for one answer (its item id is the answer's response id); ``gold`` is the offline
+    extraction, what the oracle judge answers."""
+    text = ("Extract every knowledge triple stated in the reasoning below, one per line, as "
+            "subject | relation | object. Write nothing else.\n\nReasoning:\n" + answer)
+    return Prompt(item_id=response_id, text=text, template_id="drowzee-extract-v1", gold=gold, answer_kind=None)
+
+
+class DrowzeeSuite(Suite):
+    """Drowzee (Li et al.): rule- and MTL-derived questions, answered with reasoning, checked by the graph oracle."""
+
+    name = "drowzee"
+    title = "Drowzee: logic-derived questions with reasoning oracles"
+    paper = ("Li, Song, Wang et al., Detecting LLM Fact-conflicting Hallucinations Enhanced by "
+             "Temporal-logic-based Reasoning")
+    Settings = DrowzeeSettings
+    sampling = Sampling(n=1, temperature=0.0)
+    headline = Headline("rule", "hallucination_rate", "hallucination rate (rules; lower is better)")
+
+    # ---------------------------------------------------------------------------------------------- items
+    def items(self, source: ItemSource) -> ItemsResult:
+        """Rule items from the KG's triples and temporal items from its dated facts (and an event list)."""
+        from kgprobe.sql import load_sql
+        from kgprobe.suites.drowzee.facts import (
+            DatedEvent,
+            event_label,
+            events_from_kg,
+            events_from_records,
+        )
+        from kgprobe.suites.drowzee.questions import rule_items, temporal_items
+        from kgprobe.suites.drowzee.rules import RuleConfig, derive, propose_properties
+
+        s: DrowzeeSettings = source.settings
+        con = source.con
+        want = set(s.rules)
+        config = RuleConfig(
+            negation=(() if "negation" not in want else (None if s.negation is None else tuple(s.negation))),
+            inverse=s.inverse if "inverse" in want else {}, inverse_labels=s.inverse_labels,
+            symmetric=tuple(s.symmetric) if "symmetric" in want else (),
+            transitive=tuple(s.transitive) if "transitive" in want else (),
+            compositions=tuple(tuple(c) for c in s.compositions) if "composition" in want else (),  # type: ignore[misc]
+            same=tuple(s.same) if "same" in want else (), per_subject=s.per_subject, per_rule=s.per_rule)
+        facts = derive(con, config, seed=source.seed)
+        rel_rows = con.execute(load_sql("drowzee/relations")).fetchall()
+        relation_labels = {k: lab for _, k, lab in rel_rows} | dict(s.inverse_labels)
+        relation_ids = {int(i): k for i, k, _ in rel_rows}
+        ids = sorted({x for f in facts for x in (f.subject, f.object, *(v for p in f.premises for v in (p[0], p[2])))})
+        labels = {int(i): lab for i, _, lab in con.execute(load_sql("drowzee/entity_labels"), {"ids": ids}).fetchall()}
+        rows = rule_items(facts, entity_labels=labels, relation_labels=relation_labels, relation_ids=relation_ids,
+                          phrase_types=s.phrase_types, snapshot_id=source.snapshot_id)
+        if s.temporal:
+            events = events_from_kg(con, ongoing_end=s.domain[1])
+            if s.events:
+                path = Path(s.events)
+                path = path if path.is_absolute() else source.config_dir / path
+                spans = events_from_records(json.loads(path.read_text(encoding="utf-8")), source=str(path))
+                events += [DatedEvent(name=n, label=event_label(n), intervals=tuple(v)) for n, v in sorted(spans.items())]
+            rows += temporal_items(events, n_formulas=s.n_formulas, max_depth=s.max_depth, seed=source.seed,
+                                   domain=tuple(s.domain), snapshot_id=source.snapshot_id)  # type: ignore[arg-type]
+        items = table(rows, _ITEMS)
+        proposals = propose_properties(con, threshold=s.propose_threshold)
+        counts = Counter((r["task"], breakdown_of(r).get("rule") or breakdown_of(r).get("operator")) for r in rows)
+        metadata = {
+            "proposed_properties": proposals,
+            "items_by_rule_or_operator": {f"{t}:{k}": n for (t, k), n in sorted(counts.items())},
+            "derived_already_in_kg": sum(1 for f in facts if f.in_kg),
+            "derived_facts": len(facts),
+        }
+        return ItemsResult(items=items, metadata=metadata)
+
+    # ---------------------------------------------------------------------------------------------- prompts
+    def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
+        """Table 4's prompt per item (relation or temporal query, the instruction as system message); the gold is
+        the perfect answer text."""
+        return [Prompt(item_id=str(it["item_id"]), text=prompt_text(str(it["task"]), str(it["question"])),
+                       template_id=f"drowzee-{'temporal' if it['task'] == 'temporal' else 'relation'}-v1",
+                       gold=str(it["gold_answer"]), answer_kind=None, system=PROMPT_TEMPLATES["instruction"])
+                for it in items]
+
+    # ---------------------------------------------------------------------------------------------- scoring
+    def _extractor(self, items: Sequence[Mapping[str, Any]], settings: DrowzeeSettings | None, embedder: Any) -> Extractor:
+        entities: dict[int, str] = {}
+        relations: dict[str, str] = {}
+        kinds: dict[str, str] = {}
+        for it in items:
+            ev = json.loads(it["evidence"])
+            entities.update({int(k): v for k, v in ev.get("entities", {}).items()})
+            relations.update(ev.get("relations", {}))
+            kinds.update(ev.get("phrase_types", {}))
+        s = settings or DrowzeeSettings()
+        aliases = {k: v for k, v in {**DEFAULT_ALIASES, **s.aliases}.items() if k in relations}
+        return Extractor(entities, relations, aliases=aliases, phrase_types={**kinds, **s.phrase_types},
+                         embedder=embedder, threshold=s.threshold)
+
+    @staticmethod
+    def ground_truth(item: Mapping[str, Any], extractor: Extractor) -> tuple[list[Edge], dict[str, str], list[int]]:
+        """The ground-truth graph of an item (its proof's facts as edges), its events (name -> label) and the entity
+        ids a mention should prefer."""
+        ev = json.loads(item["evidence"])
+        if item["task"] == "temporal":
+            events = {n: e["label"] for n, e in ev["events"].items()}
+            edges = []
+            for n, e in ev["events"].items():
+                node = Node("event", n, e["label"])
+                for a, b in e["intervals"]:
+                    edges.append(Edge(node, STARTED, "started in", Node("year", str(a), str(a))))
+                    edges.append(Edge(node, "ended_in", "ended in", Node("year", str(b), str(b))))
+            return edges, events, []
+        ents = {int(k): v for k, v in ev["entities"].items()}
+        edges = [Edge(Node("entity", str(p["head"]), ents[p["head"]]), p["relation"],
+                      ev["relations"].get(p["relation"], p["relation"]), Node("entity", str(p["tail"]), ents[p["tail"]]))
+                 for p in ev["premises"]]
+        return edges, {}, sorted(ents)
+
+    def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]], *, model: str,
+              perturbation: str = "none", scoring: ScoringOptions = ScoringOptions(),
+              settings: DrowzeeSettings | None = None) -> SuiteScores:  # fmt: skip
+        """Algorithm 3 on every answer: refusal -> CO; else extract, compare graphs, categorise. Judge ``""`` is the
+        offline extractor; with ``llm_extractor`` each configured judge extracts the triples instead."""
+        by_id = {str(it["item_id"]): it for it in items}
+        missing = sorted({str(r["item_id"]) for r in responses} - set(by_id))
+        if missing:
+            raise ValueError(f"{len(missing)} response(s) of model {model!r} answer items that are not among the "
+                             f"drowzee items (first: {missing[:3]}); re-materialize the responses")
+        s = settings or getattr(scoring, "settings", None) or DrowzeeSettings()
+        embedder = getattr(scoring, "embedder", None)
+        if embedder is None:
+            from kgprobe.embedding import Embedder
+
+            embedder = Embedder()
+        params = self._params(items)
+        # a dry pass records every text the oracle would embed, so the model encodes them in one batch, not one
+        # small batch per mention (the second pass then reads the embedder's cache)
+        recorder = _Recorder(384)  # the dry pass discards its vectors; any width will do
+        dry = self._extractor(items, s, recorder)
+        for r in responses:
+            if r.get("error") is None and read_answer(r["text"]) != "refusal":
+                item = by_id[str(r["item_id"])]
+                ground, events, prefer = self.ground_truth(item, dry)
+                edges = dry.extract(r["text"] or "", events=events, prefer=prefer)
+                graph_similarity(edges, ground, embedder=recorder, threshold=s.threshold,
+                                 symmetric=params["symmetric"], inverse=params["inverse"])
+        if recorder.texts:
+            embedder.embed(sorted(recorder.texts))
+        extractor = self._extractor(items, s, embedder)
+        samples: list[dict[str, Any]] = []
+        offline: dict[str, list[Edge]] = {}
+        for r in responses:
+            item = by_id[str(r["item_id"])]
+            ground, events, prefer = self.ground_truth(item, extractor)
+            text = r["text"] if r.get("error") is None else None
+            edges = extractor.extract(text or "", events=events, prefer=prefer)
+            offline[r["response_id"]] = edges
+            samples.append(self._sample(r, item, perturbation, "", text, edges, ground, embedder, s, params))
+        judges = list(scoring.judges) if s.llm_extractor else []
+        for spec in judges:
+            if scoring.judge is None:
+                raise ValueError("suite drowzee: llm_extractor needs a judge runner in ScoringOptions")
+            asked = [r for r in responses if r.get("error") is None and read_answer(r["text"]) != "refusal"]
+            prompts = [extraction_prompt(r["text"], r["response_id"], _triples_text(offline[r["response_id"]]))
+                       for r in asked]
+            verdicts = scoring.judge(spec, prompts) if prompts else {}
+            for r in responses:
+                item = by_id[str(r["item_id"])]
+                ground, events, prefer = self.ground_truth(item, extractor)
+                v = verdicts.get(r["response_id"])
+                edges = _parse_triples(v["text"] if v and v.get("error") is None else "", extractor, events, prefer)
+                text = r["text"] if r.get("error") is None else None
+                row = self._sample(r, item, perturbation, spec.name, text, edges, ground, embedder, s, params)
+                row.update(judge_text=v.get("text") if v else None, judge_error=v.get("error") if v else None,
+                           judge_response_id=v.get("response_id") if v else None)
+                samples.append(row)
+        votes = self._votes(samples, by_id, model, perturbation)
+        metrics = self.metrics(votes, by_id, model=model, perturbation=perturbation, confidence=scoring.confidence,
+                               resamples=scoring.resamples, seed=scoring.seed)
+        return SuiteScores(samples=samples, votes=votes, metrics=metrics, sample_schema=_SAMPLES, vote_schema=_VOTES)
+
+    @staticmethod
+    def _params(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        symmetric, inverse = set(), {}
+        for it in items:
+            b = breakdown_of(it)
+            if b.get("rule") == "symmetric":
+                symmetric.add(b["relation"])
+            if b.get("rule") == "inverse":
+                ev = json.loads(it["evidence"])
+                inverse[ev["source_relation"]] = b["relation"]
+        return {"symmetric": symmetric, "inverse": inverse}
+
+    def _sample(self, r: Mapping[str, Any], item: Mapping[str, Any], perturbation: str, judge: str, text: str | None,
+                edges: list[Edge], ground: list[Edge], embedder: Any, s: DrowzeeSettings,
+                params: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+        answer = read_answer(text)
+        if answer == "refusal":
+            cat, sn, se = "CO", None, None
+        else:
+            sn, se = graph_similarity(edges, ground, embedder=embedder, threshold=s.threshold,
+                                      symmetric=params["symmetric"], inverse=params["inverse"])
+            cat = category(sn, se, theta_n=s.threshold, theta_e=s.threshold)
+        return {
+            "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
+            "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": judge, "text": r["text"],
+            "error": r.get("error"), "label": answer if answer in ("yes", "no") else "unknown", "judge_text": None,
+            "judge_error": None, "judge_response_id": None, "answer": answer, "category": cat,
+            "node_similarity": sn, "edge_similarity": se, "triples": _triples_text(edges),
+        }  # fmt: skip
+
+    @staticmethod
+    def _votes(samples: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], model: str,
+               perturbation: str) -> list[dict[str, Any]]:  # fmt: skip
+        grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for sm in samples:
+            grouped.setdefault((sm["item_id"], sm["judge"]), []).append(sm)
+        out = []
+        order = {"OL": 0, "EI": 1, "EK": 2, "CO": 3}
+        for (item_id, judge), rows in sorted(grouped.items()):
+            rows = sorted(rows, key=lambda x: x["sample_index"])
+            item = items[item_id]
+            answers = Counter(x["answer"] for x in rows).most_common()
+            answer = answers[0][0] if len(answers) == 1 or answers[0][1] > answers[1][1] else "unknown"
+            cats = Counter(x["category"] for x in rows)
+            top = max(cats.values())
+            cat = min((c for c, n in cats.items() if n == top), key=order.__getitem__)  # a tie counts the worse
+            sims = [x for x in rows if x["node_similarity"] is not None]
+            out.append({
+                "item_id": item_id, "model": model, "perturbation": perturbation, "suite": "drowzee",
+                "task": item["task"], "judge": judge, "labels": [x["label"] for x in rows],
+                "response_ids": [x["response_id"] for x in rows], "vote": answer if answer in ("yes", "no") else "unknown",
+                "expected": str(item["expected"]), "correct": answer == str(item["expected"]),
+                "decided": answer in ("yes", "no"), "category": cat, "refusal": answer == "refusal",
+                "node_similarity": sum(x["node_similarity"] for x in sims) / len(sims) if sims else None,
+                "edge_similarity": sum(x["edge_similarity"] for x in sims) / len(sims) if sims else None,
+            })  # fmt: skip
+        return out
+
+    def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
+                perturbation: str, confidence: float = 0.95, resamples: int = 1000,
+                seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+        """The metric rows (see the module docstring): per (task, judge), overall and per rule / operator for every
+        metric, per relation and phrasing for the hallucination rate and the answer accuracy."""
+        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for v in votes:
+            groups.setdefault((v["task"], v["judge"]), []).append(v)
+        out: list[dict[str, Any]] = []
+        for (task, judge), rows in sorted(groups.items()):
+            rows = sorted(rows, key=lambda r: r["item_id"])
+            common = dict(model=model, perturbation=perturbation, suite=self.name, task=task, judge=judge,
+                          confidence=confidence)
+            main_key = "operator" if task == "temporal" else "rule"
+            cells: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {(): rows}
+            minor: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {}
+            for r in rows:
+                b = breakdown_of(items[r["item_id"]])
+                if main_key in b:
+                    cells.setdefault(((main_key, b[main_key]),), []).append(r)
+                for key in ("relation", "phrasing", "depth"):
+                    if key in b:
+                        minor.setdefault(((key, b[key]),), []).append(r)
+            for cell, members in list(cells.items()) + list(minor.items()):
+                full = cell in cells
+                ids = [m["item_id"] for m in members]
+                answered = [m for m in members if not m["refusal"]]
+                hall = [m["category"] in _HALLUCINATED for m in members]
+                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell), flags=hall, item_ids=ids,
+                                      higher_is_better=False, **common))
+                out.append(metric_row(metric="answer_accuracy", breakdown=dict(cell),
+                                      flags=[m["correct"] for m in answered],
+                                      item_ids=[m["item_id"] for m in answered], **common))
+                if not full:
+                    continue
+                for cat in ("CO", "EK", "EI", "OL"):
+                    out.append(metric_row(metric=f"{cat.lower()}_share", breakdown=dict(cell),
+                                          flags=[m["category"] == cat for m in members], item_ids=ids,
+                                          higher_is_better=cat == "CO", **common))
+                out.append(metric_row(metric="refusal_share", breakdown=dict(cell),
+                                      flags=[m["refusal"] for m in members], item_ids=ids, higher_is_better=False,
+                                      **common))
+                out.append(metric_row(metric="right_answer_wrong_reasoning", breakdown=dict(cell),
+                                      flags=[m["correct"] and m["category"] in _HALLUCINATED for m in answered],
+                                      item_ids=[m["item_id"] for m in answered], higher_is_better=False, **common))
+                for name in ("node_similarity", "edge_similarity"):
+                    vals = [m[name] for m in answered if m[name] is not None]
+                    lo, hi = bootstrap_ci(vals, resamples=resamples, confidence=confidence,
+                                          seed=row_seed(seed, model, perturbation, task, judge, name, sorted(cell)))
+                    out.append({
+                        "model": model, "perturbation": perturbation, "suite": self.name, "task": task,
+                        "judge": judge, "metric": name, "breakdown": dict(cell), "higher_is_better": True,
+                        "n": len(vals), "value": sum(vals) / len(vals) if vals else float("nan"), "ci_low": lo,
+                        "ci_high": hi, "interval": "bootstrap",
+                        "item_ids": [m["item_id"] for m in answered if m[name] is not None],
+                    })  # fmt: skip
+        return out
+
+    # ---------------------------------------------------------------------------------------------- report
+    def report(self, ctx: Any, metrics: Sequence[Mapping[str, Any]], *, agreement: Sequence[Mapping[str, Any]] = (),
+               similarity: Sequence[Mapping[str, Any]] = ()) -> tuple[Any, dict[str, bytes]]:  # fmt: skip
+        """Drowzee's section: hallucination rate per rule and per temporal operator, and the category mix."""
+        from kgprobe.suites.drowzee.report import section
+
+        mine = [m for m in metrics if m["suite"] == self.name]
+        if not mine:
+            return None, {}
+        return section(ctx, mine), {}
+
+
+class _Recorder:
+    """An embedder stand-in that remembers what it was asked to embed and answers zero vectors."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.texts: set[str] = set()
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        self.texts.update(texts)
+        return np.zeros((len(texts), self.dim), dtype=np.float32)
+
+    def similarity(self, a: Sequence[str], b: Sequence[str]) -> Any:
+        import numpy as np
+
+        self.texts.update(a)
+        self.texts.update(b)
+        return np.zeros((len(a), len(b)), dtype=np.float32)
+
+
+def _triples_text(edges: Sequence[Edge]) -> str:
+    return "\n".join(f"{e.head.label} | {e.relation_text} | {e.tail.label}" for e in edges)
+
+
+def _parse_triples(text: str | None, extractor: Extractor, events: Mapping[str, str], prefer: Sequence[int]) -> list[Edge]:
+    """Triples an LLM extractor wrote (``subject | relation | object`` lines), linked like the offline ones."""
+    out: list[Edge] = []
+    for line in (text or "").splitlines():
+        parts = [p.strip() for p in line.strip().strip("-*").split("|")]
+        if len(parts) != 3 or not all(parts):
+            continue
+        head = extractor.link(parts[0], events=events, prefer=prefer)
+        key, rel_text = extractor.link_relation(parts[1])
+        tail = (Node("year", str(int(parts[2])), str(int(parts[2]))) if parts[2].lstrip("-").isdigit()
+                else extractor.link(parts[2], events=events, prefer=prefer))
+        edge = Edge(head, key, rel_text, tail)
+        if edge not in out:
+            out.append(edge)
+    return out

@@ -1,0 +1,199 @@
+"""Drowzee's wording: relation phrase types and the question templates of Table 2, the temporal templates of
+Table 3 (MTL2NL), the prompts of Table 4, and the declarative sentences a perfect answer states its knowledge in.
+
+Phrase types (Fig. 7): a relation label is a *noun phrase* ("place of birth", "spouse"), a *passive verb phrase*
+("painted by", "located in") or an *active verb phrase* ("flows through", "shares border with"). The type decides
+both the question (Table 2, a positive and an opposite-semantics phrasing whose answer flips) and the declarative
+sentence of a fact:
+
+=========  ===============================================  ==============================================
+type       question (positive / opposite)                   declarative sentence
+=========  ===============================================  ==============================================
+noun       Is it true that O is the R of S? /               The R of S is O.
+           O is not the R of S. Please judge the
+           truthfulness of this statement.
+passive    Is it true that S is R O? /                       S is R O.
+           It is impossible for S to be R O. Am I right?
+active     Is it true that S R O? /                          S R O.
+           It is not true that S R O. Am I right?
+same_P     Is it true that A and B share the same R? /       (the two premises)
+           A and B have totally different R. Please
+           judge the truthfulness of this statement.
+=========  ===============================================  ==============================================
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from kgprobe.suites.drowzee.temporal import (
+    And,
+    Atom,
+    Finally,
+    Formula,
+    Globally,
+    Next,
+    Not,
+    Or,
+    Until,
+)
+
+__all__ = [
+    "PHRASE_TYPES",
+    "PROMPT_TEMPLATES",
+    "fact_sentence",
+    "mtl2nl",
+    "phrase_type",
+    "prompt_text",
+    "rule_question",
+    "temporal_question",
+    "year_sentences",
+]
+
+PHRASE_TYPES: tuple[str, ...] = ("noun", "passive", "active")
+
+_ACTIVE_VERBS = {"flows", "depicts", "follows", "replaces", "contains", "shares", "owns", "influences", "uses",
+                 "has", "includes", "borders", "applies", "created", "influenced", "won", "plays", "works",
+                 "graduated", "died", "is", "was"}
+_PARTICIPLES = {"born", "made", "written", "held", "known", "built", "founded", "buried", "sung", "drawn", "shown",
+                "given", "taken", "won", "led", "sold", "run", "set", "kept", "housed", "named", "located",
+                "based", "painted", "composed", "directed", "sculpted", "commissioned", "educated", "married",
+                "killed", "designed", "owned", "maintained", "affiliated"}
+
+
+def phrase_type(label: str, overrides: Mapping[str, str] | None = None, key: str | None = None) -> str:
+    """The phrase type of a relation label (``noun``, ``passive``, ``active``): an override for its key wins; a
+    label opening with a past participle followed by a preposition is passive ("painted by", "located in"), one
+    opening with a third-person or past verb is active ("flows through"), any other a noun phrase."""
+    if overrides and key in overrides:
+        kind = overrides[key]
+        if kind not in PHRASE_TYPES:
+            raise ValueError(f"phrase type of {key!r} must be one of {PHRASE_TYPES}, got {kind!r}")
+        return kind
+    words = label.strip().lower().split()
+    if not words:
+        return "noun"
+    if len(words) >= 2 and (words[0] in _PARTICIPLES or (words[0].endswith("ed") and len(words[0]) > 4)):
+        return "passive"
+    if words[0] in _ACTIVE_VERBS and len(words) >= 2:
+        return "active"
+    return "noun"
+
+
+def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool = False) -> str:
+    """Table 2's question for ``relation(subject, obj)`` in the relation's phrase ``kind``; ``opposite`` gives the
+    opposite-semantics phrasing (its expected answer is the flip); ``same`` the same_P wording."""
+    if same:
+        return (f"{subject} and {obj} have totally different {relation}. Please judge the truthfulness of this "
+                f"statement." if opposite else f"Is it true that {subject} and {obj} share the same {relation}?")
+    if kind == "passive":
+        return (f"It is impossible for {subject} to be {relation} {obj}. Am I right?" if opposite
+                else f"Is it true that {subject} is {relation} {obj}?")
+    if kind == "active":
+        return (f"It is not true that {subject} {relation} {obj}. Am I right?" if opposite
+                else f"Is it true that {subject} {relation} {obj}?")
+    return (f"{obj} is not the {relation} of {subject}. Please judge the truthfulness of this statement." if opposite
+            else f"Is it true that {obj} is the {relation} of {subject}?")
+
+
+def fact_sentence(kind: str, subject: str, relation: str, obj: str) -> str:
+    """The declarative sentence of the fact ``relation(subject, obj)`` (the knowledge a perfect answer lists)."""
+    if kind == "passive":
+        return f"{subject} is {relation} {obj}."
+    if kind == "active":
+        return f"{subject} {relation} {obj}."
+    return f"The {relation} of {subject} is {obj}."
+
+
+def year_sentences(event: str, start: int, end: int) -> list[str]:
+    """The declarative sentences of one interval of an event: when it started and when it ended."""
+    return [f"{event} started in {start}.", f"{event} ended in {end}."]
+
+
+# ------------------------------------------------------------------------------------------------ Table 3
+
+
+def _ordinal(n: int) -> str:
+    if 11 <= n % 100 <= 13:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }".replace(" ", "")
+
+
+def _frame(lo: int, hi: int) -> str:
+    return f"the {_ordinal(lo)} to the {_ordinal(hi)} year"
+
+
+def mtl2nl(formula: Formula, year: int, labels: Mapping[str, str] | None = None) -> str:
+    """Table 3's question for ``(formula, year)``: MTL2NL applied recursively, subformulas named "Event" and defined
+    after the question, as the paper's templates do.
+
+        >>> mtl2nl(Finally(0, 40, Atom("victorian_era")), 1800, {"victorian_era": "Victorian era"})
+        'Did "Event" finally happen within the time frame of the 0th to the 40th year after the year 1800, where "Event" is defined as "Victorian era" happening?'
+    """
+    labels = labels or {}
+
+    def desc(f: Formula) -> str:
+        if isinstance(f, Atom):
+            return f'"{labels.get(f.name, f.name)}" happening'
+        if isinstance(f, Not):
+            return f"{desc(f.f)} not being the case"
+        if isinstance(f, And):
+            return f"both {desc(f.a)} and {desc(f.b)}"
+        if isinstance(f, Or):
+            return f"either {desc(f.a)} or {desc(f.b)}"
+        if isinstance(f, Next):
+            return f"{desc(f.f)} in the next year"
+        if isinstance(f, Finally):
+            return f"{desc(f.f)} at some point within {_frame(f.lo, f.hi)} after"
+        if isinstance(f, Globally):
+            return f"{desc(f.f)} throughout {_frame(f.lo, f.hi)} after"
+        return f"{desc(f.a)} continuously until {desc(f.b)} starts within {_frame(f.lo, f.hi)} after"
+
+    f = formula
+    if isinstance(f, Atom):
+        return f'Did "{labels.get(f.name, f.name)}" happen at year {year}?'
+    if isinstance(f, Finally):
+        return (f'Did "Event" finally happen within the time frame of {_frame(f.lo, f.hi)} after the year {year}, '
+                f'where "Event" is defined as {desc(f.f)}?')
+    if isinstance(f, Globally):
+        return (f'Did "Event" globally happen within the time frame of {_frame(f.lo, f.hi)} after the year {year}, '
+                f'where "Event" is defined as {desc(f.f)}?')
+    if isinstance(f, Next):
+        return f'Did "Event" happen in the next year of {year}, where "Event" is defined as {desc(f.f)}?'
+    if isinstance(f, Until):
+        return (f'Did "Event1" happen continuously until "Event2" started, during the period of {_frame(f.lo, f.hi)} '
+                f'after the year {year}, where "Event1" is {desc(f.a)} and "Event2" is {desc(f.b)}?')
+    if isinstance(f, And):
+        return (f'Did both "Event1" and "Event2" happen at year {year}, where "Event1" is {desc(f.a)} and '
+                f'"Event2" is {desc(f.b)}?')
+    if isinstance(f, Or):
+        return (f'Did either "Event1" or "Event2" happen at year {year}, where "Event1" is {desc(f.a)} and '
+                f'"Event2" is {desc(f.b)}?')
+    return f'Did "Event" not happen at year {year}, where "Event" is {desc(f.f)}?'
+
+
+temporal_question = mtl2nl
+
+
+# ------------------------------------------------------------------------------------------------ Table 4
+
+#: Table 4's prompts: the instruction (system message) and the relation / temporal query.
+PROMPT_TEMPLATES: dict[str, str] = {
+    "instruction": "Answer the question with your knowledge and reasoning power.",
+    "relation": ("Given the question: {question}, please provide an answer with your knowledge and reasoning power. "
+                 "Think of it step by step with a human-like reasoning process. After giving the answer, list the "
+                 "knowledge used in your reasoning process in the form of declarative sentences and point by point. "
+                 "The answer must contain 'Yes', 'No' or 'I don't know' at the beginning."),
+    "temporal": ("Given the question: {question}, please provide an answer with your knowledge and reasoning power "
+                 "upon metric temporal logic. Think it step by step with a human-like reasoning process. After giving "
+                 "the answer, list the evidence from your temporal reasoning in the form of declarative sentences and "
+                 "point by point. The answer must contain 'Yes', 'No' or 'I don't know' at the beginning."),
+}
+
+_SPACE = re.compile(r"\s+")
+
+
+def prompt_text(task: str, question: str) -> str:
+    """Table 4's query for a ``rule`` (relation) or ``temporal`` question."""
+    return PROMPT_TEMPLATES["temporal" if task == "temporal" else "relation"].format(question=_SPACE.sub(" ", question))

@@ -1,0 +1,20 @@
+-- R-Trans and composition, target(S, O') :- first(S, O), second(O, O'): one proof per derived pair (the path that
+-- hashes first); transitivity is first = second = target. in_kg says whether target(S, O') is already a KG fact.
+-- Capped as derive_negation.
+WITH f AS (SELECT id FROM relations WHERE key = $first),
+s AS (SELECT id FROM relations WHERE key = $second),
+paths AS (
+    SELECT x.head AS subject, y.tail AS object, x.tail AS middle, x.relation AS r1, y.relation AS r2
+    FROM triples x JOIN triples y ON y.head = x.tail
+    WHERE x.relation = (SELECT id FROM f) AND y.relation = (SELECT id FROM s)
+      AND x.head <> y.tail AND x.head <> x.tail AND y.head <> y.tail
+    QUALIFY row_number() OVER (PARTITION BY x.head, y.tail ORDER BY hash(x.tail, $seed)) = 1
+)
+SELECT subject, object,
+       [{'head': subject, 'relation': r1, 'tail': middle}, {'head': middle, 'relation': r2, 'tail': object}] AS premises,
+       EXISTS (SELECT 1 FROM triples z JOIN relations k ON k.id = z.relation
+               WHERE k.key = $target AND z.head = p.subject AND z.tail = p.object) AS in_kg
+FROM paths p
+QUALIFY row_number() OVER (PARTITION BY subject ORDER BY hash(subject, object, $seed)) <= $per_subject
+ORDER BY hash(subject, object, $seed + 1), subject, object
+LIMIT $per_rule

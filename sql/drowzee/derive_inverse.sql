@@ -1,0 +1,11 @@
+-- R-Inverse, nm_new(S, O) :- nm(O, S): every fact nm(O, S) gives the inverse relation's fact nm_new(S, O); in_kg says
+-- whether the KG already holds it (when the inverse relation is one of its relations). Capped as derive_negation.
+WITH rel AS (SELECT id FROM relations WHERE key = $relation)
+SELECT t.tail AS subject, t.head AS object, [{'head': t.head, 'relation': t.relation, 'tail': t.tail}] AS premises,
+       EXISTS (SELECT 1 FROM triples x JOIN relations i ON i.id = x.relation
+               WHERE i.key = $inverse AND x.head = t.tail AND x.tail = t.head) AS in_kg
+FROM triples t
+WHERE t.relation = (SELECT id FROM rel) AND t.head <> t.tail
+QUALIFY row_number() OVER (PARTITION BY t.tail ORDER BY hash(t.tail, t.head, $seed)) <= $per_subject
+ORDER BY hash(t.tail, t.head, $seed + 1), t.tail, t.head
+LIMIT $per_rule

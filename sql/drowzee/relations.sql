@@ -1,0 +1,2 @@
+-- Every relation of the KG: id, key and label.
+SELECT id, key, label FROM relations ORDER BY id

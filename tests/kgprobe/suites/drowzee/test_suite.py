@@ -1,0 +1,215 @@
+"""The Drowzee suite on the sample KG: items, Table 4 prompts, the oracle CO everywhere and baselines worse, the
+reasoning oracle on hand-written answers, the extractor's precision and recall, the LLM-extractor path, the report."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import date
+
+import pytest
+
+from kgprobe.embedding import Embedder
+from kgprobe.generation.backends.reference import ReferenceBackend
+from kgprobe.generation.records import SamplingParams
+from kgprobe.suites.base import (
+    ItemSource,
+    ScoringOptions,
+    breakdown_of,
+    check_items,
+    is_best,
+)
+from kgprobe.suites.drowzee.evaluation import measure_extractor, write_sentences
+from kgprobe.suites.drowzee.oracle import Extractor, read_answer
+from kgprobe.suites.drowzee.questions import formula_from_json
+from kgprobe.suites.drowzee.suite import DEFAULT_ALIASES, DrowzeeSettings, DrowzeeSuite
+from kgprobe.suites.drowzee.temporal import depth, holds
+
+from .conftest import SAMPLE_SETTINGS
+
+SUITE = DrowzeeSuite()
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+@pytest.fixture(scope="module")
+def items(sample_kg):
+    con, snapshot = sample_kg
+    result = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot,
+                                    settings=DrowzeeSettings(**SAMPLE_SETTINGS), seed=0))
+    check_items("drowzee", result.items)
+    return result
+
+
+def _responses(model: str, prompts, texts=None):
+    outs = ReferenceBackend(model).generate(prompts, SamplingParams(n=1, temperature=0.0)) if texts is None else None
+    rows = []
+    for k, p in enumerate(prompts):
+        text = texts[k] if texts is not None else outs[k][0].text
+        rows.append({"response_id": f"{model}-{p.item_id}", "item_id": p.item_id, "model": model,
+                     "backend": "reference", "prompt_template_id": p.template_id, "prompt": p.text,
+                     "sample_index": 0, "text": text, "error": None})
+    return rows
+
+
+def test_items_cover_every_rule_with_both_phrasings_and_balanced_temporal_years(items) -> None:
+    rows = items.items.to_pylist()
+    rules = Counter(breakdown_of(r)["rule"] for r in rows if r["task"] == "rule")
+    assert set(rules) == {"negation", "inverse", "symmetric", "transitive", "composition", "same"}
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["group_id"], []).append(r)
+    for members in groups.values():
+        assert sorted(m["expected"] for m in members) == ["no", "yes"]  # the two phrasings / the two years flip
+    neg = [r for r in rows if breakdown_of(r).get("rule") == "negation" and breakdown_of(r)["phrasing"] == "positive"]
+    assert neg and all(r["expected"] == "no" for r in neg)
+    temporal = [r for r in rows if r["task"] == "temporal"]
+    assert Counter(r["expected"] for r in temporal) == {"yes": 28, "no": 28}
+    assert {breakdown_of(r)["operator"] for r in temporal} == {"not", "and", "or", "next", "finally", "globally", "until"}
+    meta = items.metadata
+    assert "shares_border_with" in {p["key"] for p in meta["proposed_properties"]["symmetric"]}
+    assert 0 < meta["derived_already_in_kg"] < meta["derived_facts"]
+
+
+def test_temporal_answers_follow_definition_1(items) -> None:
+    for r in items.items.to_pylist():
+        if r["task"] != "temporal":
+            continue
+        ev = json.loads(r["evidence"])
+        f = formula_from_json(ev["formula"])
+        events = {n: [tuple(x) for x in e["intervals"]] for n, e in ev["events"].items()}
+        assert depth(f) <= 2
+        assert holds(f, events, ev["year"]) == (r["expected"] == "yes"), ev["formula_text"]
+
+
+def test_table_2_and_4_wording(items) -> None:
+    rows = {(breakdown_of(r).get("rule"), breakdown_of(r).get("relation"), breakdown_of(r).get("phrasing")): r
+            for r in items.items.to_pylist() if r["task"] == "rule"}
+    same = rows[("same", "directed_by", "positive")]["question"]
+    assert same.startswith("Is it true that ") and same.endswith(" share the same director?")
+    assert rows[("same", "directed_by", "opposite")]["question"].endswith(
+        "have totally different director. Please judge the truthfulness of this statement.")
+    assert rows[("negation", "located_in_city", "opposite")]["question"].startswith("It is impossible for ")
+    prompts = SUITE.prompts(list(rows.values())[:3])
+    assert prompts[0].system == "Answer the question with your knowledge and reasoning power."
+    assert "The answer must contain 'Yes', 'No' or 'I don't know' at the beginning." in prompts[0].text
+    assert prompts[0].answer_kind is None and prompts[0].gold.split("\n")[0] in ("Yes.", "No.")
+
+
+def test_the_extractor_recovers_every_proof_from_the_gold_answer(items) -> None:
+    rows = items.items.to_pylist()
+    ex = SUITE._extractor(rows, None, None)
+    for r in rows:
+        ground, events, prefer = SUITE.ground_truth(r, ex)
+        assert ex.extract(r["gold_answer"], events=events, prefer=prefer) == ground, r["gold_answer"]
+
+
+def test_oracle_is_co_everywhere_and_baselines_hallucinate(items, embedder) -> None:
+    rows = items.items.to_pylist()
+    prompts = SUITE.prompts(rows)
+    scoring = ScoringOptions(embedder=embedder)
+    oracle = SUITE.score(rows, _responses("oracle", prompts), model="oracle", scoring=scoring)
+    assert oracle.metrics and all(is_best(m) for m in oracle.metrics), [m for m in oracle.metrics if not is_best(m)][:3]
+    assert {m["metric"] for m in oracle.metrics} >= {"hallucination_rate", "answer_accuracy", "refusal_share",
+                                                     "co_share", "ek_share", "ei_share", "ol_share"}
+    rate = {m["task"]: m for m in oracle.metrics if m["metric"] == "hallucination_rate" and not m["breakdown"]}
+    assert rate["rule"]["value"] == 0.0 and not rate["rule"]["higher_is_better"] and rate["rule"]["ci_high"] > 0
+    for baseline in ("always-yes", "random"):
+        scored = SUITE.score(rows, _responses(baseline, prompts), model=baseline, scoring=scoring)
+        overall = {(m["task"], m["metric"]): m["value"] for m in scored.metrics if not m["breakdown"]}
+        assert overall[("rule", "hallucination_rate")] == 1.0  # a bare "Yes." states no knowledge: OL
+        assert overall[("rule", "answer_accuracy")] < 0.6
+    tables = oracle.tables()
+    assert tables["samples"].num_rows == len(rows) and set(tables["votes"].column("category").to_pylist()) == {"CO"}
+
+
+def test_refusals_right_answers_with_wrong_reasoning_and_categories(items, embedder) -> None:
+    rows = [r for r in items.items.to_pylist()
+            if breakdown_of(r).get("rule") == "transitive" and breakdown_of(r)["phrasing"] == "positive"][:1]
+    rows += [r for r in items.items.to_pylist() if r["task"] == "temporal" and len(json.loads(r["evidence"])["events"]) == 1
+             and len({*next(iter(json.loads(r["evidence"])["events"].values()))["intervals"][0]}) == 2][:1]
+    trans, temp = rows
+    ev = json.loads(trans["evidence"])
+    _, b = ev["sentences"]
+    subject, obj = ev["entities"][str(ev["derived"]["subject"])], ev["entities"][str(ev["derived"]["object"])]
+    _, event = next(iter(json.loads(temp["evidence"])["events"].items()))
+    start, end = event["intervals"][0]
+    texts = {
+        "refuse": ["I don't know.", "I do not know the answer."],
+        "knows": [trans["gold_answer"], temp["gold_answer"]],
+        # the right entities and years, in the wrong facts: the conclusion instead of the first premise; the years swapped
+        "wrong_inference": [f"Yes.\n- {subject} is located in {obj}.\n- {b}",
+                            f"Yes.\n- {event['label']} started in {end}.\n- {event['label']} ended in {start}."],
+        "wrong_knowledge": ["Yes.\n- The Eiffel Tower is located in Berlin.\n- Berlin is located in Germany.",
+                            f"Yes.\n- The Thirty Years' War started in {start}.\n- The Thirty Years' War ended in {end + 5}."],
+    }
+    prompts = SUITE.prompts(rows)
+    got = {}
+    for model, answer_texts in texts.items():
+        scored = SUITE.score(rows, _responses(model, prompts, answer_texts), model=model,
+                             scoring=ScoringOptions(embedder=embedder))
+        got[model] = [v["category"] for v in sorted(scored.votes, key=lambda v: v["task"])]
+        if model == "refuse":
+            shares = {(m["task"], m["metric"]): m["value"] for m in scored.metrics if not m["breakdown"]}
+            assert shares[("rule", "refusal_share")] == 1.0 and shares[("rule", "hallucination_rate")] == 0.0
+    assert got["refuse"] == ["CO", "CO"] and got["knows"] == ["CO", "CO"]
+    assert got["wrong_inference"] == ["EI", "EI"]
+    assert got["wrong_knowledge"] == ["OL", "OL"]    # other entities and other facts
+    assert read_answer("Yes, because ...") == "yes" and read_answer("I'm not sure.") == "refusal"
+
+
+def test_extractor_precision_and_recall_on_sentences_written_from_kg_triples(sample_kg) -> None:
+    con, _ = sample_kg
+    ents = dict(con.execute("SELECT id, label FROM entities").fetchall())
+    rels = dict(con.execute("SELECT key, label FROM relations").fetchall())
+    triples = con.execute("SELECT t.head, r.key, t.tail FROM triples t JOIN relations r ON r.id = t.relation "
+                          "ORDER BY t.head, r.key, t.tail").fetchall()[::4]
+    ex = Extractor(ents, rels, aliases={k: v for k, v in DEFAULT_ALIASES.items() if k in rels})
+    scores = measure_extractor(ex, write_sentences(triples, ents, rels, seed=0))
+    assert scores["n"] == len(triples) > 300
+    # measured: precision 0.97, recall 0.83 (the misses are phrasings it has no pattern for: "X has Y as its R")
+    assert scores["precision"] >= 0.93 and scores["recall"] >= 0.78, {k: v for k, v in scores.items() if k != "misses"}
+
+
+def test_the_llm_extractor_runs_through_the_judge(items, embedder) -> None:
+    from kgprobe.generation.records import ModelSpec
+
+    rows = items.items.to_pylist()[:20] + [r for r in items.items.to_pylist() if r["task"] == "temporal"][:6]
+    prompts = SUITE.prompts(rows)
+    asked = []
+
+    def judge(spec, judge_prompts):
+        asked.extend(judge_prompts)
+        outs = ReferenceBackend("oracle").generate(judge_prompts, SamplingParams(n=1, temperature=0.0))
+        return {p.item_id: {"text": o[0].text, "error": o[0].error, "response_id": f"j-{p.item_id}"}
+                for p, o in zip(judge_prompts, outs)}
+
+    from kgprobe.generation.backends.reference import ReferenceConfig
+
+    spec = ModelSpec(name="oracle-judge", backend="reference", config=ReferenceConfig("oracle"))
+    scored = SUITE.score(rows, _responses("oracle", prompts), model="oracle",
+                         scoring=ScoringOptions(embedder=embedder, judges=(spec,), judge=judge),
+                         settings=DrowzeeSettings(llm_extractor=True))
+    judged = [m for m in scored.metrics if m["judge"] == "oracle-judge"]
+    assert len(asked) == len(rows) and judged and all(is_best(m) for m in judged)
+
+
+def test_report_section_renders(items, embedder) -> None:
+    from kgprobe.report.render import ReportContext, render_page
+
+    rows = items.items.to_pylist()
+    prompts = SUITE.prompts(rows)
+    metrics = []
+    for model in ("oracle", "always-no"):
+        scored = SUITE.score(rows, _responses(model, prompts), model=model, scoring=ScoringOptions(embedder=embedder))
+        metrics += [{**m, "setting": "closed"} for m in scored.metrics]
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("s",), created_at=date(2026, 1, 1),
+                        models=("oracle", "always-no"))
+    section, plots = SUITE.report(ctx, metrics)
+    assert plots == {}
+    html = render_page(ctx, own=[section])
+    assert "Hallucination rate by rule" in html and "Hallucination rate by operator" in html
+    assert "until" in html and "transitive" in html and "0.00 [0.00," in html and "1.00 [" in html
