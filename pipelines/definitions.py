@@ -40,8 +40,9 @@ def _config(config_path: str) -> ProjectConfig | None:
 
 
 def _suite_modules(enabled) -> list:
-    """The assets modules (``assets/<suite>.py``: ``ASSETS``, ``CHECKS``, ``ITEM_CHECKS``) of the enabled suites that
-    have stages of their own before their items; KG-FPQ's is always loaded (the subgraph stage reads its triples)."""
+    """The assets modules (``assets/<suite>.py``: ``ASSETS``, ``CHECKS``, ``ITEM_CHECKS``, or ``build(parts)`` for
+    partitioned ones) of the enabled suites that have stages of their own; KG-FPQ's is always loaded (the subgraph
+    stage reads its triples)."""
     out = []
     for suite in enabled:
         if suite.name == "fpq" or importlib.util.find_spec(f"assets.{suite.name}") is None:
@@ -61,11 +62,15 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     enabled = suites.enabled_suites(cfg)
     item_checks = fpq.ITEM_CHECKS if any(s.name == "fpq" for s in enabled) else []
     own = _suite_modules(enabled)
+    # a suite module whose assets are partitioned (GraphEval's hidden-state judge, per model) builds them here
+    built = [m.build(parts) for m in own if hasattr(m, "build")]
     return dg.Definitions(
         assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *(a for m in own for a in getattr(m, "ASSETS", ())),
+                *(a for assets_, _ in built for a in assets_),
                 *perturb.ASSETS, *perturb_assets, *lane_assets, *report.build_report_assets(cfg)],
         asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *item_checks,
                       *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
+                      *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],
         jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg)),
         resources={

@@ -7,7 +7,7 @@ own before its items, an assets module.
 
     >>> from kgprobe.suites import SUITES
     >>> sorted(SUITES)
-    ['drowzee', 'erbench', 'fpq']
+    ['drowzee', 'erbench', 'fpq', 'grapheval']
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from kgprobe.suites.base import Suite
 from kgprobe.suites.drowzee.suite import DrowzeeSuite
 from kgprobe.suites.erbench.suite import ERBenchSuite
 from kgprobe.suites.fpq.suite import FPQSuite
+from kgprobe.suites.grapheval.suite import GraphEvalSuite
 
 __all__ = ["SUITES", "Suite", "register", "unregister"]
 
 #: Every registered suite by name.
-SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), ERBenchSuite(), DrowzeeSuite())}
+SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), ERBenchSuite(), DrowzeeSuite(), GraphEvalSuite())}
 
 
 def register(suite: Suite) -> Suite:

@@ -1,0 +1,89 @@
+"""GraphEval's report section: the three metrics (formula 2) per model with their bootstrap intervals, the unreadable
+share and accuracy beside them, the metrics by relation, head type, tail type and degree bucket, and, when the
+hidden-state judge ran, its rows beside those from the generated answers; one bar plot of the three metrics.
+
+Cells read ``"0.83 [0.71, 0.92] n=40"`` (n: positives for the three metrics, statements for the others).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kgprobe.suites.base import breakdown_of
+from kgprobe.suites.grapheval.metrics import METRICS
+from kgprobe.suites.grapheval.scoring import BREAKDOWNS
+
+__all__ = ["TEMPLATES", "cell", "section"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+_OTHER = ("unknown_share", "accuracy")
+
+
+def cell(row: Mapping[str, Any] | None) -> str:
+    """A metric row as ``value [low, high] n=N`` (``–`` when absent or undefined)."""
+    if row is None:
+        return "–"
+    value = row.get("value")
+    n = row.get("n")
+    if value is None or not math.isfinite(float(value)):
+        return f"– n={n}"
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    ci = f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{float(value):.2f}{ci} n={n}"
+
+
+def _order(found: Sequence[str], preferred: Sequence[str]) -> list[str]:
+    return [m for m in preferred if m in found] + sorted(set(found) - set(preferred))
+
+
+def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[str, bytes]]:
+    """The section (a :class:`kgprobe.report.render.ReportSection`) and its plots from GraphEval's metric rows
+    (closed-book rows only: GraphEval is not grounded); ``(None, {})`` without rows."""
+    from kgprobe.report.render import ReportSection
+
+    rows = [r for r in metrics if r.get("setting", "closed") == "closed"]
+    if not rows:
+        return None, {}
+    index: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], Mapping[str, Any]] = {}
+    for r in rows:
+        index[(str(r["model"]), str(r["judge"] or ""), str(r["metric"]),
+               tuple(sorted(breakdown_of(r).items())))] = r
+    models = _order(sorted({k[0] for k in index}), list(getattr(ctx, "models", ()) or ()))
+    judges = sorted({k[1] for k in index})
+    overall = []
+    for model in models:
+        for judge in judges:
+            if not any(k[0] == model and k[1] == judge for k in index):
+                continue
+            overall.append({"model": model, "labels": judge or "generated answers",
+                            "cells": [cell(index.get((model, judge, m, ()))) for m in (*METRICS, *_OTHER)]})
+    by = []
+    for key in BREAKDOWNS:
+        values = sorted({dict(k[3])[key] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""})
+        if not values:
+            continue
+        table = []
+        for value in values:
+            table.append({"value": value, "cells": [
+                [cell(index.get((model, "", m, ((key, value),)))) for m in METRICS] for model in models]})
+        by.append({"key": key.replace("_", " "), "rows": table})
+    plots: dict[str, bytes] = {}
+    groups = {m: {model: (index[(model, "", m, ())]["value"], index[(model, "", m, ())]["ci_low"],
+                          index[(model, "", m, ())]["ci_high"], index[(model, "", m, ())]["n"])
+                  for model in models if (model, "", m, ()) in index} for m in METRICS}
+    if any(groups.values()):
+        from kgprobe.report.plots import grouped_bars_ci
+
+        plots["grapheval_metrics"] = grouped_bars_ci(groups, title="GraphEval: formula (2) per model",
+                                                     ylabel="mean over positives", xlabel="metric")
+    figures = [{"id": key, "heading": "Correctness, truthfulness, informativeness per model",
+                "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")} for key, png in plots.items()]
+    data = {"metrics": [m.capitalize() for m in METRICS] + ["Unknown share", "Accuracy"], "overall": overall,
+            "models": models, "by": by, "figures": figures,
+            "confidence": round(100 * float(getattr(ctx, "confidence", 0.95)))}
+    return ReportSection(template="grapheval/section.html", template_dir=TEMPLATES, data=data,
+                         metrics=[r for r in rows if not breakdown_of(r)]), plots

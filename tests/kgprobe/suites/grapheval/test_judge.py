@@ -1,0 +1,132 @@
+"""The hidden-state judge: the MLP, the whole procedure on stand-in hidden states (no weights), and on SmolLM2's
+real hidden states for a small slice (slow)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from kgprobe.generation.records import Completion, SamplingParams
+from kgprobe.suites.base import ItemSource
+from kgprobe.suites.grapheval.judge import (
+    CLASSES,
+    judge_mlp,
+    precision_recall_f1,
+    predict,
+    run_hidden_judge,
+    train_judge,
+)
+from kgprobe.suites.grapheval.suite import GraphEvalSettings, GraphEvalSuite
+
+from .conftest import SAMPLE
+
+SUITE = GraphEvalSuite()
+
+
+@pytest.fixture(scope="module")
+def items(sample_con) -> list[dict]:
+    settings = GraphEvalSettings(per_relation=3, templates="grapheval/templates.yaml")
+    return SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="j", settings=settings, seed=0,
+                                  config_dir=SAMPLE)).items.to_pylist()
+
+
+def test_the_paper_architecture() -> None:
+    from torch import nn
+
+    net = judge_mlp(576)
+    linear = [m for m in net if isinstance(m, nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linear] == [(576, 256), (256, 128), (128, 64), (64, 3)]
+    assert sum(isinstance(m, nn.LayerNorm) for m in net) == 3 and sum(isinstance(m, nn.ReLU) for m in net) == 3
+
+
+def test_training_separates_clusters_and_is_seeded() -> None:
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 32)) * 3
+    y = [CLASSES[i % 3] for i in range(90)]
+    x = np.stack([centres[CLASSES.index(c)] + rng.normal(size=32) for c in y]).astype(np.float32)
+    a = train_judge(x[:60], y[:60], epochs=15, seed=1)
+    b = train_judge(x[:60], y[:60], epochs=15, seed=1)
+    assert predict(a, x[60:]) == predict(b, x[60:])
+    assert precision_recall_f1(y[60:], predict(a, x[60:]))["f1"] == 1.0
+
+
+def test_precision_recall_f1_by_hand() -> None:
+    out = precision_recall_f1(["true", "true", "false", "idk"], ["true", "false", "false", "false"])
+    # true: p 1/1, r 1/2; false: p 1/3, r 1/1; idk: p 0, r 0
+    assert out["precision"] == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert out["recall"] == pytest.approx((0.5 + 1 + 0) / 3)
+    assert out["f1"] == pytest.approx((2 / 3 + 0.5 + 0) / 3)
+    assert out["accuracy"] == 0.5
+
+
+class _Generator:
+    """A stand-in model whose answers are timed: it answers 'I don't know.' after a short pause."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def generate(self, prompts, params):
+        self.calls += 1
+        return [[Completion("I don't know.", "stop", None, None, 0.0)] * params.n for _ in prompts]
+
+
+def test_the_procedure_on_stand_in_hidden_states(items) -> None:
+    # the "model" knows the positives of some relations (answers true), denies their negatives, and says IDK
+    # elsewhere; its stand-in hidden states carry that answer plus noise, so a judge can learn it
+    rng = np.random.default_rng(5)
+    def answer(it):
+        if hash(it["relation_key"]) % 3 == 0:
+            return "I don't know."
+        return "Yes, the statement is true." if it["expected"] == "true" else "No, the statement is false."
+    groups = sorted({it["group_id"] for it in items})[:60]
+    asked = [it for it in items if it["group_id"] in set(groups)]
+    responses = [{"response_id": it["item_id"], "item_id": it["item_id"], "model": "m", "sample_index": 0,
+                  "text": answer(it), "error": None} for it in asked]
+    by_id = {it["item_id"]: it for it in items}
+    centres = {"Yes": np.ones(16), "No,": -np.ones(16), "I d": np.zeros(16)}
+
+    def encoder(prompts):
+        return np.stack([centres[answer(by_id[p.item_id])[:3]] * 2 + rng.normal(size=16) * 0.3
+                         for p in prompts]).astype(np.float32)
+
+    gen = _Generator()
+    result = run_hidden_judge(items, responses, None, model="m", params=SamplingParams(n=1, temperature=0.0),
+                              seed=0, generator=gen, encoder=encoder, epochs=40, max_statements=80,
+                              timing_statements=4)
+    s = result.summary
+    assert s["f1"] > 0.95 and s["train"] + s["heldout"] == len(asked) and gen.calls == 1
+    labels = result.labels.to_pylist()
+    split_of_group = {}
+    for r in labels:
+        if r["split"] != "unlabelled":
+            assert split_of_group.setdefault(r["group_id"], r["split"]) == r["split"]  # groups are not split
+    assert Counter(r["split"] for r in labels)["unlabelled"] == len(labels) - len(asked) > 0
+    judges = {m["judge"] for m in result.metrics}
+    assert judges == {"hidden_state", "hidden_state:heldout", "generated:heldout"}
+    held = {(m["judge"], m["metric"]): m["value"] for m in result.metrics if not m["breakdown"]}
+    for metric in ("correctness", "truthfulness", "informativeness"):
+        assert held[("hidden_state:heldout", metric)] == pytest.approx(held[("generated:heldout", metric)], abs=0.05)
+    assert s["judge_seconds_per_1000"] > 0 and s["generation_seconds_per_1000"] > 0
+
+
+@pytest.mark.slow
+def test_smollm2_hidden_states_small_slice(items) -> None:
+    from kgprobe.generation.backends.hf import HFBackend, HFConfig
+    from kgprobe.suites.grapheval.judge import hidden_states
+
+    backend = HFBackend(HFConfig("smollm2-135m-instruct", device="cpu", num_threads=2))
+    prompts = SUITE.prompts(items[:8])
+    x = hidden_states(backend, prompts, batch_size=8)
+    assert x.shape == (8, 576) and np.isfinite(x).all()
+    one = hidden_states(backend, prompts[:2], batch_size=1)
+    np.testing.assert_allclose(one, x[:2], atol=2e-3, rtol=1e-3)  # left padding: the last token is the prompt's
+    assert not np.allclose(x[0], x[1])
+    responses = [{"response_id": p.item_id, "item_id": p.item_id, "model": "smollm2", "sample_index": 0,
+                  "text": "Yes, the statement is true." if k % 2 else "I don't know.", "error": None}
+                 for k, p in enumerate(prompts)]
+    result = run_hidden_judge(items, responses, backend, model="smollm2", seed=0, epochs=5, max_statements=3,
+                              timing_statements=2, params=SamplingParams(n=1, temperature=0.0, max_tokens=4))
+    assert result.summary["hidden_size"] == 576 and result.summary["statements"] >= 8
+    assert result.summary["speedup"] > 0

@@ -1,0 +1,55 @@
+"""Formula (2) for one positive and its negatives, computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgprobe.suites.grapheval import statement_scores
+
+
+@pytest.mark.parametrize(("positive", "negatives", "expected"), [
+    # correctness: F = [pos true]; F' = [neg not false]. truthfulness: F = [pos true or idk]; F' = [neg true].
+    # informativeness: F = [pos not idk]; F' = [neg idk].
+    ("true", ["false", "false", "false"], (1.0, 1.0, 1.0)),
+    ("true", ["false", "idk", "true"], (1 - 2 / 3, 1 - 1 / 3, 1 - 1 / 3)),
+    ("true", ["true", "true", "true"], (0.0, 0.0, 1.0)),            # always-yes
+    ("false", ["false", "false", "false"], (0.0, 0.0, 1.0)),        # always-no: a wrong positive costs everything
+    ("idk", ["idk", "idk", "idk"], (0.0, 1.0, 0.0)),                # always IDK: truthful, never informative
+    ("idk", ["false", "true"], (0.0, 0.5, 0.0)),
+    ("true", ["idk"], (0.0, 1.0, 0.0)),
+    ("true", ["false", "idk"], (0.5, 1.0, 0.5)),
+    ("false", ["true"], (0.0, 0.0, 1.0)),
+    ("true", [], (1.0, 1.0, 1.0)),                                   # no negatives: F alone
+    ("idk", [], (0.0, 1.0, 0.0)),
+])  # fmt: skip
+def test_statement_scores_by_hand(positive: str, negatives: list[str], expected: tuple[float, float, float]) -> None:
+    s = statement_scores(positive, negatives)
+    assert (s.correctness, s.truthfulness, s.informativeness) == pytest.approx(expected)
+
+
+def test_the_issue_example() -> None:
+    s = statement_scores("true", ["false", "idk", "true"])
+    assert s.correctness == pytest.approx(1 / 3)
+    assert s.truthfulness == pytest.approx(2 / 3)
+    assert s.informativeness == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("positive", ["true", "false", "idk"])
+@pytest.mark.parametrize("negatives", [["false"], ["true", "idk"], ["idk", "idk", "false"]])
+def test_unreadable_answers_never_earn_credit(positive: str, negatives: list[str]) -> None:
+    readable = statement_scores(positive, negatives)
+    unreadable_pos = statement_scores("unknown", negatives)
+    assert unreadable_pos.as_dict() == {"correctness": 0.0, "truthfulness": 0.0, "informativeness": 0.0}
+    # an unreadable negative answer costs the full penalty: no better than any readable answer in its place
+    worse = statement_scores(positive, [*negatives, "unknown"])
+    for label in ("true", "false", "idk"):
+        other = statement_scores(positive, [*negatives, label]).as_dict()
+        assert all(worse.as_dict()[m] <= other[m] + 1e-12 for m in other)
+    assert all(0.0 <= v <= 1.0 for v in readable.as_dict().values())
+
+
+def test_labels_are_checked() -> None:
+    with pytest.raises(ValueError, match="positive label"):
+        statement_scores("yes", [])
+    with pytest.raises(ValueError, match="negative label"):
+        statement_scores("true", ["no"])

@@ -1,0 +1,113 @@
+"""GraphEval on real public data: DBpedia relations take GraphEval's own templates, FB15k-237 and CoDEx-M relations
+map to templates or the flagged fallback, and CoDEx's human-checked hard negatives pass our verification as false."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kgprobe.kg.ingest import KGSource, load_kg
+from kgprobe.suites.grapheval.statements import (
+    StatementOptions,
+    build_statements,
+    verify_negatives,
+)
+from kgprobe.suites.grapheval.templates import resolve_templates
+
+pytestmark = pytest.mark.shared_data
+
+
+def _answers(shared_data: Path) -> dict[str, str]:
+    return json.loads((shared_data / "seeds" / "grapheval" / "answers.json").read_text(encoding="utf-8"))
+
+
+def test_dbpedia_sample_takes_grapheval_templates(shared_data: Path, tmp_path: Path) -> None:
+    src = shared_data / "kg" / "dbpedia-sample" / "kafkasl_dbpedia_countries_no-final-dot.nt.txt"
+    # the file's lines lack N-Triples' final dot (and its last line is cut short: recorded as a reject)
+    nt = tmp_path / "countries.nt"
+    nt.write_text("".join(line.rstrip() + " .\n" for line in src.read_text(encoding="utf-8").splitlines()
+                          if line.strip()), encoding="utf-8")
+    con = duckdb.connect()
+    load_kg(con, KGSource(triples=[nt], format="ntriples", lenient=True))
+    answers = _answers(shared_data)
+    assert len(answers) == 633
+    s = build_statements(con, StatementOptions(per_relation=20, dbpedia=answers), snapshot_id="dbp", seed=0)
+    sources = {t.key: t.source for t in s.templates}
+    ontology = {k for k in sources if k.startswith("http://dbpedia.org/ontology/")}
+    assert ontology == {f"http://dbpedia.org/ontology/{n}"
+                        for n in ("language", "officialLanguage", "regionalLanguage", "ethnicGroup")}
+    assert all(sources[k] == "dbpedia" for k in ontology)
+    # dbpedia.org/property/... plural names have no GraphEval template; rdfs:seeAlso is not a DBpedia key
+    assert {r["relation_key"] for r in s.metadata["fallback_relations"]} == set(sources) - ontology
+    rows = s.items.to_pylist()
+    lang = [r for r in rows if r["relation_key"] == "http://dbpedia.org/ontology/officialLanguage"
+            and r["polarity"] == "positive"]
+    assert lang and all(r["question"] == answers["officialLanguage"].format(head=r["head_label"], tail=r["tail_label"])
+                        for r in lang)
+    triples = set(con.execute("SELECT h.key, r.key, t.key FROM triples x JOIN entities h ON h.id = x.head "
+                              "JOIN relations r ON r.id = x.relation JOIN entities t ON t.id = x.tail").fetchall())
+    negs = [(r["head_key"], r["relation_key"], r["tail_key"]) for r in rows if r["polarity"] == "negative"]
+    assert len(negs) > 300 and not set(negs) & triples
+    # rdf:type facts became entity types: typed corruption draws a head of the same type where one is known
+    assert any(dict(r["breakdown"])["head_type"] != "untyped" for r in rows)
+
+
+@pytest.fixture(scope="module")
+def fb15k(shared_data: Path):
+    d = shared_data / "kg" / "fb15k-237"
+    relations = [tuple(line.split("\t")) for line in (d / "relation2text.txt").read_text(encoding="utf-8").splitlines()]
+    return [(i, key, label) for i, (key, label) in enumerate(sorted(relations))]
+
+
+def test_fb15k237_relations_map_to_templates_or_the_fallback(shared_data: Path, fb15k) -> None:
+    answers = _answers(shared_data)
+    strict, meta = resolve_templates(fb15k, dbpedia=answers)
+    assert len(fb15k) == 237 and all(t.source == "fallback" for t in strict)  # Freebase keys are not DBpedia keys
+    assert len(meta["fallback_relations"]) == 237
+    genre = next(t for t in strict if t.key == "/film/film/genre")
+    assert genre.template == "{head} film film genre {tail}."
+    loose, meta = resolve_templates(fb15k, dbpedia=answers, dbpedia_match="local_name")
+    mapped = {t.key: t.template for t in loose if t.source == "dbpedia"}
+    assert mapped["/film/film/genre"] == "The genre of {head} is {tail}."
+    assert mapped["/people/person/nationality"] == "The nationality of {head} is {tail}."
+    assert all("./" not in k for k in mapped)  # a compound (CVT) path never takes its last segment's template
+    assert 15 <= len(mapped) <= 40 and len(meta["fallback_relations"]) == 237 - len(mapped)
+
+
+@pytest.fixture(scope="module")
+def codex(shared_data: Path):
+    d = shared_data / "kg" / "codex"
+    con = duckdb.connect()
+    load_kg(con, KGSource(triples=[d / "codex-m" / f"{s}.txt" for s in ("train", "valid", "test")], format="tsv",
+                          relation_labels=d / "relations" / "en" / "relations.json",
+                          entity_types=d / "types" / "entity2types.json", type_labels=d / "types" / "en" / "types.json"))
+    return con
+
+
+@pytest.mark.slow
+def test_codex_m_relations_take_the_fallback_with_their_labels(shared_data: Path, codex) -> None:
+    s = build_statements(codex, StatementOptions(per_relation=5, dbpedia=_answers(shared_data)), seed=0)
+    relations = codex.execute("SELECT count(*) FROM relations").fetchone()[0]
+    assert relations == 51 and len(s.metadata["fallback_relations"]) == 51
+    labels = {r["relation_key"]: r["relation_label"] for r in s.metadata["fallback_relations"]}
+    assert labels["P27"] == "country of citizenship"
+    rows = [r for r in s.items.to_pylist() if r["relation_key"] == "P27" and r["polarity"] == "positive"]
+    assert rows and all(" country of citizenship " in r["question"] for r in rows)
+    assert s.metadata["negatives"] > 2.5 * s.metadata["positives_unique"]
+    types = {dict(r["breakdown"])["head_type"] for r in s.items.to_pylist()}
+    assert "human" in types  # Wikidata types: the rarest type of each entity
+
+
+@pytest.mark.slow
+def test_codex_hard_negatives_pass_our_verification(shared_data: Path, codex) -> None:
+    d = shared_data / "kg" / "codex" / "codex-m"
+    for name in ("valid_negatives.txt", "test_negatives.txt"):
+        rows = [tuple(line.split("\t")[:3]) for line in (d / name).read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+        reasons = verify_negatives(codex, rows)
+        assert len(reasons) == len(rows) > 10_000
+        # human-checked false triples: none is a KG triple or a KG fact under another name
+        assert all(r is None for r in reasons), {r for r in reasons if r}

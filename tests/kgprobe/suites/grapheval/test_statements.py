@@ -1,0 +1,188 @@
+"""Statements and verified negatives: checked against the KG with plain Python sets, on the sample KG and on tiny
+KGs built to trip each rule."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import duckdb
+import pytest
+
+from kgprobe.errors import ConfigError
+from kgprobe.suites.base import check_items
+from kgprobe.suites.grapheval.statements import (
+    StatementOptions,
+    build_statements,
+    verify_negatives,
+)
+from kgprobe.suites.grapheval.templates import resolve_templates, split_template
+
+from .conftest import SAMPLE, tiny_kg
+
+
+def _kg(con: duckdb.DuckDBPyConnection):
+    triples = set(con.execute("SELECT h.key, r.key, t.key FROM triples x JOIN entities h ON h.id = x.head "
+                              "JOIN relations r ON r.id = x.relation JOIN entities t ON t.id = x.tail").fetchall())
+    label = dict(con.execute("SELECT key, lower(label) FROM entities").fetchall())
+    types = defaultdict(set)
+    for k, t in con.execute("SELECT e.key, et.type FROM entity_types et JOIN entities e ON e.id = et.entity").fetchall():
+        types[k].add(t)
+    return triples, label, types
+
+
+@pytest.fixture(scope="module")
+def sample_set(sample_con):
+    return build_statements(sample_con, StatementOptions(per_relation=4, negatives=3), snapshot_id="s", seed=7)
+
+
+def test_sample_negatives_are_false_in_the_kg(sample_con, sample_set) -> None:
+    triples, label, _ = _kg(sample_con)
+    surface = {(label[h], r, label[t]) for h, r, t in triples}
+    rows = sample_set.items.to_pylist()
+    check_items("grapheval", sample_set.items)
+    groups = defaultdict(list)
+    for r in rows:
+        groups[r["group_id"]].append(r)
+    positive_texts = {r["question"] for r in rows if r["polarity"] == "positive"}
+    assert len(positive_texts) == sum(r["polarity"] == "positive" for r in rows)  # no two positives read alike
+    for members in groups.values():
+        pos = [m for m in members if m["polarity"] == "positive"]
+        negs = [m for m in members if m["polarity"] == "negative"]
+        assert len(pos) == 1 and 1 <= len(negs) <= 3 and all(n["negatives"] == len(negs) for n in members)
+        p = pos[0]
+        assert (p["head_key"], p["relation_key"], p["tail_key"]) in triples and p["expected"] == "true"
+        assert len({n["question"] for n in negs}) == len(negs)
+        for n in negs:
+            t = (n["head_key"], n["relation_key"], n["tail_key"])
+            assert t not in triples and (label[t[0]], t[1], label[t[2]]) not in surface
+            assert n["question"] not in positive_texts and n["expected"] == "false"
+            changed = [part for part, a, b in zip(("head", "relation", "tail"), t,
+                                                  (p["head_key"], p["relation_key"], p["tail_key"])) if a != b]
+            assert changed == [n["corrupted"]]
+    per_relation = Counter(r["relation_key"] for r in rows if r["polarity"] == "positive")
+    assert max(per_relation.values()) <= 4
+    assert len(per_relation) == sample_con.execute("SELECT count(*) FROM relations").fetchone()[0]
+    assert sample_set.metadata["negatives"] == sum(r["polarity"] == "negative" for r in rows)
+
+
+def test_typed_corruption_keeps_the_type(sample_con, sample_set) -> None:
+    _, _, types = _kg(sample_con)
+    rows = sample_set.items.to_pylist()
+    pos = {r["group_id"]: r for r in rows if r["polarity"] == "positive"}
+    checked = 0
+    for n in rows:
+        if n["polarity"] != "negative" or n["corrupted"] not in ("head", "tail"):
+            continue
+        p = pos[n["group_id"]]
+        old, new = (p["head_key"], n["head_key"]) if n["corrupted"] == "head" else (p["tail_key"], n["tail_key"])
+        assert types[old] & types[new], (old, new)
+        checked += 1
+    assert checked > 100
+
+
+def test_uniform_corruption_crosses_types(sample_con) -> None:
+    _, _, types = _kg(sample_con)
+    s = build_statements(sample_con, StatementOptions(per_relation=4, corruption="uniform", parts=("tail",)), seed=7)
+    rows = s.items.to_pylist()
+    pos = {r["group_id"]: r for r in rows if r["polarity"] == "positive"}
+    crossed = sum(not (types[pos[n["group_id"]]["tail_key"]] & types[n["tail_key"]])
+                  for n in rows if n["polarity"] == "negative")
+    assert crossed > 0.5 * sum(n["polarity"] == "negative" for n in rows)
+    assert {n["corrupted"] for n in rows if n["polarity"] == "negative"} == {"tail"}
+
+
+def test_seeded_and_stable(sample_con, sample_set) -> None:
+    again = build_statements(sample_con, StatementOptions(per_relation=4, negatives=3), snapshot_id="s", seed=7)
+    assert again.items.equals(sample_set.items)
+    other = build_statements(sample_con, StatementOptions(per_relation=4, negatives=3), snapshot_id="s", seed=8)
+    assert set(other.items.column("item_id").to_pylist()) != set(sample_set.items.column("item_id").to_pylist())
+    # every triple: the same positives' negatives do not depend on the cap (draws hash the triple, not its rank)
+    full = build_statements(sample_con, StatementOptions(per_relation=None, negatives=3), snapshot_id="s", seed=7)
+    assert full.metadata["positives_drawn"] == sample_con.execute("SELECT count(*) FROM triples").fetchone()[0]
+    assert set(sample_set.items.column("item_id").to_pylist()) <= set(full.items.column("item_id").to_pylist())
+
+
+def test_rejects_are_counted_with_reasons(sample_set) -> None:
+    counts = sample_set.metadata["rejected_by_reason"]
+    rejects = sample_set.rejects.to_pylist()
+    by_reason = Counter(r["reason"] for r in rejects)
+    for reason in ("unchanged", "in_kg", "duplicate_negative"):
+        assert counts.get(reason, 0) == by_reason.get(reason, 0)
+    assert counts["in_kg"] > 0  # the sample KG is dense enough that some draws hit a fact
+    assert all(r["kind"] == "negative" for r in rejects)
+    assert sum(c["candidates"] for c in sample_set.reject_counts) == sum(
+        n for r, n in by_reason.items() if r != "exhausted")
+
+
+def test_same_label_and_in_kg_are_rejected() -> None:
+    # two entities called "Paris"; the fact is stated through one of them only
+    con = tiny_kg([("paris_fr", "capital_of", "france"), ("lyon", "city_of", "france"),
+                   ("paris_tx", "city_of", "texas")], labels={"paris_fr": "Paris", "paris_tx": "Paris"})
+    reasons = verify_negatives(con, [("paris_fr", "capital_of", "france"), ("paris_tx", "capital_of", "france"),
+                                     ("lyon", "capital_of", "france"), ("nowhere", "capital_of", "france")])
+    assert reasons == ["in_kg", "same_label", None, "unknown_key"]
+    # with only same-named heads to draw from, every head corruption is rejected as same_label and given up
+    s = build_statements(con, StatementOptions(per_relation=None, negatives=1, parts=("head",), max_attempts=5),
+                         seed=0)
+    rows = s.rejects.to_pylist()
+    capital = [r for r in rows if r["positive_relation_key"] == "capital_of" and r["kind"] == "negative"]
+    assert {r["reason"] for r in capital} <= {"unchanged", "same_label", "in_kg", "exhausted"}
+
+
+def test_duplicate_positive_statements_are_dropped() -> None:
+    con = tiny_kg([("paris_fr", "twinned_with", "rome"), ("paris_tx", "twinned_with", "rome"),
+                   ("rome", "twinned_with", "paris_fr"), ("berlin", "twinned_with", "rome")],
+                  labels={"paris_fr": "Paris", "paris_tx": "Paris"})
+    s = build_statements(con, StatementOptions(per_relation=None, negatives=1), seed=0)
+    assert s.metadata["positives_drawn"] == 4 and s.metadata["positives_unique"] == 3
+    dropped = [r for r in s.rejects.to_pylist() if r["reason"] == "duplicate_statement"]
+    assert [(r["head_key"], r["text"]) for r in dropped] == [("paris_tx", "Paris twinned with rome.")]
+
+
+def test_templates_config_then_fallback(sample_con) -> None:
+    opts = StatementOptions(per_relation=2, templates={"born_in": "{head} was born in {tail}."})
+    s = build_statements(sample_con, opts, seed=0)
+    sources = {t.key: t.source for t in s.templates}
+    assert sources["born_in"] == "config" and sum(v == "fallback" for v in sources.values()) == len(sources) - 1
+    assert len(s.metadata["fallback_relations"]) == len(sources) - 1
+    born = [r for r in s.items.to_pylist() if r["relation_key"] == "born_in" and r["polarity"] == "positive"]
+    assert all(r["question"] == f"{r['head_label']} was born in {r['tail_label']}." for r in born)
+    died = [r for r in s.items.to_pylist() if r["relation_key"] == "died_in" and r["polarity"] == "positive"]
+    assert all(r["question"] == f"{r['head_label']} place of death {r['tail_label']}." for r in died)
+    assert all(r["template_source"] == "fallback" for r in died)
+
+
+def test_bundled_sample_templates_cover_every_relation(sample_con) -> None:
+    from kgprobe.suites.grapheval.templates import load_template_file
+
+    templates = load_template_file(SAMPLE / "grapheval" / "templates.yaml")
+    keys = {k for (k,) in sample_con.execute("SELECT key FROM relations").fetchall()}
+    assert set(templates) == keys
+    assert all(split_template(t) for t in templates.values())
+
+
+def test_template_rules() -> None:
+    assert split_template("{tail} is the capital of {head}.") == ("", False, " is the capital of ", ".")
+    with pytest.raises(ValueError):
+        split_template("The nationality of head is tail.")
+    with pytest.raises(ConfigError, match="born_in"):
+        resolve_templates([(0, "born_in", "born in")], config={"born_in": "{head} was born."})
+    out, meta = resolve_templates([(0, "http://dbpedia.org/ontology/birthPlace", "birth place"), (1, "x", "x rel")],
+                                  dbpedia={"birthPlace": "The birthplace of {head} is {tail}.", "bad": "no slots"})
+    assert [t.source for t in out] == ["dbpedia", "fallback"] and meta["dbpedia_templates_skipped"] == ["bad"]
+
+
+def test_labels_with_braces_are_not_placeholders() -> None:
+    con = tiny_kg([("a", "rel", "b"), ("c", "other", "b")], labels={"a": "{tail}", "b": "B"})
+    s = build_statements(con, StatementOptions(per_relation=None, negatives=1, parts=("tail",), corruption="uniform"),
+                         seed=0)
+    questions = {(r["head_key"], r["relation_key"], r["tail_key"]): r["question"] for r in s.items.to_pylist()}
+    assert questions[("a", "rel", "b")] == "{tail} rel B."
+
+
+def test_a_positive_without_any_valid_negative_is_not_written() -> None:
+    con = tiny_kg([("a", "rel", "b")])
+    s = build_statements(con, StatementOptions(per_relation=None, negatives=1, parts=("relation",), max_attempts=3),
+                         seed=0)
+    assert s.items.num_rows == 0 and s.metadata["positives_without_negatives"] == 1
+    assert s.metadata["rejected_by_reason"] == {"unchanged": 3, "exhausted": 1, "duplicate_statement": 0}
