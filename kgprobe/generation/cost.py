@@ -100,7 +100,7 @@ def count_tokens(spec: ModelSpec, prompts: Sequence[Prompt]) -> tuple[list[int],
         if spec.backend in ("transformers", "vllm") and model_id:
             tok = _hf_tokenizer(model_id)
             if getattr(tok, "chat_template", None):
-                counts = [len(tok.apply_chat_template(p.messages(), add_generation_prompt=True, tokenize=True))
+                counts = [_length(tok.apply_chat_template(p.messages(), add_generation_prompt=True, tokenize=True))
                           for p in prompts]
             else:
                 counts = [len(tok(("" if p.system is None else p.system + "\n") + p.text)["input_ids"]) for p in prompts]
@@ -115,6 +115,14 @@ def count_tokens(spec: ModelSpec, prompts: Sequence[Prompt]) -> tuple[list[int],
         pass
     return [math.ceil(len((p.system or "") + p.text) / CHARS_PER_TOKEN) for p in prompts], \
         f"approximation ({CHARS_PER_TOKEN:g} characters a token)"
+
+
+def _length(encoded: Any) -> int:
+    # transformers 5 returns a BatchEncoding (input_ids, attention_mask) where 4 returned the id list
+    ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
+    if ids and isinstance(ids[0], (list, tuple)):
+        ids = ids[0]
+    return len(ids)
 
 
 @dataclass(frozen=True)

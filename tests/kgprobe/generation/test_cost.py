@@ -152,3 +152,12 @@ def test_a_killed_run_re_attaches_to_its_pending_batch(tmp_path, monkeypatch, fa
             summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store)
         assert server.batches_created == 1  # re-attached, not submitted again
     assert summary.generated == 5 and not list((store.root / "batches").rglob("batch-*.json"))
+
+
+@pytest.mark.slow
+def test_a_local_model_is_counted_with_its_own_tokenizer_and_chat_template() -> None:
+    spec = model_specs([{"name": "s", "backend": "transformers", "model_id": "smollm2-135m-instruct"}])[0]
+    short, long = Prompt("a", "Did Chopin die in Paris?", "t"), Prompt("b", "Did Chopin die in Paris? " * 20, "t")
+    counts, basis = count_tokens(spec, [short, long])
+    # the chat template adds its own tokens; every repetition of the question adds the same number
+    assert basis == "tokenizer" and counts[0] > len(short.text.split()) and counts[1] - counts[0] >= 19 * 6
