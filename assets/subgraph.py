@@ -15,6 +15,7 @@ from kgprobe.kg.graph import iter_khop_batch, ppr_prune_batch, subgraph_stats
 from kgprobe.kg.stats import current_snapshot, labels
 from kgprobe.report.plots import histograms
 from kgprobe.kg.queries import EntityLinker, fpq_subject_queries, queries_from_file, queries_from_lists, sample_queries
+from kgprobe.kg.queries import okgqa_question_queries
 from kgprobe.kg.subgraph_store import mean_stats, subgraphs_from_table, subgraphs_to_table
 from resources import ProjectResource, WarehouseResource
 
@@ -22,7 +23,7 @@ GROUP = "subgraph"
 PPR_CHUNK = 64
 
 
-@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg, "fpq_true_triples"])
+@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg, "fpq_true_triples", "okgqa_question_bank"])
 def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Retrieval queries (id, text, seed entities): seed lists, question files, samples and KG-FPQ subjects."""
     cfg = project.load()
@@ -39,6 +40,8 @@ def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehou
             )
         if settings.fpq_subjects:
             found += fpq_subject_queries(warehouse.read_partition("fpq_true_triples").to_pylist())
+        if settings.okgqa_questions:
+            found += okgqa_question_queries(warehouse.read_partition("okgqa_question_bank").to_pylist())
         if settings.sample:
             found += sample_queries(
                 con, per_type=int(settings.sample.get("per_type", 5)), types=settings.sample.get("types"),

@@ -308,7 +308,7 @@ class QueriesConfig(_Section):
     fpq_subjects: _Bool = False
     """One query per KG-FPQ subject (its subgraph is the context of the grounded questions)."""
     okgqa_questions: _Bool = False
-    """One query per OKGQA question (the okgqa_questions asset): its subgraph is what the question's retrieval searches."""
+    """One query per OKGQA question (the okgqa_question_bank asset): its subgraph is what the question's retrieval searches."""
 
     @model_validator(mode="after")
     def _some_queries(self) -> QueriesConfig:

@@ -14,6 +14,7 @@ embeds a whole KG can persist vectors per KG snapshot with :meth:`Embedder.save`
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,7 +101,8 @@ class Embedder:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         keys = sorted(self._cache)
-        tmp = path.with_suffix(".tmp.npz")
+        # a name of its own, so that two runs saving the same cache at once never write one temporary file
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
         np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._cache[k] for k in keys]) if keys
                  else np.zeros((0, _DIM), np.float32))
         tmp.replace(path)

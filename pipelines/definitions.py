@@ -13,7 +13,7 @@ import os
 
 import dagster as dg
 
-from assets import fpq, ingest, perturb, report, subgraph, suites
+from assets import fpq, ingest, okgqa, perturb, report, subgraph, suites
 from kgprobe.config import ProjectConfig, load_config
 from kgprobe.config import config_path as resolve_config_path
 from kgprobe.errors import ConfigError
@@ -39,13 +39,18 @@ def _config(config_path: str) -> ProjectConfig | None:
         return None
 
 
+#: Suites whose own assets are always defined: the subgraph stage reads them (KG-FPQ's subjects and OKGQA's
+#: questions become retrieval queries), and they write an empty table when their suite is not configured.
+_ALWAYS = ("fpq", "okgqa")
+
+
 def _suite_modules(enabled) -> list:
     """The assets modules (``assets/<suite>.py``: ``ASSETS``, ``CHECKS``, ``ITEM_CHECKS``, or ``build(parts)`` for
     partitioned ones) of the enabled suites that have stages of their own; KG-FPQ's is always loaded (the subgraph
-    stage reads its triples)."""
+    stage reads its triples; OKGQA's likewise)."""
     out = []
     for suite in enabled:
-        if suite.name == "fpq" or importlib.util.find_spec(f"assets.{suite.name}") is None:
+        if suite.name in _ALWAYS or importlib.util.find_spec(f"assets.{suite.name}") is None:
             continue
         out.append(importlib.import_module(f"assets.{suite.name}"))
     return out
@@ -65,10 +70,11 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     # a suite module whose assets are partitioned (GraphEval's hidden-state judge, per model) builds them here
     built = [m.build(parts) for m in own if hasattr(m, "build")]
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *(a for m in own for a in getattr(m, "ASSETS", ())),
+        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *okgqa.ASSETS,
+                *(a for m in own for a in getattr(m, "ASSETS", ())),
                 *(a for assets_, _ in built for a in assets_),
                 *perturb.ASSETS, *perturb_assets, *lane_assets, *report.build_report_assets(cfg)],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *item_checks,
+        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *getattr(okgqa, "CHECKS", []), *item_checks,
                       *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
                       *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],

@@ -36,6 +36,8 @@ __all__ = [
     "EntityLinker",
     "fpq_subject_query_id",
     "fpq_subject_queries",
+    "okgqa_query_id",
+    "okgqa_question_queries",
     "Query",
     "normalise_label",
     "queries_from_file",
@@ -243,3 +245,22 @@ def fpq_subject_queries(true_triples: Iterable[Mapping[str, Any]]) -> list[Query
     subjects = sorted({int(t["subject"]) for t in true_triples})
     labels = {int(t["subject"]): t.get("subject_label") for t in true_triples}
     return [Query(fpq_subject_query_id(s), labels.get(s), (s,), (), (), "fpq_subjects", ("id",)) for s in subjects]
+
+
+def okgqa_query_id(question_id: str) -> str:
+    """The query id of an OKGQA question's context: its grounded items look their (perturbed) subgraph up by it."""
+    return f"okgqa-{question_id}"
+
+
+def okgqa_question_queries(questions: Iterable[Mapping[str, Any]]) -> list[Query]:
+    """One query per asked OKGQA question (``okgqa_question_bank`` rows not rejected and with seed entities): its seeds'
+    pruned (and perturbed) subgraph is what the question's retrieval searches."""
+    out = []
+    for q in questions:
+        if q.get("rejected") or not q.get("seeds"):
+            continue
+        seeds = tuple(dict.fromkeys(int(s) for s in q["seeds"]))
+        out.append(Query(okgqa_query_id(str(q["question_id"])), q.get("question"), seeds, tuple(q.get("mentions") or ()),
+                         tuple(q.get("unmatched") or ()), f"okgqa_questions:{q.get('provenance') or ''}",
+                         ("id",) * len(seeds)))
+    return out

@@ -7,7 +7,7 @@ own before its items, an assets module.
 
     >>> from kgprobe.suites import SUITES
     >>> sorted(SUITES)
-    ['drowzee', 'erbench', 'fpq', 'grapheval']
+    ['drowzee', 'erbench', 'fpq', 'grapheval', 'okgqa']
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from kgprobe.suites.drowzee.suite import DrowzeeSuite
 from kgprobe.suites.erbench.suite import ERBenchSuite
 from kgprobe.suites.fpq.suite import FPQSuite
 from kgprobe.suites.grapheval.suite import GraphEvalSuite
+from kgprobe.suites.okgqa.suite import OKGQASuite
 
 __all__ = ["SUITES", "Suite", "register", "unregister"]
 
 #: Every registered suite by name.
-SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), ERBenchSuite(), DrowzeeSuite(), GraphEvalSuite())}
+SUITES: dict[str, Suite] = {s.name: s for s in (FPQSuite(), OKGQASuite(), GraphEvalSuite(), ERBenchSuite(),
+                                                   DrowzeeSuite())}
 
 
 def register(suite: Suite) -> Suite:

@@ -10,12 +10,15 @@ answer_kind    gold              oracle                                    alway
                false premise     ``The question's premise is false.``      oracle's two texts)
 ``tf``         true / false /    ``True.`` / ``False.`` /                  ``True.`` / ``False.``
                unknown           ``I don't know.``
+``open``       JSON ``{"answer",  ``answer``                                 ``Yes.`` / ``No.``
+               "alternatives"}``
 other / None   any text          the gold text itself                      ``Yes.`` / ``No.``
 =============  ================  ========================================  =====================================
 
 Gold labels are compared case-insensitively without a final full stop; ``tf`` also accepts ``i don't know``,
 ``idk`` and ``not enough information`` for unknown. ``random`` picks uniformly among the kind's texts (``tf``: all
-three; other kinds: ``Yes.`` / ``No.``), seeded by ``(params.seed, prompt sha256, sample index)``, so it is the same
+three; ``open``: one of the gold's ``alternatives``, e.g. KG-false statements, or ``Yes.`` / ``No.`` when it
+lists none; other kinds: ``Yes.`` / ``No.``), seeded by ``(params.seed, prompt sha256, sample index)``, so it is the same
 on every run and independent of batching. The oracle stores a failure for a prompt without a gold label (or with
 one it cannot read): it cannot answer such a prompt, and saying so beats a guess.
 """
@@ -23,13 +26,15 @@ one it cannot read): it cannot answer such a prompt, and saying so beats a guess
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgprobe.generation.records import BaseBackend, Completion, Prompt, SamplingParams
 
-__all__ = ["ANSWER_TEXTS", "GOLD_LABELS", "REFERENCE_KINDS", "ReferenceBackend", "ReferenceConfig"]
+__all__ = ["ANSWER_TEXTS", "GOLD_LABELS", "OPEN_KIND", "REFERENCE_KINDS", "ReferenceBackend", "ReferenceConfig",
+           "open_gold"]
 
 REFERENCE_KINDS: tuple[str, ...] = ("oracle", "always-yes", "always-no", "random")
 
@@ -47,6 +52,24 @@ GOLD_LABELS: dict[str, dict[str, str]] = {
     "tf": {"true": "yes", "false": "no", "unknown": "unknown", "i don't know": "unknown", "idk": "unknown",
            "not enough information": "unknown"},
 }
+
+
+#: The answer kind of open answers whose gold carries both the right answer and wrong ones (see :func:`open_gold`).
+OPEN_KIND = "open"
+
+
+def open_gold(answer: str, alternatives: Sequence[str] = ()) -> str:
+    """The gold of an ``open`` prompt: the oracle answers ``answer``; ``random`` one of ``alternatives`` (wrong
+    answers a baseline should give, e.g. KG-false statements)."""
+    return json.dumps({"answer": answer, "alternatives": list(alternatives)}, ensure_ascii=False)
+
+
+def _read_open_gold(gold: str | None) -> dict | None:
+    try:
+        value = json.loads(gold) if gold is not None else None
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("answer"), str) else None
 
 
 @dataclass(frozen=True)
@@ -79,6 +102,8 @@ class ReferenceBackend(BaseBackend):
     def answer(self, prompt: Prompt, params: SamplingParams, index: int) -> Completion:
         """The completion of one sample (``index`` counts from 0)."""
         t0 = time.perf_counter()
+        if prompt.answer_kind == OPEN_KIND:
+            return self._answer_open(prompt, params, index, t0)
         kind = prompt.answer_kind if prompt.answer_kind in GOLD_LABELS else ""
         texts = ANSWER_TEXTS[kind]
         if self.kind == "always-yes":
@@ -102,6 +127,23 @@ class ReferenceBackend(BaseBackend):
                                               f"{prompt.answer_kind} label ({sorted(GOLD_LABELS[kind])})",
                                               latency_s=time.perf_counter() - t0)
                 text = texts[label]
+        return Completion(text=text, finish_reason="stop", tokens_in=None, tokens_out=None,
+                          latency_s=time.perf_counter() - t0)
+
+    def _answer_open(self, prompt: Prompt, params: SamplingParams, index: int, t0: float) -> Completion:
+        gold = _read_open_gold(prompt.gold)
+        texts = ANSWER_TEXTS[""]
+        if self.kind == "oracle":
+            if gold is None:
+                return Completion.failure(f"oracle: gold of open item {prompt.item_id} is not an open_gold() JSON",
+                                          latency_s=time.perf_counter() - t0)
+            text = gold["answer"]
+        elif self.kind == "random":
+            options = [str(a) for a in (gold or {}).get("alternatives") or []] or [texts["yes"], texts["no"]]
+            digest = hashlib.sha256(f"{params.seed}|{prompt.sha256()}|{index}".encode()).digest()
+            text = options[int.from_bytes(digest[:8], "big") % len(options)]
+        else:
+            text = texts["yes"] if self.kind == "always-yes" else texts["no"]
         return Completion(text=text, finish_reason="stop", tokens_in=None, tokens_out=None,
                           latency_s=time.perf_counter() - t0)
 

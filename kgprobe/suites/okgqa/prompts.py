@@ -1,0 +1,123 @@
+"""OKGQA's prompts, each a versioned template id stored with every response.
+
+* ``okgqa-answer-v1`` / ``okgqa-answer-grounded-v1``: the paper's D.1 prompt (its system instruction, "Question:",
+  in the grounded one "Below are the facts that might be relevant to answer the question:" with the retrieved
+  facts, then "Answer:"); the zero-shot baseline leaves the facts out. D.1's few-shot examples are not published
+  and are left out.
+* ``okgqa-facts-v1``: FActScore's decomposition ("Please breakdown the following sentence into independent facts:")
+  with few-shot demonstrations in FactScoreLite's style (a passage, then its independent facts as ``- `` lines);
+  the demonstrations are our own.
+* ``okgqa-support-v1``: FactScoreLite's fact check against a knowledge source, here the retrieved KG context
+  ("True" / "False").
+* ``okgqa-geval-<criterion>-v1``: the D.4 G-Eval prompts (system instruction and the criterion, verbatim), the
+  question as "Input", the KG reference facts as "Retrieval Context", the answer as "Actual Output", and a request
+  for one score 1-5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kgprobe.generation.prompts import OKGQA_SYSTEM
+
+__all__ = [
+    "ANSWER_TEMPLATE_ID",
+    "CRITERIA",
+    "DECOMPOSE_TEMPLATE_ID",
+    "GROUNDED_TEMPLATE_ID",
+    "SUPPORT_TEMPLATE_ID",
+    "answer_text",
+    "decompose_text",
+    "geval_template_id",
+    "geval_text",
+    "support_text",
+]
+
+ANSWER_TEMPLATE_ID = "okgqa-answer-v1"
+GROUNDED_TEMPLATE_ID = "okgqa-answer-grounded-v1"
+DECOMPOSE_TEMPLATE_ID = "okgqa-facts-v1"
+SUPPORT_TEMPLATE_ID = "okgqa-support-v1"
+SYSTEM = OKGQA_SYSTEM
+_FACTS = "Below are the facts that might be relevant to answer the question:"
+
+
+def answer_text(question: str, knowledge: str | None = None) -> tuple[str, str]:
+    """(template id, user message) of D.1: zero-shot without ``knowledge``, grounded with it."""
+    if knowledge is None:
+        return ANSWER_TEMPLATE_ID, f"Question: {question}\n\nAnswer:"
+    return GROUNDED_TEMPLATE_ID, f"Question: {question}\n\n{_FACTS}\n{knowledge}\n\nAnswer:"
+
+
+_DEMOS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("The Eiffel Tower, designed by Gustave Eiffel's company, was completed in 1889 for the World's Fair in Paris.",
+     ("The Eiffel Tower was designed by Gustave Eiffel's company.", "The Eiffel Tower was completed in 1889.",
+      "The Eiffel Tower was built for the World's Fair.", "The World's Fair took place in Paris.")),
+    ("Giuseppe Verdi, born in Le Roncole, composed Aida, which premiered in Cairo.",
+     ("Giuseppe Verdi was born in Le Roncole.", "Giuseppe Verdi composed Aida.", "Aida premiered in Cairo.")),
+    ("The Danube flows through Vienna and Budapest before it reaches the Black Sea.",
+     ("The Danube flows through Vienna.", "The Danube flows through Budapest.",
+      "The Danube flows into the Black Sea.")),
+)
+_DECOMPOSE = "Please breakdown the following sentence into independent facts:"
+
+
+def decompose_text(answer: str) -> str:
+    """The decomposition prompt of one answer (FActScore's instruction, our demonstrations)."""
+    demos = "\n\n".join(f"{_DECOMPOSE} {s}\n" + "\n".join(f"- {f}" for f in facts) for s, facts in _DEMOS)
+    return f"{demos}\n\n{_DECOMPOSE} {' '.join(answer.split())}\n"
+
+
+def fact_list_text(facts: Sequence[str]) -> str:
+    """The decomposition a perfect judge writes for ``facts``: one ``- fact`` line each."""
+    return "\n".join(f"- {f}" for f in facts)
+
+
+def support_text(context: str, fact: str) -> str:
+    """FactScoreLite's check of one fact against a knowledge source (the retrieved KG context)."""
+    return (f"Knowledge source:\n{context}\n\nFact: {fact}\n\nIs the fact supported by the knowledge source? "
+            "Answer only \"True\" or \"False\".\nAnswer:")
+
+
+#: The four G-Eval criteria of D.4, verbatim.
+CRITERIA: Mapping[str, str] = {
+    "context_relevance": (
+        "Context Relevance Criteria: Evaluate the extent to which the \u201cActual output\u201d incorporates relevant "
+        "information from the \u201cRetrieval Context\u201d. This includes assessing whether the output adheres to the "
+        "thematic, factual, and situational specifics presented in the \u201cRetrieval Context\u201d. Relevant responses "
+        "not only address the direct query but also align closely with the contextual elements provided, ensuring a "
+        "seamless and coherent transition between the \u201cRetrieval Context\u201d and the \u201cActual Output\u201d. The "
+        "most contextually relevant responses demonstrate an understanding and appropriate reflection of the given "
+        "circumstances, historical facts, or conceptual background, thereby contributing to the overall accuracy "
+        "and utility of the information provided."),
+    "comprehensiveness": (
+        "Comprehensiveness Criteria: Evaluate the extent to which the \u201cActual Output\u201d covers all aspects and "
+        "details of the question \u201cInput\u201d. A comprehensive answer should thoroughly address every part of the "
+        "question, leaving no important points unaddressed. When evaluating comprehensiveness, consider the "
+        "relevance of the information provided in the \u201cActual Output\u201d to the \u201cInput\u201d and the "
+        "\u201cRetrieval Context\u201d."),
+    "correctness": (
+        "Correctness Criteria: Measure how clearly and specifically the \u201cActual output\u201d responds to the "
+        "question \u201cinput\u201d. A highly direct response stays focused on the question, providing clear and "
+        "unambiguous information. When evaluating correctness, consider the relevance of the information provided "
+        "in the \u201cActual Output\u201d to the \u201cInput\u201d and the \u201cRetrieval Context\u201d."),
+    "empowerment": (
+        "Empowerment Criteria: Evaluate whether the \u201cActual Output\u201d can help the reader understand the topic "
+        "and make informed decisions regarding the \u201cInput\u201d. A response with high empowerment provides "
+        "accurate information and explanations that enhance the reader\u2019s understanding. When evaluating "
+        "empowerment, consider the relevance of the information provided in the \u201cActual Output\u201d to the "
+        "\u201cInput\u201d and the \u201cRetrieval Context\u201d."),
+}
+GEVAL_SYSTEM = ("You are a helpful assistant designed to evaluate the quality of the response to a query. Your task "
+                "is to rate the response on one metric defined as below:")
+
+
+def geval_template_id(criterion: str) -> str:
+    return f"okgqa-geval-{criterion.replace('_', '-')}-v1"
+
+
+def geval_text(criterion: str, question: str, context: str, answer: str) -> tuple[str, str]:
+    """(system, user) of one G-Eval rating."""
+    system = f"{GEVAL_SYSTEM}\n\n{CRITERIA[criterion]}"
+    user = (f"Input: {question}\n\nRetrieval Context:\n{context}\n\nActual Output: {answer}\n\n"
+            "Rate the Actual Output on this metric from 1 (worst) to 5 (best). Answer with the number only.\nScore:")
+    return system, user

@@ -1,0 +1,705 @@
+"""OKGQA as a :class:`~kgprobe.suites.base.Suite`: open-ended questions answered zero-shot and with KG knowledge
+retrieved from the question's (perturbed) subgraph, their atomic facts checked against the KG itself.
+
+Items: one ``closed`` item per question (zero-shot, ``retrieval`` = none) and one ``grounded`` item per question and
+retrieval method (triplets, paths, subgraph). The method is part of the item, not a partition dimension: the three
+contexts come from the same perturbed subgraph in one pass, a model answers all three in one run, and the grid
+stays model x perturbation like every other suite's. Every item's ``evidence`` carries the question's provenance,
+its clean subgraph and the KG's triples about its entities (labels, functional relations): what the facts are
+checked against, so scoring needs no connection; and the oracle's and the random baseline's answers.
+
+Scores per judge: ``""`` splits answers into sentences (no model); each configured judge decomposes them
+(FActScore) and rates them (G-Eval). Metric rows: ``fact_precision`` (FActScore-style: per answer, supported /
+decidable facts; mean over answers with a seeded bootstrap interval), ``not_in_kg_share`` (facts the KG is silent
+on, Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4; bootstrap), overall and by
+type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check of each fact against the
+retrieved context (Cohen's kappa).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from kgprobe.generation.backends.reference import OPEN_KIND, open_gold
+from kgprobe.generation.records import ModelSpec, Prompt
+from kgprobe.grounding.retrieval import RETRIEVAL_METHODS, GraphRetriever, RetrievalConfig
+from kgprobe.scoring.answers import parse_true_false
+from kgprobe.scoring.stats import bootstrap_ci, cohen_kappa, row_seed
+from kgprobe.suites.base import (
+    ITEM_SCHEMA,
+    SAMPLE_SCHEMA,
+    VOTE_SCHEMA,
+    Headline,
+    ItemSource,
+    ItemsResult,
+    Sampling,
+    ScoringOptions,
+    Suite,
+    SuiteScores,
+    breakdown_of,
+    content_id,
+    limit_groups,
+    metric_row,
+    table,
+)
+from kgprobe.suites.okgqa.facts import (
+    CONTRADICTED,
+    NOT_IN_KG,
+    SUPPORTED,
+    KGFacts,
+    check_fact,
+    parse_fact_list,
+    precision,
+    split_sentences,
+    statement,
+)
+from kgprobe.suites.okgqa.prompts import (
+    CRITERIA,
+    DECOMPOSE_TEMPLATE_ID,
+    SUPPORT_TEMPLATE_ID,
+    SYSTEM,
+    answer_text,
+    decompose_text,
+    fact_list_text,
+    geval_template_id,
+    geval_text,
+    support_text,
+)
+from kgprobe.suites.okgqa.questions import okgqa_query_id
+
+__all__ = ["OKGQA_SAMPLE_SCHEMA", "OKGQA_VOTE_SCHEMA", "OKGQASettings", "OKGQASuite", "build_items"]
+
+TASK = "open_qa"
+#: The fewest new tokens a judge's decomposition gets (a judge configured for one-word verdicts gets more here).
+DECOMPOSE_TOKENS = 256
+BREAKDOWN_KEYS = ("type", "subtype", "source", "retrieval")
+
+OKGQA_SAMPLE_SCHEMA = pa.schema(list(SAMPLE_SCHEMA) + [
+    ("facts", pa.list_(pa.string())), ("fact_labels", pa.list_(pa.string())), ("context_labels", pa.list_(pa.string())),
+    ("precision", pa.float64()), *[(f"geval_{c}", pa.float64()) for c in CRITERIA],
+])  # fmt: skip
+OKGQA_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
+    ("precision", pa.float64()), ("facts", pa.int64()), ("supported", pa.int64()), ("contradicted", pa.int64()),
+    ("not_in_kg", pa.int64()), *[(f"geval_{c}", pa.float64()) for c in CRITERIA],
+])  # fmt: skip
+
+
+class QuestionFile(BaseModel):
+    """An OKGQA-style question CSV (``question, type, placeholders, naturalness, difficulty, dbpedia_entities``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    limit: int | None = Field(None, ge=1)
+
+
+class Generator(BaseModel):
+    """A generator model (a ``models`` entry's name) asked with the D.2 prompt, ``per_subtype`` questions each."""
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    per_subtype: int = Field(1, ge=1)
+
+
+class RetrievalSettings(BaseModel):
+    """G-retrieval parameters (see :class:`kgprobe.grounding.retrieval.RetrievalConfig`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    k_nodes: int = Field(5, ge=1)
+    k_edges: int = Field(5, ge=1)
+    edge_cost: float = Field(0.5, ge=0)
+    n_triplets: int = Field(10, ge=1)
+    start_nodes: int = Field(3, ge=1)
+    beam: int = Field(8, ge=1)
+    max_path_length: int = Field(3, ge=1)
+    n_paths: int = Field(5, ge=1)
+
+
+class OKGQASettings(BaseModel):
+    """The ``suites: {okgqa: ...}`` section."""
+
+    model_config = ConfigDict(extra="forbid")
+    kg: str | None = None
+    """The KG (default: the queries' / first KG)."""
+    templates: bool = True
+    """Make questions from the Table 1 templates over KG entities of fitting types."""
+    per_template: int = Field(3, ge=1)
+    """Questions per template."""
+    files: list[QuestionFile] = []
+    """Imported question CSVs (OKGQA's own load as-is; relative paths against the config's folder)."""
+    generator: Generator | None = None
+    """Questions generated by a configured model with the D.2 prompt."""
+    methods: list[str] = list(RETRIEVAL_METHODS)
+    """Retrieval methods of the grounded items."""
+    retrieval: RetrievalSettings = RetrievalSettings()
+    limit: int | None = Field(None, ge=1)
+    """Questions per closed-book partition (None: the generation section's limit)."""
+    grounded_limit: int | None = Field(None, ge=1)
+    """Questions per grounded partition (each with every retrieval method)."""
+    oracle_facts: int = Field(5, ge=1)
+    """Facts the oracle states, verbalised from the question's clean subgraph."""
+    random_facts: int = Field(3, ge=1)
+    """KG-false facts the random baseline states."""
+    reference_facts: int = Field(30, ge=1)
+    """Clean-subgraph facts shown to G-Eval as its "Retrieval Context"."""
+    functional_share: float = Field(1.0, gt=0, le=1)
+    """A relation is functional when this share of its heads has one tail."""
+    fact_threshold: float | None = Field(0.8, gt=0, le=1)
+    """Cosine at which a fact matches a KG triple between its entities by meaning (None: words only)."""
+    judge_limit: int | None = Field(None, ge=1)
+    """Answers per partition a model judge reads (those of the items with the smallest ids; None: all): a small
+    CPU judge decomposes and rates a slice, the judge-free verdict still covers every answer."""
+    judges: list[str] | None = None
+    """Names of the scoring judges that judge zero-shot answers (None: every configured judge)."""
+    grounded_judges: list[str] | None = None
+    """Names of the scoring judges that judge grounded answers (None: as ``judges``); each costs a decomposition,
+    four G-Eval ratings and a context check per fact for every answer at every level."""
+    geval: bool = True
+    """Rate answers with G-Eval's four criteria (per judge)."""
+    context_check: bool = True
+    """Check each fact against the retrieved context with the judge (grounded answers)."""
+    embedding_cache: str | None = None
+    """Folder for the embedding cache per KG snapshot (None: in memory only)."""
+
+
+def _relations_info(con: Any) -> tuple[dict[int, str], dict[int, str]]:
+    rows = con.execute("SELECT id, label, key FROM relations").fetchall()
+    return {int(i): str(lab) for i, lab, _ in rows}, {int(i): str(k) for i, _, k in rows}
+
+
+def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, Sequence[tuple[int, int, int]]],
+                con: Any, settings: OKGQASettings, *, snapshot_id: str, seed: int = 0,
+                config_dir: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """Item rows and reject rows from the accepted ``questions`` (``okgqa_question_bank`` rows) and their clean
+    subgraphs (query id -> triples). ``con``: the KG's DuckDB connection (labels, types, the KG's own triples)."""
+    from kgprobe.sql import load_sql
+
+    ent_labels = {int(i): str(lab) for i, lab in con.execute("SELECT id, label FROM entities").fetchall()}
+    rel_labels, rel_keys = _relations_info(con)
+    functional = frozenset(int(r) for r, _ in con.execute(load_sql("okgqa/functional_relations"),
+                                                          {"min_share": settings.functional_share}).fetchall())
+    retrieval = settings.retrieval.model_dump()
+    cache = None
+    if settings.embedding_cache:
+        from pathlib import Path
+
+        cache = str(Path(config_dir or ".") / settings.embedding_cache)
+    rows: list[dict[str, Any]] = []
+    rejects: list[dict[str, Any]] = []
+    for q in questions:
+        if q.get("rejected") or not q.get("seeds"):
+            rejects.append({"question_id": q["question_id"], "question": q["question"],
+                            "reason": q.get("rejected") or "no seed entity"})
+            continue
+        qid = okgqa_query_id(q["question_id"])
+        sub = sorted({tuple(map(int, t)) for t in subgraphs.get(qid, ())})
+        if not sub:
+            rejects.append({"question_id": q["question_id"], "question": q["question"],
+                            "reason": f"query {qid} has no (or an empty) PPR subgraph; materialize queries with "
+                                      "okgqa_questions on and the subgraph stage"})
+            continue
+        nodes = sorted({h for h, _, _ in sub} | {t for _, _, t in sub})
+        about = [tuple(map(int, t)) for t in con.execute(load_sql("okgqa/triples_of_heads"), {"ids": nodes}).fetchall()]
+        node_set = set(nodes)
+        # the KG about the subgraph's entities: every triple among them, and their functional facts
+        kg_triples = set(sub) | {t for t in about if t[2] in node_set or t[1] in functional}
+        kg_ents = node_set | {t for _, _, t in kg_triples}
+        seeds = [int(s) for s in q["seeds"]]
+        oracle, random_text_facts, distractors = _reference_facts(con, sub, kg_triples, kg_ents, seeds, ent_labels,
+                                                                  rel_labels, rel_keys, functional, settings, seed)
+        kg_ents |= set(distractors)
+        kg = KGFacts(entities={e: ent_labels.get(e, str(e)) for e in kg_ents},
+                     relations={r: rel_labels[r] for r in {t[1] for t in kg_triples}},
+                     triples=frozenset(kg_triples), functional=frozenset(functional & {t[1] for t in kg_triples}),
+                     relation_keys={r: rel_keys[r] for r in {t[1] for t in kg_triples}})
+        # a fact is stated only when it reads back as itself (one sentence) with the verdict it is meant to get
+        oracle_facts = [f for f in (kg.verbalise(t) for t in oracle)
+                        if split_sentences(f) == [f] and check_fact(f, kg).label == SUPPORTED][: settings.oracle_facts]
+        random_facts = [f for f in random_text_facts
+                        if split_sentences(f) == [f] and check_fact(f, kg).label == CONTRADICTED]
+        if not oracle_facts:
+            rejects.append({"question_id": q["question_id"], "question": q["question"],
+                            "reason": "no fact of its subgraph can be stated unambiguously (labels do not link)"})
+            continue
+        reference = [kg.verbalise(t) for t in _order(sub, seeds, seed)[: settings.reference_facts]]
+        evidence = {
+            "snapshot_id": snapshot_id, "question_id": q["question_id"], "query_id": qid, "seeds": seeds,
+            "provenance": q.get("provenance"), "placeholders": q.get("placeholders"), "kg": kg.to_evidence(),
+            "oracle_facts": oracle_facts, "random_facts": random_facts, "reference": reference,
+            "retrieval": retrieval, "embedding_cache": cache, "fact_threshold": settings.fact_threshold,
+            "geval": settings.geval, "context_check": settings.context_check, "judges": settings.judges,
+            "judge_limit": settings.judge_limit,
+            "grounded_judges": settings.grounded_judges if settings.grounded_judges is not None else settings.judges,
+        }
+        ev = json.dumps(evidence, separators=(",", ":"), ensure_ascii=False)
+        oracle_text = "\n".join(oracle_facts)
+        random_text = "\n".join(random_facts)
+        for setting, method in [("closed", "none")] + [("grounded", m) for m in settings.methods]:
+            rows.append({
+                "item_id": content_id(snapshot_id, "okgqa", q["question_id"], method),
+                "suite": "okgqa", "task": TASK, "answer_format": "open", "question": q["question"],
+                "expected": oracle_text, "group_id": q["question_id"],
+                "breakdown": {"type": q.get("type") or "", "subtype": q.get("subtype") or "",
+                              "source": q.get("source") or "", "retrieval": method},
+                "evidence": ev, "question_id": q["question_id"], "query_id": qid, "setting": setting,
+                "retrieval": method, "qtype": q.get("type") or "", "subtype": q.get("subtype") or "",
+                "source": q.get("source") or "", "oracle_answer": oracle_text, "random_answer": random_text,
+            })  # fmt: skip
+    return rows, rejects
+
+
+def _order(triples: Sequence[tuple[int, int, int]], seeds: Sequence[int], seed: int) -> list[tuple[int, int, int]]:
+    # facts about the seeds first, then the rest, each in a seeded order
+    s = set(seeds)
+    return sorted(triples, key=lambda t: (not (t[0] in s or t[2] in s), content_id(seed, t)))
+
+
+def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: set[tuple[int, int, int]],
+                     kg_ents: set[int], seeds: Sequence[int], ent_labels: Mapping[int, str],
+                     rel_labels: Mapping[int, str], rel_keys: Mapping[int, str], functional: frozenset[int],
+                     settings: OKGQASettings, seed: int) -> tuple[list[tuple[int, int, int]], list[str], list[int]]:  # fmt: skip
+    """The oracle's triples (from the clean subgraph, seeds first) and the random baseline's KG-false statements:
+    a functional fact of a subgraph entity with its object replaced by another entity of the object's type."""
+    from kgprobe.sql import load_sql
+
+    oracle = _order(sub, seeds, seed)[: settings.oracle_facts * 2]
+    candidates = [t for t in _order(sorted(kg_triples), seeds, seed) if t[1] in functional and t[0] != t[2]]
+    objects = sorted({t[2] for t in candidates})
+    types: dict[int, list[str]] = {}
+    if objects:
+        for e, typ in con.execute(load_sql("okgqa/entity_types_of"), {"ids": objects}).fetchall():
+            types.setdefault(int(e), []).append(str(typ))
+    wanted = sorted({typ for ts in types.values() for typ in ts})
+    pool: dict[str, list[int]] = {}
+    if wanted:
+        for e, _, typ in con.execute(load_sql("okgqa/entities_of_types"), {"types": wanted}).fetchall():
+            pool.setdefault(str(typ), []).append(int(e))
+    out: list[str] = []
+    used: list[int] = []
+    for h, r, x in candidates:
+        if len(out) >= settings.random_facts:
+            break
+        options = sorted({y for typ in types.get(x, []) for y in pool.get(typ, [])} - {x, h}
+                         - {t for hh, rr, t in kg_triples if hh == h and rr == r})
+        if not options:
+            continue
+        y = min(options, key=lambda y: content_id(seed, "random", h, r, x, y))
+        out.append(statement(ent_labels.get(h, str(h)), rel_labels[r], ent_labels.get(y, str(y))))
+        used.append(y)
+    return oracle, out, used
+
+
+def _evidence(item: Mapping[str, Any]) -> dict[str, Any]:
+    ev = item.get("evidence")
+    return json.loads(ev) if isinstance(ev, str) else dict(ev or {})
+
+
+class OKGQASuite(Suite):
+    """OKGQA (Sui et al.): open questions, zero-shot and with retrieved KG facts, checked fact by fact against the KG."""
+
+    name = "okgqa"
+    title = "OKGQA: open-ended questions, KG-grounded and perturbed"
+    paper = ("Sui et al., Can Knowledge Graphs Make Large Language Models More Trustworthy? An Empirical Study Over "
+             "Open-ended Question Answering")
+    Settings = OKGQASettings
+    sampling = Sampling(n=1, temperature=0.0, top_p=1.0)
+    headline = Headline(TASK, "fact_precision", "KG fact precision")
+    upstream = ("okgqa_question_bank", "ppr_subgraphs")
+    groundable = True
+
+    def __init__(self) -> None:
+        self._kg_cache: dict[str, KGFacts] = {}
+
+    # ------------------------------------------------------------------------------------------------- items
+    def items(self, source: ItemSource) -> ItemsResult:
+        """Items from the ``okgqa_question_bank`` upstream table and the clean ``ppr_subgraphs`` of their queries."""
+        s = source.settings
+        questions = source.upstream["okgqa_question_bank"].to_pylist() if "okgqa_question_bank" in source.upstream else []
+        subgraphs: dict[str, list[tuple[int, int, int]]] = {}
+        if "ppr_subgraphs" in source.upstream:
+            for r in source.upstream["ppr_subgraphs"].select(["query_id", "triples"]).to_pylist():
+                if str(r["query_id"]).startswith("okgqa-"):
+                    subgraphs[r["query_id"]] = [(t["head"], t["relation"], t["tail"]) for t in r["triples"]]
+        rows, rejects = build_items(questions, subgraphs, source.con, s, snapshot_id=source.snapshot_id,
+                                    seed=source.seed, config_dir=source.config_dir)
+        items = table(rows, _schema()) if rows else table([], _schema())
+        reject_table = pa.Table.from_pylist(rejects) if rejects else pa.table({"reason": pa.array([], pa.string())})
+        counts: dict[str, int] = {}
+        for r in rows:
+            if r["setting"] == "closed":
+                counts[r["subtype"]] = counts.get(r["subtype"], 0) + 1
+        return ItemsResult(items=items, rejects=reject_table,
+                           metadata={"questions_by_subtype": [{"subtype": k, "questions": v} for k, v in sorted(counts.items())],
+                                     "rejected_questions": len(rejects)})
+
+    def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None, setting: str = "closed",
+               **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip
+        """The zero-shot items (``setting="closed"``) or the retrieval items (``"grounded"``: every method of a
+        question), of the first ``limit`` questions (see :meth:`Suite.select`)."""
+        chosen = [it for it in items if (it["retrieval"] == "none") == (setting != "grounded")]
+        return limit_groups(chosen, limit, group=lambda it: str(it["group_id"]), item_id=lambda it: str(it["item_id"]),
+                            unit="questions")
+
+    def context_query(self, item: Mapping[str, Any]) -> str:
+        """The question's query: its PPR subgraph, clean or perturbed, is what retrieval searches."""
+        return str(item["query_id"])
+
+    def grounded_context(self, items: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, Sequence[tuple]], *,
+                         entity_labels: Mapping[int, str], relation_labels: Mapping[int, str],
+                         embedder: Any = None) -> dict[str, str]:  # fmt: skip
+        """Each item's retrieved context: its method (triplets, paths, subgraph) run on its question's perturbed
+        subgraph, verbalised; embeddings cached per KG snapshot when ``embedding_cache`` is set."""
+        if not items:
+            return {}
+        if embedder is None:
+            from kgprobe.embedding import Embedder
+
+            embedder = Embedder()
+        ev0 = _evidence(items[0])
+        retriever = GraphRetriever(embedder, entity_labels, relation_labels,
+                                   config=RetrievalConfig(**(ev0.get("retrieval") or {})))
+        cache, snapshot = ev0.get("embedding_cache"), str(ev0.get("snapshot_id") or "")
+        if cache:
+            retriever.load_cache(cache, snapshot)
+        out = {}
+        for it in items:
+            triples = subgraphs.get(self.context_query(it), ())
+            out[str(it["item_id"])] = retriever.retrieve(str(it["question"]), list(triples), str(it["retrieval"])).text
+        if cache:
+            retriever.save_cache(cache, snapshot)
+        return out
+
+    def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
+        """D.1 per item: zero-shot for closed items, with ``context[item_id]`` for grounded ones. The reference
+        models read ``gold``: the oracle states the clean subgraph's facts, random the KG-false ones."""
+        out = []
+        for it in items:
+            knowledge = None if it["retrieval"] == "none" or context is None else context[str(it["item_id"])]
+            template_id, text = answer_text(str(it["question"]), knowledge)
+            gold = open_gold(str(it["oracle_answer"]), [str(it["random_answer"])] if it.get("random_answer") else [])
+            out.append(Prompt(item_id=str(it["item_id"]), text=text, template_id=template_id, gold=gold,
+                              answer_kind=OPEN_KIND, system=SYSTEM))
+        return out
+
+    # ------------------------------------------------------------------------------------------------- score
+    def _kg(self, item: Mapping[str, Any]) -> KGFacts:
+        key = str(item["evidence"])
+        if key not in self._kg_cache:
+            if len(self._kg_cache) > 4096:
+                self._kg_cache.clear()
+            self._kg_cache[key] = KGFacts.from_evidence(_evidence(item)["kg"])
+        return self._kg_cache[key]
+
+    def _check(self, facts: Sequence[str], item: Mapping[str, Any], embedder: Any) -> list[Any]:
+        threshold = _evidence(item).get("fact_threshold")
+        kg = self._kg(item)
+        if embedder is None or not threshold:
+            return [check_fact(f, kg) for f in facts]
+        return [check_fact(f, kg, embedder=embedder, threshold=float(threshold)) for f in facts]
+
+    def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
+        from kgprobe.scoring.quality import validate_metrics, validate_votes
+
+        return [*validate_votes(tables["votes"], name=f"{name} votes"),
+                *validate_metrics(tables["metrics"], name=f"{name} metrics")]
+
+    def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]], *, model: str,
+              perturbation: str = "none", scoring: ScoringOptions = ScoringOptions()) -> SuiteScores:  # fmt: skip
+        """Fact verdicts against the KG per judge ("" = sentences, no model; each judge: its decomposition), the
+        judge's G-Eval ratings and its check of each fact against the retrieved context; votes per item and the
+        metric rows of the module docstring."""
+        by_id = {str(it["item_id"]): it for it in items}
+        missing = sorted({str(r["item_id"]) for r in responses} - set(by_id))
+        if missing:
+            raise ValueError(f"{len(missing)} response(s) of model {model!r} answer items that are not among the "
+                             f"okgqa items (first: {missing[:3]}); re-materialize the responses")
+        ok = [r for r in responses if r.get("error") is None and r.get("text") is not None]
+        embedder = getattr(scoring, "embedder", None)
+        samples: list[dict[str, Any]] = []
+        agreement: list[dict[str, Any]] = []
+        judged = self._judge_slice(ok, by_id)
+        for judge_name, spec in [("", None)] + [(j.name, j) for j in self._judges(items, responses, scoring)]:
+            read = ok if spec is None else judged
+            facts_of = self._decompose(read, by_id, spec, scoring)
+            geval = self._geval(read, by_id, spec, scoring) if spec is not None else {}
+            verdicts = {r["response_id"]: self._check(facts_of[r["response_id"]], by_id[str(r["item_id"])], embedder)
+                        for r in ok if facts_of.get(r["response_id"]) is not None}
+            context = self._context_check(read, by_id, spec, scoring, facts_of) if spec is not None else {}
+            kg_lab, ctx_lab = [], []
+            read_ids = {r["response_id"] for r in read}
+            for r in responses:
+                rid = r["response_id"]
+                if spec is not None and rid not in read_ids and r.get("error") is None:
+                    continue  # beyond the judge's slice: not judged, not counted
+                v = verdicts.get(rid)
+                c = context.get(rid)
+                if v is not None and c is not None:
+                    for fv, cl in zip(v, c):
+                        if fv.decidable and cl != "unknown":
+                            kg_lab.append("supported" if fv.label == SUPPORTED else "not supported")
+                            ctx_lab.append("supported" if cl == "true" else "not supported")
+                samples.append({
+                    "response_id": rid, "item_id": str(r["item_id"]), "model": r["model"], "perturbation": perturbation,
+                    "sample_index": int(r["sample_index"]), "judge": judge_name, "text": r.get("text"),
+                    "error": r.get("error"), "label": _label(v), "judge_text": None, "judge_error": None,
+                    "judge_response_id": None, "facts": [f.fact for f in v] if v is not None else None,
+                    "fact_labels": [f.label for f in v] if v is not None else None, "context_labels": c,
+                    "precision": precision(v) if v is not None else None,
+                    **{f"geval_{k}": geval.get(rid, {}).get(k) for k in CRITERIA},
+                })  # fmt: skip
+            if spec is not None and kg_lab:
+                agreement.append({"model": model, "perturbation": perturbation, "judge_a": f"{judge_name}: KG",
+                                  "judge_b": f"{judge_name}: retrieved context", "n": len(kg_lab),
+                                  "agreement": sum(a == b for a, b in zip(kg_lab, ctx_lab)) / len(kg_lab),
+                                  "kappa": cohen_kappa(kg_lab, ctx_lab)})
+        votes = _votes(samples, by_id, model, perturbation)
+        return SuiteScores(samples=samples, votes=votes,
+                           metrics=self.metrics(votes, by_id, model=model, perturbation=perturbation,
+                                                confidence=scoring.confidence, resamples=scoring.resamples,
+                                                seed=scoring.seed, fact_rows=samples),
+                           agreement=agreement, sample_schema=OKGQA_SAMPLE_SCHEMA, vote_schema=OKGQA_VOTE_SCHEMA)
+
+    def _judges(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]],
+                scoring: ScoringOptions) -> list[ModelSpec]:  # fmt: skip
+        """The scoring judges this partition's answers get: the settings' ``judges`` (zero-shot) or
+        ``grounded_judges`` (retrieval items), all when unset."""
+        answered = {str(r["item_id"]) for r in responses}
+        mine = [it for it in items if str(it["item_id"]) in answered] or list(items)
+        if not mine:
+            return list(scoring.judges)
+        grounded = any(it["retrieval"] != "none" for it in mine)
+        names = _evidence(mine[0]).get("grounded_judges" if grounded else "judges")
+        return list(scoring.judges) if names is None else [j for j in scoring.judges if j.name in set(names)]
+
+    def _judge_slice(self, ok: Sequence[Mapping[str, Any]],
+                     by_id: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:  # fmt: skip
+        """The answers a model judge reads: those of the ``judge_limit`` items with the smallest ids (all without
+        a limit)."""
+        if not ok:
+            return []
+        limit = _evidence(by_id[str(ok[0]["item_id"])]).get("judge_limit")
+        if not limit:
+            return list(ok)
+        keep = set(sorted({str(r["item_id"]) for r in ok})[: int(limit)])
+        return [r for r in ok if str(r["item_id"]) in keep]
+
+    def _decompose(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]],
+                   spec: ModelSpec | None, scoring: ScoringOptions) -> dict[str, list[str] | None]:  # fmt: skip
+        if spec is None:
+            return {r["response_id"]: split_sentences(r["text"]) for r in ok}
+        if scoring.judge is None:
+            raise ValueError("suite okgqa: judges need a judge runner in ScoringOptions")
+        from dataclasses import replace
+
+        # a list of facts needs room that a yes/no verdict does not; the judge's other settings stay
+        spec = replace(spec, params=replace(spec.params, max_tokens=max(spec.params.max_tokens, DECOMPOSE_TOKENS)))
+        prompts = []
+        for r in ok:
+            item = by_id[str(r["item_id"])]
+            own = _is_oracle_answer(item, r["text"])
+            if not split_sentences(r["text"]):
+                continue  # no sentence of three words ("Yes."): no fact to split, no judge call
+            prompts.append(Prompt(item_id=r["response_id"], text=decompose_text(r["text"]),
+                                  template_id=DECOMPOSE_TEMPLATE_ID,
+                                  gold=fact_list_text(_evidence(item)["oracle_facts"]) if own else None))
+        verdicts = scoring.judge(spec, prompts) if prompts else {}
+        out: dict[str, list[str] | None] = {}
+        for r in ok:
+            v = verdicts.get(r["response_id"])
+            if not split_sentences(r["text"]):
+                out[r["response_id"]] = []
+            else:
+                facts = parse_fact_list(v["text"]) if v and v.get("error") is None else None
+                out[r["response_id"]] = None if facts is None else [f for f in facts if _grounded_in(f, r["text"])]
+        return out
+
+    def _geval(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], spec: ModelSpec,
+               scoring: ScoringOptions) -> dict[str, dict[str, float]]:  # fmt: skip
+        prompts = []
+        for r in ok:
+            item = by_id[str(r["item_id"])]
+            ev = _evidence(item)
+            if not ev.get("geval", True):
+                continue
+            own = _is_oracle_answer(item, r["text"])
+            for c in CRITERIA:
+                system, text = geval_text(c, str(item["question"]), "\n".join(ev.get("reference") or []), r["text"])
+                prompts.append(Prompt(item_id=f"{r['response_id']}|geval|{c}", text=text,
+                                      template_id=geval_template_id(c), gold="5" if own else None, system=system))
+        verdicts = scoring.judge(spec, prompts) if prompts else {}
+        out: dict[str, dict[str, float]] = {}
+        for key, v in verdicts.items():
+            rid, _, c = key.split("|")
+            score = _read_score(v.get("text")) if v.get("error") is None else None
+            if score is not None:
+                out.setdefault(rid, {})[c] = (score - 1.0) / 4.0
+        return out
+
+    def _context_check(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]],
+                       spec: ModelSpec, scoring: ScoringOptions,
+                       facts_of: Mapping[str, list[str] | None]) -> dict[str, list[str]]:  # fmt: skip
+        prompts, plan = [], {}
+        for r in ok:
+            item = by_id[str(r["item_id"])]
+            context = r.get("context")
+            facts = facts_of.get(r["response_id"])
+            if not context or not facts or not _evidence(item).get("context_check", True):
+                continue
+            own = _is_oracle_answer(item, r["text"])
+            lines = {_norm_fact(line) for line in str(context).splitlines() for line in line.split("; ")}
+            plan[r["response_id"]] = len(facts)
+            for i, f in enumerate(facts):
+                gold = ("True" if _norm_fact(f) in lines else "False") if own else None
+                prompts.append(Prompt(item_id=f"{r['response_id']}|support|{i}", text=support_text(str(context), f),
+                                      template_id=SUPPORT_TEMPLATE_ID, gold=gold))
+        verdicts = scoring.judge(spec, prompts) if prompts else {}
+        out = {}
+        for rid, n in plan.items():
+            labels = []
+            for i in range(n):
+                v = verdicts.get(f"{rid}|support|{i}")
+                label = parse_true_false(v["text"]) if v and v.get("error") is None else "unknown"
+                labels.append(label if label in ("true", "false") else "unknown")
+            out[rid] = labels
+        return out
+
+    def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
+                perturbation: str, confidence: float = 0.95, resamples: int = 1000, seed: int = 0,
+                fact_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:  # fmt: skip
+        """Per judge and cell (overall, each breakdown value): fact precision (bootstrap over answers), the share of
+        facts not in the KG (Wilson) and the G-Eval criteria (bootstrap)."""
+        facts_by: dict[tuple[str, str], list[str]] = {}
+        for s in fact_rows:
+            if s.get("fact_labels"):
+                facts_by.setdefault((s["judge"], s["item_id"]), []).extend(s["fact_labels"])
+        groups: dict[str, list[Mapping[str, Any]]] = {}
+        for v in votes:
+            groups.setdefault(v["judge"], []).append(v)
+        out = []
+        for judge, rows in sorted(groups.items()):
+            rows = sorted(rows, key=lambda r: r["item_id"])
+            cells: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {(): rows}
+            for r in rows:
+                for key, value in sorted(breakdown_of(items[r["item_id"]]).items()):
+                    if key in BREAKDOWN_KEYS:
+                        cells.setdefault(((key, value),), []).append(r)
+            for cell, members in cells.items():
+                common = dict(model=model, perturbation=perturbation, suite=self.name, task=TASK, judge=judge)
+                bd = dict(cell)
+                decided = [m for m in members if m["precision"] is not None and not math.isnan(m["precision"])]
+                out.append(_mean_row("fact_precision", [m["precision"] for m in decided],
+                                     [m["item_id"] for m in decided], bd, confidence, resamples,
+                                     row_seed(seed, model, perturbation, judge, "fact_precision", sorted(bd.items())),
+                                     **common))
+                flags, ids = [], []
+                for m in members:
+                    labels = facts_by.get((judge, m["item_id"]), [])
+                    flags += [lab == NOT_IN_KG for lab in labels]
+                    if labels:
+                        ids.append(m["item_id"])
+                out.append(metric_row(metric="not_in_kg_share", breakdown=bd, flags=flags, item_ids=ids,
+                                      higher_is_better=False, confidence=confidence, **common))
+                if judge:
+                    for c in CRITERIA:
+                        rated = [m for m in members if m.get(f"geval_{c}") is not None]
+                        if rated or not cell:
+                            out.append(_mean_row(f"geval_{c}", [m[f"geval_{c}"] for m in rated],
+                                                 [m["item_id"] for m in rated], bd, confidence, resamples,
+                                                 row_seed(seed, model, perturbation, judge, c, sorted(bd.items())),
+                                                 **common))
+        return out
+
+    # ------------------------------------------------------------------------------------------------- report
+    def report(self, ctx: Any, metrics: Sequence[Mapping[str, Any]], *, agreement: Sequence[Mapping[str, Any]] = (),
+               similarity: Sequence[Mapping[str, Any]] = ()) -> tuple[Any, dict[str, bytes]]:  # fmt: skip
+        """OKGQA's section: fact precision and G-Eval per model, retrieval method and perturbation level, the
+        Figure 6 curves beside ATS / SC2D / SD2, and the KG-vs-context agreement."""
+        from kgprobe.suites.okgqa.report import section
+
+        return section(ctx, [m for m in metrics if m.get("suite") == self.name], agreement, similarity)
+
+
+def _schema() -> pa.Schema:
+    own = [("question_id", pa.string()), ("query_id", pa.string()), ("setting", pa.string()),
+           ("retrieval", pa.string()), ("qtype", pa.string()), ("subtype", pa.string()), ("source", pa.string()),
+           ("oracle_answer", pa.string()), ("random_answer", pa.string())]
+    return pa.schema(list(ITEM_SCHEMA) + own)
+
+
+def _is_oracle_answer(item: Mapping[str, Any], text: str | None) -> bool:
+    return text is not None and " ".join(text.split()) == " ".join(str(item["oracle_answer"]).split())
+
+
+def _grounded_in(fact: str, answer: str, share: float = 0.5) -> bool:
+    """Whether most of a decomposed fact's content words occur in the answer: a small judge copies its
+    demonstrations' facts ("The Eiffel Tower was completed in 1889.") into any decomposition; those are dropped."""
+    from kgprobe.kg.queries import normalise_label
+
+    words = [w for w in normalise_label(fact).split() if len(w) > 3]
+    if not words:
+        return False
+    said = set(normalise_label(answer).split())
+    return sum(w in said for w in words) >= share * len(words)
+
+
+def _norm_fact(text: str) -> str:
+    return " ".join(text.strip().rstrip(".").split()).casefold()
+
+
+def _read_score(text: str | None) -> float | None:
+    import re
+
+    m = re.search(r"\b([1-5])(?:\.\d+)?\b", text or "")
+    return float(m.group(1)) if m else None
+
+
+def _label(verdicts: Sequence[Any] | None) -> str:
+    if verdicts is None:
+        return "unknown"
+    p = precision(verdicts)
+    return "unknown" if p is None else ("yes" if p == 1.0 else "no")
+
+
+def _mean_row(metric: str, values: Sequence[float], item_ids: Sequence[str], breakdown: Mapping[str, str],
+              confidence: float, resamples: int, seed: int, **common: Any) -> dict[str, Any]:  # fmt: skip
+    if values:
+        low, high = bootstrap_ci(values, resamples=resamples, confidence=confidence, seed=seed)
+        value = float(sum(values) / len(values))
+    else:
+        low = high = value = math.nan
+    return {**common, "metric": metric, "breakdown": dict(breakdown),
+            "higher_is_better": True, "n": len(values), "value": value, "ci_low": low, "ci_high": high,
+            "interval": "bootstrap", "item_ids": list(item_ids)}
+
+
+def _votes(samples: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], model: str,
+           perturbation: str) -> list[dict[str, Any]]:  # fmt: skip
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for s in samples:
+        grouped.setdefault((s["item_id"], s["judge"]), []).append(s)
+    out = []
+    for (item_id, judge), rows in sorted(grouped.items()):
+        rows = sorted(rows, key=lambda s: s["sample_index"])
+        precisions = [s["precision"] for s in rows if s["precision"] is not None]
+        labels = [lab for s in rows for lab in (s["fact_labels"] or [])]
+        p = sum(precisions) / len(precisions) if precisions else None
+        vote = "unknown" if p is None else ("yes" if p == 1.0 else "no")
+        out.append({
+            "item_id": item_id, "model": model, "perturbation": perturbation, "suite": "okgqa", "task": TASK,
+            "judge": judge, "labels": [s["label"] for s in rows], "response_ids": [s["response_id"] for s in rows],
+            "vote": vote, "expected": "yes", "correct": vote == "yes", "decided": p is not None, "precision": p,
+            "facts": len(labels), "supported": labels.count(SUPPORTED), "contradicted": labels.count(CONTRADICTED),
+            "not_in_kg": labels.count(NOT_IN_KG),
+            **{f"geval_{c}": _mean([s[f"geval_{c}"] for s in rows]) for c in CRITERIA},
+        })  # fmt: skip
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    v = [x for x in values if x is not None]
+    return sum(v) / len(v) if v else None

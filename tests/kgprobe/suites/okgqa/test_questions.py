@@ -1,0 +1,126 @@
+"""OKGQA questions: the taxonomy, templates over the sample KG, imported CSVs (own sample and OKGQA's released
+ones), generated JSON validation, and the queries they become."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgprobe.generation.backends.reference import ReferenceBackend, open_gold
+from kgprobe.generation.records import Prompt, SamplingParams
+from kgprobe.kg.queries import EntityLinker, okgqa_query_id, okgqa_question_queries
+from kgprobe.suites.okgqa.questions import (
+    SUBTYPES,
+    TYPES,
+    generation_prompt,
+    parse_generated,
+    questions_from_csv,
+    subtype_of,
+)
+
+
+def test_taxonomy_is_five_types_of_two_subtypes():
+    assert len(SUBTYPES) == 10 and set(SUBTYPES.values()) == set(TYPES)
+    assert all(list(SUBTYPES.values()).count(t) == 2 for t in TYPES)
+    assert subtype_of("Contrast_Analysis") == ("comparative", "contrast analysis")
+    assert subtype_of("predictive") == ("predictive", "trend prediction")
+    assert subtype_of("poetry") is None
+
+
+def test_templates_fill_fitting_types(sample_build, sample_con):
+    qs = sample_build["questions"]
+    assert {q["subtype"] for q in qs} >= {"character description", "relationship explanation", "contrast analysis"}
+    types: dict[int, set[str]] = {}
+    for e, t in sample_con.execute("SELECT entity, type FROM entity_types").fetchall():
+        types.setdefault(e, set()).add(t)
+    for q in qs:
+        assert q["rejected"] is None and q["seeds"] and q["provenance"].startswith("template:")
+        if q["subtype"] == "character description":
+            assert types[q["seeds"][0]] & {"painter", "composer", "writer", "scientist", "politician", "monarch",
+                                            "poet", "architect", "sculptor", "philosopher", "film director",
+                                            "playwright", "mathematician", "activist", "engineer", "actor",
+                                            "musician", "pope", "person"}
+        if q["subtype"] == "contrast analysis":
+            assert len(q["seeds"]) == 2 and types[q["seeds"][0]] & types[q["seeds"][1]]
+        for label in json.loads(q["placeholders"]).values():
+            assert label in q["question"]
+    # the sample has no events: that shape is reported, not silently dropped
+    assert any(r["template"] == "event-desc-v1" for r in sample_build["template_rejects"])
+    queries = okgqa_question_queries(qs)
+    assert [q.query_id for q in queries] == [okgqa_query_id(q["question_id"]) for q in qs]
+    assert queries[0].seeds == tuple(qs[0]["seeds"])
+
+
+def test_csv_import_links_iris_and_rejects_what_does_not_link(tmp_path, sample_con):
+    path = tmp_path / "q.csv"
+    path.write_text(
+        ",question,type,placeholders,naturalness,difficulty,dbpedia_entities\n"
+        "0,Describe Marie Curie's work.,character description,{'person': 'Marie Curie'},high,easy,"
+        "{'person': 'http://dbpedia.org/resource/Marie_Curie'}\n"
+        "1,Compare Paris and Rome.,contrast analysis,\"{'entity A': 'Paris', 'entity B': 'Rome'}\",high,medium,"
+        "\"{'entity A': 'http://dbpedia.org/resource/Paris', 'entity B': 'http://dbpedia.org/resource/Rome'}\"\n"
+        "2,What about Atlantis?,trend prediction,{'entity': 'Atlantis'},high,hard,"
+        "{'entity': 'http://dbpedia.org/resource/Atlantis'}\n", encoding="utf-8")
+    qs = questions_from_csv(EntityLinker(sample_con), path, snapshot_id="s")
+    assert [len(q.seeds) for q in qs] == [1, 2, 0]
+    assert qs[0].rejected is None and qs[0].type == "descriptive" and qs[0].provenance == "q.csv:2"
+    assert qs[2].rejected == "no entity links to this KG" and qs[2].unmatched == ("http://dbpedia.org/resource/Atlantis",)
+    assert okgqa_question_queries([q.as_row() for q in qs])[-1].query_id == okgqa_query_id(qs[1].question_id)
+
+
+@pytest.mark.shared_data
+def test_okgqa_released_questions_load_as_is(shared_data, sample_con):
+    path = shared_data / "seeds" / "okgqa" / "OKG" / "filtered_questions_50_v3.csv"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    qs = questions_from_csv(EntityLinker(sample_con), path)
+    assert len(qs) >= 40
+    assert {q.type for q in qs if q.type} <= set(TYPES)
+    linked = [q for q in qs if q.rejected is None]
+    # the sample KG is small: some of OKGQA's entities (Marie Curie, Paris, ...) are in it, most are not
+    assert 0 < len(linked) < len(qs)
+    assert all(all(m.startswith("http://dbpedia.org/resource/") for m in q.mentions) for q in qs if q.mentions)
+
+
+def _gen(obj) -> str:
+    return "Here it is: " + json.dumps(obj)
+
+
+@pytest.mark.parametrize("obj,reason", [
+    ({"question": "Compare Paris and Rome.", "type": "contrast analysis",
+      "placeholders": {"entity A": "Paris", "entity B": "Rome"}, "naturalness": "high", "difficulty": "easy",
+      "dbpedia_entities": {"entity A": "http://dbpedia.org/resource/Paris",
+                           "entity B": "http://dbpedia.org/resource/Rome"}}, None),
+    ({"question": "Q?", "type": "contrast analysis", "placeholders": {}, "naturalness": "high"}, "missing field"),
+    ({"question": "Q?", "type": "gossip", "placeholders": {}, "naturalness": "high", "difficulty": "easy",
+      "dbpedia_entities": {"a": "Paris"}}, "unknown type"),
+    ({"question": "Q?", "type": "trend prediction", "placeholders": {}, "naturalness": "superb", "difficulty": "easy",
+      "dbpedia_entities": {"a": "Paris"}}, "naturalness"),
+    ({"question": "Q?", "type": "trend prediction", "placeholders": {}, "naturalness": "high", "difficulty": "easy",
+      "dbpedia_entities": {"a": "http://dbpedia.org/resource/Atlantis"}}, "no entity links"),
+])  # fmt: skip
+def test_generated_questions_are_validated_and_linked(obj, reason, sample_con):
+    q = parse_generated(_gen(obj), linker=EntityLinker(sample_con), generator="g", index=0)
+    if reason is None:
+        assert q.rejected is None and len(q.seeds) == 2 and q.type == "comparative" and q.source == "generated"
+    else:
+        assert reason in q.rejected
+    assert "no JSON" in parse_generated("I cannot", linker=EntityLinker(sample_con), generator="g", index=1).rejected
+
+
+def test_generation_prompt_is_d2():
+    system, user = generation_prompt("trend prediction", ["Vienna"])
+    assert system.startswith("Generate open-ended questions about different types: character description")
+    assert '"dbpedia_entities"' in user and "Vienna" in user
+
+
+def test_reference_backend_open_kind():
+    gold = open_gold("Fact one.\nFact two.", ["A false fact."])
+    p = Prompt(item_id="i", text="Question: q\n\nAnswer:", template_id="t", gold=gold, answer_kind="open")
+    params = SamplingParams(n=1, temperature=0.0)
+    assert ReferenceBackend("oracle").generate([p], params)[0][0].text == "Fact one.\nFact two."
+    assert ReferenceBackend("random").generate([p], params)[0][0].text == "A false fact."
+    assert ReferenceBackend("always-yes").generate([p], params)[0][0].text == "Yes."
+    bad = Prompt(item_id="i", text="x", template_id="t", gold="not json", answer_kind="open")
+    assert ReferenceBackend("oracle").generate([bad], params)[0][0].error

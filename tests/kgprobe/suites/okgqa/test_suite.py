@@ -1,0 +1,217 @@
+"""OKGQASuite on the sample KG: items, selection, D.1 prompts, retrieval contexts, and the oracle check (the
+oracle scores best on every metric row, judge "" and the oracle judge, closed and grounded; random is worse)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from kgprobe.scoring.quality import failed
+from kgprobe.suites.base import ITEM_COLUMNS, ScoringOptions, check_items, is_best, table
+from kgprobe.suites.okgqa import OKGQASuite
+from kgprobe.suites.okgqa.suite import _schema
+
+from .conftest import HashEmbedder, answer, oracle_judge_spec, reference_judge
+
+SUITE = OKGQASuite()
+
+
+def _scoring(judges=()):
+    return ScoringOptions(judges=tuple(judges), judge=reference_judge, resamples=200, seed=3)
+
+
+def test_items_cover_every_question_and_method(sample_build):
+    items = sample_build["items"]
+    check_items("okgqa", table(items, _schema()))
+    assert tuple(_schema().names[: len(ITEM_COLUMNS)]) == ITEM_COLUMNS
+    questions = {it["question_id"] for it in items}
+    assert len(items) == 4 * len(questions) and len(questions) >= 15
+    for qid in questions:
+        mine = [it for it in items if it["question_id"] == qid]
+        assert sorted(it["retrieval"] for it in mine) == ["none", "paths", "subgraph", "triplets"]
+        assert {it["setting"] for it in mine if it["retrieval"] == "none"} == {"closed"}
+    assert {it["breakdown"]["type"] for it in items} == {"descriptive", "explanatory", "predictive", "comparative",
+                                                           "critical"}
+    ev = json.loads(items[0]["evidence"])
+    assert ev["query_id"] == items[0]["query_id"] == f"okgqa-{items[0]['question_id']}"
+    assert 1 <= len(ev["oracle_facts"]) <= 5 and ev["kg"]["triples"]
+
+
+def test_select_splits_settings_and_limits_whole_questions(sample_build):
+    items = sample_build["items"]
+    closed = SUITE.select(items, setting="closed")
+    grounded = SUITE.select(items, setting="grounded", limit=2)
+    assert {it["retrieval"] for it in closed} == {"none"} and len(closed) == len(items) // 4
+    assert len(grounded) == 6 and len({it["question_id"] for it in grounded}) == 2
+    assert SUITE.context_query(grounded[0]) == grounded[0]["query_id"]
+
+
+def test_prompts_follow_d1(sample_build):
+    items = SUITE.select(sample_build["items"], setting="grounded", limit=1)
+    closed = SUITE.select(sample_build["items"], setting="closed", limit=1)
+    (zero,) = SUITE.prompts(closed)
+    assert zero.system.startswith("You are a helpful assistant designed to answer the users' open-ended questions.")
+    assert zero.text == f"Question: {closed[0]['question']}\n\nAnswer:" and zero.template_id == "okgqa-answer-v1"
+    grounded = SUITE.prompts(items, context={it["item_id"]: "A b C" for it in items})
+    assert "Below are the facts that might be relevant to answer the question:\nA b C\n\nAnswer:" in grounded[0].text
+    assert grounded[0].template_id == "okgqa-answer-grounded-v1"
+
+
+def test_grounded_context_runs_each_method_on_the_perturbed_subgraph(sample_build):
+    items = SUITE.select(sample_build["items"], setting="grounded", limit=3)
+    subgraphs = sample_build["subgraphs"]
+    ctx = SUITE.grounded_context(items, subgraphs, entity_labels=sample_build["entity_labels"],
+                                 relation_labels=sample_build["relation_labels"], embedder=HashEmbedder())
+    assert set(ctx) == {it["item_id"] for it in items}
+    by = {(it["question_id"], it["retrieval"]): ctx[it["item_id"]] for it in items}
+    for (qid, method), text in by.items():
+        lines = text.splitlines()
+        assert lines and text != "(no facts)"
+        if method == "triplets":
+            assert len(lines) == min(10, len(subgraphs[f"okgqa-{qid}"]))
+    # an empty (fully deleted) subgraph gives "(no facts)", not an error
+    empty = SUITE.grounded_context(items[:1], {}, entity_labels={}, relation_labels={}, embedder=HashEmbedder())
+    assert empty == {items[0]["item_id"]: "(no facts)"}
+
+
+def _metrics(setting, kind, sample_build, judges=(), context=None):
+    items = SUITE.select(sample_build["items"], setting=setting)
+    prompts = SUITE.prompts(items, context=context)
+    responses = answer(kind, prompts, context=context)
+    return SUITE.score(items, responses, model=kind, scoring=_scoring(judges))
+
+
+@pytest.mark.parametrize("setting", ["closed", "grounded"])
+def test_oracle_is_best_on_every_metric_and_random_is_worse(setting, sample_build):
+    context = None
+    if setting == "grounded":
+        items = SUITE.select(sample_build["items"], setting="grounded")
+        context = SUITE.grounded_context(items, sample_build["subgraphs"], entity_labels=sample_build["entity_labels"],
+                                         relation_labels=sample_build["relation_labels"], embedder=HashEmbedder())
+    oracle = _metrics(setting, "oracle", sample_build, [oracle_judge_spec()], context)
+    assert oracle.metrics and all(is_best(m) for m in oracle.metrics), [m for m in oracle.metrics if not is_best(m)]
+    head = {(m["judge"], m["metric"]): m for m in oracle.metrics if not m["breakdown"]}
+    for judge in ("", "oracle"):
+        assert head[(judge, "fact_precision")]["value"] == 1.0 and head[(judge, "fact_precision")]["n"] >= 15
+        assert head[(judge, "not_in_kg_share")]["value"] == 0.0
+    for c in ("context_relevance", "comprehensiveness", "correctness", "empowerment"):
+        assert head[("oracle", f"geval_{c}")]["value"] == 1.0
+    assert all(not failed(o) for o in [SUITE.validate(oracle.tables(), name="oracle")])
+    random = _metrics(setting, "random", sample_build, [oracle_judge_spec()], context)
+    r = {(m["judge"], m["metric"]): m for m in random.metrics if not m["breakdown"]}
+    assert r[("", "fact_precision")]["value"] <= 0.05 and r[("", "fact_precision")]["n"] >= 10
+    # the oracle judge does not decompose answers it did not write: no claim, no row values
+    assert r[("oracle", "fact_precision")]["n"] == 0
+    if setting == "grounded":
+        assert {m["breakdown"].get("retrieval") for m in oracle.metrics} >= {"triplets", "paths", "subgraph"}
+        assert oracle.agreement and oracle.agreement[0]["judge_b"] == "oracle: retrieved context"
+
+
+def test_intervals_are_seeded_and_bounded(sample_build):
+    a = _metrics("closed", "random", sample_build)
+    b = _metrics("closed", "random", sample_build)
+    assert [m["ci_low"] for m in a.metrics] == [m["ci_low"] for m in b.metrics]
+    for m in a.metrics:
+        if m["n"]:
+            assert m["ci_low"] <= m["value"] <= m["ci_high"]
+            assert m["interval"] == ("wilson" if m["metric"] == "not_in_kg_share" else "bootstrap")
+
+
+def test_free_text_is_checked_fact_by_fact(sample_build):
+    items = SUITE.select(sample_build["items"], setting="closed", limit=1)
+    ev = json.loads(items[0]["evidence"])
+    truth, lie = ev["oracle_facts"][0], ev["random_facts"][0]
+    text = f"{truth} {lie} It is widely admired around the world."
+    scored = SUITE.score(items, [{"response_id": "r1", "item_id": items[0]["item_id"], "model": "m",
+                                  "sample_index": 0, "text": text, "error": None}], model="m", scoring=_scoring())
+    (sample,) = scored.samples
+    assert sample["fact_labels"] == ["supported", "contradicted", "not_in_kg"]
+    assert sample["precision"] == 0.5
+    overall = {m["metric"]: m for m in scored.metrics if not m["breakdown"]}
+    assert overall["fact_precision"]["value"] == 0.5
+    assert math.isclose(overall["not_in_kg_share"]["value"], 1 / 3)
+
+
+def test_report_section_shows_levels_and_curves(sample_build):
+    from kgprobe.report.render import ReportContext
+
+    rows = []
+    for pert in ("none", "ED-0.5", "ED-1.0"):
+        for method in ("triplets", "paths"):
+            rows.append({"model": "oracle", "perturbation": pert, "suite": "okgqa", "task": "open_qa", "judge": "",
+                         "metric": "fact_precision", "breakdown": {"retrieval": method}, "higher_is_better": True,
+                         "n": 4, "value": 1.0 if pert == "none" else 0.5, "ci_low": 0.4, "ci_high": 1.0,
+                         "interval": "bootstrap", "item_ids": [], "setting": "grounded"})
+    sim = [{"query_id": "q", "perturbation": p, "method": p.split("-")[0], "level": lvl, "ats": 0.9, "sc2d": 0.8,
+            "sd2": 0.7} for p, lvl in (("none", 0.0), ("ED-0.5", 0.5), ("ED-1.0", 1.0))]
+    ctx = ReportContext(project="p", config_path="c", snapshot_ids=("s",), created_at="2026-01-01", models=("oracle",))
+    sec, pngs = SUITE.report(ctx, rows, similarity=sim)
+    assert set(pngs) == {"okgqa_precision_ED", "okgqa_similarity_ED"}
+    assert sec.data["levels"] == ["none", "ED-0.5", "ED-1.0"]
+    assert [r["retrieval"] for r in sec.data["grounded"]] == ["paths", "triplets"]
+    from jinja2 import Environment, FileSystemLoader
+
+    html = Environment(loader=FileSystemLoader(sec.template_dir), autoescape=True).get_template(sec.template).render(
+        section=sec.data)
+    assert "Figure 6" in html and "ED-0.5" in html
+
+
+def test_judges_per_setting_come_from_the_settings(sample_build):
+    def with_judges(items, judges, grounded):
+        out = []
+        for it in items:
+            ev = json.loads(it["evidence"])
+            ev.update(judges=judges, grounded_judges=grounded)
+            out.append({**it, "evidence": json.dumps(ev)})
+        return out
+
+    items = with_judges(sample_build["items"], ["oracle"], [])
+    spec = oracle_judge_spec()
+    closed = SUITE.select(items, setting="closed", limit=2)
+    grounded = SUITE.select(items, setting="grounded", limit=2)
+    for chosen, judges in ((closed, {"", "oracle"}), (grounded, {""})):
+        ctx = {it["item_id"]: "x" for it in chosen} if chosen is grounded else None
+        responses = answer("oracle", SUITE.prompts(chosen, context=ctx), context=ctx)
+        scored = SUITE.score(chosen, responses, model="oracle", scoring=_scoring([spec]))
+        assert {m["judge"] for m in scored.metrics} == judges
+
+
+def test_judge_limit_and_trivial_answers_spare_the_judge(sample_build):
+    items = []
+    for it in SUITE.select(sample_build["items"], setting="closed", limit=4):
+        ev = json.loads(it["evidence"])
+        ev["judge_limit"] = 2
+        items.append({**it, "evidence": json.dumps(ev)})
+    asked = []
+
+    def counting_judge(spec, prompts):
+        asked.extend(p.template_id for p in prompts)
+        return reference_judge(spec, prompts)
+
+    responses = answer("always-yes", SUITE.prompts(items))
+    scored = SUITE.score(items, responses, model="always-yes",
+                         scoring=ScoringOptions(judges=(oracle_judge_spec(),), judge=counting_judge, resamples=50))
+    # "Yes." has no fact to split: only G-Eval is asked, for the two items of the judge's slice
+    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v1" for c in
+                                         ("context-relevance", "comprehensiveness", "correctness", "empowerment")})
+    assert len(asked) == 2 * 4
+    assert sum(1 for s in scored.samples if s["judge"] == "oracle") == 2
+    assert sum(1 for s in scored.samples if s["judge"] == "") == 4
+
+
+def test_a_judge_copying_its_demonstrations_claims_nothing(sample_build):
+    items = SUITE.select(sample_build["items"], setting="closed", limit=1)
+    ev = json.loads(items[0]["evidence"])
+    text = ev["oracle_facts"][0] + " It changed the world of art."
+
+    def parrot(spec, prompts):
+        return {p.item_id: {"text": "- The Eiffel Tower was completed in 1889.\n- " + ev["oracle_facts"][0],
+                            "error": None, "response_id": "j"} for p in prompts}
+
+    scored = SUITE.score(items, [{"response_id": "r", "item_id": items[0]["item_id"], "model": "m",
+                                  "sample_index": 0, "text": text, "error": None}], model="m",
+                         scoring=ScoringOptions(judges=(oracle_judge_spec(),), judge=parrot, resamples=50))
+    (judged,) = [s for s in scored.samples if s["judge"] == "oracle"]
+    assert judged["facts"] == [ev["oracle_facts"][0]] and judged["fact_labels"] == ["supported"]
