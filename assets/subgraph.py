@@ -40,8 +40,11 @@ def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehou
             )
         if settings.fpq_subjects:
             found += fpq_subject_queries(warehouse.read_partition("fpq_true_triples").to_pylist())
-        if settings.okgqa_questions:
+        if settings.okgqa_questions and cfg.has_suite("okgqa"):
             found += okgqa_question_queries(warehouse.read_partition("okgqa_question_bank").to_pylist())
+        elif settings.okgqa_questions:
+            context.log.warning("queries.okgqa_questions is on but the config has no suites.okgqa section: no OKGQA "
+                                "question queries")
         if settings.sample:
             found += sample_queries(
                 con, per_type=int(settings.sample.get("per_type", 5)), types=settings.sample.get("types"),

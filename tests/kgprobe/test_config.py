@@ -220,7 +220,8 @@ def test_the_fpq_suite_in_both_places_is_an_error(tmp_path: Path) -> None:
         (_FPQ.replace("[film]", "{types: [film], deny_relation: [spouse]}"), "suites.fpq.domains.art.deny_relation",
          "unknown key; did you mean 'deny_relations'?"),
         (_FPQ.replace("  fpq:", "  fqp:"), "suites.fqp", "unknown suite; did you mean 'fpq'?"),
-        ("kgs:\n  a: {triples: x}\nsuites:\n  okgqa: {}\n", "suites.okgqa", "unknown suite; registered suites: fpq"),
+        ("kgs:\n  a: {triples: x}\nsuites:\n  zzz: {}\n", "suites.zzz",
+         "unknown suite; registered suites: drowzee, erbench, fpq, grapheval, okgqa"),
     ],
 )
 def test_unknown_keys_suggest_the_closest_allowed_one(tmp_path: Path, text: str, where: str, problem: str) -> None:
@@ -315,7 +316,8 @@ def test_schema_command_prints_the_config_schema(tmp_path: Path, capsys: pytest.
     schema = json.loads(capsys.readouterr().out)
     assert {"kgs", "models", "suites", "generation", "scoring"} <= set(schema["properties"])
     suites = schema["$defs"][schema["properties"]["suites"]["$ref"].rsplit("/", 1)[-1]]
-    assert set(suites["properties"]) == {"fpq"} and suites["additionalProperties"] is False
+    assert set(suites["properties"]) == {"fpq", "okgqa", "grapheval", "erbench", "drowzee"}
+    assert suites["additionalProperties"] is False
     fpq = schema["$defs"]["FPQSettings"]
     assert {"domains", "templates", "max_hops", "directed", "hop_sampling"} <= set(fpq["properties"])
     assert fpq["properties"]["hop_sampling"]["enum"] == ["uniform_hop", "uniform_candidate"]

@@ -38,7 +38,7 @@ def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path
     cfg["warehouse"] = str(tmp_path / "warehouse" / "kgprobe.duckdb")
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]
     cfg["scoring"]["judges"] = [{"model": "oracle"}]
-    cfg["suites"]["fpq"]["n_per_domain"] = 5
+    cfg["suites"] = {"fpq": {**cfg["suites"]["fpq"], "n_per_domain": 5}}  # the daemon route, not every suite
     cfg["queries"]["sample"]["per_type"] = 1
     config = tmp_path / "project.yaml"
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")

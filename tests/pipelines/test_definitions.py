@@ -29,7 +29,8 @@ def test_definitions_load_with_jobs_and_checks() -> None:
             "fpq_scores_expectations", "fpq_grounded_scores_unknown_share"} <= checks
     # scoring runs in the same run as the answers it scores, per partition
     assert repo.get_job("closed_book").partitions_def == repo.get_job("generate_closed").partitions_def
-    assert len(repo.get_job("grounded").partitions_def.get_partition_keys()) == 4 * 13
+    # the sample grounds three reference models (generation.grounded_models) at 13 levels
+    assert len(repo.get_job("grounded").partitions_def.get_partition_keys()) == 3 * 13
     # the UI shows a group per suite, holding the suite's whole lane and its own upstream assets
     groups = {k.to_user_string(): repo.asset_graph.get(k).group_name for k in repo.asset_graph.get_all_asset_keys()}
     assert {k for k, g in groups.items() if g == "fpq"} == {
