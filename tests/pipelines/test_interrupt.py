@@ -49,7 +49,7 @@ def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(tmp_path: Path) -> None:
         for f in ("domains", "templates"):
             project["suites"]["fpq"][f] = str(SAMPLE / cfg["suites"]["fpq"][f])
         path.write_text(yaml.safe_dump(project), encoding="utf-8")
-        command = [str(REPO / ".venv" / "bin" / "kgprobe"), "run", "--config", str(path), "--job", "closed_book",
+        command = [str(Path(sys.executable).parent / "kgprobe"), "run", "--config", str(path), "--job", "closed_book",
                    "--partition", "slow"]
         for job in ("ingest", "fpq_questions"):
             prepare = subprocess.run([*command[:4], "--job", job], env=env, cwd=tmp_path, capture_output=True,
