@@ -3,8 +3,6 @@ a message that says what to do, and the other models' partitions are unaffected.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import dagster as dg
@@ -18,20 +16,10 @@ SAMPLE = Path(__file__).resolve().parents[2] / "examples"
 KEY_ENV = "KGPROBE_TEST_FAULT_KEY"
 
 
-def _server_class():
-    name = "kgprobe_tests_fake_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "kgprobe" / "generation" / "fake_openai_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name].FakeOpenAIServer
-
-
-def test_a_backend_that_fails_every_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_backend_that_fails_every_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-test")
     cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
-    with _server_class()(lambda prompt, attempt: "500") as server:
+    with fake_server(lambda prompt, attempt: "500") as server:
         project = {"name": "faults", "seed": 0, "warehouse": str(tmp_path / "warehouse" / "kgprobe.duckdb"),
                    "kgs": cfg["kgs"], "suites": {"fpq": {**cfg["suites"]["fpq"], "n_per_domain": 3, "limit": 2}},
                    "scoring": {"judges": [{"model": "oracle"}]}, "generation": {"shard_size": 4},

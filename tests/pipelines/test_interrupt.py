@@ -3,7 +3,6 @@ interrupt are not asked again."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -21,21 +20,11 @@ SAMPLE = REPO / "examples"
 KEY_ENV = "KGPROBE_TEST_INTERRUPT_KEY"
 
 
-def _server_class():
-    name = "kgprobe_tests_fake_openai_server"
-    if name not in sys.modules:
-        path = REPO / "tests" / "kgprobe" / "generation" / "fake_openai_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return sys.modules[name].FakeOpenAIServer
-
-
 @pytest.mark.slow
-def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(tmp_path: Path) -> None:
+def test_ctrl_c_stops_cleanly_and_the_next_run_resumes(tmp_path: Path, fake_server) -> None:
     cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
     env = {**os.environ, KEY_ENV: "sk-test", "DAGSTER_HOME": str(tmp_path / "home")}
-    with _server_class()(delay_s=0.25, lifetime_s=600) as server:
+    with fake_server(delay_s=0.25, lifetime_s=600) as server:
         project = {"name": "interrupt", "seed": 0, "warehouse": str(tmp_path / "warehouse" / "kgprobe.duckdb"),
                    "kgs": cfg["kgs"], "suites": {"fpq": {**cfg["suites"]["fpq"], "n_per_domain": 4, "limit": 6}},
                    "scoring": {"judges": []}, "generation": {"shard_size": 2},

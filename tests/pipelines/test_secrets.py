@@ -15,24 +15,13 @@ KEY_ENV, KEY = "KGPROBE_TEST_SECRET_KEY", "sk-kgprobe-secret-0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory):
-    import importlib.util
-    import sys
-
-    name = "kgprobe_tests_fake_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "kgprobe" / "generation" / "fake_openai_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    server_cls = sys.modules[name].FakeOpenAIServer
+def run(tmp_path_factory: pytest.TempPathFactory, fake_server):
     tmp = tmp_path_factory.mktemp("secrets")
     mp = pytest.MonkeyPatch()
     mp.setenv(KEY_ENV, KEY)
     cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
     # one prompt in five is refused with an authentication error: error texts are stored too
-    with server_cls(lambda prompt, attempt: "401" if sum(map(ord, prompt)) % 5 == 0 else "ok") as server:
+    with fake_server(lambda prompt, attempt: "401" if sum(map(ord, prompt)) % 5 == 0 else "ok") as server:
         project = {"name": "secrets", "seed": 0, "warehouse": str(tmp / "warehouse" / "kgprobe.duckdb"),
                    "kgs": cfg["kgs"], "suites": {"fpq": {**cfg["suites"]["fpq"], "n_per_domain": 3, "limit": 2}},
                    "scoring": {"judges": [{"model": "paid", "max_tokens": 8}]},

@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
 
-from kgprobe.generation.backends import ANSWER_TEXTS, LiteLLMBackend, LiteLLMConfig, ReferenceBackend
-from kgprobe.generation.backends.api import retry_after_seconds
 from kgprobe.generation import BackendError, Prompt, SamplingParams, run_generation
+from kgprobe.generation.backends import (
+    ANSWER_TEXTS,
+    LiteLLMBackend,
+    LiteLLMConfig,
+    ReferenceBackend,
+)
+from kgprobe.generation.backends.api import retry_after_seconds
 from kgprobe.generation.store import ResponseStore
 
-
-def _load_fake_server():
-    path = Path(__file__).with_name("fake_openai_server.py")
-    spec = importlib.util.spec_from_file_location("kgprobe_tests_fake_openai_server", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-FakeOpenAIServer = _load_fake_server().FakeOpenAIServer
 KEY_ENV, KEY = "KGPROBE_TEST_FAKE_API_KEY", "sk-test-not-a-real-key-1234"
 
 
@@ -105,11 +96,11 @@ def api_key(monkeypatch):
 
 
 @pytest.mark.slow
-def test_litellm_retries_every_scheduled_failure_and_loses_nothing(tmp_path, api_key):
+def test_litellm_retries_every_scheduled_failure_and_loses_nothing(tmp_path, api_key, fake_server):
     items = [Prompt(f"item{i}", f"question number {i}", "t") for i in range(20)] + [Prompt("bad", "broken question", "t")]
     params = SamplingParams(n=2, max_tokens=16, seed=5)
     store = ResponseStore(tmp_path)
-    with FakeOpenAIServer(scheduled, delay_s=0.1) as server:
+    with fake_server(scheduled, delay_s=0.1) as server:
         with LiteLLMBackend(api_config(server.url)) as backend:
             summary = run_generation(backend, model="fake", prompts=items, params=params, store=store, run_id="r1")
         seen = server.by_prompt()
@@ -141,7 +132,7 @@ def test_litellm_retries_every_scheduled_failure_and_loses_nothing(tmp_path, api
     assert not any(api_key in str(v) for r in table.to_pylist() for v in r.values())
 
     # the next run (the server has recovered) asks only for the failed prompt, and then every item has its answer
-    with FakeOpenAIServer(delay_s=0.0) as server:
+    with fake_server(delay_s=0.0) as server:
         with LiteLLMBackend(api_config(server.url)) as backend:
             again = run_generation(backend, model="fake", prompts=items, params=params, store=store, run_id="r2")
         assert list(server.by_prompt()) == ["broken question"]
@@ -155,9 +146,9 @@ def test_litellm_retries_every_scheduled_failure_and_loses_nothing(tmp_path, api
     (False, "auto", [(3, 5), (1, 6), (1, 7)]),  # asked for 3 choices, got 1: topped up with two single requests
     (True, "calls", [(1, 5), (1, 6), (1, 7)]),  # one request per sample, each with its own seed
 ])
-def test_litellm_n_samples_without_server_support(api_key, supports_n, n_mode, expected_requests):
+def test_litellm_n_samples_without_server_support(api_key, supports_n, n_mode, expected_requests, fake_server):
     params = SamplingParams(n=3, max_tokens=8, seed=5)
-    with FakeOpenAIServer(supports_n=supports_n) as server:
+    with fake_server(supports_n=supports_n) as server:
         with LiteLLMBackend(api_config(server.url, n_mode=n_mode)) as backend:
             [samples] = backend.generate([Prompt("i", "one question", "t")], params)
         requests = sorted(server.by_prompt()["one question"], key=lambda r: r.seed)
@@ -167,9 +158,9 @@ def test_litellm_n_samples_without_server_support(api_key, supports_n, n_mode, e
 
 
 @pytest.mark.slow
-def test_litellm_does_not_retry_client_errors_and_costs_known_models(api_key):
+def test_litellm_does_not_retry_client_errors_and_costs_known_models(api_key, fake_server):
     params = SamplingParams(n=2, max_tokens=8)
-    with FakeOpenAIServer(lambda prompt, attempt: "401" if "denied" in prompt else "ok") as server:
+    with fake_server(lambda prompt, attempt: "401" if "denied" in prompt else "ok") as server:
         config = api_config(server.url)
         known = LiteLLMBackend(LiteLLMConfig("openai/gpt-4o-mini", **{k: getattr(config, k) for k in (
             "api_base", "api_key_env", "timeout_s", "max_retries", "backoff_base_s")}))
@@ -231,7 +222,10 @@ def test_backoff_grows_and_honours_retry_after():
 @pytest.mark.parametrize("temperature, top_p, scale", [(0.6, 0.9, 3.0), (1.0, 0.95, 0.3), (1.0, 0.5, 5.0), (0.7, 1.0, 1.0)])
 def test_nucleus_sampler_matches_transformers_top_p(temperature, top_p, scale):
     import torch
-    from transformers.generation.logits_process import TemperatureLogitsWarper, TopPLogitsWarper
+    from transformers.generation.logits_process import (
+        TemperatureLogitsWarper,
+        TopPLogitsWarper,
+    )
 
     from kgprobe.generation.backends.hf import NucleusSampler
 
@@ -266,10 +260,10 @@ def test_nucleus_sampler_draws_reproducibly_from_the_nucleus():
 
 
 @pytest.mark.slow
-def test_litellm_sends_the_system_instruction_before_the_question(api_key):
+def test_litellm_sends_the_system_instruction_before_the_question(api_key, fake_server):
     params = SamplingParams(n=1, max_tokens=8)
     prompts = [Prompt("a", "plain question", "t"), Prompt("b", "grounded question", "t", system="Be helpful.")]
-    with FakeOpenAIServer() as server:
+    with fake_server() as server:
         with LiteLLMBackend(api_config(server.url)) as backend:
             backend.generate(prompts, params)
         seen = server.by_prompt()
