@@ -22,7 +22,8 @@ from typing import Any
 
 from kgprobe.generation.records import ModelSpec, Prompt
 
-__all__ = ["CHARS_PER_TOKEN", "Budget", "PlanRow", "Price", "count_tokens", "plan_generation", "price_of"]
+__all__ = ["CHARS_PER_TOKEN", "Budget", "PlanRow", "Price", "count_tokens", "plan_generation", "price_of",
+           "price_of_config"]
 
 #: The approximation used when no tokenizer is available offline (English text with a BPE tokenizer).
 CHARS_PER_TOKEN = 4.0
@@ -49,9 +50,14 @@ class Price:
 
 def price_of(spec: ModelSpec) -> Price | None:
     """The price of ``spec``'s tokens: free for local backends; the entry's own prices; litellm's price map; None."""
-    if spec.backend in _FREE_BACKENDS:
-        return Price(0.0, 0.0, source=f"{spec.backend} (local)", batch_input_per_token=0.0, batch_output_per_token=0.0)
-    config = spec.config
+    return price_of_config(spec.backend, spec.config)
+
+
+def price_of_config(backend: str, config: Any) -> Price | None:
+    """:func:`price_of` for a backend kind and its config (what a backend knows of itself). An entry's own prices
+    get half of them as the batch price, as OpenAI's and Anthropic's batch APIs charge."""
+    if backend in _FREE_BACKENDS:
+        return Price(0.0, 0.0, source=f"{backend} (local)", batch_input_per_token=0.0, batch_output_per_token=0.0)
     own_in, own_out = getattr(config, "input_cost_per_token", None), getattr(config, "output_cost_per_token", None)
     if own_in is not None and own_out is not None:
         return Price(float(own_in), float(own_out), source="model entry",

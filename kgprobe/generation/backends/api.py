@@ -208,22 +208,15 @@ class LiteLLMBackend(BaseBackend):
         finally:
             client.close()
         self.batches_submitted = getattr(self, "batches_submitted", 0) + client.submitted
-        price = self._batch_price()
-        if price is None:
+        from kgprobe.generation.cost import price_of_config
+
+        price = price_of_config("litellm", self.config)
+        if price is None or price.batch_input_per_token is None or price.batch_output_per_token is None:
             return out
         return [[c if not c.ok or c.tokens_in is None or c.tokens_out is None else
                  Completion(text=c.text, finish_reason=c.finish_reason, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
-                            latency_s=c.latency_s, cost=c.tokens_in * price[0] + c.tokens_out * price[1],
+                            latency_s=c.latency_s, cost=price.cost(c.tokens_in, c.tokens_out, batch=True),
                             retries=c.retries) for c in cs] for cs in out]
-
-    def _batch_price(self) -> tuple[float, float] | None:
-        own_in, own_out = self.config.input_cost_per_token, self.config.output_cost_per_token
-        if own_in is not None and own_out is not None:
-            return own_in / 2, own_out / 2  # OpenAI's and Anthropic's batch APIs cost half the synchronous price
-        table = self._litellm.model_cost
-        entry = table.get(self.config.model_id) or table.get(self.config.model_id.split("/", 1)[-1]) or {}
-        pin, pout = entry.get("input_cost_per_token_batches"), entry.get("output_cost_per_token_batches")
-        return (float(pin), float(pout)) if pin is not None and pout is not None else None
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """``params.n`` completions per prompt; requests run concurrently (at most ``max_concurrency``), or as one
