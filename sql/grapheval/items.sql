@@ -1,24 +1,31 @@
--- GraphEval: the items. Each positive with at least one verified negative, then its negatives; a positive and its
--- negatives share group_id. The breakdown of every item is its group's (relation label, primary head and tail type,
--- degree bucket of the positive: the mean of head and tail degree) plus its own polarity and corrupted part.
-WITH counts AS (
-    SELECT ph, pr, pt, count(*) AS negatives FROM _ge_neg GROUP BY ALL
-), pos AS (
-    SELECT p.head, p.relation, p.tail, p.hkey, p.rkey, p.tkey, p.hlabel, p.rlabel, p.tlabel, p.htype, p.ttype,
-           p.text, p.template, p.source, c.negatives, (p.hdeg + p.tdeg) / 2.0 AS mean_degree,
-           left(sha256(concat_ws(chr(31), $snapshot, 'grapheval', p.hkey, p.rkey, p.tkey)), 16) AS group_id
-    FROM _ge_pos p JOIN counts c ON c.ph = p.head AND c.pr = p.relation AND c.pt = p.tail
+-- GraphEval: the items, from the drawn ids (_ge_pos: pos, head, relation, tail, negatives; _ge_neg: pos, j, attempt,
+-- part, head, relation, tail). Each positive with at least one verified negative, then its negatives; a positive
+-- and its negatives share group_id. The breakdown of every item is its group's (relation label, primary head and
+-- tail type, degree bucket of the positive: the mean of head and tail degree) plus its own polarity and corrupted
+-- part.
+WITH pos AS (
+    SELECT p.pos, p.head, p.relation, p.tail, h.key AS hkey, r.key AS rkey, t.key AS tkey, h.label AS hlabel,
+           r.label AS rlabel, t.label AS tlabel, h.type AS htype, t.type AS ttype, tp.template, tp.source,
+           tp.pre || CASE WHEN tp.head_first THEN h.label ELSE t.label END || tp.mid
+                  || CASE WHEN tp.head_first THEN t.label ELSE h.label END || tp.post AS text,
+           p.negatives, (h.deg + t.deg) / 2.0 AS mean_degree,
+           left(sha256(concat_ws(chr(31), $snapshot, 'grapheval', h.key, r.key, t.key)), 16) AS group_id
+    FROM _ge_pos p JOIN _ge_ent h ON h.id = p.head JOIN _ge_ent t ON t.id = p.tail
+    JOIN relations r ON r.id = p.relation JOIN _ge_templates tp ON tp.relation = p.relation
+    WHERE p.negatives > 0
 ), rows AS (
     SELECT p.group_id, 0 AS j, 'positive' AS polarity, 'none' AS corrupted, p.hkey AS head_key, p.rkey AS relation_key,
            p.tkey AS tail_key, p.hlabel AS head_label, p.rlabel AS relation_label, p.tlabel AS tail_label, p.text,
            p.template, p.source AS template_source, NULL::BIGINT AS attempt,
-           p.head, p.relation, p.tail, p.hkey, p.rkey, p.tkey, p.rlabel, p.htype, p.ttype, p.negatives, p.mean_degree
+           p.pos, p.hkey, p.rkey, p.tkey, p.rlabel, p.htype, p.ttype, p.negatives, p.mean_degree
     FROM pos p
     UNION ALL
-    SELECT p.group_id, n.j + 1, 'negative', n.part, h.key, r.key, t.key, h.label, r.label, t.label, n.text,
+    SELECT p.group_id, n.j + 1, 'negative', n.part, h.key, r.key, t.key, h.label, r.label, t.label,
+           tp.pre || CASE WHEN tp.head_first THEN h.label ELSE t.label END || tp.mid
+                  || CASE WHEN tp.head_first THEN t.label ELSE h.label END || tp.post,
            tp.template, tp.source, n.attempt,
-           p.head, p.relation, p.tail, p.hkey, p.rkey, p.tkey, p.rlabel, p.htype, p.ttype, p.negatives, p.mean_degree
-    FROM _ge_neg n JOIN pos p ON p.head = n.ph AND p.relation = n.pr AND p.tail = n.pt
+           p.pos, p.hkey, p.rkey, p.tkey, p.rlabel, p.htype, p.ttype, p.negatives, p.mean_degree
+    FROM _ge_neg n JOIN pos p ON p.pos = n.pos
     JOIN _ge_ent h ON h.id = n.head JOIN _ge_ent t ON t.id = n.tail JOIN relations r ON r.id = n.relation
     JOIN _ge_templates tp ON tp.relation = n.relation
 )
@@ -43,4 +50,4 @@ SELECT
     polarity, corrupted, head_key, relation_key, tail_key, head_label, relation_label, tail_label, template_source,
     attempt, negatives, mean_degree
 FROM rows
-ORDER BY relation, head, tail, j
+ORDER BY pos, j

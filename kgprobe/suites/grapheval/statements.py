@@ -1,6 +1,7 @@
 """GraphEval's statements: positives from KG triples, and k negatives per positive made by corrupting the head,
-the relation or the tail, each verified false against the KG. Everything runs in DuckDB over whole tables
-(anti-joins), attempt by attempt; no Python loop touches a triple.
+the relation or the tail, each verified false against the KG. The draws and checks run vectorised in NumPy over
+integer keys of the whole KG (a sorted array and a binary search per check), attempt by attempt; no Python loop
+touches a triple. DuckDB reads the KG and renders the item table.
 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate (the paper's point about selection bias), rendered with the relation's template
@@ -19,13 +20,20 @@ type; ``uniform`` draws any entity or relation. A candidate is rejected, first r
 * ``duplicate_text``: the text of a positive statement;
 * ``duplicate_negative``: the text of another negative of the same positive.
 
+Two statements have the same text when they put the same two labels, in the same order, into the same template
+pattern (the text around the labels); two different patterns that happen to spell the same sentence are not
+detected.
+
 A rejected slot is drawn again, up to ``max_attempts`` attempts (then ``exhausted``). A positive left without any
 negative is not written (its group would score F(τ) alone); one with fewer than k is, and is counted. The draws are
-MD5 hashes of (seed, triple, slot, attempt), so a positive's negatives do not depend on which other triples were
-sampled.
+64-bit hashes (SplitMix64) of (seed, triple, slot, attempt) over the KG's ids, so a positive's negatives do not
+depend on which other triples were sampled.
 
     >>> result = build_statements(con, StatementOptions(per_relation=5, negatives=3), snapshot_id="s1", seed=0)
     >>> result.items.num_rows, result.reject_counts
+
+:func:`draw_statements` is the narrow core (ids only, no item table) for runs over a whole KG where only the
+statements and their counts are wanted; :func:`build_statements` renders its result as items.
 """
 
 from __future__ import annotations
@@ -35,25 +43,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import numpy as np
+import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgprobe.sql import load_sql
 from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.suites.grapheval.templates import (
     RelationTemplate,
     resolve_templates,
+    split_template,
     template_table,
 )
 
-__all__ = ["PARTS", "REASONS", "StatementOptions", "StatementSet", "build_statements", "item_schema", "verify_negatives"]
+__all__ = ["PARTS", "REASONS", "DrawnStatements", "StatementOptions", "StatementSet", "build_statements",
+           "draw_statements", "item_schema", "verify_negatives"]
 
 #: The parts of a triple a negative may corrupt.
 PARTS: tuple[str, ...] = ("head", "relation", "tail")
 #: Why a negative candidate (or a positive) was not written, in the order the checks apply.
 REASONS: tuple[str, ...] = ("unchanged", "in_kg", "same_label", "duplicate_text", "duplicate_negative", "exhausted",
                             "duplicate_statement")
-_TEMP = ("_ge_ent", "_ge_label_triples", "_ge_pos_all", "_ge_pos", "_ge_pool", "_ge_pool_size", "_ge_need", "_ge_neg",
-         "_ge_rej", "_ge_drawn", "_ge_cand")
+_CHECKS = REASONS[:5]  # reason codes 1..5 of a candidate; 0 = accepted
+_TEMP = ("_ge_ent", "_ge_label_triples")
+_REGISTERED = ("_ge_templates", "_ge_pos", "_ge_neg", "_ge_rej", "_ge_drop")
 
 _OWN = pa.schema([
     ("polarity", pa.string()), ("corrupted", pa.string()), ("head_key", pa.string()), ("relation_key", pa.string()),
@@ -112,49 +126,429 @@ class StatementSet:
     metadata: dict[str, Any]
 
 
-def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
-                     snapshot_id: str = "", seed: int = 0, rejects: bool = True) -> StatementSet:  # fmt: skip
-    """The GraphEval statements of the KG whose tables ``con`` reads unqualified (``entities``, ``relations``,
-    ``triples``, ``entity_types``): see the module docstring. ``rejects=False`` skips building the table of
-    rejected rows (the counts are kept), for runs over a whole KG where only the counts are wanted.
+@dataclass(frozen=True)
+class DrawnStatements:
+    """The statements as KG ids. Positives (in (relation, head, tail) order): ``head``, ``relation``, ``tail``.
+    Negatives: ``neg_*`` arrays of shape (positives, k), -1 where a slot has none; ``neg_part`` indexes
+    :data:`PARTS`. ``dropped``: the (head, relation, tail) rows of positives dropped for their text. ``rejected``:
+    every rejected candidate (positive index, slot, attempt, part, head, relation, tail, reason code 1..5 of
+    ``REASONS``) when asked for, and ``exhausted``: (positive index, slot) of slots given up."""
 
-    Temporary tables ``_ge_*`` are created on ``con`` and dropped before returning; ``con`` may be read-only.
-    """
+    head: np.ndarray
+    relation: np.ndarray
+    tail: np.ndarray
+    neg_head: np.ndarray
+    neg_relation: np.ndarray
+    neg_tail: np.ndarray
+    neg_part: np.ndarray
+    neg_attempt: np.ndarray
+    dropped: np.ndarray
+    rejected: dict[str, np.ndarray] | None
+    exhausted: np.ndarray
+    reject_counts: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    templates: list[RelationTemplate]
+
+    def texts(self, con: duckdb.DuckDBPyConnection) -> tuple[pl.Series, pl.Series]:
+        """The positive statements' texts (one per positive) and the negatives' (row-major over (positive, slot),
+        slots without a negative left out), rendered from the labels of the KG ``con`` reads."""
+        ent = con.execute("SELECT id, label FROM entities ORDER BY id").pl()
+        labels, ids = ent["label"], ent["id"].to_numpy()
+        row = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, np.int64)
+        row[ids] = np.arange(len(ids))
+        has = self.neg_part.ravel() >= 0
+        return (_render(self.templates, labels, row, self.head, self.relation, self.tail),
+                _render(self.templates, labels, row, self.neg_head.ravel()[has], self.neg_relation.ravel()[has],
+                        self.neg_tail.ravel()[has]))
+
+
+# ---- hashing and keys -------------------------------------------------------------------------------------------
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser, elementwise on uint64 (wrapping arithmetic)."""
+    x = x ^ (x >> _S30)
+    x = x * _M1
+    x = x ^ (x >> _S27)
+    x = x * _M2
+    return x ^ (x >> _S31)
+
+
+def _hash(seed: int, *columns: np.ndarray | int) -> np.ndarray:
+    """A 64-bit hash per row of ``columns`` (int arrays or scalars), seeded."""
+    h = _mix(np.asarray([seed & 0xFFFFFFFFFFFFFFFF], np.uint64) + _GOLDEN)
+    for c in columns:
+        h = _mix(h ^ _mix(np.atleast_1d(c).astype(np.uint64) + _GOLDEN))
+    return h
+
+
+def _key(a: np.ndarray, b: np.ndarray, c: np.ndarray, nb: int, nc: int, na: int) -> np.ndarray:
+    """One int64 per row of (a, b, c) with a < na, b < nb, c < nc: exact packing when it fits in 63 bits, else a
+    64-bit hash. A hash collision can only make a candidate look like a KG fact or a duplicate (it is then rejected
+    and drawn again), never let a KG fact through."""
+    if na * nb * nc < 2**62:
+        return (a.astype(np.int64) * nb + b) * nc + c
+    return _hash(0x5EED, a, b, c).view(np.int64)
+
+
+def _unique(x: np.ndarray) -> np.ndarray:
+    """The distinct values of ``x``, sorted (a sort and a mask: faster here than NumPy's hash-based unique)."""
+    s = np.sort(x)
+    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
+
+
+_EMPTY = np.iinfo(np.int64).min
+
+
+class _KeySet:
+    """A set of int64 keys for vectorised membership: an open-addressing hash table (linear probing, at most half
+    full) built and probed in NumPy rounds, one gather per round. Built once per KG; each probe of a million
+    candidates is a few gathers instead of building a hash table per call."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        keys = np.asarray(keys, np.int64)  # repeated keys are fine: each lands on the first copy's slot
+        empty = keys == _EMPTY
+        self.has_empty = bool(empty.any())  # the sentinel itself, kept apart
+        keys = keys[~empty] if self.has_empty else keys
+        size = 1 << max(4, (2 * len(keys)).bit_length())
+        self.mask = np.uint64(size - 1)
+        self.table = np.full(size, _EMPTY, np.int64)
+        slot = self._slots(keys)
+        pending = np.arange(len(keys))
+        while len(pending):
+            s = slot[pending]
+            free = self.table[s] == _EMPTY
+            self.table[s[free]] = keys[pending[free]]  # of keys that share a free slot, one wins
+            pending = pending[self.table[s] != keys[pending]]
+            slot[pending] = (slot[pending] + 1) & int(self.mask)
+
+    def _slots(self, x: np.ndarray) -> np.ndarray:
+        return (_mix(x.view(np.uint64)) & self.mask).astype(np.int64)
+
+    def contains(self, x: np.ndarray) -> np.ndarray:
+        """Whether each of ``x`` (int64) is in the set."""
+        x = np.asarray(x, np.int64)
+        found = np.zeros(len(x), bool)
+        slot = self._slots(x)
+        todo = np.flatnonzero(x != _EMPTY)  # the sentinel would "find" any empty slot
+        while len(todo):
+            value = self.table[slot[todo]]
+            hit = value == x[todo]
+            found[todo[hit]] = True
+            todo = todo[~hit & (value != _EMPTY)]
+            slot[todo] = (slot[todo] + 1) & int(self.mask)
+        if self.has_empty:
+            found |= x == _EMPTY
+        return found
+
+
+def _codes(values: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, int]:
+    """Dense integer codes of non-null strings (equal strings, equal codes) and how many distinct there are."""
+    enc = pc.dictionary_encode(values)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(enc.dictionary)
+
+
+# ---- the KG as arrays -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _KG:
+    n_ent: int  # entity ids are < n_ent (arrays indexed by id)
+    n_rel: int
+    head: np.ndarray
+    relation: np.ndarray
+    tail: np.ndarray
+    label: np.ndarray  # label code per entity id
+    n_label: int
+    norm: np.ndarray  # normalised-label code per entity id
+    n_norm: int
+    ptype: np.ndarray  # primary type code per entity id, -1 untyped
+    n_type: int
+    type_pairs: tuple[np.ndarray, np.ndarray]  # (type code, entity) of every typing, unique
+    entity_ids: np.ndarray
+    relation_ids: np.ndarray
+
+
+def _read_kg(con: duckdb.DuckDBPyConnection) -> _KG:
+    con.execute(load_sql("grapheval/entities"))
+    ent = con.execute("SELECT id, label, norm, type FROM _ge_ent ORDER BY id").to_arrow_table()
+    ids = ent.column("id").to_numpy()
+    rel_ids = con.execute("SELECT id FROM relations ORDER BY id").fetchnumpy()["id"].astype(np.int64)
+    n_ent = int(ids.max()) + 1 if len(ids) else 0
+    n_rel = int(rel_ids.max()) + 1 if len(rel_ids) else 0
+    tr = con.execute("SELECT head, relation, tail FROM triples").fetchnumpy()
+    types = con.execute("SELECT DISTINCT type FROM entity_types ORDER BY type").to_arrow_table().column("type")
+    pairs = con.execute("SELECT DISTINCT type, entity FROM entity_types").to_arrow_table()
+
+    def by_id(codes: np.ndarray) -> np.ndarray:
+        out = np.full(n_ent, -1, np.int64)
+        out[ids] = codes
+        return out
+
+    label, n_label = _codes(ent.column("label"))
+    norm, n_norm = _codes(ent.column("norm"))
+    ptype = pc.fill_null(pc.index_in(ent.column("type"), value_set=types), -1).to_numpy().astype(np.int64)
+    pair_type = pc.index_in(pairs.column("type"), value_set=types).to_numpy().astype(np.int64)
+    return _KG(n_ent=n_ent, n_rel=n_rel, head=np.asarray(tr["head"], np.int64),
+               relation=np.asarray(tr["relation"], np.int64), tail=np.asarray(tr["tail"], np.int64),
+               label=by_id(label), n_label=max(n_label, 1), norm=by_id(norm), n_norm=max(n_norm, 1),
+               ptype=by_id(ptype), n_type=len(types), type_pairs=(pair_type, pairs.column("entity").to_numpy()),
+               entity_ids=ids.astype(np.int64), relation_ids=rel_ids)
+
+
+@dataclass(frozen=True)
+class _Pools:
+    """Every pool a replacement is drawn from, as one CSR array: members of pool p are
+    ``members[offsets[p]:offsets[p + 1]]`` in ascending order."""
+
+    offsets: np.ndarray
+    members: np.ndarray
+
+
+def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
+    """Pools, numbered: 0 every entity, 1 every relation; when typed, 2 + t the entities of type t, then per relation
+    its heads (dom), its tails (rng), then per type t the relations whose heads have primary type t (rt). Returns
+    the pools and the first numbers of the dom, rng and rt blocks."""
+    pool_id = [np.zeros(len(kg.entity_ids), np.int64), np.ones(len(kg.relation_ids), np.int64)]
+    member = [kg.entity_ids, kg.relation_ids]
+    t, r = kg.n_type, kg.n_rel
+    dom, rng, rt = 2 + t, 2 + t + r, 2 + t + 2 * r
+    if typed:
+        pool_id.append(2 + kg.type_pairs[0])
+        member.append(kg.type_pairs[1].astype(np.int64))
+        for base, ent in ((dom, kg.head), (rng, kg.tail)):
+            pairs = _unique(kg.relation * kg.n_ent + ent)
+            pool_id.append(base + pairs // kg.n_ent)
+            member.append(pairs % kg.n_ent)
+        typed_head = kg.ptype[kg.head] >= 0
+        pairs = _unique(kg.ptype[kg.head[typed_head]] * max(r, 1) + kg.relation[typed_head])
+        pool_id.append(rt + pairs // max(r, 1))
+        member.append(pairs % max(r, 1))
+    ids, members = np.concatenate(pool_id), np.concatenate(member)
+    order = np.lexsort((members, ids))
+    ids, members = ids[order], members[order]
+    offsets = np.searchsorted(ids, np.arange(rt + t + 1))
+    return _Pools(offsets=offsets, members=members), dom, rng, rt
+
+
+def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.ndarray, head: np.ndarray,
+            relation: np.ndarray, tail: np.ndarray) -> pl.Series:  # fmt: skip
+    """Statement texts of (head, relation, tail) ids: ``pre + first label + mid + second label + post`` (in Polars:
+    its string gathers and concatenation run on every core)."""
+    n_rel = max((t.relation for t in templates), default=-1) + 1
+    pre, mid, post = ([""] * n_rel for _ in range(3))
+    head_first = np.ones(n_rel, bool)
+    for t in templates:
+        pre[t.relation], head_first[t.relation], mid[t.relation], post[t.relation] = split_template(t.template)
+    hf = head_first[relation]
+    rel = pl.Series(relation)
+
+    def part(values: list[str]) -> pl.Series | pl.Expr:
+        return pl.lit(values[0]) if len(set(values)) <= 1 else pl.Series(values).gather(rel)
+
+    return pl.select(pl.concat_str([part(pre), labels.gather(pl.Series(row[np.where(hf, head, tail)])), part(mid),
+                                    labels.gather(pl.Series(row[np.where(hf, tail, head)])), part(post)])
+                     ).to_series().alias("text")
+
+
+# ---- the draw ---------------------------------------------------------------------------------------------------
+
+def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
+                    seed: int = 0, rejects: bool = False) -> DrawnStatements:  # fmt: skip
+    """Positives and verified negatives of the KG whose tables ``con`` reads unqualified, as ids (see the module
+    docstring); ``rejects=True`` also keeps every rejected candidate. Leaves the temp table ``_ge_ent``."""
     relations = con.execute("SELECT id, key, label FROM relations ORDER BY id").fetchall()
     templates, template_meta = resolve_templates(relations, config=options.templates, dbpedia=options.dbpedia,
                                                  dbpedia_match=options.dbpedia_match)
+    kg = _read_kg(con)
     typed = options.corruption == "typed"
-    con.register("_ge_templates", template_table(templates))
-    try:
-        con.execute(load_sql("grapheval/entities"))
-        con.execute(load_sql("grapheval/label_triples"))
-        con.execute(load_sql("grapheval/positives"), {"seed": seed, "cap": options.per_relation, "typed": typed})
-        con.execute(load_sql("grapheval/positives_kept"))
-        con.execute(load_sql("grapheval/pools"), {"typed": typed})
-        con.execute(load_sql("grapheval/pool_sizes"))
-        con.execute(load_sql("grapheval/need_init"), {"k": options.negatives})
-        con.execute(load_sql("grapheval/negatives_create"))
-        con.execute(load_sql("grapheval/rejects_create"))
-        attempts = 0
-        for attempt in range(options.max_attempts):
-            if not con.execute("SELECT count(*) FROM _ge_need").fetchone()[0]:
-                break
-            attempts = attempt + 1
-            con.execute(load_sql("grapheval/draw"), {"seed": seed, "attempt": attempt, "parts": list(options.parts)})
-            con.execute(load_sql("grapheval/candidates"), {"attempt": attempt})
-            con.execute(load_sql("grapheval/accept"))
-            con.execute(load_sql("grapheval/reject"))
-            con.execute(load_sql("grapheval/need_next"))
-        if attempts == 0:  # nothing to draw: no rejected candidate of a last attempt to report as exhausted
-            con.execute("CREATE OR REPLACE TEMP TABLE _ge_cand AS SELECT * FROM _ge_rej LIMIT 0")
-        items = con.execute(load_sql("grapheval/items"), {"snapshot": snapshot_id, "seed": seed}).to_arrow_table()
-        counts = [dict(zip(("reason", "part", "candidates"), r, strict=True))
-                  for r in con.execute(load_sql("grapheval/reject_counts")).fetchall()]
-        exhausted = con.execute("SELECT count(*) FROM _ge_cand WHERE reason IS NOT NULL").fetchone()[0]
-        summary_row = con.execute(load_sql("grapheval/summary"), {"k": options.negatives}).fetchone()
-        summary = dict(zip(("positives_drawn", "positives_unique", "positives_full", "positives_partial",
-                            "positives_without_negatives", "negatives"), (int(x) for x in summary_row), strict=True))
+    k = options.negatives
+
+    # templates: a pattern code per relation (the text around the labels) and which label comes first
+    pattern = np.zeros(max(kg.n_rel, 1), np.int64)
+    head_first = np.ones(max(kg.n_rel, 1), bool)
+    codes: dict[tuple[str, str, str], int] = {}
+    for t in templates:
+        pre, first, mid, post = split_template(t.template)
+        pattern[t.relation] = codes.setdefault((pre, mid, post), len(codes))
+        head_first[t.relation] = first
+    n_pattern = max(len(codes), 1)
+
+    def text_key(h: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
+        hf = head_first[r]
+        return _key(pattern[r], kg.label[np.where(hf, h, t)], kg.label[np.where(hf, t, h)], kg.n_label, kg.n_label,
+                    n_pattern)
+
+    # positives: per relation in seeded order, the first `cap`; then (relation, head, tail) order, first text wins
+    h0, r0, t0 = kg.head, kg.relation, kg.tail
+    if options.per_relation is not None and len(h0):
+        order = np.lexsort((t0, h0, _hash(seed, h0, r0, t0), r0))
+        rs = r0[order]
+        start = np.searchsorted(rs, rs, side="left")
+        chosen = order[(np.arange(len(rs)) - start) < options.per_relation]
+        h0, r0, t0 = h0[chosen], r0[chosen], t0[chosen]
+    if kg.n_rel * kg.n_ent * kg.n_ent < 2**62:  # one packed sort, unpacked again
+        packed = np.sort((r0 * kg.n_ent + h0) * kg.n_ent + t0)
+        r0, rest = np.divmod(packed, kg.n_ent * kg.n_ent)
+        h0, t0 = np.divmod(rest, kg.n_ent)
+    else:
+        order = np.lexsort((t0, h0, r0))
+        h0, r0, t0 = h0[order], r0[order], t0[order]
+    pos_text = text_key(h0, r0, t0)
+    keep = np.ones(len(pos_text), bool)
+    ordered = np.sort(pos_text)
+    repeated = _unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    if len(repeated):  # rare: among the positives sharing a text, the first in (relation, head, tail) order
+        shared = np.flatnonzero(_KeySet(repeated).contains(pos_text))
+        keep[shared] = False
+        keep[shared[np.unique(pos_text[shared], return_index=True)[1]]] = True
+    dropped = np.stack([h0[~keep], r0[~keep], t0[~keep]], axis=1)
+    ph, pr, pt = h0[keep], r0[keep], t0[keep]
+    positive_texts = _KeySet(pos_text[keep])
+    n_pos = len(ph)
+
+    # what a negative must not be
+    kg_keys = _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent))
+    surface = _KeySet(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel, kg.n_norm, kg.n_norm))
+
+    pools, dom, rng, rt = _pools(kg, typed)
+    if typed:
+        head_pool = np.where(kg.ptype[ph] >= 0, 2 + kg.ptype[ph], dom + pr)
+        tail_pool = np.where(kg.ptype[pt] >= 0, 2 + kg.ptype[pt], rng + pr)
+        rel_pool = np.where(kg.ptype[ph] >= 0, rt + kg.ptype[ph], 1)
+    else:
+        head_pool = tail_pool = np.zeros(n_pos, np.int64)
+        rel_pool = np.ones(n_pos, np.int64)
+    part_codes = np.array([PARTS.index(p) for p in options.parts], np.int64)
+
+    # the slots, flat: slot = positive * k + j; a positive's draws hash its triple once, then (slot, attempt)
+    neg = {name: np.full(n_pos * k, -1, np.int64) for name in ("head", "relation", "tail", "part", "attempt")}
+    neg_text = np.full(n_pos * k, -1, np.int64)
+    counts = np.zeros((len(_CHECKS) + 1, len(PARTS)), np.int64)
+    kept: list[dict[str, np.ndarray]] = []
+    base = _hash(seed, ph, pr, pt)
+    slots = np.arange(n_pos * k, dtype=np.int64)
+    attempts = 0
+    for attempt in range(options.max_attempts):
+        if not len(slots):
+            break
+        attempts = attempt + 1
+        sp, sj = slots // k, slots % k
+        h, r, t = ph[sp], pr[sp], pt[sp]
+        r1 = _mix(base[sp] ^ _mix((sj * options.max_attempts + attempt).astype(np.uint64) + _GOLDEN))
+        r2 = _mix(r1 ^ _GOLDEN)
+        part = part_codes[(r1 % np.uint64(len(part_codes))).astype(np.int64)]
+        pool = np.where(part == 0, head_pool[sp], np.where(part == 2, tail_pool[sp], rel_pool[sp]))
+        lo = pools.offsets[pool]
+        size = pools.offsets[pool + 1] - lo
+        drawn = pools.members[lo + (r2 % size.astype(np.uint64)).astype(np.int64)]
+        ch, cr, ct = np.where(part == 0, drawn, h), np.where(part == 1, drawn, r), np.where(part == 2, drawn, t)
+        ctext = text_key(ch, cr, ct)
+        # the checks in order, each on the candidates no earlier check rejected
+        reason = np.where((ch == h) & (cr == r) & (ct == t), 1, 0)
+        i = np.flatnonzero(reason == 0)
+        reason[i[kg_keys.contains(_key(ch[i], cr[i], ct[i], kg.n_rel, kg.n_ent, kg.n_ent))]] = 2
+        i = np.flatnonzero(reason == 0)
+        reason[i[surface.contains(_key(kg.norm[ch[i]], cr[i], kg.norm[ct[i]], kg.n_rel, kg.n_norm, kg.n_norm))]] = 3
+        i = np.flatnonzero(reason == 0)
+        reason[i[positive_texts.contains(ctext[i])]] = 4
+        # the text of a negative this positive already has (from an earlier attempt), or that a lower slot of the
+        # same positive draws in this attempt
+        i = np.flatnonzero(reason == 0)
+        now = neg_text.copy()
+        now[slots[i]] = ctext[i]
+        first = sp[i] * k
+        same = np.zeros(len(i), bool)
+        for other in range(k):
+            at = first + other
+            same |= (at != slots[i]) & (now[at] == ctext[i]) & ((neg_text[at] != -1) | (other < sj[i]))
+        reason[i[same]] = 5
+        ok = reason == 0
+        done = slots[ok]
+        for name, values in (("head", ch), ("relation", cr), ("tail", ct), ("part", part)):
+            neg[name][done] = values[ok]
+        neg["attempt"][done] = attempt
+        neg_text[done] = ctext[ok]
+        counts += np.bincount(reason[~ok] * len(PARTS) + part[~ok], minlength=counts.size).reshape(counts.shape)
         if rejects:
+            bad = ~ok
+            kept.append({"p": sp[bad], "j": sj[bad], "attempt": np.full(int(bad.sum()), attempt, np.int64),
+                         "part": part[bad], "head": ch[bad], "relation": cr[bad], "tail": ct[bad],
+                         "reason": reason[bad]})
+        slots = slots[~ok]
+
+    neg = {name: values.reshape(n_pos, k) for name, values in neg.items()}
+    per_positive = (neg["part"] >= 0).sum(axis=1)
+    reject_counts = [{"reason": _CHECKS[c - 1], "part": PARTS[pp], "candidates": int(counts[c, pp])}
+                     for c in range(1, len(_CHECKS) + 1) for pp in range(len(PARTS)) if counts[c, pp]]
+    reject_counts.sort(key=lambda x: (x["reason"], x["part"]))
+    summary = {"positives_drawn": len(h0), "positives_unique": n_pos,
+               "positives_full": int((per_positive == k).sum()),
+               "positives_partial": int(((per_positive > 0) & (per_positive < k)).sum()),
+               "positives_without_negatives": int((per_positive == 0).sum()), "negatives": int(per_positive.sum())}
+    by_reason: dict[str, int] = {}
+    for c in reject_counts:
+        by_reason[c["reason"]] = by_reason.get(c["reason"], 0) + c["candidates"]
+    by_reason["exhausted"] = len(slots)
+    by_reason["duplicate_statement"] = len(dropped)
+    metadata = {**summary, **template_meta, "rejected_by_reason": by_reason, "attempts": attempts,
+                "options": {"per_relation": options.per_relation, "negatives": options.negatives,
+                            "parts": list(options.parts), "corruption": options.corruption,
+                            "max_attempts": options.max_attempts, "dbpedia_match": options.dbpedia_match,
+                            "seed": seed}}
+    rejected = None
+    if rejects:
+        rejected = {name: np.concatenate([x[name] for x in kept]) if kept else np.zeros(0, np.int64)
+                    for name in ("p", "j", "attempt", "part", "head", "relation", "tail", "reason")}
+    return DrawnStatements(head=ph, relation=pr, tail=pt, neg_head=neg["head"], neg_relation=neg["relation"],
+                           neg_tail=neg["tail"], neg_part=neg["part"], neg_attempt=neg["attempt"], dropped=dropped,
+                           rejected=rejected, exhausted=np.stack([slots // k, slots % k], axis=1),
+                           reject_counts=reject_counts, metadata=metadata, templates=templates)
+
+
+def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
+                     snapshot_id: str = "", seed: int = 0, rejects: bool = True) -> StatementSet:  # fmt: skip
+    """The GraphEval statements of the KG whose tables ``con`` reads unqualified (``entities``, ``relations``,
+    ``triples``, ``entity_types``) as items: see the module docstring. ``rejects=False`` skips building the table
+    of rejected rows (the counts are kept), for runs over a whole KG where only the counts are wanted.
+
+    The temporary table ``_ge_ent`` is created on ``con`` and dropped before returning; ``con`` may be read-only.
+    """
+    try:
+        drawn = draw_statements(con, options, seed=seed, rejects=rejects)
+        n_pos, k = len(drawn.head), options.negatives
+        has = drawn.neg_part.ravel() >= 0
+        con.register("_ge_templates", template_table(drawn.templates))
+        con.register("_ge_pos", pa.table({"pos": np.arange(n_pos, dtype=np.int64), "head": drawn.head,
+                                          "relation": drawn.relation, "tail": drawn.tail,
+                                          "negatives": (drawn.neg_part >= 0).sum(axis=1).astype(np.int64)}))
+        con.register("_ge_neg", pa.table({
+            "pos": np.repeat(np.arange(n_pos, dtype=np.int64), k)[has], "j": np.tile(np.arange(k), n_pos)[has],
+            "attempt": drawn.neg_attempt.ravel()[has], "part": pa.array(PARTS).take(pa.array(drawn.neg_part.ravel()[has])),
+            "head": drawn.neg_head.ravel()[has], "relation": drawn.neg_relation.ravel()[has],
+            "tail": drawn.neg_tail.ravel()[has]}))
+        items = con.execute(load_sql("grapheval/items"), {"snapshot": snapshot_id, "seed": seed}).to_arrow_table()
+        if rejects:
+            assert drawn.rejected is not None
+            rej, ex = drawn.rejected, drawn.exhausted
+            con.register("_ge_rej", pa.table({
+                "pos": np.concatenate([rej["p"], ex[:, 0]]), "j": np.concatenate([rej["j"], ex[:, 1]]),
+                "attempt": pa.array(np.concatenate([rej["attempt"], np.zeros(len(ex), np.int64)]),
+                                    mask=np.arange(len(rej["p"]) + len(ex)) >= len(rej["p"])),
+                "part": pa.array(PARTS).take(pa.array(np.concatenate([rej["part"], np.full(len(ex), -1)]),
+                                                      mask=np.arange(len(rej["p"]) + len(ex)) >= len(rej["p"]))),
+                "head": np.concatenate([rej["head"], np.full(len(ex), -1)]),
+                "relation": np.concatenate([rej["relation"], np.full(len(ex), -1)]),
+                "tail": np.concatenate([rej["tail"], np.full(len(ex), -1)]),
+                "reason": pa.array([*(_CHECKS[c - 1] for c in rej["reason"]), *["exhausted"] * len(ex)], pa.string()),
+            }))
+            con.register("_ge_drop", pa.table({"head": drawn.dropped[:, 0], "relation": drawn.dropped[:, 1],
+                                               "tail": drawn.dropped[:, 2]}))
             dropped = con.execute(load_sql("grapheval/positives_dropped")).to_arrow_table()
             rejected = con.execute(load_sql("grapheval/rejects")).to_arrow_table()
             reject_table = pa.concat_tables([dropped.cast(_REJECT_SCHEMA), rejected.cast(_REJECT_SCHEMA)])
@@ -163,20 +557,10 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
     finally:
         for name in _TEMP:
             con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
-        con.unregister("_ge_templates")
-    items = items.cast(item_schema())
-    by_reason: dict[str, int] = {}
-    for c in counts:
-        by_reason[c["reason"]] = by_reason.get(c["reason"], 0) + int(c["candidates"])
-    by_reason["exhausted"] = int(exhausted)
-    by_reason["duplicate_statement"] = summary["positives_drawn"] - summary["positives_unique"]
-    metadata = {**summary, **template_meta, "rejected_by_reason": by_reason, "attempts": attempts,
-                "options": {"per_relation": options.per_relation, "negatives": options.negatives,
-                            "parts": list(options.parts), "corruption": options.corruption,
-                            "max_attempts": options.max_attempts, "dbpedia_match": options.dbpedia_match,
-                            "seed": seed}}
-    return StatementSet(items=items, rejects=reject_table, reject_counts=counts, templates=templates,
-                        metadata=metadata)
+        for name in _REGISTERED:
+            con.unregister(name)  # a no-op for a name an error kept from being registered
+    return StatementSet(items=items.cast(item_schema()), rejects=reject_table, reject_counts=drawn.reject_counts,
+                        templates=drawn.templates, metadata=drawn.metadata)
 
 
 def verify_negatives(con: duckdb.DuckDBPyConnection, triples: Sequence[tuple[str, str, str]]) -> list[str | None]:

@@ -186,3 +186,34 @@ def test_a_positive_without_any_valid_negative_is_not_written() -> None:
                          seed=0)
     assert s.items.num_rows == 0 and s.metadata["positives_without_negatives"] == 1
     assert s.metadata["rejected_by_reason"] == {"unchanged": 3, "exhausted": 1, "duplicate_statement": 0}
+
+
+def test_drawn_texts_are_the_item_questions(sample_con, sample_set) -> None:
+    from kgprobe.suites.grapheval.statements import draw_statements
+
+    drawn = draw_statements(sample_con, StatementOptions(per_relation=4, negatives=3), seed=7)
+    positives, negatives = drawn.texts(sample_con)
+    rows = sample_set.items.to_pylist()
+    # every positive written has at least one negative; its negatives follow it, slot by slot
+    with_negatives = (drawn.neg_part >= 0).any(axis=1)
+    assert [r["question"] for r in rows if r["polarity"] == "positive"] == [
+        t for t, keep in zip(positives.to_list(), with_negatives, strict=True) if keep]
+    assert sorted(r["question"] for r in rows if r["polarity"] == "negative") == sorted(negatives.to_list())
+    assert drawn.metadata == sample_set.metadata
+
+
+def test_key_set_membership_matches_python_sets() -> None:
+    import numpy as np
+
+    from kgprobe.suites.grapheval.statements import _EMPTY, _key, _KeySet
+
+    rng = np.random.default_rng(3)
+    keys = np.concatenate([rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64), [_EMPTY, 0, -1, 7, 7]])
+    probe = np.concatenate([keys[::3], rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64), [_EMPTY, 8]])
+    expected = np.array([x in set(keys.tolist()) for x in probe.tolist()])
+    assert (_KeySet(keys).contains(probe) == expected).all()
+    assert not _KeySet(keys[:-5]).contains(np.array([_EMPTY])).any()
+    # beyond 62 bits the packing gives way to a hash: still one key per distinct triple here
+    a, b, c = (rng.integers(0, 3_000_000, 20_000) for _ in range(3))
+    packed = _key(a, b, c, 3_000_000, 3_000_000, 3_000_000)
+    assert len(np.unique(packed)) == len({*zip(a.tolist(), b.tolist(), c.tolist())})

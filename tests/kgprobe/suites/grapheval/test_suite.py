@@ -44,7 +44,10 @@ def test_items_are_sample_statements(items) -> None:
     assert {r["answer_format"] for r in rows} == {"true_false_idk"} and {r["task"] for r in rows} == {"statement"}
     assert items.metadata["template_sources"][-1] == {"source": "fallback", "relations": 0}
     first = rows[0]
-    assert first["question"] == "Park Güell was designed by the architect Antoni Gaudí."
+    # items run in (relation, head, tail) order, the positive before its negatives; the sample's relation 0 is
+    # architect, its template "{head} was designed by the architect {tail}."
+    assert first["polarity"] == "positive" and first["relation_key"] == "architect"
+    assert first["question"] == f"{first['head_label']} was designed by the architect {first['tail_label']}."
     assert dict(first["breakdown"])["head_type"] and dict(first["breakdown"])["degree_bucket"]
     prompt = SUITE.prompts([first])[0]
     assert "Answer 'No, the statement is false.' if you know the statement is false." in prompt.text
