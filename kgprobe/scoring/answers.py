@@ -78,6 +78,18 @@ The rules, in the order they apply (the name is what ``explain_*`` returns):
 8. ``no_answer``: nothing above decided (a cut-off "The answer is", a statement that does not address the question,
    gibberish, a long explanation without a marked verdict) -> unknown.
 
+The true / false / IDK reading (GraphEval's statements) adds one rule after 7, because the statement prompt gives
+the model the three answers to say and small models wrap them in text:
+
+9. ``statement_verdict``: in the first 400 characters, every verdict on "the statement" (also "it", "this",
+   "that", "the claim", or the end of a quoted restatement: ``"X" is indeed true``), "is" / "was" then optional
+   emphasis ("indeed", "definitely", "not only", ...) then true / correct / accurate or false / incorrect /
+   inaccurate / wrong, with "not" flipping it; the prompt's answers in quotes ("The answer is 'Yes, the statement
+   is true.'"); and "I don't know" / "I do not know". A verdict in a sentence that echoes the instructions or talks
+   about the task ("If you know the statement is true, answer ...", "Otherwise", "you are asked", "whether",
+   "must", "should", "designed to", "provide") does not count. All verdicts found agree -> that label; they
+   disagree -> unknown (rule ``both``).
+
 The first answer wins: rules 2-6 read only the start of the text, so "No, ... Yes, ..." is no and an explanation
 that contradicts the answer word ("No. Voltaire died in the Getty Museum.") does not change it. "There is no evidence
 that X ..." neither answers nor abstains (a reader cannot tell a cautious no from "I can't say"), so it is
@@ -325,7 +337,44 @@ def explain_true_false(text: str | None) -> tuple[TrueFalseLabel, str]:
         return "false", rule
     if polarity == "abstain":
         return "idk", rule
+    if rule == "no_answer" and text:
+        return _statement_verdict(text)
     return "unknown", rule
+
+
+_TF_VERDICT = re.compile(
+    r"""(?:\b(?:the\s+|this\s+|that\s+)?(?:statement|claim)\b|\b(?:it|this|that)\b|["\u201d](?=\s))\s*
+        (?:is|was|would\s+be|seems)\s+
+        (?:(?:indeed|definitely|actually|certainly|completely|entirely|absolutely|also|not\s+only|in\s+fact)\s+)*
+        (?P<neg>not\s+(?:(?:entirely|completely|quite|necessarily)\s+)?)?
+        (?:(?P<true>true|correct|accurate|factual)|(?P<false>false|incorrect|inaccurate|wrong|untrue))\b
+      | \bi\s+(?:do\s+not|don't)\s+know\b(?P<idk>)""",
+    re.VERBOSE,
+)
+# an echo of the instructions: a verdict that follows one of these in its sentence is not the model's answer
+_TF_ECHO = re.compile(r"\b(?:if|otherwise|whether|you\s+(?:are|can|will|need)|asked\s+to|task|must|should|requires?"
+                      r"|designed\s+to|provide)\b")
+_TF_SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)")
+
+
+def _statement_verdict(text: str) -> tuple[TrueFalseLabel, str]:
+    """Rule 9 of the true / false / IDK reading (see the module docstring)."""
+    head = _MARKUP.sub("", text[:_HEAD].translate(_INVISIBLE)).replace("\u2019", "'").lower()
+    labels = set()
+    for m in _TF_VERDICT.finditer(head):
+        before = head[:m.start()]
+        ends = [e.end() for e in _TF_SENTENCE_END.finditer(before)]
+        sentence = before[ends[-1]:] if ends else before
+        if _TF_ECHO.search(sentence):
+            continue
+        if m.group("idk") is not None:
+            labels.add("idk")
+        else:
+            true = m.group("true") is not None
+            labels.add("true" if true != (m.group("neg") is not None) else "false")
+    if len(labels) == 1:
+        return labels.pop(), "statement_verdict"
+    return "unknown", "both" if labels else "no_answer"
 
 
 def parse_true_false(text: str | None) -> TrueFalseLabel:

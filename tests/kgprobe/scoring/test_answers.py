@@ -507,3 +507,29 @@ def test_parse_is_the_first_element_of_explain():
             assert parse_yes_no(r["text"], question=question) == label
             assert rule in RULES
             assert parse_true_false(r["text"]) == explain_true_false(r["text"])[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        # a verdict on the statement anywhere in the head, as a small model wraps the prompt's answers
+        ('The statement "Ada Lovelace was born in London" is indeed true. She was born there in 1815.', "true"),
+        ("I would say \"No, the statement is false.\"", "false"),
+        ("Looking at it again, the answer is 'Yes, the statement is true.'", "true"),
+        ("Marie Curie won a Nobel Prize in Physics. The statement is true.", "true"),
+        ('The statement "Rome is in Spain" is a common mistake. This statement is not true.', "false"),
+        ('The statement "Lyon is in France" is not only true but also well known.', "true"),
+        ("Verdi wrote many operas. I don't know if this is one of them.", "idk"),
+        # an echo of the instructions is not the model's answer
+        ("If you know the statement is true, you can answer \"Yes, the statement is true.\"", "unknown"),
+        ("The answer must be a statement that is true based on the information.", "unknown"),
+        ("You are asked to judge whether the statement is true or false.", "unknown"),
+        # verdicts that disagree
+        ("Paris lies on the Seine, so the statement is true. Then again, the statement is false.", "unknown"),
+    ],
+)
+def test_true_false_reads_a_verdict_on_the_statement(text, label):
+    assert parse_true_false(text) == label
+    assert explain_true_false(text)[1] in ({"statement_verdict"} if label != "unknown" else {"no_answer", "both"})
+    # the yes/no reading is unchanged: rule 9 belongs to the true / false / IDK reading only
+    assert parse_yes_no(text) in ("yes", "no", "unknown")
