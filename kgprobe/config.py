@@ -10,13 +10,16 @@ turns whatever is wrong into one :class:`~kgprobe.errors.ConfigError` whose line
 'max_hops'?``. Which file: :func:`config_path` (``--config``, else ``$KGPROBE_CONFIG``, else
 ``examples/sample.yaml``), the one rule the CLI, the code location and the project resource share.
 
-Paths of input files are resolved against the folder of the config file, so a config travels with its data; the
-warehouse path is resolved against the working directory, so outputs land where you run kgprobe. Suites live under
+Paths of input files are resolved against the folder of the config file, so a config travels with its data, and
+must exist when the config loads (a suite's own input files too, through :mod:`kgprobe.suites.settings`); the
+warehouse path is resolved against the working directory, so outputs land where you run kgprobe. A key written
+twice in one mapping, an empty file and a file that is not UTF-8 are errors too. Suites live under
 ``suites:`` (``suites: {fpq: {...}}``); a top-level ``fpq:`` is still read, with a :class:`ConfigDeprecationWarning`.
 """
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import os
 import re
@@ -55,6 +58,7 @@ from kgprobe.grounding.perturb import METHODS as PERTURBATION_METHODS
 from kgprobe.kg.ingest import FORMATS, KGSource
 from kgprobe.suites.fpq.edits import ALL_METHODS as FPQ_METHODS
 from kgprobe.suites.fpq.edits import HOP_SAMPLING
+from kgprobe.suites.settings import existing_file
 
 __all__ = [
     "CONFIG_ENV",
@@ -138,6 +142,20 @@ def _number(value: Any) -> Any:
 _Float = Annotated[float, Strict(), BeforeValidator(_number)]
 
 
+def _strict(hint: Any) -> Any:
+    # option dataclasses (the backends', the triple scorer's) hint plain int/float/bool; check them as strictly as
+    # every other scalar
+    if hint is int:
+        return _Int
+    if hint is float:
+        return _Float
+    if hint is bool:
+        return _Bool
+    if get_origin(hint) in (Union, UnionType):
+        return Union[tuple(_strict(a) for a in get_args(hint))]  # noqa: UP007 - built from a runtime tuple
+    return hint
+
+
 def _below(*keys: Any, message: str) -> PydanticCustomError:
     """An error about a key below the value a validator checks: pydantic gives a validator's error the path of that
     value, and :func:`_located` appends ``keys``, so the message still names the exact key."""
@@ -158,6 +176,11 @@ def _resolve_path(value: Any, info: ValidationInfo) -> Any:
     return path if path.is_absolute() or base is None else base / path
 
 
+def _existing(path: Path, info: ValidationInfo) -> Path:
+    # only for a config read from a file: a model validated on its own (a test, a schema) names no folder
+    return existing_file(path) if _context(info).get("base") is not None else path
+
+
 def _one_or_many(value: Any) -> Any:
     if isinstance(value, (str, os.PathLike)):
         return [value]
@@ -167,8 +190,8 @@ def _one_or_many(value: Any) -> Any:
     return value
 
 
-#: A file path in the config, resolved against the config file's folder.
-_ConfigPath = Annotated[Path, BeforeValidator(_resolve_path, json_schema_input_type=str)]
+#: An input file named in the config, resolved against the config file's folder; it must exist.
+_ConfigPath = Annotated[Path, BeforeValidator(_resolve_path, json_schema_input_type=str), AfterValidator(_existing)]
 #: One file path or a list of them.
 _ConfigPaths = Annotated[tuple[_ConfigPath, ...], BeforeValidator(_one_or_many, json_schema_input_type=str | list[str])]
 
@@ -243,6 +266,15 @@ class KGConfig(_Section):
     """rdfs:label language to use for RDF input."""
     infer_types: _Bool = False
     """Type entities from relation keys after loading (for KGs without types, such as FB15k-237)."""
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, value: str) -> str:
+        try:
+            codecs.lookup(value)
+        except LookupError:
+            raise ValueError(f"unknown text encoding {value!r}; use one Python knows, e.g. utf-8 or latin-1") from None
+        return value
 
     def source(self, name: str) -> KGSource:
         """The :class:`KGSource` that ingestion reads, named ``name``; keys the file leaves out keep KGSource's
@@ -378,6 +410,41 @@ class SubgraphSettings:
 # perturbations
 
 
+def _scorer_options_model() -> type[BaseModel]:
+    # the keys of TrainConfig, typed, so that a typo or a wrong type is reported at its key when the config loads
+    from kgprobe.grounding.scorer import MODELS, TRAININGS, TrainConfig
+
+    hints = get_type_hints(TrainConfig)
+    choices = {"model": Literal[MODELS], "training": Literal[TRAININGS], "device": Literal["auto", "cpu", "cuda"]}
+    keys = {f.name: (choices.get(f.name, _strict(hints[f.name])), f.default) for f in fields(TrainConfig)}
+    return create_model("ScorerOptions", __config__=ConfigDict(extra="forbid"), __doc__=TrainConfig.__doc__,
+                        __module__=__name__, **keys)
+
+
+_ScorerOptions = _scorer_options_model()
+
+
+def _scorer_options(value: Any) -> Any:
+    """The scorer's training options, checked as TrainConfig checks them; the keys as written."""
+    from kgprobe.grounding.scorer import ScorerError, TrainConfig
+
+    if not isinstance(value, Mapping):
+        return value  # pydantic reports the wrong type
+    try:
+        options = _ScorerOptions.model_validate(value).model_dump(include=set(value))
+    except ValidationError as exc:
+        where, text = _located(_relevant(exc.errors(include_url=False))[0], root=_ScorerOptions)
+        raise _below(*where, message=text) from exc
+    try:
+        TrainConfig(**options)
+    except ScorerError as exc:  # the ranges TrainConfig checks: "TrainConfig.dim must be a positive integer, ..."
+        key, _, text = str(exc).removeprefix("TrainConfig.").partition(" ")
+        if key not in options:
+            raise ValueError(str(exc)) from exc
+        raise _below(key, message=text) from exc
+    return options
+
+
 class PerturbationSettings(_Section):
     """The ``perturbation`` section: OKGQA-P methods and levels (partition keys ``none``, ``RS-0.1`` ...) and the
     triple scorer's training options."""
@@ -386,7 +453,8 @@ class PerturbationSettings(_Section):
     """Perturbation methods: RS, RR, ER, ED."""
     levels: tuple[Annotated[_Float, Field(gt=0, le=1)], ...] = Field(PERTURBATION_LEVELS, min_length=1)
     """Shares of the subgraph's triples to perturb, each in (0, 1]."""
-    scorer: dict[str, Any] = Field(default_factory=dict)
+    scorer: Annotated[dict[str, Any], BeforeValidator(_scorer_options, json_schema_input_type=_ScorerOptions)] = Field(
+        default_factory=dict)
     """Training options of the triple scorer s_G (fields of kgprobe.grounding.scorer.TrainConfig)."""
     kg: _KGName = Field(None, validate_default=True)
     """The KG whose triples train the scorer (default: the first one under kgs)."""
@@ -438,19 +506,6 @@ class _ModelEntry(_Sampling):
     max_cost_usd: _Float | None = Field(None, ge=0)
     """Dollars this model may spend over all runs (the stored costs); generation stops before passing it and the
     partition fails saying what was spent and what is left; raise it to resume (default: no limit)."""
-
-
-def _strict(hint: Any) -> Any:
-    # the backends' option dataclasses hint plain int/float/bool; check them as strictly as every other scalar
-    if hint is int:
-        return _Int
-    if hint is float:
-        return _Float
-    if hint is bool:
-        return _Bool
-    if get_origin(hint) in (Union, UnionType):
-        return Union[tuple(_strict(a) for a in get_args(hint))]  # noqa: UP007 - built from a runtime tuple
-    return hint
 
 
 def _backend_entry(kind: str, options: type) -> type[_ModelEntry]:
@@ -665,8 +720,13 @@ class SuitesConfig(_Section):
             try:
                 extra[name] = suite.Settings.model_validate(section, context=info.context)
             except ValidationError as exc:
-                where, text = _located(exc.errors(include_url=False)[0], root=suite.Settings)
+                where, text = _located(_relevant(exc.errors(include_url=False))[0], root=suite.Settings)
                 raise _below(name, *where, message=text) from exc
+            # a suite's `kg` names one of `kgs`, whichever suite declares it
+            kg, known = getattr(extra[name], "kg", None), _context(info).get("kgs")
+            if isinstance(kg, str) and known and kg not in known:
+                raise _below(name, "kg",
+                             message=f"{kg!r} is not one of the configured KGs ({', '.join(map(str, known))})")
         return self
 
     def configured(self) -> dict[str, Any]:
@@ -734,6 +794,11 @@ class ProjectConfig(_Section):
             context["kgs"] = list(kgs) if isinstance(kgs, Mapping) else None
             names = [m.get("name") for m in models if isinstance(m, Mapping)] if isinstance(models, list) else None
             context["models"] = None if names is None else [n for n in names if isinstance(n, str)]
+            scoring = data.get("scoring") or {}
+            judges = scoring.get("judges", []) if isinstance(scoring, Mapping) else None
+            names = None if not isinstance(judges, list) else [j.get("model") if isinstance(j, Mapping) else j
+                                                                for j in judges]
+            context["judges"] = None if names is None else [n for n in names if isinstance(n, str)]
         config = handler(data)
         if isinstance(data, Mapping):
             config._raw = dict(data)
@@ -756,6 +821,17 @@ class ProjectConfig(_Section):
                              "digit): each names a DuckDB schema")
         return value
 
+    @field_validator("models")
+    @classmethod
+    def _unique_model_names(cls, models: tuple[Any, ...]) -> tuple[Any, ...]:
+        seen: set[str] = set()
+        for position, entry in enumerate(models):
+            if entry.name in seen:
+                raise _below(position, "name", message=f"{entry.name!r} is used twice; model names must be unique "
+                                                       "(they key the response store)")
+            seen.add(entry.name)
+        return models
+
     @model_validator(mode="after")
     def _assemble(self, info: ValidationInfo) -> ProjectConfig:
         # Checks across sections, and the runtime objects built from them.
@@ -771,14 +847,15 @@ class ProjectConfig(_Section):
         self._kgs = {name: kg.source(name) for name, kg in self.kg_configs.items()}
         specs: dict[str, ModelSpec] = {}
         for position, entry in enumerate(self.models):
-            if entry.name in specs:
-                raise _below("models", position, "name", message=f"{entry.name!r} is used twice; model names must be "
-                                                                 "unique (they key the response store)")
             try:
                 (specs[entry.name],) = model_specs([entry.model_dump(exclude_unset=True)],
                                                    defaults=self.generation.sampling())
-            except ConfigError as exc:  # a backend's own checks (a reference kind, a timeout), naming the model
-                raise _below("models", position, message=str(exc)) from exc
+            except ConfigError as exc:  # a backend's own checks (a reference kind, a timeout)
+                text = str(exc).removeprefix(f"model {entry.name!r}: ")
+                # the key the backend complains about, where its message names exactly one key the entry sets
+                named = [k for k in sorted(entry.model_fields_set - {"name", "backend"})
+                         if re.search(rf"(?<![\w.]){re.escape(k)}(?!\w)", text)]
+                raise _below("models", position, *named[:len(named) == 1], message=text) from exc
         self._models = tuple(specs.values())
         judges = []
         for position, judge in enumerate(self.scoring.judges):
@@ -849,15 +926,43 @@ def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
         raise ConfigError(f"project config {path} not found; pass a YAML file with --config or {CONFIG_ENV} "
                           f"(default {DEFAULT_CONFIG})")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start}); save it as "
+                          "UTF-8") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the project config ({exc.strerror or exc})") from exc
+    try:
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader that rejects repeated keys
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from exc
+        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the file at that line") from exc
+    if raw is None:
+        raise ConfigError(f"{path}: the config is empty; give at least a kgs: section (see {DEFAULT_CONFIG})")
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: the config must be a mapping of sections, got {type(raw).__name__}")
+        raise ConfigError(f"{path}: the config must be a mapping of sections (kgs:, models:, suites:, ...), got "
+                          f"{type(raw).__name__}")
     try:
         return ProjectConfig.model_validate(raw, context={"path": path, "base": path.resolve().parent})
     except ValidationError as exc:
         raise ConfigError(_message(path, exc)) from exc
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A SafeLoader that reports a key given twice in one mapping, which PyYAML would read as the last value."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *defaults` may be overridden key by key; complex keys are left to the constructor
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, (str, int, float, bool)) or key is None:
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping", node.start_mark, f"found the key {key!r} twice (first at line "
+                        f"{seen[key].line + 1}); keep one", key_node.start_mark)
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
 
 
 def project_schema() -> dict[str, Any]:
@@ -962,9 +1067,20 @@ def scoring_settings(cfg: ProjectConfig) -> ScoringSettings:
 
 
 def _message(path: Path, exc: ValidationError) -> str:
-    lines = list(dict.fromkeys(f"{path}: {_problem(err)}" for err in exc.errors(include_url=False)))
+    lines = list(dict.fromkeys(f"{path}: {_problem(err)}" for err in _relevant(exc.errors(include_url=False))))
     more = len(lines) - _MAX_PROBLEMS
     return "\n".join(lines[:_MAX_PROBLEMS] + ([f"{path}: ... and {more} more"] if more > 0 else []))
+
+
+def _relevant(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``errors`` without the echoes of another: a list with one bad item is also reported "too short" (the bad item
+    does not count), which says nothing the item's own error does not."""
+    def echo(err: Mapping[str, Any]) -> bool:
+        loc = tuple(err["loc"])
+        return err["type"] == "too_short" and any(
+            len(other["loc"]) > len(loc) and tuple(other["loc"][:len(loc)]) == loc for other in errors)
+
+    return [err for err in errors if not echo(err)] or list(errors)
 
 
 def _problem(err: Mapping[str, Any]) -> str:
@@ -977,6 +1093,10 @@ def _located(err: Mapping[str, Any], *, root: Any = None) -> tuple[list[Any], st
     """The key path a user wrote (walked from ``root``, the project config by default) and what is wrong there."""
     root = ProjectConfig if root is None else root
     kind, loc, ctx, value = err["type"], tuple(err["loc"]), err.get("ctx") or {}, err.get("input")
+    if kind == "missing" and loc and isinstance(loc[-1], int):  # a tuple too short: pydantic names the position
+        where, owner = _walk(loc[:-1], root)
+        size = len(get_args(_unwrap(owner))) or loc[-1] + 1
+        return where, f"must be a list of {size} values"
     if kind in ("missing", "extra_forbidden"):
         where, owner = _walk(loc[:-1], root)
         key = str(loc[-1])
@@ -990,13 +1110,15 @@ def _located(err: Mapping[str, Any], *, root: Any = None) -> tuple[list[Any], st
     where, _ = _walk(loc, root)
     discriminator = str(ctx.get("discriminator", "")).strip("'")
     if kind == "kgprobe_below":
-        return [*where, *ctx["below"].split(".")], ctx["message"]
+        return [*where, *(ctx["below"].split(".") if ctx["below"] else [])], ctx["message"]
     if kind == "union_tag_not_found":
         return where, f"{discriminator!r} is required"
     if kind == "union_tag_invalid":
         return [*where, discriminator], f"must be one of {ctx['expected_tags']}, got {ctx['tag']!r}"
     if kind in ("value_error", "assertion_error"):
         return where, str(ctx.get("error", err["msg"]))
+    if kind == "too_short" and ctx.get("min_length", 1) > 1:
+        return where, f"must have at least {ctx['min_length']} items, got {ctx.get('actual_length')}"
     text = _WORDING.get(kind, "").format(**ctx) or err["msg"]
     if value is None or isinstance(value, (str, int, float, bool)):
         text += f", got {value!r}"
@@ -1010,6 +1132,9 @@ _WORDING = {
     "list_type": "must be a list", "tuple_type": "must be a list", "dict_type": "must be a mapping",
     "model_type": "must be a mapping of keys to values", "model_attributes_type": "must be a mapping of keys to values",
     "literal_error": "must be {expected}", "path_type": "must be a file path", "too_short": "must not be empty",
+    "int_parsing": "must be an integer", "float_parsing": "must be a number", "bool_parsing": "must be true or false",
+    "string_too_short": "must not be empty", "mapping_type": "must be a mapping", "float_finite_number":
+    "must be a finite number", "too_long": "must have at most {max_length} items",
 }
 
 

@@ -14,12 +14,18 @@ from kgprobe.errors import ConfigError
 
 
 def _cfg(tmp_path: Path, text: str) -> Path:
+    # the input files the configs below name: load_config checks that they exist
+    for name in ("x", "t.yaml"):
+        (tmp_path / name).touch()
     p = tmp_path / "project.yaml"
     p.write_text(text, encoding="utf-8")
     return p
 
 
 def test_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    for name in ("kg.tsv", "labels.tsv"):
+        (tmp_path / "data" / name).touch()
     cfg = load_config(_cfg(tmp_path, "kgs:\n  mini:\n    triples: [data/kg.tsv]\n    entity_labels: data/labels.tsv\n"))
     src = cfg.kgs["mini"]
     assert src.files == (tmp_path.resolve() / "data" / "kg.tsv",)

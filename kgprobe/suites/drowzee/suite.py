@@ -18,10 +18,10 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kgprobe.generation.records import Prompt
 from kgprobe.scoring.stats import bootstrap_ci, row_seed
@@ -49,7 +49,9 @@ from kgprobe.suites.drowzee.oracle import (
     graph_similarity,
     read_answer,
 )
-from kgprobe.suites.drowzee.templates import PROMPT_TEMPLATES, prompt_text
+from kgprobe.suites.drowzee.rules import RULES
+from kgprobe.suites.drowzee.templates import PHRASE_TYPES, PROMPT_TEMPLATES, prompt_text
+from kgprobe.suites.settings import InputFile
 
 __all__ = ["DEFAULT_ALIASES", "DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
 
@@ -77,27 +79,34 @@ class DrowzeeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kg: str | None = None
-    rules: list[str] = Field(default_factory=lambda: ["negation", "inverse", "symmetric", "transitive",
-                                                      "composition", "same"])
+    rules: list[Literal[RULES]] = Field(default_factory=lambda: list(RULES))
     negation: list[str] | None = None  # None: the relations the data shows to be functional
     inverse: dict[str, str] = Field(default_factory=dict)
     inverse_labels: dict[str, str] = Field(default_factory=dict)
     symmetric: list[str] = Field(default_factory=list)
     transitive: list[str] = Field(default_factory=list)
-    compositions: list[list[str]] = Field(default_factory=list)
+    compositions: list[Annotated[list[str], Field(min_length=3, max_length=3)]] = Field(default_factory=list)
+    """[first, second, target] relation keys: first(x, y) and second(y, z) give target(x, z)."""
     same: list[str] = Field(default_factory=list)
-    phrase_types: dict[str, str] = Field(default_factory=dict)
+    phrase_types: dict[str, Literal[PHRASE_TYPES]] = Field(default_factory=dict)
     aliases: dict[str, list[str]] = Field(default_factory=dict)
-    per_subject: int = 4
-    per_rule: int = 300
-    propose_threshold: float = 0.95
+    per_subject: int = Field(4, ge=1)
+    per_rule: int = Field(300, ge=1)
+    propose_threshold: float = Field(0.95, gt=0, le=1)
     temporal: bool = True
-    events: str | None = None  # an event list (events.json) besides the KG's temporal_facts
-    n_formulas: int = 60
-    max_depth: int = 2
+    events: InputFile | None = None  # an event list (events.json) besides the KG's temporal_facts
+    n_formulas: int = Field(60, ge=0)
+    max_depth: int = Field(2, ge=1)
     domain: tuple[int, int] = (1, 2024)
-    threshold: float = 0.8  # θ_n = θ_e = cosine threshold of a semantic match
+    threshold: float = Field(0.8, gt=0, le=1)  # θ_n = θ_e = cosine threshold of a semantic match
     llm_extractor: bool = False
+
+    @field_validator("domain")
+    @classmethod
+    def _years_in_order(cls, value: tuple[int, int]) -> tuple[int, int]:
+        if value[0] > value[1]:
+            raise ValueError(f"the first year ({value[0]}) must not come after the last ({value[1]})")
+        return value
 
 
 def extraction_prompt(answer: str, response_id: str, gold: str | None) -> Prompt:

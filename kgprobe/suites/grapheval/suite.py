@@ -23,8 +23,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from kgprobe.errors import ConfigError
 from kgprobe.generation.records import Prompt
 from kgprobe.suites.base import (
     Headline,
@@ -43,6 +44,7 @@ from kgprobe.suites.grapheval.statements import (
     build_statements,
 )
 from kgprobe.suites.grapheval.templates import load_template_file
+from kgprobe.suites.settings import InputFile
 
 __all__ = ["GraphEvalSettings", "GraphEvalSuite", "HiddenJudgeSettings", "statement_options"]
 
@@ -87,15 +89,30 @@ class GraphEvalSettings(BaseModel):
     """typed: a replacement of the same type (harder negatives); uniform: any entity or relation."""
     max_attempts: int = Field(10, ge=1)
     """Draws per negative slot before it is given up (rejected draws are counted with their reason)."""
-    templates: str | None = None
+    templates: InputFile | None = None
     """A YAML / JSON mapping relation key -> statement template ``{head} ... {tail}.``; wins over the others."""
-    dbpedia_templates: str | None = None
+    dbpedia_templates: InputFile | None = None
     """GraphEval's DBpedia templates (its answers.json: relation name -> template)."""
     dbpedia_match: Literal["iri", "local_name"] = "iri"
     """iri: DBpedia relation keys only; local_name: also the last segment of simple keys (review the result)."""
     judge: Literal["none", "hidden_state"] = "none"
     """hidden_state: also label the statements with the hidden-state judge (an asset after the responses)."""
     hidden_judge: HiddenJudgeSettings = Field(default_factory=HiddenJudgeSettings)
+
+    @field_validator("templates", "dbpedia_templates")
+    @classmethod
+    def _readable_templates(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # loaded from a config file (InputFile has checked that it exists), the file is read now, so a malformed one
+        # is reported at its key when the config loads
+        base = info.context.get("base") if isinstance(info.context, dict) else None
+        if value is None or base is None:
+            return value
+        path = Path(value).expanduser()
+        try:
+            load_template_file(path if path.is_absolute() else Path(base) / path, role=info.field_name or "templates")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
+        return value
 
 
 def statement_options(settings: GraphEvalSettings, config_dir: Path = Path(".")) -> StatementOptions:

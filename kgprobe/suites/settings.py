@@ -1,0 +1,62 @@
+"""Field types that suites' ``Settings`` models share with the project config: input files that must exist, and
+names that must be configured elsewhere in the file.
+
+:func:`kgprobe.config.load_config` validates every section with a context that names the config file's folder
+(``base``), the configured models (``models``) and the scoring judges (``judges``). Each check below runs only when
+its part of that context is there, so a suite's settings validated on their own (a test, a schema) skip it:
+
+    >>> class MySettings(BaseModel):
+    ...     templates: InputFile | None = None     # relative to the config file; must exist when loaded from one
+    ...     generator: ModelName | None = None     # a name under models
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, ValidationInfo
+
+__all__ = ["InputFile", "JudgeName", "ModelName", "existing_file"]
+
+
+def _context(info: ValidationInfo) -> dict[str, Any]:
+    return info.context if isinstance(info.context, dict) else {}
+
+
+def existing_file(path: Path) -> Path:
+    """``path`` when it is a file; else a ValueError (what pydantic reports at the key) saying what to do."""
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; give a file")
+    raise ValueError(f"file {path} not found; fix the path (relative to the config file's folder) or create the file")
+
+
+def _input_file(value: str, info: ValidationInfo) -> str:
+    base = _context(info).get("base")
+    if base is None:
+        return value
+    path = Path(value).expanduser()
+    existing_file(path if path.is_absolute() else Path(base) / path)
+    return value  # kept as written: the suite resolves it against the config's folder when it reads it
+
+
+def _named(key: str, what: str, fix: str):
+    def check(value: str, info: ValidationInfo) -> str:
+        known = _context(info).get(key)
+        if known is not None and value not in known:
+            raise ValueError(f"{value!r} is not one of the {what} ({', '.join(map(str, known)) or 'none'}); {fix}")
+        return value
+
+    return check
+
+
+#: A file path, relative to the config file's folder (kept as written); it must exist when the config is loaded.
+InputFile = Annotated[str, AfterValidator(_input_file)]
+#: The name of a model listed under ``models``.
+ModelName = Annotated[str, AfterValidator(_named("models", "models listed under models",
+                                                 "add it under models or fix the name"))]
+#: The name of a model listed under ``scoring.judges``.
+JudgeName = Annotated[str, AfterValidator(_named("judges", "scoring judges", "add it under scoring.judges or fix "
+                                                 "the name"))]
