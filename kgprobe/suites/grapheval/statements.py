@@ -38,6 +38,8 @@ statements and their counts are wanted; :func:`build_statements` renders its res
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -511,6 +513,125 @@ def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = 
                            reject_counts=reject_counts, metadata=metadata, templates=templates)
 
 
+_BUCKETS = ((2, "<=2"), (8, "2-8"), (32, "8-32"), (128, "32-128"), (512, "128-512"))
+
+
+def _hex_ids(h: np.ndarray) -> pa.Array:
+    """16 hexadecimal digits per 64-bit hash."""
+    raw = np.ascontiguousarray(h.astype(">u8")).tobytes().hex().encode("ascii")
+    return pa.array(np.frombuffer(raw, dtype="S16"), pa.binary(16)).cast(pa.string())
+
+
+def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snapshot_id: str, seed: int) -> pa.Table:
+    """The items of ``drawn``: each positive with at least one verified negative, then its negatives (slot order);
+    a positive and its negatives share ``group_id``. Built column by column with NumPy, Arrow takes from small
+    vocabularies and Polars string concatenation (no per-row SQL or Python): ids are 64-bit hashes of the snapshot
+    and the statement's KG ids; the breakdown is the group's (relation label, primary head and tail type, degree
+    bucket of the positive: the mean of head and tail degree) plus the item's polarity and corrupted part; the
+    evidence JSON names the triple, its labels, its positive, the template and its source, the seed and the attempt,
+    and for a positive the triple it asserts (read by the consistency view). Every string in the JSON is encoded
+    once per entity or relation with :func:`json.dumps`."""
+    ent = con.execute("SELECT id, key, label, coalesce(type, 'untyped') AS type, deg FROM _ge_ent ORDER BY id"
+                      ).to_arrow_table()
+    rel = con.execute("SELECT id, key, label FROM relations ORDER BY id").to_arrow_table()
+    ent_id, rel_id = ent.column("id").to_numpy(), rel.column("id").to_numpy()
+    e_row = np.full(int(ent_id.max()) + 1 if len(ent_id) else 0, -1, np.int64)
+    e_row[ent_id] = np.arange(len(ent_id))
+    r_row = np.full(int(rel_id.max()) + 1 if len(rel_id) else 0, -1, np.int64)
+    r_row[rel_id] = np.arange(len(rel_id))
+    has = drawn.neg_part >= 0
+    grid = np.concatenate([has.any(axis=1)[:, None], has], axis=1)
+    pos, j = np.nonzero(grid)  # row-major: a positive, then its negatives
+    n = len(pos)
+    neg = j > 0
+    jn = np.maximum(j - 1, 0)
+    ph, pr, pt = drawn.head[pos], drawn.relation[pos], drawn.tail[pos]
+    h = np.where(neg, drawn.neg_head[pos, jn], ph) if n else ph
+    r = np.where(neg, drawn.neg_relation[pos, jn], pr) if n else pr
+    t = np.where(neg, drawn.neg_tail[pos, jn], pt) if n else pt
+    part = np.where(neg, drawn.neg_part[pos, jn], -1) if n else np.zeros(0, np.int64)  # -1: none
+    attempt = np.where(neg, drawn.neg_attempt[pos, jn], 0) if n else np.zeros(0, np.int64)
+    deg = ent.column("deg").to_numpy()
+    mean_degree = (deg[e_row[ph]] + deg[e_row[pt]]) / 2.0
+    bucket = np.full(n, len(_BUCKETS), np.int64)
+    for b, (limit, _) in reversed(list(enumerate(_BUCKETS))):
+        bucket[mean_degree <= limit] = b
+    eh, et, rr, eph, ept, rpr = e_row[h], e_row[t], r_row[r], e_row[ph], e_row[pt], r_row[pr]
+    templates = {x.relation: x for x in drawn.templates}
+    template = pa.array([templates[i].template for i in rel_id], pa.string())
+    source = pa.array([templates[i].source for i in rel_id], pa.string())
+    keys, labels, types = ent.column("key").combine_chunks(), ent.column("label").combine_chunks(), \
+        ent.column("type").combine_chunks()
+    rkeys, rlabels = rel.column("key").combine_chunks(), rel.column("label").combine_chunks()
+
+    def take(values: pa.Array, rows: np.ndarray) -> pa.Array:
+        return values.take(pa.array(rows, pa.int64()))
+
+    def constant(text: str) -> pa.Array:
+        return take(pa.array([text], pa.string()), np.zeros(n, np.int64))
+
+    polarity = take(pa.array(["positive", "negative"]), neg.astype(np.int64))
+    corrupted = take(pa.array(["none", *PARTS]), part + 1)
+
+    # the breakdown: six (key, value) pairs per row, every value taken from one small vocabulary
+    type_vocab, type_code = np.unique(types.to_numpy(zero_copy_only=False).astype(str), return_inverse=True)
+    vocab = pa.concat_arrays([rlabels, pa.array(type_vocab.tolist(), pa.string()),
+                              pa.array([name for _, name in _BUCKETS] + [">512"], pa.string()),
+                              pa.array(["positive", "negative", "none", *PARTS], pa.string())])
+    nr, nt, nb = len(rlabels), len(type_vocab), len(_BUCKETS) + 1
+    codes = np.stack([rpr, nr + type_code[eph], nr + type_code[ept], nr + nt + bucket,
+                      nr + nt + nb + neg, nr + nt + nb + 3 + part], axis=1).ravel()
+    breakdown = pa.MapArray.from_arrays(
+        pa.array(np.arange(0, 6 * n + 1, 6, dtype=np.int32)),
+        take(pa.array(["relation", "head_type", "tail_type", "degree_bucket", "polarity", "corrupted"]),
+             np.tile(np.arange(6), n)), take(vocab, codes))
+
+    # the evidence: JSON pieces per entity / relation, joined per row
+    def js(values: pa.Array) -> pl.Series:
+        return pl.Series([json.dumps(v, ensure_ascii=False) for v in values.to_pylist()], dtype=pl.String)
+
+    jkey, jlabel, jrkey, jrlabel = js(keys), js(labels), js(rkeys), js(rlabels)
+    jtemplate, jsource = js(template), js(source)
+
+    def g(series: pl.Series, rows: np.ndarray) -> pl.Series:
+        return series.gather(pl.Series(rows))
+
+    lit = pl.lit
+    evidence = pl.select(pl.concat_str([
+        lit('{"snapshot_id":' + json.dumps(snapshot_id, ensure_ascii=False) + ',"triple":['), g(jkey, eh), lit(","),
+        g(jrkey, rr), lit(","), g(jkey, et), lit('],"labels":['), g(jlabel, eh), lit(","), g(jrlabel, rr), lit(","),
+        g(jlabel, et), lit('],"positive":['), g(jkey, eph), lit(","), g(jrkey, rpr), lit(","), g(jkey, ept),
+        lit('],"corrupted":'), pl.Series(take(pa.array([json.dumps(x) for x in ("none", *PARTS)]), part + 1)),
+        lit(',"template":'), g(jtemplate, rr), lit(',"template_source":'), g(jsource, rr),
+        lit(f',"seed":{int(seed)},"attempt":'),
+        pl.when(pl.Series(neg)).then(pl.Series(attempt).cast(pl.String)).otherwise(lit("null")),
+        lit(',"asserts":'),
+        pl.when(pl.Series(~neg)).then(pl.concat_str([lit("["), g(jlabel, eh), lit(","), g(jrkey, rr), lit(","),
+                                                      g(jlabel, et), lit("]")])).otherwise(lit("null")),
+        lit("}"),
+    ])).to_series()
+
+    def arrow(series: pl.Series) -> pa.Array:
+        return series.to_arrow().cast(pa.string())
+
+    snapshot = int.from_bytes(hashlib.sha256(snapshot_id.encode("utf-8")).digest()[:8], "little")
+    columns = {
+        "item_id": _hex_ids(_hash(snapshot, neg, h, r, t, ph, pr, pt)),
+        "suite": constant("grapheval"), "task": constant("statement"), "answer_format": constant("true_false_idk"),
+        "question": arrow(_render(drawn.templates, pl.Series(labels), e_row, h, r, t)),
+        "expected": take(pa.array(["true", "false"]), neg.astype(np.int64)),
+        "group_id": _hex_ids(_hash(snapshot, ph, pr, pt)),
+        "breakdown": breakdown, "evidence": arrow(evidence), "polarity": polarity, "corrupted": corrupted,
+        "head_key": take(keys, eh), "relation_key": take(rkeys, rr), "tail_key": take(keys, et),
+        "head_label": take(labels, eh), "relation_label": take(rlabels, rr), "tail_label": take(labels, et),
+        "template_source": take(source, rr),
+        "attempt": pa.array(attempt, pa.int64(), mask=~neg),
+        "negatives": pa.array(has.sum(axis=1)[pos].astype(np.int64)),
+        "mean_degree": pa.array(mean_degree, pa.float64()),
+    }
+    return pa.table(columns).cast(item_schema())
+
+
 def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
                      snapshot_id: str = "", seed: int = 0, rejects: bool = True) -> StatementSet:  # fmt: skip
     """The GraphEval statements of the KG whose tables ``con`` reads unqualified (``entities``, ``relations``,
@@ -521,21 +642,14 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
     """
     try:
         drawn = draw_statements(con, options, seed=seed, rejects=rejects)
-        n_pos, k = len(drawn.head), options.negatives
-        has = drawn.neg_part.ravel() >= 0
+        n_pos = len(drawn.head)
         con.register("_ge_templates", template_table(drawn.templates))
-        con.register("_ge_pos", pa.table({"pos": np.arange(n_pos, dtype=np.int64), "head": drawn.head,
-                                          "relation": drawn.relation, "tail": drawn.tail,
-                                          "negatives": (drawn.neg_part >= 0).sum(axis=1).astype(np.int64)}))
-        con.register("_ge_neg", pa.table({
-            "pos": np.repeat(np.arange(n_pos, dtype=np.int64), k)[has], "j": np.tile(np.arange(k), n_pos)[has],
-            "attempt": drawn.neg_attempt.ravel()[has], "part": pa.array(PARTS).take(pa.array(drawn.neg_part.ravel()[has])),
-            "head": drawn.neg_head.ravel()[has], "relation": drawn.neg_relation.ravel()[has],
-            "tail": drawn.neg_tail.ravel()[has]}))
-        items = con.execute(load_sql("grapheval/items"), {"snapshot": snapshot_id, "seed": seed}).to_arrow_table()
+        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed)
         if rejects:
             assert drawn.rejected is not None
             rej, ex = drawn.rejected, drawn.exhausted
+            con.register("_ge_pos", pa.table({"pos": np.arange(n_pos, dtype=np.int64), "head": drawn.head,
+                                              "relation": drawn.relation, "tail": drawn.tail}))
             con.register("_ge_rej", pa.table({
                 "pos": np.concatenate([rej["p"], ex[:, 0]]), "j": np.concatenate([rej["j"], ex[:, 1]]),
                 "attempt": pa.array(np.concatenate([rej["attempt"], np.zeros(len(ex), np.int64)]),

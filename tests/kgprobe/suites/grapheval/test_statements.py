@@ -217,3 +217,22 @@ def test_key_set_membership_matches_python_sets() -> None:
     a, b, c = (rng.integers(0, 3_000_000, 20_000) for _ in range(3))
     packed = _key(a, b, c, 3_000_000, 3_000_000, 3_000_000)
     assert len(np.unique(packed)) == len({*zip(a.tolist(), b.tolist(), c.tolist())})
+
+
+def test_evidence_is_json_for_hostile_labels() -> None:
+    import json
+
+    hostile = {"a": 'Say "hi"\\ then\nleave', "b": "B; DROP TABLE x; {{ tail }} <script>é</script>\t\x01"}
+    con = tiny_kg([("a", "rel", "b"), ("c", "other", "b"), ("a", "other", "c")], labels=hostile)
+    s = build_statements(con, StatementOptions(per_relation=None, negatives=1, corruption="uniform"), seed=0,
+                         snapshot_id='snap "1"')
+    rows = s.items.to_pylist()
+    assert rows
+    for row in rows:
+        evidence = json.loads(row["evidence"])
+        assert evidence["snapshot_id"] == 'snap "1"'
+        assert evidence["labels"] == [row["head_label"], row["relation_label"], row["tail_label"]]
+        assert evidence["triple"] == [row["head_key"], row["relation_key"], row["tail_key"]]
+        assert (evidence["asserts"] is not None) == (row["polarity"] == "positive")
+        assert row["question"].startswith(row["head_label"])  # the fallback template: "{head} <relation> {tail}."
+    assert hostile["a"] in {r["head_label"] for r in rows}
