@@ -14,6 +14,7 @@ suites), counting only what the response store does not hold yet.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,8 @@ from typing import Any
 from kgprobe import warehouse as wh
 from kgprobe.generation.records import ModelSpec, Prompt
 
-__all__ = ["PartitionPrompts", "format_plan", "partition_limit", "partition_prompts", "perturbed_subgraphs", "plan_run"]
+__all__ = ["PartitionPrompts", "format_plan", "partition_limit", "partition_prompts", "perturbed_subgraphs", "plan_run",
+           "shared_triples"]
 
 
 def partition_limit(cfg: Any, suite: Any, spec: ModelSpec, *, grounded: bool) -> int | None:
@@ -56,14 +58,46 @@ def partition_prompts(cfg: Any, suite: Any, spec: ModelSpec, items: Sequence[Map
     from kgprobe.config import generation_settings
 
     grounded = subgraphs is not None
-    chosen = suite.select(list(items), limit=partition_limit(cfg, suite, spec, grounded=grounded),
-                          formats=generation_settings(cfg)["formats"], setting="grounded" if grounded else "closed")
+    limit = partition_limit(cfg, suite, spec, grounded=grounded)
+    # a limited slice asks first the KG facts other suites ask too, so the consistency view has shared facts
+    prefer = shared_triples(cfg) if limit is not None else frozenset()
+    chosen = suite.select(list(items), limit=limit, formats=generation_settings(cfg)["formats"],
+                          setting="grounded" if grounded else "closed", prefer=prefer)
     if not grounded:
         return PartitionPrompts(chosen, suite.prompts(chosen))
     ent, rel = labels or ({}, {})
     context = suite.grounded_context(chosen, subgraphs, entity_labels=ent, relation_labels=rel, embedder=embedder)
     return PartitionPrompts(chosen, suite.prompts(chosen, context=context), context,
                             {str(it["item_id"]): suite.context_query(it) for it in chosen})
+
+
+def shared_triples(cfg: Any) -> frozenset[str]:
+    """The KG triples (``head|relation|tail``) that items of two or more enabled suites assert, from the items
+    written to the warehouse (a suite whose items are not written yet counts for none)."""
+    from kgprobe.suites import SUITES
+
+    root = Path(cfg.warehouse).parent
+    stamp = []
+    for suite in SUITES.values():
+        if suite.configured(cfg):
+            folder = wh.partition_dir(root, f"{suite.name}_items")
+            files = sorted(folder.glob("*.parquet")) if folder.exists() else []
+            stamp.append((suite.name, tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files)))
+    return _shared_triples(str(root), tuple(stamp))
+
+
+@functools.lru_cache(maxsize=4)
+def _shared_triples(root: str, stamp: tuple) -> frozenset[str]:
+    from kgprobe.suites.base import asserted_triple
+
+    seen: dict[str, set[str]] = {}
+    for name, files in stamp:
+        if not files:
+            continue
+        evidence = wh.read_partition(root, f"{name}_items").column("evidence").to_pylist()
+        for triple in {asserted_triple({"evidence": e}) for e in evidence} - {None}:
+            seen.setdefault(triple, set()).add(name)
+    return frozenset(t for t, names in seen.items() if len(names) >= 2)
 
 
 def perturbed_subgraphs(root: str | Path, perturbation: str) -> dict[str, list[tuple]]:

@@ -28,6 +28,8 @@ __all__ = ["CHARS_PER_TOKEN", "Budget", "PlanRow", "Price", "count_tokens", "pla
 #: The approximation used when no tokenizer is available offline (English text with a BPE tokenizer).
 CHARS_PER_TOKEN = 4.0
 _FREE_BACKENDS = frozenset({"reference", "transformers", "vllm"})
+# providers whose batch API costs half the synchronous price for every model (Anthropic's Message Batches)
+_HALF_PRICE_BATCHES = frozenset({"anthropic"})
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,12 @@ def price_of_config(backend: str, config: Any) -> Price | None:
     pin, pout = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
     if pin is None or pout is None:
         return None
-    return Price(float(pin), float(pout), source="litellm price map",
-                 batch_input_per_token=entry.get("input_cost_per_token_batches"),
-                 batch_output_per_token=entry.get("output_cost_per_token_batches"))
+    bin_, bout = entry.get("input_cost_per_token_batches"), entry.get("output_cost_per_token_batches")
+    if (bin_ is None or bout is None) and entry.get("litellm_provider") in _HALF_PRICE_BATCHES:
+        # the map lists no batch price for older models of a provider whose batch API charges half for every model
+        bin_, bout = float(pin) / 2, float(pout) / 2
+    return Price(float(pin), float(pout), source="litellm price map", batch_input_per_token=bin_,
+                 batch_output_per_token=bout)
 
 
 def _litellm_prices(model_id: str) -> dict[str, Any] | None:

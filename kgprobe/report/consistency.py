@@ -2,8 +2,12 @@
 
 Every suite asks about KG facts, and the same triple can be reached by several of them: a KG-FPQ true-premise
 question, a GraphEval positive statement, an ERBench FD question on a table loaded from the KG, a Drowzee question
-whose derived fact is itself a KG triple. An item says which true triple it tests in its ``evidence`` JSON, as
-``"asserts": [head key, relation key, tail key]``: answering the item as expected affirms the triple.
+whose derived fact is itself a KG triple, an OKGQA answer whose atomic facts are checked against the KG. An item
+says which true triple it tests in its ``evidence`` JSON, as ``"asserts": [head label, relation key, tail label]``:
+answering the item as expected affirms the triple. An open answer states facts of its own: a vote row may carry
+``affirms`` and ``denies``, lists of ``head label|relation key|tail label`` (OKGQA: the triples its supported facts
+state, and the KG triples its contradicted facts give another object), each a stance of that answer on that
+triple.
 
 A model's *stance* on the triple through one item is ``affirm`` when its vote is the expected one, ``deny`` when it
 answered the negative label instead (``no`` / ``false``), and undecided otherwise (unknown, I-don't-know, a wrong
@@ -49,19 +53,24 @@ def _asserts(item: Mapping[str, Any]) -> tuple[str, str, str] | None:
 
 def fact_stances(items: Iterable[Mapping[str, Any]], votes: Iterable[Mapping[str, Any]],
                  answers: Mapping[tuple[str, str], str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    """One row per (model, item asserting a triple) voted without a judge: suite, triple (``head|relation|tail``),
-    item id, question, vote, stance, and the model's first answer text when ``answers`` maps ``(model, item_id)`` to
-    it."""
-    asserted = {str(it["item_id"]): (it, t) for it in items if (t := _asserts(it)) is not None}
+    """One row per (model, item, triple) voted without a judge: for an item asserting a triple, its stance from
+    the vote; for a vote with ``affirms`` / ``denies``, one row per triple named there (vote ``affirms`` or
+    ``denies``). Columns: suite, triple (``head|relation|tail``), item id, question, vote, stance, and the model's
+    first answer text when ``answers`` maps ``(model, item_id)`` to it."""
+    items = {str(it["item_id"]): it for it in items}
     out = []
     for v in votes:
-        hit = asserted.get(str(v["item_id"]))
-        if hit is None or v.get("judge"):
+        item = items.get(str(v["item_id"]))
+        if item is None or v.get("judge"):
             continue
-        item, triple = hit
-        out.append({"model": v["model"], "suite": item["suite"], "triple": "|".join(triple), "item_id": item["item_id"],
-                    "question": item["question"], "vote": v.get("vote"), "stance": stance(v),
-                    "answer": (answers or {}).get((v["model"], str(v["item_id"])))})
+        base = {"model": v["model"], "suite": item["suite"], "item_id": item["item_id"], "question": item["question"],
+                "answer": (answers or {}).get((v["model"], str(v["item_id"])))}
+        triple = _asserts(item)
+        if triple is not None:
+            out.append({**base, "triple": "|".join(triple), "vote": v.get("vote"), "stance": stance(v)})
+        for key, said in (("affirms", "affirm"), ("denies", "deny")):
+            for t in v.get(key) or ():
+                out.append({**base, "triple": str(t), "vote": key, "stance": said})
     return out
 
 

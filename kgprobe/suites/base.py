@@ -60,6 +60,7 @@ __all__ = [
     "ScoringOptions",
     "Suite",
     "SuiteScores",
+    "asserted_triple",
     "best_value",
     "breakdown_of",
     "check_items",
@@ -242,6 +243,10 @@ class Suite:
     headline: ClassVar[Headline] = Headline("discriminative", "accuracy", "accuracy")
     #: Asset keys of the suite's own upstream assets that :meth:`items` reads (built by its assets module).
     upstream: ClassVar[tuple[str, ...]] = ()
+    #: Asset keys of the suite's own model-partitioned assets that run in the ``closed_book`` job after its answers
+    #: (built by its assets module); an ``<asset>_metrics`` table of theirs, in the common metric schema, joins the
+    #: leaderboard's closed-book metrics.
+    closed_extras: ClassVar[tuple[str, ...]] = ()
     #: Whether the suite can be asked with KG context (a grounded lane on model x perturbation).
     groundable: ClassVar[bool] = False
 
@@ -292,9 +297,11 @@ class Suite:
         scored together, e.g. a TPQ and its FPQs, so a limited run keeps what its metrics need). The groups kept
         are those whose smallest item id is smallest: a spread over the whole set that does not change when the
         set grows elsewhere. ``options`` carry ``setting`` (``"closed"`` or ``"grounded"``: a suite whose items
-        differ by setting, OKGQA's zero-shot vs retrieval items, filters on it) and the generation section's
-        ``formats``."""
-        return limit_groups(items, limit, group=lambda it: str(it["group_id"]), item_id=lambda it: str(it["item_id"]))
+        differ by setting, OKGQA's zero-shot vs retrieval items, filters on it), the generation section's
+        ``formats`` and ``prefer``, the KG triples other suites also ask (groups asserting one come first, see
+        :func:`limit_groups`)."""
+        return limit_groups(items, limit, group=lambda it: str(it["group_id"]), item_id=lambda it: str(it["item_id"]),
+                            prefer=options.get("prefer") or ())
 
     def limit(self, settings: Any, *, grounded: bool = False) -> int | None:
         """The suite's own limit on question groups per partition (``limit`` / ``grounded_limit`` in its section), or
@@ -471,21 +478,46 @@ def check_items(suite: str, items: pa.Table) -> None:
         raise ValueError(f"suite {suite}: item ids are not unique ({len(ids) - len(set(ids))} repeated)")
 
 
+def asserted_triple(item: Mapping[str, Any]) -> str | None:
+    """The true KG triple an item tests, ``head label|relation key|tail label``, from ``"asserts"`` in its evidence
+    JSON (None when it asserts none)."""
+    try:
+        evidence = json.loads(item.get("evidence") or "{}")
+    except (TypeError, ValueError):
+        return None
+    triple = evidence.get("asserts") if isinstance(evidence, dict) else None
+    if isinstance(triple, (list, tuple)) and len(triple) == 3 and all(isinstance(x, str) for x in triple):
+        return "|".join(triple)
+    return None
+
+
 def limit_groups(items: Iterable[Mapping[str, Any]], limit: int | None, *, group: Callable[[Mapping[str, Any]], Any],
-                 item_id: Callable[[Mapping[str, Any]], str], unit: str = "item groups") -> list[Mapping[str, Any]]:  # fmt: skip
+                 item_id: Callable[[Mapping[str, Any]], str], unit: str = "item groups",
+                 prefer: Iterable[str] = ()) -> list[Mapping[str, Any]]:  # fmt: skip
     """All ``items``, or with ``limit`` every item of the ``limit`` groups (``group(item)``) whose smallest item id
     is smallest: whole groups, so what is scored together stays together, and a spread over the whole set that
-    does not change when the set grows elsewhere. ``unit`` names the groups in the error for a bad limit."""
+    does not change when the set grows elsewhere. ``unit`` names the groups in the error for a bad limit.
+
+    ``prefer`` (triples, ``head|relation|tail``) puts first the groups with an item that asserts one of them
+    (:func:`asserted_triple`), ordered by a hash of the triple: every suite ranks the same triple alike, so limited
+    slices of different suites pick the same shared facts and a model's answers on them can be compared."""
     items = list(items)
     if limit is None:
         return items
     if int(limit) < 1:
         raise ValueError(f"limit must be a positive number of {unit}, got {limit!r}")
+    wanted = frozenset(prefer)
     first: dict[Any, str] = {}
+    ranked: dict[Any, str] = {}
     for it in items:
         key, i = group(it), item_id(it)
         first[key] = min(first.get(key, i), i)
-    keep = set(sorted(first, key=first.__getitem__)[: int(limit)])
+        triple = asserted_triple(it) if wanted else None
+        if triple is not None and triple in wanted:
+            rank = hashlib.sha256(triple.encode()).hexdigest()
+            ranked[key] = min(ranked.get(key, rank), rank)
+    order = sorted(first, key=lambda k: (k not in ranked, ranked.get(k, ""), first[k]))
+    keep = set(order[: int(limit)])
     return [it for it in items if group(it) in keep]
 
 

@@ -47,8 +47,8 @@ class LiteLLMConfig:
     ``extra`` is passed to ``litellm.acompletion`` as is (never put keys there). ``input_cost_per_token`` /
     ``output_cost_per_token`` price a model litellm has no price for (a self-hosted or new one), or override its
     price; they are what ``cost`` and ``max_cost_usd`` count. ``batch: true`` sends a partition's prompts as one
-    batch job of an OpenAI-compatible provider (:mod:`kgprobe.generation.backends.batch`), polled every
-    ``batch_poll_s`` for at most ``batch_timeout_s``."""
+    batch job of an OpenAI-compatible provider, or of Anthropic's Message Batches API for ``anthropic/...`` models
+    (:mod:`kgprobe.generation.backends.batch`), polled every ``batch_poll_s`` for at most ``batch_timeout_s``."""
 
     model_id: str
     api_base: str | None = None
@@ -192,17 +192,20 @@ class LiteLLMBackend(BaseBackend):
     state_dir: Any = None
 
     def _batch(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
-        from kgprobe.generation.backends.batch import OpenAIBatchClient
+        from kgprobe.generation.backends.batch import AnthropicBatchClient, OpenAIBatchClient
 
         provider = self.config.model_id.split("/", 1)[0] if "/" in self.config.model_id else "openai"
-        if provider != "openai" and not self.config.api_base:
+        if provider not in ("openai", "anthropic") and not self.config.api_base:
             raise BackendError(f"litellm model {self.config.model_id}: batch: true supports OpenAI-compatible "
-                               "providers (openai/..., or any api_base that implements /v1/files and /v1/batches)")
+                               "providers (openai/..., or any api_base that implements /v1/files and /v1/batches) "
+                               "and Anthropic (anthropic/...)")
         if self.state_dir is None:
             raise BackendError("batch mode needs a folder for pending jobs (run it through run_generation)")
-        client = OpenAIBatchClient(model_id=self.config.model_id, api_base=self.config.api_base or
-                                   "https://api.openai.com/v1", api_key=self._key, state_dir=self.state_dir,
-                                   poll_s=self.config.batch_poll_s, timeout_s=self.config.batch_timeout_s)
+        kind, default_base = ((AnthropicBatchClient, "https://api.anthropic.com/v1") if provider == "anthropic"
+                              else (OpenAIBatchClient, "https://api.openai.com/v1"))
+        client = kind(model_id=self.config.model_id, api_base=self.config.api_base or default_base,
+                      api_key=self._key, state_dir=self.state_dir, poll_s=self.config.batch_poll_s,
+                      timeout_s=self.config.batch_timeout_s)
         try:
             out = client.generate(prompts, params)
         finally:

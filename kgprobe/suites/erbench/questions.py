@@ -3,7 +3,9 @@
 For every FD ``X -> Y`` of the spec (§3.1 and appendix A of the paper):
 
 * binary: the basic question BN(Y) from the ``basic`` template over X (expected "yes") and the negated BN(N) from
-  ``negated`` (expected "no"); the FD-inferred values are the record's Y values;
+  ``negated`` (expected "no"); the FD-inferred values are the record's Y values. When the FD has a ``kg`` link and
+  the record's triple is in the KG (``QuestionOptions.kg``), BN(Y)'s evidence ``asserts`` it (head label, relation
+  key, tail label): a "yes" affirms a KG fact that other suites may ask too;
 * multiple choice: per record and phrasing (the three of Table 8), one option per Y column, one of them made false
   by replacing its value with another record's value of that column (a different value: the FD makes it false),
   expected the false option's number; a seeded share of records instead keeps every option true and expects "None
@@ -87,6 +89,10 @@ class QuestionOptions:
     multihop: bool = True
     known: bool = True
     snapshot_id: str = ""
+    kg: str | None = None
+    """The schema of the KG that FDs with a ``kg`` link are checked against (None: no BN(Y) asserts a triple)."""
+    prefer_kg: bool = False
+    """With ``limit``, an FD with a ``kg`` link samples the records whose triple is in the KG first."""
 
 
 class _Params:
@@ -170,15 +176,16 @@ _CODES = {"BN(Y)": "y0", "BN(N)": "n0", "known": "k0"}
 
 
 def _ent(p: _Params, name: str, source: str, spec_name: str, key: str, opts: QuestionOptions,
-         extra: Mapping[str, str] | None = None) -> str:  # fmt: skip
+         extra: Mapping[str, str] | None = None, first: str | None = None) -> str:  # fmt: skip
     """The CTE ``name`` of the sampled records of ``source`` with ``_h`` (the record's hash: item and group ids),
     ``_key`` and ``extra`` columns, materialized once for every question type that reads it. Without a limit
-    nothing is sorted; with one, the records whose seeded hash is smallest are kept."""
+    nothing is sorted; with one, the records whose seeded hash is smallest are kept (those where the SQL
+    condition ``first`` holds before the others, when given)."""
     cols = "".join(f", {sql} AS {col}" for col, sql in (extra or {}).items())
     order = ""
     if opts.limit is not None:
-        order = (f" ORDER BY md5(concat_ws(chr(31), {p(str(opts.seed))}, {p(spec_name)}, {key}))"
-                 f" LIMIT {int(opts.limit)}")
+        order = (f" ORDER BY {f'CASE WHEN {first} THEN 0 ELSE 1 END, ' if first else ''}"
+                 f"md5(concat_ws(chr(31), {p(str(opts.seed))}, {p(spec_name)}, {key})) LIMIT {int(opts.limit)}")
     return (f"{name} AS MATERIALIZED (SELECT e.*, {key} AS _key, md5(concat_ws(chr(31), 'erbench', {p(spec_name)}, "
             f"{key})) AS _h{cols} FROM {source} e{order})")
 
@@ -232,9 +239,15 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
     extra = {}
     if "names" in wanted:
         extra["_names"] = _names([raw[c] for c in used])
+    triple = (_kg_triple(p, opts.kg, fd.kg.relation, raw[fd.kg.head], raw[fd.kg.tail])
+              if fd.kg is not None and opts.kg else None)
     if "evidence" in wanted:
         extra["_evidence"] = _evidence(p, opts, "fd", fd.name, {c: raw[c] for c in used})
+        if triple is not None:
+            extra["_asserts"] = triple
     empty = "CAST([] AS VARCHAR[])"
+    evidence_y = ("CASE WHEN e._asserts IS NULL THEN e._evidence ELSE CAST(json_merge_patch(e._evidence, "
+                  "json_object('asserts', e._asserts)) AS VARCHAR) END") if "_asserts" in extra else "e._evidence"
 
     def part(qtype: str, expected: str, template: str, gold: str, system: str) -> str:
         task = "known_entity" if qtype == "known" else "binary"
@@ -243,7 +256,8 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
             "task": lambda: p(task), "answer_format": lambda: "'yes_no'",
             "question": lambda: _template(template, shown, p), "expected": lambda: p(expected),
             "group_id": lambda: _GROUP_ID, "breakdown": lambda: _breakdown(p, fd.dataset, p(qtype)),
-            "evidence": lambda: "e._evidence", "dataset": lambda: p(fd.dataset), "qtype": lambda: p(qtype),
+            "evidence": lambda: evidence_y if qtype == "BN(Y)" else "e._evidence", "dataset": lambda: p(fd.dataset),
+            "qtype": lambda: p(qtype),
             "fd": lambda: p(fd.name), "hops": lambda: "CAST(1 AS BIGINT)", "phrasing": lambda: "CAST(0 AS BIGINT)",
             "entity": lambda: "e._key", "known_group": lambda: _GROUP_ID,
             "inferred": lambda: inferred if qtype != "known" else empty,
@@ -254,9 +268,20 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
         return "SELECT " + ", ".join(f"{exprs[c]()} AS {c}" for c in wanted) + " FROM ent e"
 
     parts = [part(*kind) for kind in kinds]
+    first = f"{triple} IS NOT NULL" if triple is not None and opts.prefer_kg else None
     sql = (f"WITH base AS (SELECT {select} FROM {_q(schema)}.{_q(rel.name)} GROUP BY {group}), "
-           f"{_ent(p, 'ent', 'base', f'{spec.name}|{fd.name}', key, opts, extra)} " + " UNION ALL ".join(parts))
+           f"{_ent(p, 'ent', 'base', f'{spec.name}|{fd.name}', key, opts, extra, first)} " + " UNION ALL ".join(parts))
     return sql, p.used(sql)
+
+
+def _kg_triple(p: _Params, kg: str, relation: str, head: str, tail: str) -> str:
+    """SQL for ``[head label, relation key, tail label]`` of the KG triple the record's ``head`` and ``tail`` values
+    (labels or keys) state with ``relation``, or NULL when the KG lacks it (correlated to the record ``e``)."""
+    k = _q(kg)
+    return (f"(SELECT list_value(h.label, r.key, t.label) FROM {k}.triples x JOIN {k}.relations r ON r.id = x.relation "
+            f"JOIN {k}.entities h ON h.id = x.head JOIN {k}.entities t ON t.id = x.tail "
+            f"WHERE r.key = {p(relation)} AND {head} IN (h.label, h.key) AND {tail} IN (t.label, t.key) "
+            f"ORDER BY h.id, t.id LIMIT 1)")
 
 
 def _fields(template: str) -> list[str]:
@@ -436,6 +461,12 @@ def build_items(con: duckdb.DuckDBPyConnection, spec: ERSpec, opts: QuestionOpti
     rows within an FD is unspecified: sorting millions of rows costs more than generating them). Reads ``schema`` (the loaded ``erdb`` tables) through ``con`` (read-only is
     enough)."""
     types = {r: _types(con, schema, r) for r in spec.relations}
+    if opts.kg and any(fd.kg for fd in spec.fds):
+        found = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = $s",
+                                           {"s": opts.kg}).fetchall()}
+        if not {"triples", "entities", "relations"} <= found:
+            raise ConfigError(f"FDs with a kg link are checked against KG {opts.kg!r}, which is not loaded (no "
+                              f"{opts.kg}.triples); materialize the kg asset, or set suites.erbench.kg")
     statements = []
     for fd in spec.fds:
         if fd.basic and opts.binary:

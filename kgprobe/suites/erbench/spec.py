@@ -18,6 +18,7 @@ A spec is YAML (a file the ``suites.erbench.db`` setting names, or the same mapp
         negated: "Is it true that there are no movies, released in {year}, starring {star} where {director} is ..."
         explain: "The movie is {title} ({year}), directed by {director}."
         known: "Do you know about the movie {title} released in {year}? If yes, is the movie directed by ...?"
+        kg: {relation: directed_by, head: title, tail: director}   # optional: the KG triple a "yes" affirms
       - name: movie_facts
         relation: movies
         lhs: [title, year]
@@ -39,6 +40,12 @@ column where it is unambiguous). Questions show values through ``formats`` (``in
 ``round`` to n decimals, ``list`` of comma-separated values, ``text``); explanations (``explain``, the oracle's
 rationale) show the raw value, which is what the rationale check looks for. ``match`` names extra matching
 heuristics per column (``last_name``, ``club``). Column and table names must be SQL identifiers.
+
+``kg`` (optional, FDs with binary templates) names the KG relation the FD's record states, and which of its columns
+are the triple's head and tail (both among the FD's ``lhs`` and ``rhs``). When the record's triple is in the KG
+(the head and tail values are entity labels or keys there), the record's BN(Y) question says in its evidence that
+a "yes" affirms that triple (``"asserts": [head label, relation key, tail label]``), which the cross-suite
+consistency view reads: a database loaded from the KG, or joined to it, asks the same facts as the KG suites.
 """
 
 from __future__ import annotations
@@ -59,6 +66,7 @@ __all__ = [
     "ERSpec",
     "ForeignKey",
     "Format",
+    "KGLink",
     "MCTemplates",
     "MultiHop",
     "Relation",
@@ -131,6 +139,16 @@ class MCTemplates:
 
 
 @dataclass(frozen=True)
+class KGLink:
+    """The KG triple a record of an FD states: ``relation`` (a KG relation key) from the ``head`` column's value to
+    the ``tail`` column's value."""
+
+    relation: str
+    head: str
+    tail: str
+
+
+@dataclass(frozen=True)
 class FD:
     """A functional dependency ``lhs -> rhs`` of ``relation`` and the questions asked from it."""
 
@@ -145,6 +163,7 @@ class FD:
     known: str | None = None
     mc: MCTemplates | None = None
     match: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    kg: KGLink | None = None
 
 
 @dataclass(frozen=True)
@@ -254,6 +273,29 @@ def _match(value: Any, origin: str, where: str) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def _kg_link(value: Any, columns: Sequence[str], binary: bool, origin: str, where: str) -> KGLink | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise _err(origin, where, "expected a mapping {relation: <KG relation key>, head: <column>, tail: <column>}")
+    _known_fields(set(value), {"relation", "head", "tail"}, origin, where)
+    relation = value.get("relation")
+    if not isinstance(relation, str) or not relation.strip():
+        raise _err(origin, f"{where}.relation", f"name the KG relation key the record states, got {relation!r}")
+    ends = {}
+    for end in ("head", "tail"):
+        col = value.get(end)
+        if col not in columns:
+            raise _err(origin, f"{where}.{end}", f"must be one of the FD's columns ({', '.join(columns)}), got {col!r}")
+        ends[end] = col
+    if ends["head"] == ends["tail"]:
+        raise _err(origin, where, "head and tail must be different columns")
+    if not binary:
+        raise _err(origin, where, "only a binary question (basic) affirms the triple: add basic and negated "
+                                  "templates to the FD, or remove kg")
+    return KGLink(relation=relation.strip(), head=ends["head"], tail=ends["tail"])
+
+
 def _known_fields(keys: set[str], allowed: set[str], origin: str, where: str) -> None:
     extra = sorted(keys - allowed)
     if extra:
@@ -326,7 +368,7 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
         if not isinstance(f, Mapping):
             raise _err(origin, where, "expected a mapping")
         _known_fields(set(f), {"name", "relation", "dataset", "lhs", "rhs", "basic", "negated", "explain", "known",
-                               "mc", "match"}, origin, where)
+                               "mc", "match", "kg"}, origin, where)
         name = str(f.get("name") or f"fd{i}")
         where = f"fds[{name}]"
         rel = f.get("relation")
@@ -368,9 +410,10 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
         if f.get("basic") is None and mc is None:
             raise _err(origin, where, "an FD needs binary templates (basic, negated) or mc templates")
         match = _match(f.get("match"), origin, f"{where}.match")
+        kg = _kg_link(f.get("kg"), (*lhs, *rhs), f.get("basic") is not None, origin, f"{where}.kg")
         fds.append(FD(name=name, relation=rel, lhs=lhs, rhs=rhs, dataset=str(f.get("dataset") or rel),
                       basic=f.get("basic"), negated=f.get("negated"), explain=f.get("explain"), known=f.get("known"),
-                      mc=mc, match=match))
+                      mc=mc, match=match, kg=kg))
     if len({fd.name for fd in fds}) != len(fds):
         raise _err(origin, "fds", "FD names must be unique")
 

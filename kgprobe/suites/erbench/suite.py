@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from kgprobe.errors import ConfigError
 from kgprobe.generation.records import Prompt
@@ -53,6 +53,7 @@ from kgprobe.suites.erbench.scoring import (
     read_sample,
     votes_from_samples,
 )
+from kgprobe.suites.settings import InputFile, existing_file
 
 __all__ = ["ERBenchSettings", "ERBenchSuite", "load_demos"]
 
@@ -77,13 +78,38 @@ class ERBenchSettings(BaseModel):
     """Which questions to ask: binary, multiple_choice, multihop."""
     known_entity: bool = True
     """Ask the known-entity prompts (the known and common settings need them)."""
-    few_shot: dict[str, str] = Field(default_factory=dict)
+    few_shot: dict[str, InputFile] = Field(default_factory=dict)
     """Dataset (or dataset.task: movie.binary, movie.multiple_choice) -> a Q:/A: demonstration file put before
     each question, relative to the config file."""
-    cot: dict[str, str] = Field(default_factory=dict)
+    cot: dict[str, InputFile] = Field(default_factory=dict)
     """Like few_shot, with chain-of-thought demonstrations (each answer reasons, then says "The answer is ...")."""
     min_known: int = Field(20, ge=0)
     """The common setting leaves out a model that knows fewer entities of a dataset (the paper: 20)."""
+    kg: str | None = None
+    """The KG that FDs with a ``kg`` link are checked against (default: the first of ``kgs``): a BN(Y) question on
+    a record whose triple is in it asserts that triple, for the cross-suite consistency view."""
+    prefer_kg: bool = False
+    """With limit_per_fd, an FD with a ``kg`` link samples the records whose triple is in the KG first (so a small
+    sample asks facts the KG suites ask too)."""
+
+    @field_validator("db")
+    @classmethod
+    def _readable_spec(cls, value: str | dict[str, Any], info: ValidationInfo) -> str | dict[str, Any]:
+        # loaded from a config file, the spec is read now, so a missing file or a malformed spec is reported at
+        # suites.erbench.db when the config loads, not when the erdb asset runs
+        base = info.context.get("base") if isinstance(info.context, dict) else None
+        if base is None:
+            return value
+        if isinstance(value, str):
+            path = Path(value).expanduser()
+            existing_file(path if path.is_absolute() else Path(base) / path)
+        from kgprobe.suites.erbench.spec import load_spec
+
+        try:
+            load_spec(value, config_dir=base)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
+        return value
 
 
 def load_demos(path: Path) -> list[tuple[str, str]]:
@@ -134,7 +160,8 @@ class ERBenchSuite(Suite):
         opts = QuestionOptions(limit=s.limit_per_fd, none_of_the_above=s.none_of_the_above, seed=source.seed,
                                binary="binary" in s.question_types,
                                multiple_choice="multiple_choice" in s.question_types,
-                               multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot)
+                               multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot,
+                               kg=source.kg, prefer_kg=s.prefer_kg)
         items = with_demos(build_items(source.con, spec, opts, schema=s.schema_name), s, Path(source.config_dir))
         rows = items.select(["dataset", "qtype"]).to_pylist()
         counts: dict[tuple[str, str], int] = {}

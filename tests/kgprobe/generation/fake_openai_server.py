@@ -16,6 +16,13 @@ It also implements OpenAI's batch endpoints: ``POST /v1/files`` (multipart uploa
 then ``completed``, its requests answered as above at completion) and ``GET /v1/files/<id>/content``. Jobs created
 are counted in ``batches_created``; their requests are recorded like any other.
 
+And Anthropic's Message Batches API: ``POST /v1/messages/batches`` (requests inline), ``GET
+/v1/messages/batches/<id>`` (``processing_status`` ``in_progress`` for ``batch_polls`` polls, then ``ended``) and
+``GET /v1/messages/batches/<id>/results`` (JSONL). At the end each request's action comes from ``plan``: ``"ok"``
+succeeds (text ``"<prompt> #0 t<temperature>"``, usage ``input_tokens`` = words in the prompt, ``output_tokens``
+= 3), ``"expired"`` and ``"canceled"`` give those result types, anything else ``errored``. The headers of each call
+are kept in ``anthropic_headers`` and the created batches' requests in ``anthropic_batches``.
+
 Every request is recorded (``requests``: prompt, attempt, action, n, seed, auth header, time) and the peak number of
 answered requests in flight is kept (``max_in_flight``; hanging requests are not counted, their clients are gone).
 The server shuts itself down after ``lifetime_s`` in any case, so a broken test never leaves it running.
@@ -68,6 +75,8 @@ class FakeOpenAIServer:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batches_created = 0
+        self.anthropic_batches: dict[str, dict[str, Any]] = {}
+        self.anthropic_headers: list[dict[str, str]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
@@ -104,7 +113,9 @@ class FakeOpenAIServer:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.path.rstrip("/").endswith("/files"):
+                if self.path.rstrip("/").endswith("/messages/batches"):
+                    owner._create_message_batch(self, json.loads(raw or b"{}"))
+                elif self.path.rstrip("/").endswith("/files"):
                     owner._upload(self, raw)
                 elif self.path.rstrip("/").endswith("/batches"):
                     owner._create_batch(self, json.loads(raw or b"{}"))
@@ -193,6 +204,8 @@ class FakeOpenAIServer:
     def _get(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path.split("?")[0].rstrip("/")
         parts = path.split("/")
+        if "/messages/batches/" in path:
+            return self._get_message_batch(handler, path)
         if "/batches/" in path:
             batch = self.batches.get(parts[-1])
             if batch is None:
@@ -229,6 +242,74 @@ class FakeOpenAIServer:
         self.files[file_id] = "".join(json.dumps(r) + "\n" for r in out).encode()
         batch.update(status="completed", output_file_id=file_id,
                      request_counts={"total": len(out), "completed": len(out), "failed": 0})
+
+    # -- Anthropic's Message Batches -------------------------------------------------------------------------------
+    def _create_message_batch(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.anthropic_headers.append({k.lower(): v for k, v in handler.headers.items()})
+            self.batches_created += 1
+            batch_id = f"msgbatch_{self.batches_created:04d}"
+            requests = body["requests"]
+            self.anthropic_batches[batch_id] = {"requests": requests, "polls": 0, "results": None, "public": {
+                "id": batch_id, "type": "message_batch", "processing_status": "in_progress", "results_url": None,
+                "request_counts": {"processing": len(requests), "succeeded": 0, "errored": 0, "canceled": 0,
+                                   "expired": 0}}}
+        self._send(handler, 200, self.anthropic_batches[batch_id]["public"])
+
+    def _get_message_batch(self, handler: BaseHTTPRequestHandler, path: str) -> None:
+        parts = path.split("/")
+        results = parts[-1] == "results"
+        batch = self.anthropic_batches.get(parts[-2] if results else parts[-1])
+        if batch is None:
+            return self._send(handler, 404, {"type": "error", "error": {"type": "not_found_error",
+                                                                        "message": "no such batch"}})
+        with self._lock:
+            self.anthropic_headers.append({k.lower(): v for k, v in handler.headers.items()})
+            if results:
+                if batch["results"] is None:
+                    return self._send(handler, 400, {"type": "error", "error": {
+                        "type": "invalid_request_error", "message": "batch is still processing"}})
+                data = batch["results"]
+            else:
+                batch["polls"] += 1
+                if batch["results"] is None and batch["polls"] > self.batch_polls:
+                    self._end_message_batch(batch, f"http://{handler.headers.get('Host')}{path}/results")
+                return self._send(handler, 200, batch["public"])
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/binary")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+        return None
+
+    def _end_message_batch(self, batch: dict[str, Any], results_url: str) -> None:
+        out = []
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for request in batch["requests"]:
+            params = request["params"]
+            prompt = params["messages"][-1]["content"]
+            action = self.plan(prompt, self.attempts[prompt])
+            self.requests.append(Request(prompt, self.attempts[prompt], "batch", 1, None, None, time.monotonic(),
+                                         params.get("system")))
+            self.attempts[prompt] += 1
+            if action == "ok":
+                kind = "succeeded"
+                result: dict[str, Any] = {"type": kind, "message": {
+                    "id": f"msg_{len(out)}", "type": "message", "role": "assistant", "model": params["model"],
+                    "content": [{"type": "text", "text": f"{prompt} #0 t{params.get('temperature')}"}],
+                    "stop_reason": "end_turn", "stop_sequence": None,
+                    "usage": {"input_tokens": len(prompt.split()), "output_tokens": 3}}}
+            elif action in ("expired", "canceled"):
+                kind = action
+                result = {"type": kind}
+            else:
+                kind = "errored"
+                result = {"type": kind, "error": {"type": "error", "error": {
+                    "type": "invalid_request_error", "message": f"fake failure ({action})"}}}
+            counts[kind] += 1
+            out.append({"custom_id": request["custom_id"], "result": result})
+        batch["results"] = "".join(json.dumps(r) + "\n" for r in out).encode()
+        batch["public"].update(processing_status="ended", results_url=results_url, request_counts=counts)
 
     @staticmethod
     def _public(batch: dict[str, Any]) -> dict[str, Any]:

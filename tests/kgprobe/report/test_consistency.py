@@ -59,3 +59,25 @@ def test_rates_per_model_and_pair_and_the_contradictions() -> None:
     assert [r["model"] for r in section["rows"]] == ["b", "a"] and section["pairs"][0] == "all"
     assert section["rows"][1]["cells"][0].startswith("0.50 [") and section["plot"].startswith("data:image/png;base64,")
     assert consistency_section([], []) is None
+
+
+def test_an_open_answer_takes_a_stance_per_fact_it_states() -> None:
+    t1, t2 = ("Paris", "capital_of", "France"), ("Vienna", "capital_of", "Austria")
+    items = [_item("f1", "fpq", t1), _item("f2", "fpq", t2), _item("o1", "okgqa")]
+    votes = [
+        _vote("a", "f1", "yes", True), _vote("a", "f2", "yes", True),
+        # the open answer states t1 (a supported fact) and gives Austria another capital (a contradicted one); its
+        # own vote ("no": not every fact supported) is no stance, since the item asserts nothing
+        {**_vote("a", "o1", "no", False), "affirms": ["Paris|capital_of|France"], "denies": ["Vienna|capital_of|Austria"]},
+        # a judge's decomposition is not the model's stance
+        {**_vote("a", "o1", "yes", True, judge="oracle"), "affirms": ["Vienna|capital_of|Austria"]},
+    ]
+    stances = fact_stances(items, votes, {("a", "o1"): "Paris is the capital of France. Salzburg is Austria's."})
+    okgqa = [s for s in stances if s["suite"] == "okgqa"]
+    assert sorted((s["triple"], s["stance"], s["vote"]) for s in okgqa) == [
+        ("Paris|capital_of|France", "affirm", "affirms"), ("Vienna|capital_of|Austria", "deny", "denies")]
+    assert all(s["answer"].startswith("Paris is") and s["item_id"] == "o1" for s in okgqa)
+    rates, examples = consistency(stances)
+    pair = next(r for r in rates if r["pair"] == "fpq|okgqa")
+    assert (pair["shared_triples"], pair["n"], pair["value"]) == (2, 2, 0.5)
+    assert [e["triple"] for e in examples] == ["Vienna|capital_of|Austria"]
