@@ -1,14 +1,18 @@
 """Ingest benchmark: FB15k-237 loaded by kgprobe vs the tools a Python user would otherwise pick.
 
-    python benchmarks/ingest.py [--data ../shared/data/kg/fb15k-237] [--skip-rdflib]
+    python benchmarks/ingest.py [--data ../shared/data/kg/fb15k-237] [--repeat 3] [--skip-rdflib]
 
-* N-Triples (written here from the TSV): kgprobe vs rdflib ``Graph().parse``. Strict mode parses every line with
-  pyoxigraph (which validates IRIs); lenient mode, like rdflib, does not validate IRIs, and lets DuckDB split
-  the plain lines in bulk.
+* N-Triples (written here from the TSV): kgprobe vs rdflib ``Graph().parse``. In both modes DuckDB splits the
+  plain lines in bulk and pyoxigraph parses the rest; strict mode also validates every distinct IRI and language
+  tag (as pyoxigraph's strict parser does), lenient mode, like rdflib, does not.
 * TSV: kgprobe (DuckDB's CSV reader) vs pandas ``read_csv`` + networkx ``MultiDiGraph``.
 
-Each measurement runs in a fresh child process so that its peak memory (max RSS) is its own. Goals: >= 20x the
-triples/s of rdflib on N-Triples, >= 3x pandas + networkx on TSV, < 1.5 GB peak for FB15k-237.
+Each measurement runs in a fresh child process so that its peak memory (max RSS) is its own. Before the timed load
+each tool loads a one-line file of the same format, so that what is timed is loading, not the libraries' lazy
+imports on first use (DuckDB imports pandas on its first Python parameter, rdflib its parser plugin). The tools
+take turns ``--repeat`` times and each keeps its fastest run, which is what a busy machine distorts least; CPU
+seconds (user + system, all threads) are printed beside the wall-clock seconds. Goals: >= 20x the triples/s of
+rdflib on N-Triples, >= 3x pandas + networkx on TSV, < 1.5 GB peak for FB15k-237.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import multiprocessing as mp
+import os
 import resource
 import sys
 import tempfile
@@ -30,45 +35,62 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _kgprobe(path: str, fmt: str, q: mp.Queue) -> None:
     import duckdb
 
     from kgprobe.kg.ingest import KGSource, load_kg
 
     lenient = fmt.endswith("-lenient")
-    t = time.perf_counter()
+    load_kg(duckdb.connect(), KGSource(triples=_tiny(path), format=fmt.removesuffix("-lenient"), lenient=lenient))
+    t, c = time.perf_counter(), _cpu()
     report = load_kg(duckdb.connect(), KGSource(triples=path, format=fmt.removesuffix("-lenient"), lenient=lenient))
-    q.put((time.perf_counter() - t, report.triples, _peak_mb()))
+    q.put((time.perf_counter() - t, _cpu() - c, report.triples, _peak_mb()))
 
 
 def _rdflib(path: str, fmt: str, q: mp.Queue) -> None:
     import rdflib
 
-    t = time.perf_counter()
+    rdflib.Graph().parse(_tiny(path), format="nt")
+    t, c = time.perf_counter(), _cpu()
     g = rdflib.Graph()
     g.parse(path, format="nt")
-    q.put((time.perf_counter() - t, len(g), _peak_mb()))
+    q.put((time.perf_counter() - t, _cpu() - c, len(g), _peak_mb()))
 
 
 def _pandas_networkx(path: str, fmt: str, q: mp.Queue) -> None:
     import networkx as nx
     import pandas as pd
 
-    t = time.perf_counter()
+    nx.from_pandas_edgelist(pd.read_csv(_tiny(path), sep="\t", header=None, names=["h", "r", "t"], dtype=str), "h", "t",
+                            edge_attr="r", create_using=nx.MultiDiGraph)
+    t, c = time.perf_counter(), _cpu()
     df = pd.read_csv(path, sep="\t", header=None, names=["h", "r", "t"], dtype=str)
     g = nx.from_pandas_edgelist(df, "h", "t", edge_attr="r", create_using=nx.MultiDiGraph)
-    q.put((time.perf_counter() - t, g.number_of_edges(), _peak_mb()))
+    q.put((time.perf_counter() - t, _cpu() - c, g.number_of_edges(), _peak_mb()))
 
 
-def _measure(fn, path: Path, fmt: str) -> tuple[float, int, float]:
-    """(seconds, triples, peak RSS in MB) of ``fn`` run in a child process."""
+def _tiny(path: str) -> str:
+    """A file beside ``path`` holding its first line, for the warm-up load."""
+    tiny = Path(path).with_name("warmup" + Path(path).suffix)
+    with open(path, encoding="utf-8") as fh:
+        tiny.write_text(fh.readline(), encoding="utf-8")
+    return str(tiny)
+
+
+def _measure(fn, path: Path, fmt: str) -> tuple[float, float, int, float]:
+    """(seconds, CPU seconds, triples, peak RSS in MB) of ``fn`` run in a child process."""
     ctx = mp.get_context("spawn")
     q: mp.Queue = ctx.Queue()
     p = ctx.Process(target=fn, args=(str(path), fmt, q))
     p.start()
-    seconds, n, peak_mb = q.get()
+    result = q.get()
     p.join()
-    return seconds, n, peak_mb
+    return result
 
 
 def _write_ntriples(tsv_gz: Path, out: Path) -> int:
@@ -84,6 +106,7 @@ def _write_ntriples(tsv_gz: Path, out: Path) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tool; the fastest counts (default 3)")
     ap.add_argument("--skip-rdflib", action="store_true", help="skip the slow rdflib baseline")
     args = ap.parse_args()
     tsv_gz = args.data / "train.txt.gz"
@@ -95,24 +118,34 @@ def main() -> int:
         tsv.write_bytes(gzip.decompress(tsv_gz.read_bytes()))
         nt = Path(tmp) / "train.nt"
         n = _write_ntriples(tsv_gz, nt)
-        print(f"FB15k-237 train: {n:,} triples ({tsv.stat().st_size / 1e6:.0f} MB TSV, {nt.stat().st_size / 1e6:.0f} MB N-Triples)\n")
-        rows = []
-        for name, fn, path, fmt in [
+        print(f"FB15k-237 train: {n:,} triples ({tsv.stat().st_size / 1e6:.0f} MB TSV, {nt.stat().st_size / 1e6:.0f} MB "
+              f"N-Triples); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+        tools = [
             ("kgprobe TSV", _kgprobe, tsv, "tsv"),
             ("pandas + networkx TSV", _pandas_networkx, tsv, "tsv"),
             ("kgprobe N-Triples", _kgprobe, nt, "ntriples"),
             ("kgprobe N-Triples lenient", _kgprobe, nt, "ntriples-lenient"),
             *([] if args.skip_rdflib else [("rdflib N-Triples", _rdflib, nt, "nt")]),
-        ]:
-            seconds, count, peak = _measure(fn, path, fmt)
-            rows.append((name, seconds, count, peak))
-            print(f"{name:<27} {seconds:7.2f} s  {count / seconds:>11,.0f} triples/s  peak RSS {peak:,.0f} MB  ({count:,} triples)")
-    speed = {name: count / seconds for name, seconds, count, _ in rows}
-    print()
+        ]
+        best: dict[str, tuple[float, float, int, float]] = {}
+        for _ in range(max(1, args.repeat)):
+            for name, fn, path, fmt in tools:
+                run = _measure(fn, path, fmt)
+                if name not in best or run[0] < best[name][0]:
+                    best[name] = run
+        for name, (seconds, cpu, count, peak) in best.items():
+            print(f"{name:<27} {seconds:7.2f} s ({cpu:6.2f} s CPU)  {count / seconds:>11,.0f} triples/s  "
+                  f"peak RSS {peak:,.0f} MB  ({count:,} triples)")
+    speed = {name: count / seconds for name, (seconds, _, count, _) in best.items()}
+    cpu = {name: c for name, (_, c, _, _) in best.items()}
+    print(f"\nload average after: {os.getloadavg()[0]:.1f}")
     print(f"TSV:       kgprobe / (pandas + networkx) = {speed['kgprobe TSV'] / speed['pandas + networkx TSV']:.1f}x  (goal >= 3x)")
     if "rdflib N-Triples" in speed:
-        print(f"N-Triples: kgprobe / rdflib             = {speed['kgprobe N-Triples'] / speed['rdflib N-Triples']:.1f}x strict, "
-              f"{speed['kgprobe N-Triples lenient'] / speed['rdflib N-Triples']:.1f}x lenient  (goal >= 20x)")
+        rdf = speed["rdflib N-Triples"]
+        print(f"N-Triples: kgprobe / rdflib             = {speed['kgprobe N-Triples'] / rdf:.1f}x strict, "
+              f"{speed['kgprobe N-Triples lenient'] / rdf:.1f}x lenient  (goal >= 20x); in CPU seconds "
+              f"{cpu['rdflib N-Triples'] / cpu['kgprobe N-Triples']:.1f}x strict, "
+              f"{cpu['rdflib N-Triples'] / cpu['kgprobe N-Triples lenient']:.1f}x lenient")
     return 0
 
 

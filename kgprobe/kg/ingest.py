@@ -47,6 +47,20 @@ FORMATS: tuple[str, ...] = ("tsv", "csv", "parquet", "ntriples", "turtle", "kopl
 
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 _RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+# IRIs and language tags of bulk-split N-Triples lines that strict mode accepts without asking pyoxigraph: absolute
+# IRIs of ASCII characters (a subset of RFC 3987: scheme, optional authority without user info, path, one query, one
+# fragment, valid percent escapes) and BCP 47 tags of the form language[-script][-region]. Other distinct values are
+# validated by pyoxigraph, one call each.
+_IRI_CHAR = r"(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})"
+_IRI_PCHAR = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})"
+_IRI_TAIL = r"(?:[A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})"
+_IRI = (
+    rf"[A-Za-z][A-Za-z0-9+.-]*:(?://{_IRI_CHAR}*(?::[0-9]*)?(?:/(?:{_IRI_PCHAR}|/)*)?|/?(?:{_IRI_PCHAR}(?:{_IRI_PCHAR}|/)*)?)"
+    rf"(?:\?(?:{_IRI_TAIL})*)?(?:#(?:{_IRI_TAIL})*)?"
+)
+_LANGTAG = r"[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"
+# the bulk path for N-Triples (tests switch it off to compare with pyoxigraph alone)
+_NTRIPLES_BULK = True
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _HEADER_NAMES = {
     "head", "relation", "tail", "subject", "predicate", "object", "h", "r", "t", "s", "p", "o",
@@ -390,23 +404,31 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
             raise IngestError(f"{path}: a Parquet triples file needs columns head, relation, tail (found {cols})")
         chosen = cols[:3]
     h, r, t = (f'CAST("{c}" AS VARCHAR)' for c in chosen)
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _pq_rows AS SELECT trim({h}) AS head, trim({r}) AS relation, trim({t}) AS tail, "
-        "row_number() OVER () AS line FROM read_parquet($p)",
+    # Parquet row numbers of bad rows come with the scan (file_row_number) when the file has no column of that name;
+    # a window row_number() numbers the rows in one thread.
+    if "file_row_number" in lower:
+        rows = f"SELECT {h} AS head, {r} AS relation, {t} AS tail, row_number() OVER () AS line FROM read_parquet($p)"
+    else:
+        rows = f"SELECT {h} AS head, {r} AS relation, {t} AS tail, file_row_number + 1 AS line FROM read_parquet($p, file_row_number = true)"
+    rows = f"SELECT trim(head) AS head, trim(relation) AS relation, trim(tail) AS tail, line FROM ({rows})"
+    read = con.execute("SELECT count(*) FROM read_parquet($p)", {"p": str(path)}).fetchone()[0]
+    stage.counts.read += read
+    # the good rows first, without row numbers (nothing after staging needs them); only when some row was left out
+    # does a second scan find the bad rows and their numbers
+    good = con.execute(
+        f"INSERT INTO _st_triples SELECT trim({h}), trim({r}), trim({t}), NULL, NULL FROM read_parquet($p) "
+        f"WHERE coalesce(trim({h}), '') <> '' AND coalesce(trim({r}), '') <> '' AND coalesce(trim({t}), '') <> ''",
         {"p": str(path)},
-    )
-    stage.counts.read += con.execute("SELECT count(*) FROM _pq_rows").fetchone()[0]
+    ).fetchone()[0]
+    if good == read:
+        return
     bad = con.execute(
-        "SELECT line, concat_ws(' | ', head, relation, tail) FROM _pq_rows "
-        "WHERE coalesce(head, '') = '' OR coalesce(relation, '') = '' OR coalesce(tail, '') = '' ORDER BY line"
+        f"SELECT line, concat_ws(' | ', head, relation, tail) FROM ({rows}) "
+        "WHERE coalesce(head, '') = '' OR coalesce(relation, '') = '' OR coalesce(tail, '') = '' ORDER BY line",
+        {"p": str(path)},
     ).fetchall()
     for line, raw in bad:
         stage.reject(path, int(line), raw, "empty or null head, relation or tail (line = row number)")
-    con.execute(
-        "INSERT INTO _st_triples SELECT head, relation, tail, $src, line FROM _pq_rows "
-        "WHERE coalesce(head, '') <> '' AND coalesce(relation, '') <> '' AND coalesce(tail, '') <> ''",
-        {"src": str(path)},
-    )
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -476,7 +498,7 @@ def _read_rdf(stage: _Stage, path: Path, fmt: str) -> None:
         text = None
     sink = _RdfSink(stage)
     rejected_before = stage.counts.rejected
-    if fmt == "ntriples" and stage.source.lenient and text is not None and _ntriples_bulk(stage, path, text, sink, ox, rdf_format):
+    if fmt == "ntriples" and text is not None and _NTRIPLES_BULK and _ntriples_bulk(stage, path, text, sink, ox, rdf_format):
         pass
     elif fmt == "ntriples":
         _parse_ntriples(stage, path, data, text, sink, ox, rdf_format)
@@ -541,31 +563,103 @@ def _parse_ntriples_line(stage: _Stage, path: Path, number: int, raw: str, sink:
 
 
 def _ntriples_bulk(stage: _Stage, path: Path, text: str, sink: _RdfSink, ox: Any, rdf_format: Any) -> bool:
-    """Lenient N-Triples in bulk: DuckDB splits the plain lines, pyoxigraph parses the others. Returns False (and
-    stages nothing) when some four-field line is not plain, so that the caller parses the file with pyoxigraph.
+    """N-Triples in bulk: DuckDB splits the plain lines, pyoxigraph parses the others. Returns False (and stages
+    nothing) when pyoxigraph finds an error it cannot place on a line, so that the caller parses the whole file
+    with pyoxigraph and reports what it reports.
 
-    pyoxigraph's lenient mode does not validate IRIs either, so the two paths accept the same statements.
+    A plain line is one that pyoxigraph reads as it is written (no escapes) and accepts in the mode of the load;
+    lenient mode, like pyoxigraph's, does not validate IRIs, strict mode validates every distinct IRI and language
+    tag (an invalid one sends the file to the whole-file path, which raises pyoxigraph's error with its line). The
+    other lines are parsed by pyoxigraph in one call per kind: four-field lines that are not plain, whose line
+    numbers DuckDB does not keep (they are only needed on an error, and then the whole-file path finds them), and
+    lines that are not four fields, which keep their line numbers; in lenient mode an error among the latter sends
+    only those lines to the line-by-line parser (when the file does not parse as a whole). So both paths load the
+    same statements, reject the same lines and raise the same error.
     """
-    con = stage.con
+    con, lenient = stage.con, stage.source.lenient
     con.execute("DROP TABLE IF EXISTS _csv_rej_err; DROP TABLE IF EXISTS _csv_rej_scan")
     try:
         con.execute(load_sql("kg/ingest_ntriples_fast"), {"path": str(path), "encoding": stage.source.encoding})
-        odd = con.execute("SELECT count(*) FROM _nt_fast WHERE NOT coalesce(plain, false)").fetchall()[0][0]
-        if odd:
+        if not lenient and not _plain_terms_valid(con, ox):
+            con.execute("DROP TABLE IF EXISTS _nt_fast")
             return False
-        fast = con.execute(load_sql("kg/ingest_ntriples_fast_stage")).fetchall()[0][0]
         # a line can carry several errors; each line is parsed once
-        others = con.execute("SELECT DISTINCT line FROM _csv_rej_err ORDER BY line").fetchall()
+        numbered = [r[0] for r in con.execute("SELECT DISTINCT line FROM _csv_rej_err ORDER BY line").fetchall()]
+        odd = [r[0] for r in con.execute("SELECT raw FROM _nt_fast WHERE NOT plain").fetchall()]
     except duckdb.InvalidInputException:
+        con.execute("DROP TABLE IF EXISTS _nt_fast")
         return False  # the CSV reader could not take the file at all (an encoding it cannot read, say)
+    try:
+        if odd and not _consume_lines(sink, odd, lenient, ox, rdf_format):
+            _reset(sink)
+            return False
+        if numbered:
+            lines = text.split("\n")
+            raws = [lines[n - 1].rstrip("\r") if 0 < n <= len(lines) else "" for n in numbered]
+            if not _consume_lines(sink, raws, lenient, ox, rdf_format):
+                # as the whole-file path: a file that parses as a whole is taken as a whole (lenient pyoxigraph lets
+                # a literal run over a line end), else line by line; strict mode raises there with the line
+                if not lenient or _parses(text, ox, rdf_format):
+                    _reset(sink)
+                    return False
+                for number, raw in zip(numbered, raws, strict=True):
+                    _parse_ntriples_line(stage, path, number, raw, sink, ox, rdf_format)
+        fast = con.execute(load_sql("kg/ingest_ntriples_fast_stage")).fetchall()[0][0]
     finally:
         con.execute("DROP TABLE IF EXISTS _nt_fast")
     sink.statements += int(fast)
-    lines = text.split("\n")
-    for (number,) in others:
-        raw = lines[number - 1].rstrip("\r") if 0 < number <= len(lines) else ""
-        _parse_ntriples_line(stage, path, number, raw, sink, ox, rdf_format)
     return True
+
+
+def _plain_terms_valid(con: duckdb.DuckDBPyConnection, ox: Any) -> bool:
+    """Whether pyoxigraph's strict mode accepts every IRI and language tag of the plain N-Triples lines: those that
+    fail the quick patterns are checked one by one with pyoxigraph's own validation."""
+    con.execute(load_sql("kg/ingest_ntriples_terms"))
+    try:
+        suspects = con.execute(load_sql("kg/ingest_ntriples_strict_check"), {"iri": _IRI, "langtag": _LANGTAG}).fetchall()
+    finally:
+        con.execute("DROP TABLE IF EXISTS _nt_terms")
+    for kind, value in suspects:
+        try:
+            ox.NamedNode(value) if kind == "iri" else ox.Literal("", language=value)
+        except ValueError:
+            return False
+    return True
+
+
+def _parses(text: str, ox: Any, rdf_format: Any) -> bool:
+    """Whether lenient pyoxigraph parses all of ``text`` without an error."""
+    try:
+        for _ in ox.parse(text.encode(), rdf_format, lenient=True):
+            pass
+    except SyntaxError:
+        return False
+    return True
+
+
+def _consume_lines(sink: _RdfSink, lines: list[str], lenient: bool, ox: Any, rdf_format: Any) -> bool:
+    """Add the statements of N-Triples ``lines`` (one statement or comment each) to ``sink`` in one pyoxigraph
+    call. On a syntax error, or when some line did not give exactly one statement (lenient pyoxigraph lets a literal
+    run over a line end), add none and return False."""
+    before = {k: len(v) for k, v in sink.cols.items()}, sink.statements
+    expected = sum(1 for line in lines if line.strip(" \t") and not line.lstrip(" \t").startswith("#"))
+    try:
+        sink.consume(ox.parse("\n".join(lines).encode(), rdf_format, lenient=lenient))
+    except SyntaxError:
+        _reset(sink, before)
+        return False
+    if sink.statements - before[1] != expected:
+        _reset(sink, before)
+        return False
+    return True
+
+
+def _reset(sink: _RdfSink, to: tuple[dict[str, int], int] | None = None) -> None:
+    """Drop the statements added to ``sink`` since ``to`` (all of them by default)."""
+    lengths, statements = to if to is not None else ({k: 0 for k in sink.cols}, 0)
+    for k, n in lengths.items():
+        del sink.cols[k][n:]
+    sink.statements = statements
 
 
 def _parse_turtle(stage: _Stage, path: Path, data: bytes, sink: _RdfSink, ox: Any, rdf_format: Any) -> None:

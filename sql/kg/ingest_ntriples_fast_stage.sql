@@ -1,2 +1,2 @@
--- Stage the rows of _nt_fast as raw RDF statements (only called when every row is plain).
-INSERT INTO _st_rdf SELECT s, p, o, lit, lang, dt FROM _nt_fast
+-- Stage the plain rows of _nt_fast as raw RDF statements (after the other lines were parsed without error).
+INSERT INTO _st_rdf SELECT s, p, o, lit, lang, dt FROM _nt_fast WHERE plain

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -414,3 +415,154 @@ def test_ntriples_bulk_path_matches_pyoxigraph_on_dbpedia(shared_data: Path, con
            if s[1] not in ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type", "http://www.w3.org/2000/01/rdf-schema#label")}
     loaded = {s for s in _loaded_statements(con) if s[1] != "http://www.w3.org/2000/01/rdf-schema#label"}
     assert loaded == ref and len(ref) > 600
+
+
+# ---------------------------------------------------------------- N-Triples: the bulk path equals pyoxigraph alone
+
+# Each case is a whole file; the bulk path (DuckDB splits the plain lines) must load, count, reject and raise exactly
+# what the pyoxigraph-only path does, in strict and in lenient mode.
+NT_CASES = {
+    "plain": "".join(f"<http://ex.org/e{i}> <http://ex.org/r{i % 4}> <http://ex.org/e{(i * 7) % 23}> .\n" for i in range(60))
+    + "<http://ex.org/e1> <http://ex.org/r1> <http://ex.org/e7> .\n",
+    "tricky": TRICKY_NT,
+    "blank_nodes": "_:b1 <http://ex.org/p> _:b.2 .\n_:b.2 <http://ex.org/p> <http://ex.org/a> .\n"
+    "<http://ex.org/a> <http://ex.org/p> _:x_y-z .\n_:b1 <http://ex.org/name> \"b\" .\n_:1a <http://ex.org/p> _:b1 .\n",
+    "literals": '<http://ex.org/a> <http://ex.org/v> "tab\\there" .\n'
+    '<http://ex.org/a> <http://ex.org/v> "line\\nbreak \\"q\\" back\\\\slash" .\n'
+    '<http://ex.org/a> <http://ex.org/v> "\\u00E9t\\u00E9 \\U0001F600" .\n'
+    '<http://ex.org/a> <http://ex.org/v> "" .\n'
+    '<http://ex.org/a> <http://ex.org/v> ""@en .\n'
+    '<http://ex.org/a> <http://ex.org/v> "x"^^<http://www.w3.org/2001/XMLSchema#string> .\n'
+    '<http://ex.org/a> <http://ex.org/v> "x" .\n'
+    '<http://ex.org/a> <http://ex.org/v> "12"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    '<http://ex.org/a> <http://ex.org/v> "abc"^^<http://www.w3.org/2001/XMLSchema#integer> .\n'
+    '<http://ex.org/a> <http://ex.org/v> "Zürich spaced"@de-CH .\n',
+    "language_tags": "".join(
+        f'<http://ex.org/a> <http://www.w3.org/2000/01/rdf-schema#label> "n{i}"@{tag} .\n'
+        for i, tag in enumerate(["en", "EN-gb", "zh-Hant-TW", "es-419", "i-klingon", "en-GB-oxendict", "de-1996"])
+    ),
+    "comments_blank_crlf": "# header comment\r\n\r\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\r\n   \r\n"
+    "<http://ex.org/a>\t<http://ex.org/p>\t<http://ex.org/c>\t.\r\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/d>.\r\n"
+    "<http://ex.org/a><http://ex.org/p><http://ex.org/e>.#no space\r\n# a b c\n",
+    "iris": "<http://ex.org/Z\u00fcrich> <http://ex.org/p> <http://ex.org/caf\u00e9> .\n"
+    "<http://ex.org/a%20b> <http://ex.org/p> <http://user@ex.org:8080/x?q=1&r=2#f> .\n"
+    "<http://[::1]/x> <http://ex.org/p> <urn:isbn:0451450523> .\n"
+    "<mailto:someone@ex.org> <http://ex.org/p> <file:///tmp/x> .\n"
+    "<http://ex.org/\\u00E9> <http://ex.org/p> <http://ex.org/b> .\n"
+    "<HTTP://EX.ORG/Upper> <http://ex.org/p> <http://ex.org/b?a?b> .\n",
+    "types_and_labels": NT,
+    # errors: each is rejected in lenient mode and stops a strict load at its line
+    "missing_dot": "<http://ex.org/a> <http://ex.org/p> <http://ex.org/b>\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/c> .\n",
+    "junk_line": "<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\nthis is not rdf at all\n<http://ex.org/a> <http://ex.org/q> <http://ex.org/b> .\n",
+    "junk_after_dot": "<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> . junk\n",
+    "unterminated_literal": '<http://ex.org/a> <http://ex.org/p> "open .\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n',
+    "four_field_junk": "<http://ex.org/a> <http://ex.org/p> junk .\n<http://ex.org/b> <http://ex.org/p> <http://ex.org/c> .\n",
+    "relative_iri": "<http://ex.org/a> <http://ex.org/p> <b> .\n<a> <http://ex.org/p> <http://ex.org/b> .\n",
+    "iri_with_space": "<http://ex.org/a b> <http://ex.org/p> <http://ex.org/c> .\n",
+    "bad_percent": "<http://ex.org/a> <http://ex.org/p> <http://ex.org/%zz> .\n",
+    "two_fragments": "<http://ex.org/a> <http://ex.org/p> <http://ex.org/b#c#d> .\n",
+    "bad_port": "<http://ex.org:80x/a> <http://ex.org/p> <http://ex.org/b> .\n",
+    "noncharacter_iri": "<http://ex.org/a> <http://ex.org/p> <http://ex.org/\ufffe> .\n",
+    "bad_language_tags": '<http://ex.org/a> <http://ex.org/p> "x"@abcdefghij .\n<http://ex.org/a> <http://ex.org/p> "y"@en-a .\n'
+    '<http://ex.org/a> <http://ex.org/p> "z"@en--ltr .\n',
+    "lang_string_datatype": '<http://ex.org/a> <http://ex.org/p> "x"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .\n',
+    "blank_node_iri": "<_:x> <http://ex.org/p> <http://ex.org/b> .\n",
+    "literal_subject": '"lit" <http://ex.org/p> <http://ex.org/b> .\n',
+    "iri_grammar_chars": "<http://ex.org/{a}> <http://ex.org/p> <http://ex.org/a|b> .\n<http://ex.org/a^b> <http://ex.org/p> "
+    "<http://ex.org/a`b> .\n<http://ex.org/a\x01b> <http://ex.org/p> <http://ex.org/c> .\n",
+    "bare_carriage_return": '<http://ex.org/a> <http://ex.org/p> "x\ry" .\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n'
+    "<http://ex.org/a> <http://ex.org/p> <http://ex.org/c>\r.\n<http://ex.org/a> <http://ex.org/q> <http://ex.org/b> .\n",
+    "literal_across_lines": '<http://ex.org/a> <http://ex.org/p> "one\ntwo" .\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n',
+}
+
+
+def _whole_output(con, schema: str) -> dict[str, Any]:
+    """Every KG table of ``schema`` by keys (not ids), for comparing two loads."""
+    q = lambda sql: sorted(con.execute(sql.replace("S.", f'"{schema}".')).fetchall(), key=repr)
+    return {
+        "entities": q("SELECT key, label FROM S.entities"),
+        "relations": q("SELECT key, label FROM S.relations"),
+        "triples": q("SELECT h.key, r.key, t.key FROM S.triples x JOIN S.entities h ON h.id = x.head "
+                     "JOIN S.relations r ON r.id = x.relation JOIN S.entities t ON t.id = x.tail"),
+        "literals": q("SELECT e.key, r.key, l.value, l.datatype, l.lang FROM S.literals l JOIN S.entities e ON e.id = l.entity "
+                      "JOIN S.relations r ON r.id = l.relation"),
+        "entity_types": q("SELECT e.key, t.type, t.type_key FROM S.entity_types t JOIN S.entities e ON e.id = t.entity"),
+        "rejects": q("SELECT line, raw, reason FROM S.rejects"),
+    }
+
+
+def _load_both_ways(path: Path, lenient: bool, monkeypatch) -> tuple[Any, Any]:
+    from kgprobe.kg import ingest
+
+    out = []
+    for bulk in (True, False):
+        monkeypatch.setattr(ingest, "_NTRIPLES_BULK", bulk)
+        c = duckdb.connect()
+        try:
+            report = load_kg(c, KGSource(triples=path, format="ntriples", lenient=lenient))
+            fields = {k: v for k, v in report.as_dict().items() if k not in ("seconds", "snapshot_id")}
+            out.append((fields, _whole_output(c, "main")))
+        except IngestError as exc:
+            out.append(("IngestError", str(exc)))
+        finally:
+            c.close()
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+@pytest.mark.parametrize("case", sorted(NT_CASES))
+def test_ntriples_bulk_path_equals_pyoxigraph_path(tmp_path: Path, monkeypatch, case: str, lenient: bool) -> None:
+    f = _write(tmp_path / f"{case}.nt", NT_CASES[case])
+    bulk, reference = _load_both_ways(f, lenient, monkeypatch)
+    assert bulk == reference
+    if bulk[0] != "IngestError":
+        assert bulk[0]["read"] == bulk[0]["loaded"] + bulk[0]["duplicates"] + bulk[0]["rejected"]
+
+
+@pytest.mark.slow
+def test_ntriples_bulk_cases_cover_errors_and_loads(tmp_path: Path, monkeypatch) -> None:
+    # the cases above are only worth comparing if they exercise both outcomes in both modes
+    strict_errors = lenient_rejects = 0
+    for case, text in NT_CASES.items():
+        f = _write(tmp_path / f"{case}.nt", text)
+        strict, _ = _load_both_ways(f, False, monkeypatch)
+        lenient, _ = _load_both_ways(f, True, monkeypatch)
+        strict_errors += strict[0] == "IngestError"
+        lenient_rejects += lenient[0] != "IngestError" and lenient[0]["rejected"] > 0
+    assert strict_errors >= 12 and lenient_rejects >= 5
+
+
+def test_ntriples_strict_bulk_error_names_the_line(tmp_path: Path, con) -> None:
+    lines = [f"<http://ex.org/e{i}> <http://ex.org/r> <http://ex.org/e{i + 1}> ." for i in range(100)]
+    lines[41] = "<http://ex.org/e41> <http://ex.org/r> <http://ex.org/bad%zz> ."
+    f = _write(tmp_path / "kg.nt", "\n".join(lines) + "\n")
+    with pytest.raises(IngestError, match=r"kg\.nt, line 42: N-Triples syntax error: .*percent encoding"):
+        load_kg(con, KGSource(triples=f, format="ntriples"))
+
+
+def test_ntriples_iri_and_language_patterns_accept_only_what_pyoxigraph_accepts() -> None:
+    # the bulk path trusts an IRI or language tag that matches these patterns without asking pyoxigraph
+    import random
+
+    import pyoxigraph as ox
+
+    from kgprobe.kg.ingest import _IRI, _LANGTAG
+
+    rng = random.Random(7)
+    pieces = ["http", "urn", "a", ":", "//", "/", "?", "#", "@", "%", "%2F", "%zz", "[", "]", ":80", "x", "é", " ", "-",
+              ".", "~", "!", "$", "&", "'", "(", "*", "+", ",", ";", "=", "_", "9", "{", "|", "\\", "^", "`", '"', "<"]
+    iris = ["http://ex.org/a", "urn:isbn:1", "mailto:a@b", "http://a:8080/x?y#z", "file:///x", "a:", "http:"]
+    schemes = ["http", "urn", "a", "x+y.z-1", "HTTP", "9x", "", "h ttp", "_"]
+    iris += [rng.choice(schemes) + ":" + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10))) for _ in range(4000)]
+    letters = ["a", "b", "en", "zh", "Hant", "GB", "419", "1996", "x", "-", "--", "abcdefghi", "i"]
+    tags = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 5))) for _ in range(2000)]
+    c = duckdb.connect()
+    matched_iris = [v for (v,) in c.execute("SELECT v FROM unnest($v) t(v) WHERE regexp_full_match(v, $p)",
+                                             {"v": iris, "p": _IRI}).fetchall()]
+    matched_tags = [v for (v,) in c.execute("SELECT v FROM unnest($v) t(v) WHERE regexp_full_match(v, $p)",
+                                             {"v": tags, "p": _LANGTAG}).fetchall()]
+    assert len(matched_iris) > 100 and len(matched_tags) > 50  # the fuzz reaches the patterns
+    for iri in matched_iris:
+        ox.NamedNode(iri)  # raises ValueError if pyoxigraph's strict check disagrees
+    for tag in matched_tags:
+        ox.Literal("x", language=tag)
