@@ -13,6 +13,7 @@ judge on the answered groups, and writes ``grapheval_hidden_judge`` (per-stateme
 
 import dagster as dg
 
+from assets._checks import partitions_to_check
 from assets._metadata import markdown_table, table_metadata
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.suites.base import METRIC_SCHEMA, table
@@ -91,8 +92,10 @@ def build(parts) -> tuple[list, list]:
 
 @dg.asset_check(asset="grapheval_hidden_judge", description="Warns when the judge's F1 on held-back statements is "
                                                             "below 0.5: its labels should not stand in for answers.")
-def grapheval_hidden_judge_f1(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    rows = warehouse.read_partition("grapheval_hidden_judge").to_pylist()
+def grapheval_hidden_judge_f1(context: dg.AssetCheckExecutionContext,
+                              warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    rows = [r for dims in partitions_to_check(context, warehouse.root, "grapheval_hidden_judge", default_dim=MODEL)
+            for r in warehouse.read_partition("grapheval_hidden_judge", dims).to_pylist()]
     held = [r for r in rows if r["split"] == "heldout" and r["generated"] in ("true", "false", "idk")]
     agree = sum(r["generated"] == r["judge"] for r in held) / len(held) if held else None
     return dg.AssetCheckResult(passed=agree is None or agree >= 0.5, severity=dg.AssetCheckSeverity.WARN,

@@ -64,6 +64,9 @@ def _metrics(warehouse: WarehouseResource, cfg) -> pa.Table:
             items = {r["item_id"]: r for r in warehouse.read_partition(lane_assets(suite, False)["items"]).to_pylist()}
             extra = table(suite.cross_model_metrics(votes, items, settings=suite.load_settings(cfg)), METRIC_SCHEMA)
             t = pa.concat_tables([t, extra])
+        if setting == "closed":
+            # the suite's own model-partitioned assets with metric rows (GraphEval: the hidden-state judge)
+            t = pa.concat_tables([t, *(_read_all(warehouse, f"{a}_metrics", METRIC_SCHEMA) for a in suite.closed_extras)])
         parts.append(t.append_column("setting", pa.array([setting] * t.num_rows, pa.string())))
     schema = METRIC_SCHEMA.append(pa.field("setting", pa.string()))
     return pa.concat_tables(parts) if parts else schema.empty_table()

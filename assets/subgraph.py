@@ -38,8 +38,11 @@ def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehou
                 linker, f["path"], mention_column=f.get("mention_column", "dbpedia_entities"),
                 text_column=f.get("text_column", "question"), id_column=f.get("id_column", "id"), limit=f.get("limit"),
             )
-        if settings.fpq_subjects:
+        if settings.fpq_subjects and cfg.has_suite("fpq"):
             found += fpq_subject_queries(warehouse.read_partition("fpq_true_triples").to_pylist())
+        elif settings.fpq_subjects:
+            context.log.warning("queries.fpq_subjects is on but the config has no suites.fpq section: no KG-FPQ "
+                                "subject queries")
         if settings.okgqa_questions and cfg.has_suite("okgqa"):
             found += okgqa_question_queries(warehouse.read_partition("okgqa_question_bank").to_pylist())
         elif settings.okgqa_questions:

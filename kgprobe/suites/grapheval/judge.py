@@ -38,8 +38,8 @@ from kgprobe.suites.base import limit_groups
 from kgprobe.suites.grapheval.prompts import statement_prompt
 from kgprobe.suites.grapheval.scoring import metric_rows
 
-__all__ = ["CLASSES", "JUDGE", "JudgeResult", "generated_labels", "hidden_states", "judge_mlp", "precision_recall_f1",
-           "predict", "run_hidden_judge", "train_judge"]
+__all__ = ["CLASSES", "JUDGE", "JudgeResult", "generated_labels", "hidden_states", "judge_mlp", "judge_quality_rows",
+           "precision_recall_f1", "predict", "run_hidden_judge", "train_judge"]
 
 #: The judge's three classes, in output order.
 CLASSES: tuple[str, ...] = ("true", "false", "idk")
@@ -158,6 +158,38 @@ def generated_labels(responses: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return {i: vote([label for _, label in sorted(rows)]) for i, rows in per_item.items()}
 
 
+def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_ids: Sequence[str], *, model: str,
+                       seed: int = 0, confidence: float = 0.95, resamples: int = 1000,
+                       costs: Mapping[str, tuple[float, int]] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Metric rows (judge ``hidden_state``) of the judge against the generated labels on held-back statements:
+    ``judge_agreement`` (a proportion, Wilson interval), ``judge_f1`` / ``judge_precision`` / ``judge_recall``
+    (macro, seeded bootstrap over the statements), and each of ``costs`` (name -> (value, n): measured seconds
+    and the speed-up; no interval)."""
+    from kgprobe.suites.base import metric_row
+
+    kw = {"model": model, "perturbation": "none", "suite": "grapheval", "task": "statement", "judge": JUDGE}
+    rows: list[dict[str, Any]] = []
+    if reference:
+        rows.append(metric_row(metric="judge_agreement", breakdown={}, confidence=confidence, item_ids=list(item_ids),
+                               flags=[a == b for a, b in zip(reference, predicted, strict=True)], **kw))
+        point = precision_recall_f1(reference, predicted)
+        rng = np.random.default_rng(row_seed(seed, "grapheval", "judge-f1", model))
+        draws = rng.integers(0, len(reference), size=(resamples, len(reference)))
+        boot = [precision_recall_f1([reference[i] for i in d], [predicted[i] for i in d]) for d in draws]
+        alpha = (1 - confidence) / 2
+        for name in ("f1", "precision", "recall"):
+            values = np.array([b[name] for b in boot])
+            low, high = (float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha)))
+            rows.append({**kw, "metric": f"judge_{name}", "breakdown": {}, "higher_is_better": True,
+                         "n": len(reference), "value": point[name], "ci_low": min(low, point[name]),
+                         "ci_high": max(high, point[name]), "interval": "bootstrap", "item_ids": list(item_ids)})
+    for name, (value, n) in (costs or {}).items():
+        rows.append({**kw, "metric": name, "breakdown": {}, "higher_is_better": name == "judge_speedup", "n": int(n),
+                     "value": float(value), "ci_low": float("nan"), "ci_high": float("nan"), "interval": "measured",
+                     "item_ids": []})
+    return rows
+
+
 @dataclass(frozen=True)
 class JudgeResult:
     """One model's judge run: per-statement labels (``split``: train, heldout, unlabelled; ``generated``: the vote
@@ -224,6 +256,12 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
     generate_per_1000 = 1000 * generate_s / max(1, len(timed))
     kw = {"model": model, "confidence": confidence, "resamples": resamples, "seed": seed}
     metrics = [
+        *judge_quality_rows([readable[i] for i in held_readable], [judge_label[i] for i in held_readable],
+                            held_readable, model=model, seed=seed, confidence=confidence, resamples=resamples,
+                            costs={"judge_seconds_per_1000": (judge_per_1000, len(statements)),
+                                   "generation_seconds_per_1000": (generate_per_1000, len(timed)),
+                                   "judge_speedup": (generate_per_1000 / judge_per_1000 if judge_per_1000
+                                                     else float("nan"), len(timed))}),
         *metric_rows(by_id, judge_label, judge=JUDGE, **kw),
         *metric_rows(by_id, {i: judge_label[i] for i in held_ids}, judge=f"{JUDGE}:heldout", **kw),
         *metric_rows(by_id, {i: generated[i] for i in held_ids}, judge="generated:heldout", **kw),

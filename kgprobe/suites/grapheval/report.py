@@ -36,6 +36,13 @@ def cell(row: Mapping[str, Any] | None) -> str:
     return f"{float(value):.2f}{ci} n={n}"
 
 
+def _measured(row: Mapping[str, Any] | None) -> str:
+    """A measured value (seconds, a speed-up) with the number of statements it was measured on."""
+    if row is None or row.get("value") is None or not math.isfinite(float(row["value"])):
+        return "–"
+    return f"{float(row['value']):,.1f} n={row.get('n')}"
+
+
 def _order(found: Sequence[str], preferred: Sequence[str]) -> list[str]:
     return [m for m in preferred if m in found] + sorted(set(found) - set(preferred))
 
@@ -82,8 +89,17 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
                                                      ylabel="mean over positives", xlabel="metric")
     figures = [{"id": key, "heading": "Correctness, truthfulness, informativeness per model",
                 "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")} for key, png in plots.items()]
+    judge_metrics = ("judge_f1", "judge_precision", "judge_recall", "judge_agreement")
+    costs = ("judge_seconds_per_1000", "generation_seconds_per_1000", "judge_speedup")
+    hidden = []
+    for model in models:
+        if not any(k[0] == model and k[2] in judge_metrics for k in index):
+            continue
+        hidden.append({"model": model,
+                       "cells": [cell(index.get((model, "hidden_state", m, ()))) for m in judge_metrics],
+                       "costs": [_measured(index.get((model, "hidden_state", m, ()))) for m in costs]})
     data = {"metrics": [m.capitalize() for m in METRICS] + ["Unknown share", "Accuracy"], "overall": overall,
-            "models": models, "by": by, "figures": figures,
+            "models": models, "by": by, "figures": figures, "hidden": hidden,
             "confidence": round(100 * float(getattr(ctx, "confidence", 0.95)))}
     return ReportSection(template="grapheval/section.html", template_dir=TEMPLATES, data=data,
                          metrics=[r for r in rows if not breakdown_of(r)]), plots

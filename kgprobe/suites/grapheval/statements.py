@@ -26,7 +26,7 @@ detected.
 
 A rejected slot is drawn again, up to ``max_attempts`` attempts (then ``exhausted``). A positive left without any
 negative is not written (its group would score F(τ) alone); one with fewer than k is, and is counted. The draws are
-64-bit hashes (SplitMix64) of (seed, triple, slot, attempt) over the KG's ids, so a positive's negatives do not
+64-bit hashes (SplitMix64's mix) of (seed, triple, slot, attempt) over the KG's ids, so a positive's negatives do not
 depend on which other triples were sampled.
 
     >>> result = build_statements(con, StatementOptions(per_relation=5, negatives=3), snapshot_id="s1", seed=0)
@@ -168,7 +168,8 @@ class DrawnStatements:
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_S30, _S27, _S31, _S32 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(32)
+_LOW32 = np.uint64(0xFFFFFFFF)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -216,8 +217,10 @@ class _KeySet:
         empty = keys == _EMPTY
         self.has_empty = bool(empty.any())  # the sentinel itself, kept apart
         keys = keys[~empty] if self.has_empty else keys
-        size = 1 << max(4, (2 * len(keys)).bit_length())
+        bits = max(4, (2 * len(keys)).bit_length())
+        size = 1 << bits
         self.mask = np.uint64(size - 1)
+        self.shift = np.uint64(64 - bits)
         self.table = np.full(size, _EMPTY, np.int64)
         slot = self._slots(keys)
         pending = np.arange(len(keys))
@@ -229,7 +232,8 @@ class _KeySet:
             slot[pending] = (slot[pending] + 1) & int(self.mask)
 
     def _slots(self, x: np.ndarray) -> np.ndarray:
-        return (_mix(x.view(np.uint64)) & self.mask).astype(np.int64)
+        # Fibonacci hashing: the top bits of key * 2^64 / golden ratio (two operations where a full mix is seven)
+        return ((x.view(np.uint64) * _GOLDEN) >> self.shift).astype(np.int64)
 
     def contains(self, x: np.ndarray) -> np.ndarray:
         """Whether each of ``x`` (int64) is in the set."""
@@ -277,8 +281,7 @@ class _KG:
 
 
 def _read_kg(con: duckdb.DuckDBPyConnection) -> _KG:
-    con.execute(load_sql("grapheval/entities"))
-    ent = con.execute("SELECT id, label, norm, type FROM _ge_ent ORDER BY id").to_arrow_table()
+    ent = con.execute(load_sql("grapheval/entity_arrays")).to_arrow_table()
     ids = ent.column("id").to_numpy()
     rel_ids = con.execute("SELECT id FROM relations ORDER BY id").fetchnumpy()["id"].astype(np.int64)
     n_ent = int(ids.max()) + 1 if len(ids) else 0
@@ -363,7 +366,7 @@ def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.nd
 def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
                     seed: int = 0, rejects: bool = False) -> DrawnStatements:  # fmt: skip
     """Positives and verified negatives of the KG whose tables ``con`` reads unqualified, as ids (see the module
-    docstring); ``rejects=True`` also keeps every rejected candidate. Leaves the temp table ``_ge_ent``."""
+    docstring); ``rejects=True`` also keeps every rejected candidate. Only reads ``con``."""
     relations = con.execute("SELECT id, key, label FROM relations ORDER BY id").fetchall()
     templates, template_meta = resolve_templates(relations, config=options.templates, dbpedia=options.dbpedia,
                                                  dbpedia_match=options.dbpedia_match)
@@ -442,13 +445,14 @@ def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = 
         attempts = attempt + 1
         sp, sj = slots // k, slots % k
         h, r, t = ph[sp], pr[sp], pt[sp]
-        r1 = _mix(base[sp] ^ _mix((sj * options.max_attempts + attempt).astype(np.uint64) + _GOLDEN))
-        r2 = _mix(r1 ^ _GOLDEN)
-        part = part_codes[(r1 % np.uint64(len(part_codes))).astype(np.int64)]
+        # one mix per draw; its high 32 bits choose the part and its low 32 bits the pool member, each by a
+        # multiply-shift range reduction (no division)
+        r1 = _mix(base[sp] + (sj * options.max_attempts + attempt + 1).astype(np.uint64) * _GOLDEN)
+        part = part_codes[(((r1 >> _S32) * np.uint64(len(part_codes))) >> _S32).astype(np.int64)]
         pool = np.where(part == 0, head_pool[sp], np.where(part == 2, tail_pool[sp], rel_pool[sp]))
         lo = pools.offsets[pool]
         size = pools.offsets[pool + 1] - lo
-        drawn = pools.members[lo + (r2 % size.astype(np.uint64)).astype(np.int64)]
+        drawn = pools.members[lo + (((r1 & _LOW32) * size.astype(np.uint64)) >> _S32).astype(np.int64)]
         ch, cr, ct = np.where(part == 0, drawn, h), np.where(part == 1, drawn, r), np.where(part == 2, drawn, t)
         ctext = text_key(ch, cr, ct)
         # the checks in order, each on the candidates no earlier check rejected
@@ -642,6 +646,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
     """
     try:
         drawn = draw_statements(con, options, seed=seed, rejects=rejects)
+        con.execute(load_sql("grapheval/entities"))  # keys, labels, primary types and degrees for the items
         n_pos = len(drawn.head)
         con.register("_ge_templates", template_table(drawn.templates))
         items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed)

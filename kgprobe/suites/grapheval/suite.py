@@ -161,6 +161,8 @@ class GraphEvalSuite(Suite):
     # the paper asks 3 times and takes the majority; Hugging Face's pipeline defaults of the chat models it used
     sampling = Sampling(n=3, temperature=0.6, top_p=0.9)
     headline = Headline("statement", "correctness", "Correctness (formula 2)")
+    # the hidden-state judge (assets/grapheval.py): empty partitions unless judge is hidden_state
+    closed_extras = ("grapheval_hidden_judge",)
 
     def items(self, source: ItemSource) -> ItemsResult:
         """Statements and verified negatives of the KG (see the module docstring), with every rejected candidate."""
