@@ -14,7 +14,7 @@ import os
 import dagster as dg
 
 from assets import fpq, ingest, okgqa, perturb, report, subgraph, suites
-from kgprobe.config import ProjectConfig, load_config
+from kgprobe.config import ProjectConfig, generation_models, load_config
 from kgprobe.config import config_path as resolve_config_path
 from kgprobe.errors import ConfigError
 from pipelines.jobs import all_jobs
@@ -37,6 +37,14 @@ def _config(config_path: str) -> ProjectConfig | None:
         return load_config(config_path)
     except ConfigError:
         return None
+
+
+def _gpu_models(cfg: ProjectConfig | None) -> frozenset[str]:
+    """Models that run on a GPU: vLLM ones, and local ones whose config asks for a CUDA device."""
+    if cfg is None:
+        return frozenset()
+    return frozenset(m.name for m in generation_models(cfg)
+                     if m.backend == "vllm" or str(getattr(m.config, "device", "")).startswith("cuda"))
 
 
 #: Suites whose own assets are always defined: the subgraph stage reads them (KG-FPQ's subjects and OKGQA's
@@ -78,7 +86,7 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
                       *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
                       *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],
-        jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg)),
+        jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg), gpu_models=_gpu_models(cfg)),
         resources={
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),

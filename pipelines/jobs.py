@@ -19,7 +19,9 @@ through the daemon.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
@@ -28,45 +30,84 @@ from pipelines.partitions import Partitions
 MAIN_JOB = "kgprobe_sample"
 #: The jobs the main chain runs, in order; partitioned ones run once per partition.
 MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "closed_book", "grounded", "publish")
+#: The run tag of a partition whose model runs on a GPU (``dagster.yaml`` runs one of them at a time).
 GPU_TAG = "kgprobe/gpu"
+#: JSON of the ``dagster-k8s/config`` tag given to GPU partitions' runs (node selector, GPU limits) on Kubernetes;
+#: see deploy/k8s/.
+GPU_K8S_CONFIG_ENV = "KGPROBE_GPU_K8S_CONFIG"
+
+
+def gpu_run_tags(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The run tags of a partition whose model needs a GPU: ``kgprobe/gpu=true``, and ``dagster-k8s/config`` from
+    ``KGPROBE_GPU_K8S_CONFIG`` when it is set (a JSON object; a malformed one is an error naming the variable)."""
+    environ = os.environ if environ is None else environ
+    tags = {GPU_TAG: "true"}
+    raw = environ.get(GPU_K8S_CONFIG_ENV)
+    if raw:
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{GPU_K8S_CONFIG_ENV}: not valid JSON ({exc}); set it to a dagster-k8s/config object "
+                             "such as deploy/k8s/gpu-run-config.json") from exc
+        if not isinstance(parsed, dict):
+            raise ValueError(f"{GPU_K8S_CONFIG_ENV}: expected a JSON object, got {type(parsed).__name__}")
+        tags["dagster-k8s/config"] = json.dumps(parsed, sort_keys=True)
+    return tags
+
+
+def _partition_tags(partitions_def: dg.PartitionsDefinition, gpu_models: set[str] | frozenset[str]) -> dict:
+    """``config=`` for a job partitioned by model (or model|perturbation): runs of GPU models' partitions carry
+    :func:`gpu_run_tags`, others no extra tag."""
+    if not gpu_models:
+        return {}
+    tags = gpu_run_tags()
+
+    def for_key(key: str) -> dict[str, str]:
+        return dict(tags) if key.split("|", 1)[0] in gpu_models else {}
+
+    return {"config": dg.PartitionedConfig(partitions_def=partitions_def, run_config_for_partition_key_fn=lambda _: {},
+                                           tags_for_partition_key_fn=for_key)}
 
 
 def _assets(names: Sequence[str]) -> dg.AssetSelection:
     return dg.AssetSelection.assets(*names) if names else dg.AssetSelection.assets()
 
 
-def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset()
-             ) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
-    """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane)."""
+def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset(),
+             gpu_models: set[str] | frozenset[str] = frozenset()) -> list[dg.UnresolvedAssetJobDefinition]:
+    """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane);
+    runs of ``gpu_models``' partitions carry :func:`gpu_run_tags`."""
     names = [s.name for s in suites]
     items = [f"{n}_items" for n in names]
     upstream = [a for s in suites for a in s.upstream]
     closed_answers = [f"{n}_responses" for n in names]
-    closed_scores = [f"{n}_scores" for n in names]
+    closed_scores = [f"{n}_scores" for n in names] + [a for s in suites for a in getattr(s, "closed_extras", ())]
     grounded_answers = [f"{n}_grounded_responses" for n in names if n in grounded]
     grounded_scores = [f"{n}_grounded_scores" for n in names if n in grounded]
     unpartitioned = (dg.AssetSelection.groups("ingest", "subgraph") | _assets([*upstream, *items])
                      | dg.AssetSelection.assets("triple_scorer"))
     in_process = {"executor_def": dg.in_process_executor}
+    by_model = {**in_process, **_partition_tags(parts.model, gpu_models)}
+    by_model_level = {**in_process, **_partition_tags(parts.model_perturbation, gpu_models)}
     jobs = [
         dg.define_asset_job("prepare", selection=unpartitioned,
                             description="Load the KGs, retrieve subgraphs, write every suite's questions, train the "
                                         "triple scorer."),
-        dg.define_asset_job("closed_book", selection=_assets([*closed_answers, *closed_scores]), **in_process,
+        dg.define_asset_job("closed_book", selection=_assets([*closed_answers, *closed_scores]), **by_model,
                             description="One model (partition) answers every suite closed book; answers read, judged "
                                         "and scored. The model is loaded once for the run."),
-        dg.define_asset_job("grounded", selection=_assets([*grounded_answers, *grounded_scores]), **in_process,
+        dg.define_asset_job("grounded", selection=_assets([*grounded_answers, *grounded_scores]), **by_model_level,
                             description="One model answers every grounded suite with KG context at one perturbation "
                                         "level; answers read, judged and scored."),
         dg.define_asset_job("publish", selection=dg.AssetSelection.groups("report"),
                             description="The leaderboard over every scored partition, and the HTML report with its plots."),
-        dg.define_asset_job("score_closed", selection=_assets(closed_scores), **in_process,
+        dg.define_asset_job("score_closed", selection=_assets(closed_scores), **by_model,
                             description="Re-score stored closed-book answers of one model (no generation)."),
-        dg.define_asset_job("score_grounded", selection=_assets(grounded_scores), **in_process,
+        dg.define_asset_job("score_grounded", selection=_assets(grounded_scores), **by_model_level,
                             description="Re-score stored grounded answers of one model|perturbation (no generation)."),
-        dg.define_asset_job("generate_closed", selection=_assets(closed_answers), **in_process,
+        dg.define_asset_job("generate_closed", selection=_assets(closed_answers), **by_model,
                             description="Closed-book answers of one model (partition) to every suite's questions."),
-        dg.define_asset_job("generate_grounded", selection=_assets(grounded_answers), **in_process,
+        dg.define_asset_job("generate_grounded", selection=_assets(grounded_answers), **by_model_level,
                             description="KG-grounded answers of one model at one perturbation level (model|perturbation)."),
         dg.define_asset_job("perturb", selection=dg.AssetSelection.assets("perturbed_subgraphs"),
                             description="The pruned subgraphs perturbed at one method and level (partition)."),
