@@ -19,7 +19,6 @@ another, with the questions and answers side by side.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
@@ -41,14 +40,11 @@ def stance(vote: Mapping[str, Any]) -> str | None:
 
 
 def _asserts(item: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    try:
-        evidence = json.loads(item.get("evidence") or "{}")
-    except (TypeError, ValueError):
-        return None
-    triple = evidence.get("asserts") if isinstance(evidence, dict) else None
-    if isinstance(triple, (list, tuple)) and len(triple) == 3 and all(isinstance(x, str) for x in triple):
-        return (triple[0], triple[1], triple[2])
-    return None
+    from kgprobe.suites.base import (
+        asserts,  # the evidence convention every suite writes
+    )
+
+    return asserts(item)
 
 
 def fact_stances(items: Iterable[Mapping[str, Any]], votes: Iterable[Mapping[str, Any]],

@@ -478,17 +478,23 @@ def check_items(suite: str, items: pa.Table) -> None:
         raise ValueError(f"suite {suite}: item ids are not unique ({len(ids) - len(set(ids))} repeated)")
 
 
-def asserted_triple(item: Mapping[str, Any]) -> str | None:
-    """The true KG triple an item tests, ``head label|relation key|tail label``, from ``"asserts"`` in its evidence
-    JSON (None when it asserts none)."""
+def asserts(item: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """The true KG triple an item tests, ``(head label, relation key, tail label)``, from ``"asserts"`` in its
+    evidence JSON (None when it asserts none)."""
     try:
         evidence = json.loads(item.get("evidence") or "{}")
     except (TypeError, ValueError):
         return None
     triple = evidence.get("asserts") if isinstance(evidence, dict) else None
     if isinstance(triple, (list, tuple)) and len(triple) == 3 and all(isinstance(x, str) for x in triple):
-        return "|".join(triple)
+        return (triple[0], triple[1], triple[2])
     return None
+
+
+def asserted_triple(item: Mapping[str, Any]) -> str | None:
+    """:func:`asserts` as one string, ``head label|relation key|tail label``."""
+    triple = asserts(item)
+    return "|".join(triple) if triple is not None else None
 
 
 def limit_groups(items: Iterable[Mapping[str, Any]], limit: int | None, *, group: Callable[[Mapping[str, Any]], Any],

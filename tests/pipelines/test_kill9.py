@@ -8,14 +8,12 @@ would stay "started" until a person marks it canceled: deploy/README.md.)
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -26,17 +24,8 @@ KEY_ENV = "KGPROBE_TEST_KILL9_KEY"
 _PID = re.compile(r"Executing steps in process \(pid: (\d+)\)")
 
 
-def _machinery() -> ModuleType:
-    name = "kgprobe_benchmarks_backfill"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / "backfill.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-bf = _machinery()
+sys.path.insert(0, str(REPO / "benchmarks"))  # the daemon and backfill machinery the benchmark times
+import backfill as bf
 
 
 def _run(home: Path, run_id: str):
