@@ -20,7 +20,7 @@ def cost_rows(entries: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, A
     """One row per (model, suite, setting) from ``(plan, generated)`` pairs: the plans' ``to_generate``,
     ``input_tokens``, ``output_tokens`` and ``cost_usd`` summed (``_est``), beside the samples, tokens and cost of the
     answers the plan's run generated in that partition (``generated``: response rows with ``tokens_in``,
-    ``tokens_out``, ``cost``, ``error``). A cost is None when nothing in the cell has one (unpriced models)."""
+    ``tokens_out``, ``cost``, ``error``; rows of one ``response_id``, items sharing a prompt, count once). A cost is None when nothing in the cell has one (unpriced models)."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
     for plan, generated in entries:
         key = (str(plan["model"]), str(plan["suite"]), str(plan.get("setting") or "closed"))
@@ -33,9 +33,16 @@ def cost_rows(entries: Iterable[tuple[Mapping[str, Any], Iterable[Mapping[str, A
         if plan.get("cost_usd") is not None:
             row["cost_usd_est"] += plan["cost_usd"]
             row["priced"] = True
+        seen: set[str] = set()
         for r in generated:
             if r.get("error") is not None:
                 continue
+            # items that share a prompt share its answer (one response_id): it was generated and paid for once
+            rid = r.get("response_id")
+            if rid is not None:
+                if rid in seen:
+                    continue
+                seen.add(rid)
             row["generated_samples"] += 1
             row["input_tokens"] += r.get("tokens_in") or 0
             row["output_tokens"] += r.get("tokens_out") or 0

@@ -27,3 +27,13 @@ def test_plans_and_what_their_runs_generated_add_up_per_cell() -> None:
     assert m["cost_usd_est"] == pytest.approx(1.2) and m["cost_usd"] == pytest.approx(1.25)
     assert by[("oracle", "grounded")]["cost_usd_est"] == 0.0
     assert by[("local", "closed")]["cost_usd_est"] is None and by[("local", "closed")]["cost_usd"] is None
+
+
+def test_items_sharing_a_prompt_count_its_answer_once() -> None:
+    # three items, two of which ask the same prompt: the store generated two samples, not three
+    answers = [{"response_id": "a", "tokens_in": 10, "tokens_out": 4, "cost": 0.5, "error": None},
+               {"response_id": "a", "tokens_in": 10, "tokens_out": 4, "cost": 0.5, "error": None},
+               {"response_id": "b", "tokens_in": 7, "tokens_out": 3, "cost": 0.25, "error": None}]
+    [row] = cost_rows([(_plan("m", "grapheval", 2, 17, 7, 0.75), answers)])
+    assert (row["planned_samples"], row["generated_samples"]) == (2, 2)
+    assert (row["input_tokens"], row["output_tokens"], row["cost_usd"]) == (17, 7, 0.75)
