@@ -1,7 +1,8 @@
 """GraphEval's statements: positives from KG triples, and k negatives per positive made by corrupting the head,
 the relation or the tail, each verified false against the KG. The draws and checks run vectorised in NumPy over
-integer keys of the whole KG (a sorted array and a binary search per check), attempt by attempt; no Python loop
-touches a triple. DuckDB reads the KG and renders the item table.
+integer keys of the whole KG (hash sets built once per KG), attempt by attempt, in blocks of positives that run
+on threads (NumPy lets go of the GIL; a block's result does not depend on the others, so the output does not
+depend on the number of threads); no Python loop touches a triple. DuckDB reads the KG.
 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate (the paper's point about selection bias), rendered with the relation's template
@@ -39,6 +40,8 @@ statements and their counts are wanted; :func:`build_statements` renders its res
 from __future__ import annotations
 
 import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,9 +162,14 @@ class DrawnStatements:
         row = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, np.int64)
         row[ids] = np.arange(len(ids))
         has = self.neg_part.ravel() >= 0
-        return (_render(self.templates, labels, row, self.head, self.relation, self.tail),
-                _render(self.templates, labels, row, self.neg_head.ravel()[has], self.neg_relation.ravel()[has],
-                        self.neg_tail.ravel()[has]))
+        h, r, t = (np.concatenate([pos, neg.ravel()[has]]) for pos, neg in
+                   ((self.head, self.neg_head), (self.relation, self.neg_relation), (self.tail, self.neg_tail)))
+        with ThreadPoolExecutor(_THREADS) as threads:  # Polars lets go of the GIL: blocks rendered side by side
+            rendered = pl.concat(list(threads.map(
+                lambda first: _render(self.templates, labels, row, h[first:first + _BLOCK * 2],
+                                      r[first:first + _BLOCK * 2], t[first:first + _BLOCK * 2]),
+                range(0, len(h), _BLOCK * 2))) or [pl.Series("text", [], pl.String)], rechunk=False)
+        return rendered[:len(self.head)], rendered[len(self.head):]
 
 
 # ---- hashing and keys -------------------------------------------------------------------------------------------
@@ -205,12 +213,16 @@ def _unique(x: np.ndarray) -> np.ndarray:
 
 
 _EMPTY = np.iinfo(np.int64).min
+#: Positives per block of the draw: a block's working arrays (k slots per positive) stay in the CPU's cache.
+_BLOCK = 65_536
+_THREADS = min(4, os.cpu_count() or 1)
 
 
 class _KeySet:
     """A set of int64 keys for vectorised membership: an open-addressing hash table (linear probing, at most half
-    full) built and probed in NumPy rounds, one gather per round. Built once per KG; each probe of a million
-    candidates is a few gathers instead of building a hash table per call."""
+    full) built and probed in NumPy rounds, one gather per round, behind a filter of 8 flags per key (one gather
+    from an array small enough for the CPU's cache answers "no" for most keys that are not in the set). Built once
+    per KG; each probe of a million candidates is a few gathers instead of building a hash table per call."""
 
     def __init__(self, keys: np.ndarray) -> None:
         keys = np.asarray(keys, np.int64)  # repeated keys are fine: each lands on the first copy's slot
@@ -218,11 +230,14 @@ class _KeySet:
         self.has_empty = bool(empty.any())  # the sentinel itself, kept apart
         keys = keys[~empty] if self.has_empty else keys
         bits = max(4, (2 * len(keys)).bit_length())
-        size = 1 << bits
-        self.mask = np.uint64(size - 1)
+        self.mask = np.uint64((1 << bits) - 1)
         self.shift = np.uint64(64 - bits)
-        self.table = np.full(size, _EMPTY, np.int64)
-        slot = self._slots(keys)
+        self.filter_shift = np.uint64(64 - max(6, (8 * len(keys)).bit_length()))
+        self.table = np.full(1 << bits, _EMPTY, np.int64)
+        hashed = _fibonacci(keys)
+        self.filter = np.zeros(1 << (64 - int(self.filter_shift)), bool)
+        self.filter[hashed >> self.filter_shift] = True
+        slot = (hashed >> self.shift).astype(np.int64)
         pending = np.arange(len(keys))
         while len(pending):
             s = slot[pending]
@@ -231,16 +246,15 @@ class _KeySet:
             pending = pending[self.table[s] != keys[pending]]
             slot[pending] = (slot[pending] + 1) & int(self.mask)
 
-    def _slots(self, x: np.ndarray) -> np.ndarray:
-        # Fibonacci hashing: the top bits of key * 2^64 / golden ratio (two operations where a full mix is seven)
-        return ((x.view(np.uint64) * _GOLDEN) >> self.shift).astype(np.int64)
-
     def contains(self, x: np.ndarray) -> np.ndarray:
         """Whether each of ``x`` (int64) is in the set."""
         x = np.asarray(x, np.int64)
         found = np.zeros(len(x), bool)
-        slot = self._slots(x)
-        todo = np.flatnonzero(x != _EMPTY)  # the sentinel would "find" any empty slot
+        hashed = _fibonacci(x)
+        todo = np.flatnonzero(self.filter[hashed >> self.filter_shift])
+        slot = np.zeros(len(x), np.int64)
+        slot[todo] = (hashed[todo] >> self.shift).astype(np.int64)
+        todo = todo[x[todo] != _EMPTY]  # the sentinel would "find" any empty slot
         while len(todo):
             value = self.table[slot[todo]]
             hit = value == x[todo]
@@ -250,6 +264,12 @@ class _KeySet:
         if self.has_empty:
             found |= x == _EMPTY
         return found
+
+
+def _fibonacci(x: np.ndarray) -> np.ndarray:
+    """Fibonacci hashing: key * 2^64 / golden ratio, whose top bits index a table (two operations where a full mix
+    is seven)."""
+    return x.view(np.uint64) * _GOLDEN
 
 
 def _codes(values: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, int]:
@@ -335,8 +355,12 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
         pool_id.append(rt + pairs // max(r, 1))
         member.append(pairs % max(r, 1))
     ids, members = np.concatenate(pool_id), np.concatenate(member)
-    order = np.lexsort((members, ids))
-    ids, members = ids[order], members[order]
+    width = max(kg.n_ent, kg.n_rel, 1)  # members are entity or relation ids
+    if (rt + t + 1) * width < 2**62:  # one packed sort, unpacked again
+        ids, members = np.divmod(np.sort(ids * width + members), width)
+    else:
+        order = np.lexsort((members, ids))
+        ids, members = ids[order], members[order]
     offsets = np.searchsorted(ids, np.arange(rt + t + 1))
     return _Pools(offsets=offsets, members=members), dom, rng, rt
 
@@ -367,11 +391,22 @@ def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = 
                     seed: int = 0, rejects: bool = False) -> DrawnStatements:  # fmt: skip
     """Positives and verified negatives of the KG whose tables ``con`` reads unqualified, as ids (see the module
     docstring); ``rejects=True`` also keeps every rejected candidate. Only reads ``con``."""
+    with ThreadPoolExecutor(_THREADS) as threads:  # NumPy lets go of the GIL in its loops: sets, pools, blocks
+        return _draw(con, options, seed=seed, rejects=rejects, threads=threads)
+
+
+def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: int, rejects: bool,
+          threads: ThreadPoolExecutor) -> DrawnStatements:  # fmt: skip
     relations = con.execute("SELECT id, key, label FROM relations ORDER BY id").fetchall()
     templates, template_meta = resolve_templates(relations, config=options.templates, dbpedia=options.dbpedia,
                                                  dbpedia_match=options.dbpedia_match)
     kg = _read_kg(con)
     typed = options.corruption == "typed"
+    # what a negative must not be, and where replacements come from, built while the positives are chosen
+    kg_keys = threads.submit(lambda: _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent)))
+    surface = threads.submit(lambda: _KeySet(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel,
+                                                  kg.n_norm, kg.n_norm)))
+    pooled = threads.submit(_pools, kg, typed)
     k = options.negatives
 
     # templates: a pattern code per relation (the text around the labels) and which label comes first
@@ -417,76 +452,96 @@ def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = 
     positive_texts = _KeySet(pos_text[keep])
     n_pos = len(ph)
 
-    # what a negative must not be
-    kg_keys = _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent))
-    surface = _KeySet(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel, kg.n_norm, kg.n_norm))
-
-    pools, dom, rng, rt = _pools(kg, typed)
+    kg_keys, surface = kg_keys.result(), surface.result()
+    pools, dom, rng, rt = pooled.result()
+    # the pool of each part of each positive, flat: pool_of[positive * 3 + part] (part indexes PARTS)
     if typed:
-        head_pool = np.where(kg.ptype[ph] >= 0, 2 + kg.ptype[ph], dom + pr)
-        tail_pool = np.where(kg.ptype[pt] >= 0, 2 + kg.ptype[pt], rng + pr)
-        rel_pool = np.where(kg.ptype[ph] >= 0, rt + kg.ptype[ph], 1)
+        typed_head, typed_tail = kg.ptype[ph] >= 0, kg.ptype[pt] >= 0
+        pool_of = np.stack([np.where(typed_head, 2 + kg.ptype[ph], dom + pr),
+                            np.where(typed_head, rt + kg.ptype[ph], 1),
+                            np.where(typed_tail, 2 + kg.ptype[pt], rng + pr)], axis=1).ravel()
     else:
-        head_pool = tail_pool = np.zeros(n_pos, np.int64)
-        rel_pool = np.ones(n_pos, np.int64)
+        pool_of = np.tile(np.array([0, 1, 0], np.int64), n_pos)
+    original = np.stack([ph, pr, pt], axis=1).ravel()
     part_codes = np.array([PARTS.index(p) for p in options.parts], np.int64)
 
     # the slots, flat: slot = positive * k + j; a positive's draws hash its triple once, then (slot, attempt)
     neg = {name: np.full(n_pos * k, -1, np.int64) for name in ("head", "relation", "tail", "part", "attempt")}
     neg_text = np.full(n_pos * k, -1, np.int64)
-    counts = np.zeros((len(_CHECKS) + 1, len(PARTS)), np.int64)
-    kept: list[dict[str, np.ndarray]] = []
     base = _hash(seed, ph, pr, pt)
-    slots = np.arange(n_pos * k, dtype=np.int64)
-    attempts = 0
-    for attempt in range(options.max_attempts):
-        if not len(slots):
-            break
-        attempts = attempt + 1
-        sp, sj = slots // k, slots % k
-        h, r, t = ph[sp], pr[sp], pt[sp]
-        # one mix per draw; its high 32 bits choose the part and its low 32 bits the pool member, each by a
-        # multiply-shift range reduction (no division)
-        r1 = _mix(base[sp] + (sj * options.max_attempts + attempt + 1).astype(np.uint64) * _GOLDEN)
-        part = part_codes[(((r1 >> _S32) * np.uint64(len(part_codes))) >> _S32).astype(np.int64)]
-        pool = np.where(part == 0, head_pool[sp], np.where(part == 2, tail_pool[sp], rel_pool[sp]))
-        lo = pools.offsets[pool]
-        size = pools.offsets[pool + 1] - lo
-        drawn = pools.members[lo + (((r1 & _LOW32) * size.astype(np.uint64)) >> _S32).astype(np.int64)]
-        ch, cr, ct = np.where(part == 0, drawn, h), np.where(part == 1, drawn, r), np.where(part == 2, drawn, t)
-        ctext = text_key(ch, cr, ct)
-        # the checks in order, each on the candidates no earlier check rejected
-        reason = np.where((ch == h) & (cr == r) & (ct == t), 1, 0)
-        i = np.flatnonzero(reason == 0)
-        reason[i[kg_keys.contains(_key(ch[i], cr[i], ct[i], kg.n_rel, kg.n_ent, kg.n_ent))]] = 2
-        i = np.flatnonzero(reason == 0)
-        reason[i[surface.contains(_key(kg.norm[ch[i]], cr[i], kg.norm[ct[i]], kg.n_rel, kg.n_norm, kg.n_norm))]] = 3
-        i = np.flatnonzero(reason == 0)
-        reason[i[positive_texts.contains(ctext[i])]] = 4
-        # the text of a negative this positive already has (from an earlier attempt), or that a lower slot of the
-        # same positive draws in this attempt
-        i = np.flatnonzero(reason == 0)
-        now = neg_text.copy()
-        now[slots[i]] = ctext[i]
-        first = sp[i] * k
-        same = np.zeros(len(i), bool)
-        for other in range(k):
-            at = first + other
-            same |= (at != slots[i]) & (now[at] == ctext[i]) & ((neg_text[at] != -1) | (other < sj[i]))
-        reason[i[same]] = 5
-        ok = reason == 0
-        done = slots[ok]
-        for name, values in (("head", ch), ("relation", cr), ("tail", ct), ("part", part)):
-            neg[name][done] = values[ok]
-        neg["attempt"][done] = attempt
-        neg_text[done] = ctext[ok]
-        counts += np.bincount(reason[~ok] * len(PARTS) + part[~ok], minlength=counts.size).reshape(counts.shape)
-        if rejects:
-            bad = ~ok
-            kept.append({"p": sp[bad], "j": sj[bad], "attempt": np.full(int(bad.sum()), attempt, np.int64),
-                         "part": part[bad], "head": ch[bad], "relation": cr[bad], "tail": ct[bad],
-                         "reason": reason[bad]})
-        slots = slots[~ok]
+
+    def attempt_block(first: int, last: int) -> tuple[np.ndarray, list[dict[str, np.ndarray]], np.ndarray, int]:
+        """Every attempt for the slots of positives ``first`` to ``last`` (a positive's slots depend on nothing
+        outside it, so blocks are independent and write apart): reject counts, rejected candidates, the slots
+        given up and the attempts made. Blocks keep the working arrays small enough to stay in cache."""
+        counts = np.zeros((len(_CHECKS) + 1, len(PARTS)), np.int64)
+        kept: list[dict[str, np.ndarray]] = []
+        slots = np.arange(first * k, last * k, dtype=np.int64)
+        attempts = 0
+        for attempt in range(options.max_attempts):
+            if not len(slots):
+                break
+            attempts = attempt + 1
+            sp, sj = slots // k, slots % k
+            # one mix per draw; its high 32 bits choose the part and its low 32 bits the pool member, each by a
+            # multiply-shift range reduction (no division)
+            r1 = _mix(base[sp] + (sj * options.max_attempts + attempt + 1).astype(np.uint64) * _GOLDEN)
+            part = part_codes[(((r1 >> _S32) * np.uint64(len(part_codes))) >> _S32).astype(np.int64)]
+            at = sp * 3 + part
+            pool = pool_of[at]
+            lo = pools.offsets[pool]
+            size = pools.offsets[pool + 1] - lo
+            drawn = pools.members[lo + (((r1 & _LOW32) * size.astype(np.uint64)) >> _S32).astype(np.int64)]
+            ch = np.where(part == 0, drawn, ph[sp])
+            cr = np.where(part == 1, drawn, pr[sp])
+            ct = np.where(part == 2, drawn, pt[sp])
+            # the checks in order, each on the candidates no earlier check rejected. A KG triple always has its own
+            # surface form, so the KG keys are probed only for candidates whose surface form is a KG one
+            unchanged = drawn == original[at]
+            reason = unchanged.astype(np.int64)
+            i = np.flatnonzero(surface.contains(_key(kg.norm[ch], cr, kg.norm[ct], kg.n_rel, kg.n_norm, kg.n_norm))
+                               & ~unchanged)
+            reason[i] = np.where(kg_keys.contains(_key(ch[i], cr[i], ct[i], kg.n_rel, kg.n_ent, kg.n_ent)), 2, 3)
+            i = np.flatnonzero(reason == 0)
+            ctext = text_key(ch[i], cr[i], ct[i])
+            reason[i[positive_texts.contains(ctext)]] = 4
+            # the text of a negative this positive already has (from an earlier attempt), or that a lower slot of
+            # the same positive draws in this attempt
+            open_ = reason[i] == 0
+            i, ctext = i[open_], ctext[open_]
+            now = neg_text[first * k:last * k].copy()
+            now[slots[i] - first * k] = ctext
+            own = sp[i] * k - first * k
+            same = np.zeros(len(i), bool)
+            for other in range(k):
+                at_other = own + other
+                same |= ((at_other != slots[i] - first * k) & (now[at_other] == ctext)
+                         & ((neg_text[first * k + at_other] != -1) | (other < sj[i])))
+            reason[i[same]] = 5
+            ok = reason == 0
+            accepted = np.flatnonzero(ok)
+            done = slots[accepted]
+            for name, values in (("head", ch), ("relation", cr), ("tail", ct), ("part", part)):
+                neg[name][done] = values[accepted]
+            neg["attempt"][done] = attempt
+            neg_text[slots[i[~same]]] = ctext[~same]
+            counts += np.bincount(reason[~ok] * len(PARTS) + part[~ok], minlength=counts.size).reshape(counts.shape)
+            if rejects:
+                bad = ~ok
+                kept.append({"p": sp[bad], "j": sj[bad], "attempt": np.full(int(bad.sum()), attempt, np.int64),
+                             "part": part[bad], "head": ch[bad], "relation": cr[bad], "tail": ct[bad],
+                             "reason": reason[bad]})
+            slots = slots[~ok]
+        return counts, kept, slots, attempts
+
+    n_blocks = -(-n_pos // _BLOCK)
+    n_blocks = -(-n_blocks // _THREADS) * _THREADS  # equal blocks, as many per thread
+    edges = np.linspace(0, n_pos, n_blocks + 1).astype(np.int64).tolist()
+    blocks = list(threads.map(attempt_block, edges[:-1], edges[1:]))
+    counts = sum((b[0] for b in blocks), np.zeros((len(_CHECKS) + 1, len(PARTS)), np.int64))
+    kept = [x for b in blocks for x in b[1]]
+    slots = np.concatenate([b[2] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    attempts = max((b[3] for b in blocks), default=0)
 
     neg = {name: values.reshape(n_pos, k) for name, values in neg.items()}
     per_positive = (neg["part"] >= 0).sum(axis=1)
@@ -511,6 +566,8 @@ def draw_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = 
     if rejects:
         rejected = {name: np.concatenate([x[name] for x in kept]) if kept else np.zeros(0, np.int64)
                     for name in ("p", "j", "attempt", "part", "head", "relation", "tail", "reason")}
+        order = np.lexsort((rejected["p"] * k + rejected["j"], rejected["attempt"]))  # attempt, then slot
+        rejected = {name: values[order] for name, values in rejected.items()}
     return DrawnStatements(head=ph, relation=pr, tail=pt, neg_head=neg["head"], neg_relation=neg["relation"],
                            neg_tail=neg["tail"], neg_part=neg["part"], neg_attempt=neg["attempt"], dropped=dropped,
                            rejected=rejected, exhausted=np.stack([slots // k, slots % k], axis=1),

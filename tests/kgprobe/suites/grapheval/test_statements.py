@@ -102,6 +102,29 @@ def test_seeded_and_stable(sample_con, sample_set) -> None:
     assert set(sample_set.items.column("item_id").to_pylist()) <= set(full.items.column("item_id").to_pylist())
 
 
+def test_blocks_and_threads_do_not_change_the_draw(sample_con, monkeypatch) -> None:
+    import numpy as np
+
+    from kgprobe.suites.grapheval import statements
+
+    def draw():
+        d = statements.draw_statements(sample_con, StatementOptions(per_relation=None, negatives=3), seed=5,
+                                       rejects=True)
+        return d, [t.to_list() for t in d.texts(sample_con)]
+
+    (one, one_texts) = draw()
+    monkeypatch.setattr(statements, "_BLOCK", 7)  # many small blocks, several per thread, and the texts in blocks
+    monkeypatch.setattr(statements, "_THREADS", 3)
+    (many, many_texts) = draw()
+    assert one.neg_part.size > 100 and (one.neg_part >= 0).sum() > 100
+    for name in ("neg_head", "neg_relation", "neg_tail", "neg_part", "neg_attempt", "exhausted"):
+        assert np.array_equal(getattr(one, name), getattr(many, name)), name
+    for name, values in one.rejected.items():
+        assert np.array_equal(values, many.rejected[name]), name  # in (attempt, slot) order either way
+    assert one.reject_counts == many.reject_counts and one.metadata == many.metadata
+    assert one_texts == many_texts
+
+
 def test_rejects_are_counted_with_reasons(sample_set) -> None:
     counts = sample_set.metadata["rejected_by_reason"]
     rejects = sample_set.rejects.to_pylist()
