@@ -38,7 +38,7 @@ from kgprobe.suites.fpq.metrics import fpq_metrics, score_items
 from kgprobe.scoring.stats import ALL_MODELS, judge_agreement, pooled_agreement
 from kgprobe.generation.prompts import JUDGE_TEMPLATE_ID, render
 from kgprobe.generation.store import ResponseStore
-from kgprobe.scoring.judges import judge_runner
+from kgprobe.scoring.judges import judge_runner, oracle_cannot_judge
 from kgprobe.suites.base import AGREEMENT_SCHEMA, table as _table
 
 __all__ = [
@@ -187,11 +187,10 @@ def _verdicts(spec: ModelSpec, judge: Callable[[ModelSpec, list[Prompt]], dict[s
               log: Callable[[str], None]) -> dict[str, dict[str, Any]]:
     """One judge's verdicts on the WH answers that did not fail, by response id."""
     prompts = [judge_prompt(by_id[r["item_id"]], r["text"], r["response_id"]) for r in wh if r["error"] is None]
-    verdicts: dict[str, dict[str, Any]] = {}
-    if spec.backend == "reference" and getattr(spec.config, "kind", None) == "oracle":
-        # its failure on free text is certain; asking would only store the same failure again on every run
-        verdicts = {p.item_id: {"text": None, "error": _ORACLE_CANNOT, "response_id": None} for p in prompts if p.gold is None}
-        prompts = [p for p in prompts if p.gold is not None]
+    # the reference oracle is not asked about free text (it has no gold verdict): its verdict says so
+    verdicts = {p.item_id: {"text": None, "error": _ORACLE_CANNOT, "response_id": None}
+                for p in prompts if oracle_cannot_judge(spec, p)}
+    prompts = [p for p in prompts if p.item_id not in verdicts]
     log(f"judge {spec.name}: {len(prompts)} WH answers of {model} ({len({p.text for p in prompts})} distinct)")
     if prompts:
         verdicts.update(judge(spec, prompts))
