@@ -509,14 +509,20 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
             # the same positive draws in this attempt
             open_ = reason[i] == 0
             i, ctext = i[open_], ctext[open_]
-            now = neg_text[first * k:last * k].copy()
-            now[slots[i] - first * k] = ctext
-            own = sp[i] * k - first * k
+            # (a slot o of the positive is "lower" than this one when its index is j + d - k for d in 1..k-1; a slot
+            # rejected in this attempt holds -1 in `now`, which no text key equals)
+            block_text = neg_text[first * k:last * k]
+            now = block_text.copy()
+            local = slots[i] - first * k
+            now[local] = ctext
+            j_i = sj[i]
+            own = local - j_i
             same = np.zeros(len(i), bool)
-            for other in range(k):
-                at_other = own + other
-                same |= ((at_other != slots[i] - first * k) & (now[at_other] == ctext)
-                         & ((neg_text[first * k + at_other] != -1) | (other < sj[i])))
+            for d in range(1, k):
+                oj = j_i + d
+                lower = oj >= k
+                o = own + np.where(lower, oj - k, oj)
+                same |= (now[o] == ctext) & (lower | (block_text[o] != -1))
             reason[i[same]] = 5
             ok = reason == 0
             accepted = np.flatnonzero(ok)
