@@ -37,7 +37,7 @@ def build(parts) -> tuple[list, list]:
     check: ``(assets, checks)``, as ``assets.perturb.build`` gives."""
 
     @dg.asset(name="grapheval_hidden_judge", group_name=GROUP, kinds={"parquet", "python"},
-              partitions_def=parts.model, deps=["grapheval_responses"], pool="gpu")
+              partitions_def=parts.model, deps=["grapheval_responses"])
     def grapheval_hidden_judge(context: dg.AssetExecutionContext, project: ProjectResource,
                                warehouse: WarehouseResource, models: ModelPool) -> dg.MaterializeResult:
         """GraphEval's hidden-state judge: statements labelled from one forward pass each, beside generated answers."""

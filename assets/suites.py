@@ -40,8 +40,6 @@ from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
-GPU_POOL = "gpu"
-
 __all__ = ["build", "enabled_suites", "grounded_enabled", "lane_assets", "score_metadata"]
 
 
@@ -176,7 +174,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         }
 
     @dg.asset(name=names["responses"], group_name=group, kinds={"parquet"}, partitions_def=parts.model,
-              deps=[items_asset], pool=GPU_POOL,
+              deps=[items_asset],
               description=f"{suite.title}: every question answered by one model (closed book), resumable.")
     def responses_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
                         models: ModelPool) -> dg.MaterializeResult:
@@ -213,7 +211,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         return score_metadata(suite, scored)
 
     @dg.asset(name=names["scores"], group_name=group, kinds={"parquet", "python"}, partitions_def=parts.model,
-              deps=[responses_asset], pool=GPU_POOL,
+              deps=[responses_asset],
               description=f"{suite.title}: one model's answers read, judged, voted and measured, with 95% intervals.")
     def scores_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
                      models: ModelPool, embedder: EmbedderResource) -> dg.MaterializeResult:
@@ -226,7 +224,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
 
     if grounded:
         @dg.asset(name=names["grounded_responses"], group_name=group, kinds={"parquet"},
-                  partitions_def=parts.model_perturbation, deps=[items_asset, "perturbed_subgraphs"], pool=GPU_POOL,
+                  partitions_def=parts.model_perturbation, deps=[items_asset, "perturbed_subgraphs"],
                   description=f"{suite.title}: one model's answers with KG context at one perturbation level.")
         def grounded_responses_asset(context: dg.AssetExecutionContext, project: ProjectResource,
                                      warehouse: WarehouseResource, models: ModelPool,
@@ -256,7 +254,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                                                   "items_without_context": sum(1 for q in used.values() if q not in subgraphs)})
 
         @dg.asset(name=names["grounded_scores"], group_name=group, kinds={"parquet", "python"},
-                  partitions_def=parts.model_perturbation, deps=[grounded_responses_asset], pool=GPU_POOL,
+                  partitions_def=parts.model_perturbation, deps=[grounded_responses_asset],
                   description=f"{suite.title}: grounded answers of one model at one level read, judged, voted, measured.")
         def grounded_scores_asset(context: dg.AssetExecutionContext, project: ProjectResource,
                                   warehouse: WarehouseResource, models: ModelPool,

@@ -1,7 +1,7 @@
 """A backfill over model x perturbation through the Dagster daemon: wall time at 1 and at 4 concurrent runs.
 
     python benchmarks/backfill.py [--runs 1 4] [--config examples/sample.yaml] [--levels 0.5] [--methods RS ER]
-                                  [--models oracle random] [--suites fpq erbench]
+                                  [--models oracle random] [--suites fpq erbench] [--gpu-models random]
 
 The project: the sample config reduced to its reference models (no weights), the oracle as the one judge and one
 retrieval query per entity type, perturbed at ``--methods`` x ``--levels``. The unpartitioned stages (``prepare``,
@@ -9,8 +9,9 @@ retrieval query per entity type, perturbed at ``--methods`` x ``--levels``. The 
 with the repository's ``dagster.yaml`` (``max_concurrent_runs`` set to that value), ``dagster-daemon run``, and
 ``dagster job backfill --all`` of ``closed_book`` and ``grounded``: the time from the first submission until the
 last run ends. Each measurement starts from the same prepared warehouse without stored responses, so every run
-generates its answers. Every run of these two jobs holds the ``gpu`` pool (limit 1, per run: ``dagster.yaml``), so
-they follow one another at either setting: the difference is queueing and process start-up, not parallel work.
+generates its answers. Runs of reference models hold no GPU, so up to ``max_concurrent_runs`` of them go at once;
+``--gpu-models`` names models whose runs get the ``kgprobe/gpu`` tag anyway (``KGPROBE_GPU_MODELS``), to see the
+queue keep those to one at a time beside the others.
 
 The functions here are also what ``tests/pipelines/test_backfill.py`` drives.
 """
@@ -52,32 +53,42 @@ class RunInfo:
     status: str
     start: float | None
     end: float | None
+    gpu: bool = False  # the run carries the kgprobe/gpu tag
+
+
+def _max_overlap(spans: Sequence[tuple[float, float]]) -> int:
+    # an end at the same instant as a start counts first: back to back is not at once
+    edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    now = best = 0
+    for _, step in edges:
+        now += step
+        best = max(best, now)
+    return best
 
 
 @dataclass
 class Backfill:
-    """What a daemon backfill did: its runs, the ``gpu``-pool steps with their times, lock errors, wall time."""
+    """What a daemon backfill did: its runs (with their GPU tags and times), lock errors, wall time."""
 
     wall_s: float
     runs: list[RunInfo]
-    gpu_steps: list[tuple[str, str, float, float]] = field(default_factory=list)  # run_id, step, start, end
     lock_errors: list[str] = field(default_factory=list)
     in_process_runs: set[str] = field(default_factory=set)  # run ids whose steps ran in the run's own process
 
     @property
     def max_parallel_runs(self) -> int:
         """The most runs that were in progress at the same moment."""
-        edges = sorted([(r.start, 1) for r in self.runs if r.start] + [(r.end, -1) for r in self.runs if r.end])
-        now = best = 0
-        for _, step in edges:
-            now += step
-            best = max(best, now)
-        return best
+        return _max_overlap([(r.start, r.end) for r in self.runs if r.start is not None and r.end is not None])
 
-    def overlapping_gpu_steps(self) -> list[tuple[tuple, tuple]]:
-        """Pairs of ``gpu``-pool steps whose run times overlap (the pool allows one at a time: none expected)."""
-        steps = sorted(self.gpu_steps, key=lambda s: s[2])
-        return [(a, b) for a, b in itertools.pairwise(steps) if b[2] < a[3]]
+    @property
+    def gpu_runs(self) -> list[RunInfo]:
+        """The runs tagged ``kgprobe/gpu``, by start time."""
+        return sorted((r for r in self.runs if r.gpu), key=lambda r: (r.start is None, r.start or 0.0))
+
+    def overlapping_gpu_runs(self) -> list[tuple[RunInfo, RunInfo]]:
+        """Pairs of ``kgprobe/gpu`` runs whose times overlap (the run queue allows one at a time: none expected)."""
+        runs = [r for r in self.gpu_runs if r.start is not None and r.end is not None]
+        return [(a, b) for a, b in itertools.combinations(runs, 2) if b.start < a.end and a.start < b.end]
 
 
 def small_project(cfg: dict, *, methods: Sequence[str] = ("RS", "ER"), levels: Sequence[float] = (0.5,),
@@ -172,15 +183,14 @@ def daemon(config: Path, home: Path, env: Mapping[str, str] | None = None, log: 
             out.close()
 
 
-def set_pool_limit(home: Path, pool: str, limit: int, env: Mapping[str, str] | None = None) -> None:
-    """``dagster instance concurrency set pool limit``: done once for a new instance, so that the daemon's first
-    pass already counts the pool (without it, Dagster 1.13 sets a pool's default limit during the first pass, after
-    reading the limits, and may start several runs of the pool at once)."""
-    full = {**os.environ, "DAGSTER_HOME": str(home), **(env or {})}
-    done = subprocess.run([str(BIN / "dagster"), "instance", "concurrency", "set", pool, str(limit)], cwd=REPO,
-                          env=full, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"dagster instance concurrency set {pool} {limit} failed:\n{done.stderr[-2000:]}")
+def init_instance(home: Path, env: Mapping[str, str] | None = None) -> None:
+    """Create the storage of the instance at ``home`` (its SQLite files or PostgreSQL tables) in this process, before
+    a daemon and a ``dagster`` command start on it together: both would create it at once, and their migrations can
+    meet (alembic: "more than one head present")."""
+    import dagster as dg
+
+    with _environ({"DAGSTER_HOME": str(home), **(env or {})}), dg.DagsterInstance.get() as instance:
+        instance.get_run_records(dg.RunsFilter(), limit=1)
 
 
 def submit_backfill(job: str, env: Mapping[str, str], partitions: Sequence[str] | None = None) -> None:
@@ -196,10 +206,13 @@ def runs_of(home: Path, jobs: Sequence[str], env: Mapping[str, str] | None = Non
     """The runs of ``jobs`` recorded in the instance at ``home``, oldest first."""
     import dagster as dg
 
+    from pipelines.jobs import GPU_TAG
+
     with _environ({"DAGSTER_HOME": str(home), **(env or {})}), dg.DagsterInstance.get() as instance:
         records = instance.get_run_records(dg.RunsFilter(job_name=None))
     return sorted((RunInfo(r.dagster_run.run_id, r.dagster_run.job_name, r.dagster_run.tags.get("dagster/partition"),
-                           r.dagster_run.status.value, r.start_time, r.end_time)
+                           r.dagster_run.status.value, r.start_time, r.end_time,
+                           r.dagster_run.tags.get(GPU_TAG) == "true")
                    for r in records if r.dagster_run.job_name in jobs), key=lambda r: (r.start or 1e18, r.run_id))
 
 
@@ -216,26 +229,15 @@ def wait_for_runs(home: Path, jobs: Sequence[str], expected: int, *, timeout_s: 
         time.sleep(1.0)
 
 
-def inspect_runs(config: Path, home: Path, runs: Sequence[RunInfo], env: Mapping[str, str] | None = None
-                 ) -> tuple[list[tuple[str, str, float, float]], list[str], set[str]]:  # fmt: skip
-    """The ``gpu``-pool steps of ``runs`` (run id, step key, start, end), every event-log message of theirs that
-    reads as a DuckDB lock conflict, and the ids of the runs that executed their steps in process."""
+def inspect_runs(home: Path, runs: Sequence[RunInfo], env: Mapping[str, str] | None = None
+                 ) -> tuple[list[str], set[str]]:  # fmt: skip
+    """Every event-log message of ``runs`` that reads as a DuckDB lock conflict, and the ids of the runs that
+    executed their steps in process."""
     import dagster as dg
 
-    from pipelines.definitions import build_definitions
-
-    defs = build_definitions(str(config))
-    pools: dict[str, str | None] = {}
-    for assets_def in defs.assets or []:
-        if isinstance(assets_def, dg.AssetsDefinition) and assets_def.is_executable:
-            for key in assets_def.keys:
-                pools[key.to_python_identifier()] = assets_def.op.pool
-    steps, locks, in_process = [], [], set()
+    locks, in_process = [], set()
     with _environ({"DAGSTER_HOME": str(home), **(env or {})}), dg.DagsterInstance.get() as instance:
         for run in runs:
-            for stat in instance.get_run_step_stats(run.run_id):
-                if pools.get(stat.step_key) == "gpu" and stat.start_time and stat.end_time:
-                    steps.append((run.run_id, stat.step_key, stat.start_time, stat.end_time))
             for entry in instance.all_logs(run.run_id):
                 text = entry.user_message or ""
                 if text.startswith("Executing steps in process"):
@@ -246,7 +248,7 @@ def inspect_runs(config: Path, home: Path, runs: Sequence[RunInfo], env: Mapping
                     text += "\n" + error.to_string()
                 if LOCK_ERROR.search(text):
                     locks.append(f"{run.job}[{run.partition}]: {text[:300]}")
-    return steps, locks, in_process
+    return locks, in_process
 
 
 def daemon_backfill(config: Path, home: Path, *, jobs: Sequence[str] = BACKFILL_JOBS, timeout_s: float = 600,
@@ -256,15 +258,15 @@ def daemon_backfill(config: Path, home: Path, *, jobs: Sequence[str] = BACKFILL_
 
     defs = build_definitions(str(config))
     expected = sum(len(defs.resolve_job_def(j).partitions_def.get_partition_keys()) for j in jobs)
-    set_pool_limit(home, "gpu", 1, env)
+    init_instance(home, env)
     with daemon(config, home, env, log) as full_env:
         started = time.perf_counter()
         for job in jobs:
             submit_backfill(job, full_env)
         runs = wait_for_runs(home, jobs, expected, timeout_s=timeout_s, env=env)
         wall = time.perf_counter() - started
-    steps, locks, in_process = inspect_runs(config, home, runs, env)
-    return Backfill(wall, runs, steps, locks, in_process)
+    locks, in_process = inspect_runs(home, runs, env)
+    return Backfill(wall, runs, locks, in_process)
 
 
 def leaderboard(warehouse_db: Path) -> dict[str, list[tuple]]:
@@ -302,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--levels", type=float, nargs="+", default=[0.5])
     parser.add_argument("--models", nargs="+", default=None, help="reference models to keep (default: all four)")
     parser.add_argument("--suites", nargs="+", default=None, help="suites to keep (default: the config's)")
+    parser.add_argument("--gpu-models", nargs="+", default=[],
+                        help="models whose runs carry the kgprobe/gpu tag (one at a time) though they need no GPU")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kgprobe-backfill-") as tmp:
         root = Path(tmp)
@@ -322,13 +326,18 @@ def main(argv: list[str] | None = None) -> int:
             for n in args.runs:
                 warehouse = root / f"warehouse-{n}"
                 without_responses(root / "prepared", warehouse)
-                env = {"KGPROBE_WAREHOUSE": str(warehouse / "kgprobe.duckdb")}
-                done = daemon_backfill(config, dagster_home(root / f"home-{n}", max_concurrent_runs=n), env=env)
+                env = {"KGPROBE_WAREHOUSE": str(warehouse / "kgprobe.duckdb"),
+                       "KGPROBE_GPU_MODELS": ",".join(args.gpu_models)}
+                load_before = os.getloadavg()[0]
+                done = daemon_backfill(config, dagster_home(root / f"home-{n}", max_concurrent_runs=n), env=env,
+                                       timeout_s=1800)
+                load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after"
                 bad = [f"{r.job}[{r.partition}]={r.status}" for r in done.runs if r.status != "SUCCESS"]
                 results[n] = done.wall_s
-                print(f"max_concurrent_runs={n}: {len(done.runs)} runs in {done.wall_s:.1f}s, at most "
-                      f"{done.max_parallel_runs} at once, {len(done.gpu_steps)} gpu-pool steps "
-                      f"({len(done.overlapping_gpu_steps())} overlapping), {len(done.lock_errors)} lock errors"
+                busy = sum(r.end - r.start for r in done.runs if r.start is not None and r.end is not None)
+                print(f"max_concurrent_runs={n}: {len(done.runs)} runs in {done.wall_s:.1f}s wall ({busy:.1f}s of "
+                      f"run time), at most {done.max_parallel_runs} at once, {len(done.gpu_runs)} kgprobe/gpu runs "
+                      f"({len(done.overlapping_gpu_runs())} overlapping pairs), {len(done.lock_errors)} lock errors; {load}"
                       + (f", NOT successful: {bad}" if bad else ""), flush=True)
             if len(results) > 1:
                 first, *rest = sorted(results)

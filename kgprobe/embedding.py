@@ -13,16 +13,22 @@ embeds a whole KG can persist vectors per KG snapshot with :meth:`Embedder.save`
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kgprobe.errors import ConfigError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: saves are atomic but not merged under a lock
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["DEFAULT_EMBEDDER", "Embedder", "cosine_matrix"]
 
@@ -97,26 +103,50 @@ class Embedder:
         return cosine_matrix(self.embed(a), self.embed(b))
 
     def save(self, path: str | Path) -> Path:
-        """Write the cache to ``path`` (``.npz``) so a later run on the same KG snapshot embeds nothing twice."""
+        """Write the cache to ``path`` (``.npz``) so a later run on the same KG snapshot embeds nothing twice.
+
+        Runs that embed at the same time share the file: under an exclusive lock on ``<path>.lock``, the vectors
+        already saved there are merged with this cache's (so no run's vectors are lost to another's save), written
+        to a temporary file of this process and renamed into place (a reader never sees half a file)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        keys = sorted(self._cache)
-        # a name of its own, so that two runs saving the same cache at once never write one temporary file
-        tmp = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
-        np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._cache[k] for k in keys]) if keys
-                 else np.zeros((0, _DIM), np.float32))
-        tmp.replace(path)
+        with _file_lock(path.with_name(path.name + ".lock")):
+            merged = dict(_read_npz(path))
+            merged.update(self._cache)
+            keys = sorted(merged)
+            # a name of its own, so that two runs saving the same cache at once never write one temporary file
+            tmp = path.with_name(f".{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp.npz")
+            np.savez(tmp, keys=np.array(keys), vectors=np.stack([merged[k] for k in keys]) if keys
+                     else np.zeros((0, _DIM), np.float32))
+            tmp.replace(path)
         return path
 
     def load_cache(self, path: str | Path) -> int:
         """Add the vectors saved at ``path`` to the cache (a missing file adds none); return how many were read."""
-        path = Path(path)
-        if not path.exists():
-            return 0
-        with np.load(path) as data:
-            for k, v in zip(data["keys"].tolist(), data["vectors"]):
-                self._cache[str(k)] = np.asarray(v, dtype=np.float32)
-            return len(data["keys"])
+        saved = _read_npz(Path(path))
+        self._cache.update(saved)
+        return len(saved)
+
+
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
+    # A missing file is an empty cache. Saves rename whole files into place, so the file is always complete.
+    if not path.exists():
+        return {}
+    with np.load(path) as data:
+        return {str(k): np.asarray(v, dtype=np.float32) for k, v in zip(data["keys"].tolist(), data["vectors"])}
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (created if missing) for the ``with`` block, across processes."""
+    with open(path, "a+b") as fh:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -3,24 +3,63 @@
 A partitioned asset writes ``<root>/<asset>/<dim>=<value>[/<dim>=<value>]/part-0.parquet``; writing a partition
 replaces exactly that folder (written beside it, then renamed), so parallel partition runs never write the same
 file and a re-run is idempotent. :func:`register_views` exposes each asset as a DuckDB view with hive partitioning.
+
+Several runs use one warehouse at once (a backfill with ``max_concurrent_runs`` above 1): DuckDB lets many processes
+read the file or one process write it, so :func:`connect` waits out a conflicting lock (ingestion or the leaderboard
+writing while other runs read) with backoff instead of failing the step.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import random
 import re
 import shutil
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["partition_dir", "partitions", "read_partition", "register_views", "safe_value", "write_partition"]
+__all__ = ["connect", "is_lock_conflict", "partition_dir", "partitions", "read_partition", "register_views",
+           "safe_value", "write_partition"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+_LOCK = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
+#: How long :func:`connect` waits for another process's lock on the DuckDB file before giving up, by default.
+LOCK_TIMEOUT_S = 300.0
+
+
+def is_lock_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` is DuckDB refusing to open a file another process holds locked (worth waiting out)."""
+    return isinstance(exc, duckdb.IOException) and bool(_LOCK.search(str(exc)))
+
+
+def connect(path: str | Path, *, read_only: bool = False, timeout_s: float = LOCK_TIMEOUT_S,
+            sleep: Callable[[float], None] = time.sleep) -> duckdb.DuckDBPyConnection:
+    """Open the DuckDB file at ``path``, waiting while another process holds a conflicting lock on it.
+
+    DuckDB allows one writing process or many reading ones. A run that opens the file while another run writes it
+    (or writes while others read) gets a lock error; this retries with exponential backoff and jitter (0.05 s
+    doubling up to 2 s) for up to ``timeout_s`` seconds, then raises the last lock error, which names the holder's
+    PID. Any other error is raised at once.
+
+        >>> con = connect("warehouse/kgprobe.duckdb", read_only=True)  # doctest: +SKIP
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if not is_lock_conflict(exc) or time.monotonic() + delay > deadline:
+                raise
+        sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 2, 2.0)
 
 
 def safe_value(value: str) -> str:
@@ -43,11 +82,30 @@ def write_partition(root: str | Path, asset: str, table: pa.Table, dims: Mapping
     tmp = final.parent / f".{final.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir()
     pq.write_table(table, tmp / "part-0.parquet")
-    old = final.parent / f".{final.name}.{uuid.uuid4().hex}.old"
-    if final.exists():
-        os.replace(final, old)
-    os.replace(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
+    olds = []
+    try:
+        # Two writers of one partition (a run re-launched while the first still ends, say) may move in between the
+        # move aside and the rename: the rename then finds a folder again, which is moved aside in turn. The last
+        # rename wins, as a last write would.
+        for _ in range(100):
+            if final.exists():
+                olds.append(final.parent / f".{final.name}.{uuid.uuid4().hex}.old")
+                try:
+                    os.replace(final, olds[-1])
+                except FileNotFoundError:  # the other writer moved it first
+                    olds.pop()
+            try:
+                os.replace(tmp, final)
+                break
+            except OSError as exc:  # final reappeared, not empty: the other writer's rename came between
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+        else:
+            raise OSError(f"could not replace partition {final}: another process kept writing it")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for old in olds:
+            shutil.rmtree(old, ignore_errors=True)
     return final
 
 

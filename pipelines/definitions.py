@@ -10,14 +10,21 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+from collections.abc import Mapping
+from pathlib import Path
 
 import dagster as dg
 
 from assets import fpq, ingest, okgqa, perturb, report, subgraph, suites
-from kgprobe.config import ProjectConfig, generation_models, load_config
+from kgprobe.config import (
+    ProjectConfig,
+    generation_models,
+    load_config,
+    scoring_settings,
+)
 from kgprobe.config import config_path as resolve_config_path
 from kgprobe.errors import ConfigError
-from pipelines.jobs import all_jobs
+from pipelines.jobs import GPU_MODELS_ENV, all_jobs
 from pipelines.partitions import build_partitions
 from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
@@ -39,12 +46,42 @@ def _config(config_path: str) -> ProjectConfig | None:
         return None
 
 
-def _gpu_models(cfg: ProjectConfig | None) -> frozenset[str]:
-    """Models that run on a GPU: vLLM ones, and local ones whose config asks for a CUDA device."""
+def _machine_has_gpu(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this machine shows a CUDA GPU to its processes (what a ``device: auto`` model then runs on), read
+    from the NVIDIA driver's files and ``CUDA_VISIBLE_DEVICES`` rather than by importing torch."""
+    environ = os.environ if environ is None else environ
+    if environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
+        return False
+    return Path("/dev/nvidia0").exists() or any(Path("/proc/driver/nvidia/gpus").glob("*"))
+
+
+def _gpu_models(cfg: ProjectConfig | None, environ: Mapping[str, str] | None = None, *,
+                has_gpu: bool | None = None) -> frozenset[str]:
+    """Models that run on a GPU: vLLM ones, transformers ones whose ``device`` is ``cuda`` (or ``auto`` on a machine
+    with a GPU), and the models ``KGPROBE_GPU_MODELS`` names (comma-separated; a name that is not a configured
+    model is an error naming the variable)."""
     if cfg is None:
         return frozenset()
-    return frozenset(m.name for m in generation_models(cfg)
-                     if m.backend == "vllm" or str(getattr(m.config, "device", "")).startswith("cuda"))
+    environ = os.environ if environ is None else environ
+    has_gpu = _machine_has_gpu(environ) if has_gpu is None else has_gpu
+    specs = generation_models(cfg)
+    forced = {n.strip() for n in environ.get(GPU_MODELS_ENV, "").split(",") if n.strip()}
+    unknown = sorted(forced - {m.name for m in specs})
+    if unknown:
+        raise ValueError(f"{GPU_MODELS_ENV}: {', '.join(unknown)} not among the configured models "
+                         f"({', '.join(m.name for m in specs) or 'none'})")
+
+    def on_gpu(spec) -> bool:
+        device = str(getattr(spec.config, "device", "") or "")
+        return (spec.backend == "vllm" or device.startswith("cuda")
+                or (spec.backend == "transformers" and device == "auto" and has_gpu))
+
+    return frozenset(m.name for m in specs if m.name in forced or on_gpu(m))
+
+
+def _gpu_judge(cfg: ProjectConfig | None, gpu_models: frozenset[str]) -> bool:
+    """Whether a configured judge is one of ``gpu_models``: then every run that scores loads it onto the GPU."""
+    return cfg is not None and any(j.name in gpu_models for j in scoring_settings(cfg).judges)
 
 
 #: Suites whose own assets are always defined: the subgraph stage reads them (KG-FPQ's subjects and OKGQA's
@@ -77,6 +114,7 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     own = _suite_modules(enabled)
     # a suite module whose assets are partitioned (GraphEval's hidden-state judge, per model) builds them here
     built = [m.build(parts) for m in own if hasattr(m, "build")]
+    gpu = _gpu_models(cfg)
     return dg.Definitions(
         assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *okgqa.ASSETS,
                 *(a for m in own for a in getattr(m, "ASSETS", ())),
@@ -86,7 +124,8 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
                       *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
                       *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],
-        jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg), gpu_models=_gpu_models(cfg)),
+        jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg), gpu_models=gpu,
+                      gpu_judge=_gpu_judge(cfg, gpu)),
         resources={
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),

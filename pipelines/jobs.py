@@ -30,8 +30,12 @@ from pipelines.partitions import Partitions
 MAIN_JOB = "kgprobe_sample"
 #: The jobs the main chain runs, in order; partitioned ones run once per partition.
 MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "closed_book", "grounded", "publish")
-#: The run tag of a partition whose model runs on a GPU (``dagster.yaml`` runs one of them at a time).
+#: The run tag of a partition whose model runs on a GPU (``dagster.yaml`` runs one of them at a time). It is the one
+#: GPU limit: runs without it (API and reference models, CPU models) run side by side up to ``max_concurrent_runs``.
 GPU_TAG = "kgprobe/gpu"
+#: Comma-separated model names whose partitions count as GPU runs whatever their backend says (a model served on
+#: this machine's GPU through an OpenAI-compatible server, say); pipelines/definitions.py reads it.
+GPU_MODELS_ENV = "KGPROBE_GPU_MODELS"
 #: JSON of the ``dagster-k8s/config`` tag given to GPU partitions' runs (node selector, GPU limits) on Kubernetes;
 #: see deploy/k8s/.
 GPU_K8S_CONFIG_ENV = "KGPROBE_GPU_K8S_CONFIG"
@@ -55,15 +59,17 @@ def gpu_run_tags(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return tags
 
 
-def _partition_tags(partitions_def: dg.PartitionsDefinition, gpu_models: set[str] | frozenset[str]) -> dict:
-    """``config=`` for a job partitioned by model (or model|perturbation): runs of GPU models' partitions carry
-    :func:`gpu_run_tags`, others no extra tag."""
-    if not gpu_models:
+def _partition_tags(partitions_def: dg.PartitionsDefinition, gpu_models: set[str] | frozenset[str], *,
+                    every: bool = False) -> dict:
+    """``config=`` for a job partitioned by model (or model|perturbation): runs of GPU models' partitions (of every
+    partition with ``every``: the job judges with a model on the GPU) carry :func:`gpu_run_tags`, others no extra
+    tag."""
+    if not gpu_models and not every:
         return {}
     tags = gpu_run_tags()
 
     def for_key(key: str) -> dict[str, str]:
-        return dict(tags) if key.split("|", 1)[0] in gpu_models else {}
+        return dict(tags) if every or key.split("|", 1)[0] in gpu_models else {}
 
     return {"config": dg.PartitionedConfig(partitions_def=partitions_def, run_config_for_partition_key_fn=lambda _: {},
                                            tags_for_partition_key_fn=for_key)}
@@ -74,9 +80,11 @@ def _assets(names: Sequence[str]) -> dg.AssetSelection:
 
 
 def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset(),
-             gpu_models: set[str] | frozenset[str] = frozenset()) -> list[dg.UnresolvedAssetJobDefinition]:
+             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False
+             ) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
     """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane);
-    runs of ``gpu_models``' partitions carry :func:`gpu_run_tags`."""
+    runs of ``gpu_models``' partitions carry :func:`gpu_run_tags`, and with ``gpu_judge`` (a judge runs on the GPU)
+    so does every run of a job that scores."""
     names = [s.name for s in suites]
     items = [f"{n}_items" for n in names]
     upstream = [a for s in suites for a in s.upstream]
@@ -87,8 +95,11 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
     unpartitioned = (dg.AssetSelection.groups("ingest", "subgraph") | _assets([*upstream, *items])
                      | dg.AssetSelection.assets("triple_scorer"))
     in_process = {"executor_def": dg.in_process_executor}
-    by_model = {**in_process, **_partition_tags(parts.model, gpu_models)}
-    by_model_level = {**in_process, **_partition_tags(parts.model_perturbation, gpu_models)}
+    # answering holds the GPU for GPU models; scoring also for every model when a judge is on the GPU
+    answer_model = {**in_process, **_partition_tags(parts.model, gpu_models)}
+    answer_level = {**in_process, **_partition_tags(parts.model_perturbation, gpu_models)}
+    by_model = {**in_process, **_partition_tags(parts.model, gpu_models, every=gpu_judge)}
+    by_model_level = {**in_process, **_partition_tags(parts.model_perturbation, gpu_models, every=gpu_judge)}
     jobs = [
         dg.define_asset_job("prepare", selection=unpartitioned,
                             description="Load the KGs, retrieve subgraphs, write every suite's questions, train the "
@@ -105,9 +116,9 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
                             description="Re-score stored closed-book answers of one model (no generation)."),
         dg.define_asset_job("score_grounded", selection=_assets(grounded_scores), **by_model_level,
                             description="Re-score stored grounded answers of one model|perturbation (no generation)."),
-        dg.define_asset_job("generate_closed", selection=_assets(closed_answers), **by_model,
+        dg.define_asset_job("generate_closed", selection=_assets(closed_answers), **answer_model,
                             description="Closed-book answers of one model (partition) to every suite's questions."),
-        dg.define_asset_job("generate_grounded", selection=_assets(grounded_answers), **by_model_level,
+        dg.define_asset_job("generate_grounded", selection=_assets(grounded_answers), **answer_level,
                             description="KG-grounded answers of one model at one perturbation level (model|perturbation)."),
         dg.define_asset_job("perturb", selection=dg.AssetSelection.assets("perturbed_subgraphs"),
                             description="The pruned subgraphs perturbed at one method and level (partition)."),

@@ -27,11 +27,12 @@ class WarehouseResource(dg.ConfigurableResource):
 
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection to the DuckDB file; only ingestion opens it for writing."""
+        """A connection to the DuckDB file; only ingestion (and the leaderboard) open it for writing. While another
+        run's process holds a conflicting lock, it waits with backoff (:func:`kgprobe.warehouse.connect`)."""
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if read_only and not Path(self.path).exists():
             raise FileNotFoundError(f"warehouse {self.path} does not exist yet; materialize the ingest assets first")
-        con = duckdb.connect(self.path, read_only=read_only)
+        con = wh.connect(self.path, read_only=read_only)  # waits out another run's conflicting lock
         try:
             yield con
         finally:

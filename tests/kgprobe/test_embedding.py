@@ -37,3 +37,27 @@ def test_cache_avoids_re_encoding_and_round_trips_to_disk(embedder: Embedder, tm
 def test_empty_inputs() -> None:
     assert Embedder().embed([]).shape == (0, 384)
     assert cosine_matrix(np.zeros((0, 4)), np.ones((2, 4))).shape == (0, 2)
+
+
+def _save_many(path: str, worker: int, rounds: int) -> None:
+    e = Embedder()
+    for i in range(rounds):
+        e._cache[f"w{worker}-{i}"] = np.full(384, worker + i / 1000, np.float32)
+        e.save(path)
+
+
+def test_concurrent_saves_from_several_processes_lose_no_vector(tmp_path) -> None:
+    import multiprocessing
+
+    path = tmp_path / "shared.npz"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_save_many, args=(str(path), w, 25)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    fresh = Embedder()
+    assert fresh.load_cache(path) == 100  # every worker's every vector, whichever save came last
+    assert float(fresh._cache["w3-24"][0]) == pytest.approx(3.024)
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp.npz")]

@@ -1,8 +1,8 @@
 """``kill -9`` of a daemon-launched ``closed_book`` run in the middle of generation, then a re-launch: the new run
 completes, and no prompt whose answer was stored before the kill is sent again.
 
-The code server that started the run sees its process die (signal 9) and marks the run failed, which gives the
-``gpu`` pool back, so the re-launched run starts at once. (Were the daemon and its code server killed too, the run
+The code server that started the run sees its process die (signal 9) and marks the run failed, which takes it out
+of the run queue (and gives a GPU run's ``kgprobe/gpu`` tag back), so the re-launched run starts at once. (Were the daemon and its code server killed too, the run
 would stay "started" until a person marks it canceled: deploy/README.md.)
 """
 
@@ -95,8 +95,8 @@ def test_kill_9_mid_generation_then_relaunch_resumes_without_asking_stored_promp
                 stored_at_kill = {p for p in store.latest("slow").column("prompt_sha256").to_pylist()}
                 assert killed_at >= 4 and stored_at_kill, "nothing was stored before the kill"
 
-                # the code server that started the run sees its process die and marks the run failed, which also
-                # gives the gpu pool back; the killed run asks nothing more
+                # the code server that started the run sees its process die and marks the run failed, which takes
+                # it out of the run queue; the killed run asks nothing more
                 _wait(lambda: _run(home, first.run_id).status.value == "FAILURE", 60, "the killed run to be failed")
                 asked_before_relaunch = len(server.requests)
                 assert asked_before_relaunch - killed_at <= 1, "the killed run kept asking"
