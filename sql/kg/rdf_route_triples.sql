@@ -1,3 +1,3 @@
--- Statements between two resources, other than rdf:type, are the triples of the KG.
+-- Distinct statements between two resources, other than rdf:type, are the triples of the KG.
 INSERT INTO _st_triples
-SELECT s, p, o, NULL, NULL FROM _rdf_ranked WHERE o IS NOT NULL AND p <> 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'
+SELECT DISTINCT s, p, o, NULL, NULL FROM _st_rdf WHERE o IS NOT NULL AND p <> 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'

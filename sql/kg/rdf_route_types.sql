@@ -1,3 +1,3 @@
--- rdf:type statements with an IRI object become entity types (their readable name is filled in later).
+-- Distinct rdf:type statements with an IRI object become entity types (their readable name is filled in later).
 INSERT INTO _st_types
-SELECT s, NULL, o FROM _rdf_ranked WHERE p = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type' AND o IS NOT NULL
+SELECT DISTINCT s, NULL, o FROM _st_rdf WHERE p = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type' AND o IS NOT NULL

@@ -199,6 +199,21 @@ def test_ntriples_routes_literals_labels_and_types(tmp_path: Path, con) -> None:
     assert report.triples == 1
 
 
+@pytest.mark.parametrize("keep_order", [True, False])
+def test_ntriples_from_several_files_counts_duplicates_across_them(tmp_path: Path, con, keep_order: bool) -> None:
+    # the first file's plain rows become the staging table, the second's are appended to it
+    con.execute(f"SET preserve_insertion_order = {keep_order}")
+    a = _write(tmp_path / "a.nt", NT)
+    b = _write(tmp_path / "b.nt", "<http://ex.org/Paris> <http://ex.org/capitalOf> <http://ex.org/France> .\n"
+               '<http://ex.org/Rome> <http://www.w3.org/2000/01/rdf-schema#label> "Rome"@en .\n'
+               "<http://ex.org/Rome> <http://ex.org/capitalOf> <http://ex.org/Italy> .\n")
+    report = load_kg(con, KGSource(triples=[a, b], format="ntriples"))
+    assert (report.read, report.loaded, report.duplicates, report.rejected) == (10, 8, 2, 0)
+    assert (report.triples, report.literals, report.entity_types) == (2, 2, 1)
+    assert con.execute("SELECT label FROM entities WHERE key = 'http://ex.org/Rome'").fetchone()[0] == "Rome"
+    assert con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0] is keep_order
+
+
 def test_ntriples_strict_error_names_line_and_lenient_loads_the_rest(tmp_path: Path, con) -> None:
     text = NT.splitlines()
     text.insert(2, "<http://ex.org/a> <http://ex.org/b> this is not rdf .")
@@ -473,6 +488,9 @@ NT_CASES = {
     "bare_carriage_return": '<http://ex.org/a> <http://ex.org/p> "x\ry" .\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n'
     "<http://ex.org/a> <http://ex.org/p> <http://ex.org/c>\r.\n<http://ex.org/a> <http://ex.org/q> <http://ex.org/b> .\n",
     "literal_across_lines": '<http://ex.org/a> <http://ex.org/p> "one\ntwo" .\n<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n',
+    # bytes that are not UTF-8, in an IRI of a plain line and in a literal with spaces
+    "invalid_utf8": b'<http://ex.org/a> <http://ex.org/p> <http://ex.org/b> .\n<http://ex.org/a\xff> <http://ex.org/p> <http://ex.org/c> .\n'
+    b'<http://ex.org/a> <http://ex.org/p> "two \xc3 words" .\n<http://ex.org/b> <http://ex.org/p> <http://ex.org/c> .\n',
 }
 
 
