@@ -101,7 +101,7 @@ _NEAR = frozenset({"NSC", "NDC"})
 _TYPED = frozenset({"NSC", "NDC", "NNSC", "NNDC"})
 # Cap on the words gathered at once by one BFS hop (8 bytes each), so memory stays bounded on large KGs.
 _GATHER_WORDS = 1 << 22
-# Bytes of per-object type masks, and of per-relation object masks, kept between triples (2 masks of n bytes each).
+# Bytes of the entity lists of multi-type objects (the union of their types' entities) kept between triples.
 _CACHE_BYTES = 1 << 24
 
 
@@ -358,13 +358,24 @@ def _bfs_levels(adj: _Adjacency, sources: np.ndarray, max_hops: int) -> list[np.
         limit = adj.starts[lo] + per_block
         hi = int(np.searchsorted(adj.starts, limit, side="left"))
         bounds.append(max(hi, lo + 1))
+    out_degree = np.bincount(adj.indices, minlength=n)
     for _ in range(max_hops):
         nxt = np.zeros_like(frontier)
-        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-            rows, starts = adj.rows[lo:hi], adj.starts[lo:hi]
-            end = adj.indptr[rows[-1] + 1]
-            gathered = frontier[adj.indices[starts[0] : end]]
-            nxt[rows] = np.bitwise_or.reduceat(gathered, starts - starts[0], axis=0)
+        active = frontier.any(axis=1)
+        if int(out_degree[active].sum()) * 4 < len(adj.indices):
+            # A small frontier (the first hops): only the edges out of it can set a bit, so gather those alone.
+            edges = np.flatnonzero(active[adj.indices])
+            for lo in range(0, len(edges), per_block):
+                part = edges[lo : lo + per_block]
+                rows = np.searchsorted(adj.indptr, part, side="right") - 1
+                starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+                nxt[rows[starts]] |= np.bitwise_or.reduceat(frontier[adj.indices[part]], starts, axis=0)
+        else:
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+                rows, starts = adj.rows[lo:hi], adj.starts[lo:hi]
+                end = adj.indptr[rows[-1] + 1]
+                gathered = frontier[adj.indices[starts[0] : end]]
+                nxt[rows] = np.bitwise_or.reduceat(gathered, starts - starts[0], axis=0)
         nxt &= ~visited
         if not nxt.any():
             break
@@ -374,20 +385,40 @@ def _bfs_levels(adj: _Adjacency, sources: np.ndarray, max_hops: int) -> list[np.
     return levels
 
 
+def _unpack_word(column: np.ndarray) -> np.ndarray:
+    """The 64 bits of each of n words as a ``(64, n)`` uint8 array of 0/1: row j holds bit j of every word."""
+    n = len(column)
+    # little-endian bytes: byte i of a word holds its bits 8i..8i+7; shifting whole byte rows is several times
+    # faster than np.unpackbits followed by a transpose
+    as_bytes = np.ascontiguousarray(column.astype("<u8", copy=False).view(np.uint8).reshape(n, 8).T)
+    out = np.empty((64, n), dtype=np.uint8)
+    for i in range(8):
+        for k in range(8):
+            np.bitwise_and(np.right_shift(as_bytes[i], k), 1, out=out[8 * i + k])
+    return out
+
+
 def _distance_block(levels: list[np.ndarray], word: int) -> np.ndarray:
     """Distances (uint8, 255 beyond the last level) from the 64 sources of bit word ``word`` of a
     :func:`_bfs_levels` batch, as a ``(64, n)`` array: row ``j`` is source ``64 * word + j``."""
     n = levels[0].shape[0]
-    acc = np.zeros((n, 64), dtype=np.uint8)
-    reached = np.zeros((n, 64), dtype=np.uint8)
-    for k, level in enumerate(levels):
-        # little-endian bytes, little bit order: bit j of the word lands in column j
-        bits = np.unpackbits(level[:, word].astype("<u8").view(np.uint8).reshape(n, 8), axis=1, bitorder="little")
-        reached |= bits
-        if k:
-            acc += bits * np.uint8(k)
-    acc[reached == 0] = _UNREACHED
-    return np.ascontiguousarray(acc.T)
+    # Bit planes first (plane b: the nodes whose distance has bit b set), so only a few words are unpacked per
+    # source instead of one per level.
+    acc = np.zeros((64, n), dtype=np.uint8)
+    reached = levels[0][:, word].copy()
+    for level in levels[1:]:
+        reached |= level[:, word]
+    for b in range(max(1, (len(levels) - 1).bit_length())):
+        plane = np.zeros(n, dtype=np.uint64)
+        for k in range(1, len(levels)):
+            if k >> b & 1:
+                plane |= levels[k][:, word]
+        if plane.any():
+            acc |= _unpack_word(plane) << np.uint8(b)
+    unreached = _unpack_word(~reached)
+    unreached *= _UNREACHED
+    acc |= unreached
+    return acc
 
 
 def hop_matrix(
@@ -436,51 +467,115 @@ def _check_max_hops(max_hops: int) -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 
+def _sort_rows(columns: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The columns (non-negative integers, equal lengths) with their rows sorted by the first column, then the
+    second, ...: what ``np.lexsort(columns[::-1])`` orders, done as one sort of packed 64-bit keys when the columns
+    fit in 63 bits (several times faster on millions of rows), else with lexsort."""
+    widths = [max(1, int(c.max()).bit_length()) if len(c) else 1 for c in columns]
+    if sum(widths) > 63 or any(len(c) and int(c.min()) < 0 for c in columns):
+        order = np.lexsort(tuple(reversed(columns)))
+        return [np.asarray(c)[order] for c in columns]
+    key = np.zeros(len(columns[0]), dtype=np.uint64)
+    for c, w in zip(columns, widths, strict=True):
+        key <<= np.uint64(w)
+        key |= np.asarray(c).astype(np.uint64)
+    key.sort()
+    out: list[np.ndarray] = []
+    for w in reversed(widths):
+        out.append((key & np.uint64((1 << w) - 1)).astype(np.int64))
+        key >>= np.uint64(w)
+    return out[::-1]
+
+
+def _csr(keys: np.ndarray, size: int) -> np.ndarray:
+    """Row starts of a CSR whose rows are the sorted ``keys`` (ids in [0, size))."""
+    ptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=size), out=ptr[1:])
+    return ptr
+
+
+def _in_sorted(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """A mask over ``values``: which of them are in the sorted array ``pool``."""
+    if len(pool) == 0:
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(pool, values), len(pool) - 1)
+    return pool[at] == values
+
+
+def _without(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
+    """The sorted array ``values`` less the elements of the (short) sorted array ``removed``."""
+    if len(removed) == 0 or len(values) == 0:
+        return values
+    at = np.searchsorted(values, removed)
+    hit = at < len(values)
+    hit[hit] = values[at[hit]] == removed[hit]
+    return np.delete(values, at[hit]) if hit.any() else values
+
+
+def _select_excluding(base: np.ndarray, excluded: np.ndarray, k: int) -> int:
+    """The k-th (from 0) element of the sorted array ``base`` that is not in ``excluded``, a sorted subset of it:
+    what ``np.setdiff1d(base, excluded)[k]`` is, found by bisection (each step counts the excluded elements up to a
+    position of ``base``), so neither the difference nor the ranks of ``excluded`` are built."""
+    if len(excluded) == 0:
+        return int(base[k])
+    lo, hi = k, min(k + len(excluded), len(base) - 1)  # the answer's position lies in [k, k + len(excluded)]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        kept = mid + 1 - int(np.searchsorted(excluded, base[mid], side="right"))  # kept elements in base[: mid + 1]
+        if kept >= k + 1:
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(base[lo])
+
+
 class _KG:
-    """Triples, labelled neighbourhoods (both directions), types and relation objects of one KG, as numpy arrays."""
+    """Triples, labelled neighbourhoods (both directions), types and relation objects of one KG, as numpy arrays.
+
+    The candidate pools of the edit methods are sorted id arrays (the entities of each type, the distinct objects of
+    each relation), so that a triple's edits cost about the size of its object's type and its relation's objects;
+    the passes over the whole entity table are made once per subject (:class:`_Ball`), not once per triple."""
 
     def __init__(self, n: int, n_rel: int, heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
-                 type_entities: np.ndarray, type_keys: np.ndarray) -> None:  # fmt: skip
+                 type_entities: np.ndarray, type_ids: np.ndarray) -> None:  # fmt: skip
         self.n, self.n_rel = n, n_rel
-        order = np.lexsort((tails, rels, heads))
-        self.heads, self.rels, self.tails = heads[order], rels[order], tails[order]
+        self.heads, self.rels, self.tails = _sort_rows([heads, rels, tails])
         self.hr = self.heads * max(n_rel, 1) + self.rels  # sorted: objects of (s, r) are one slice
 
         # Labelled undirected neighbourhoods (for paths): entry i of row v is the neighbour nbr[i] reached by the
-        # triple (v, rel[i], nbr[i]) when fwd[i], else (nbr[i], rel[i], v); sorted by (neighbour, relation).
-        rows = np.concatenate([self.heads, self.tails])
-        nbr = np.concatenate([self.tails, self.heads])
-        rel = np.concatenate([self.rels, self.rels])
-        fwd = np.concatenate([np.ones(len(self.heads), bool), np.zeros(len(self.heads), bool)])
-        order = np.lexsort((~fwd, rel, nbr, rows))
-        rows, self.nbr, self.nbr_rel, self.nbr_fwd = rows[order], nbr[order], rel[order], fwd[order]
-        self.nbr_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=self.nbr_ptr[1:])
+        # triple (v, rel[i], nbr[i]) when fwd[i], else (nbr[i], rel[i], v); sorted by (neighbour, relation), the
+        # forward entry first.
+        m = len(self.heads)
+        rows, nbr, rel, back = _sort_rows([
+            np.concatenate([self.heads, self.tails]), np.concatenate([self.tails, self.heads]),
+            np.concatenate([self.rels, self.rels]), np.repeat(np.array([0, 1], dtype=np.int64), m),
+        ])  # fmt: skip
+        self.nbr, self.nbr_rel, self.nbr_fwd = nbr, rel, back == 0
+        self.nbr_ptr = _csr(rows, n)
         self._rows = rows
         self._adj: dict[bool, _Adjacency] = {}
 
-        # Types: entity -> type ids and type id -> entities, both CSR.
-        _, type_ids = np.unique(type_keys, return_inverse=True)
-        type_ids = type_ids.astype(np.int64)
+        # Types: entity -> type ids (CSR) and type id -> its entities (CSR, sorted by entity).
+        type_ids = np.asarray(type_ids, dtype=np.int64)
         n_types = int(type_ids.max()) + 1 if len(type_ids) else 0
-        order = np.lexsort((type_ids, type_entities))
-        self.et_types = type_ids[order]
-        self.et_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(type_entities, minlength=n), out=self.et_ptr[1:])
-        order = np.lexsort((type_entities, type_ids))
-        self.te_ents = type_entities[order]
-        self.te_ptr = np.zeros(n_types + 1, dtype=np.int64)
-        np.cumsum(np.bincount(type_ids, minlength=n_types), out=self.te_ptr[1:])
+        ents, self.et_types = _sort_rows([type_entities, type_ids])
+        self.et_ptr = _csr(ents, n)
+        tids, self.te_ents = _sort_rows([type_ids, type_entities])
+        self.te_ptr = _csr(tids, n_types)
         self.typed = np.zeros(n, dtype=bool)
         self.typed[type_entities] = True
+        self.typed_ids = np.flatnonzero(self.typed)
 
+        # Relation -> its distinct objects (CSR, sorted), and every entity that is an object.
+        ro_rel, ro_obj = _sort_rows([self.rels, self.tails])
+        first = np.ones(len(ro_rel), dtype=bool)
+        first[1:] = (ro_rel[1:] != ro_rel[:-1]) | (ro_obj[1:] != ro_obj[:-1])
+        self.ro_obj = ro_obj[first]
+        self.ro_ptr = _csr(ro_rel[first], max(n_rel, 1))
         self.is_object = np.zeros(n, dtype=bool)
         self.is_object[self.tails] = True
-        order = np.lexsort((self.tails, self.rels))
-        self.ro_rel, self.ro_obj = self.rels[order], self.tails[order]
-        self._same: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
-        self._robj: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._cache_size = max(8, _CACHE_BYTES // max(2 * n, 1))
+        self._same: dict[tuple[int, ...], np.ndarray] = {}
+        self._same_bytes = 0
 
     def adjacency(self, directed: bool) -> _Adjacency:
         """The BFS (pull) adjacency: row v lists, once each and without v itself, the nodes v is reached from: its
@@ -493,21 +588,23 @@ class _KG:
             distinct = np.ones(len(rows), dtype=bool)  # sorted by (row, neighbour): drop repeats of a pair
             distinct[1:] = (rows[1:] != rows[:-1]) | (nbr[1:] != nbr[:-1])
             rows, nbr = rows[distinct], nbr[distinct]
-            indptr = np.zeros(self.n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows, minlength=self.n), out=indptr[1:])
-            self._adj[directed] = _Adjacency._build(self.n, indptr, nbr.astype(np.int64))
+            self._adj[directed] = _Adjacency._build(self.n, _csr(rows, self.n), nbr.astype(np.int64))
         return self._adj[directed]
 
     @classmethod
     def from_connection(cls, con: duckdb.DuckDBPyConnection) -> _KG:
+        import pyarrow.compute as pc
+
         n, n_rel = con.execute(load_sql("fpq/graph_size")).fetchone()  # type: ignore[misc]
         t = con.execute(load_sql("fpq/triples")).fetchnumpy()
-        et = con.execute(load_sql("fpq/entity_types")).fetchnumpy()
+        et = con.execute(load_sql("fpq/entity_types")).to_arrow_table()
+        # type keys as small ids: equal keys share an id, which is all "same type" asks
+        keys = pc.dictionary_encode(et.column("type_key").combine_chunks()).indices
         return cls(
             int(n), int(n_rel),
             np.asarray(t["head"], dtype=np.int64), np.asarray(t["relation"], dtype=np.int64),
             np.asarray(t["tail"], dtype=np.int64),
-            np.asarray(et["entity"], dtype=np.int64), np.asarray(et["type_key"], dtype=object).astype(str),
+            et.column("entity").to_numpy().astype(np.int64), keys.to_numpy(zero_copy_only=False).astype(np.int64),
         )  # fmt: skip
 
     def object_slices(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -515,33 +612,25 @@ class _KG:
         key = arr[:, 0] * max(self.n_rel, 1) + arr[:, 1]
         return np.searchsorted(self.hr, key, side="left"), np.searchsorted(self.hr, key, side="right")
 
-    def type_masks(self, o: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """Masks of the entities of the same type as o and of the typed entities of a different type (None when o
-        has no type); cached per object."""
-        if o not in self._same:
-            if len(self._same) >= self._cache_size:
+    def same_type(self, o: int) -> np.ndarray | None:
+        """The sorted ids of the entities that share a type with o (o included), or None when o has no type."""
+        types = tuple(self.et_types[self.et_ptr[o] : self.et_ptr[o + 1]].tolist())
+        if not types:
+            return None
+        if len(types) == 1:
+            return self.te_ents[self.te_ptr[types[0]] : self.te_ptr[types[0] + 1]]
+        if types not in self._same:
+            if self._same_bytes > _CACHE_BYTES:
                 self._same.clear()
-            types = self.et_types[self.et_ptr[o] : self.et_ptr[o + 1]]
-            if len(types) == 0:
-                self._same[o] = None
-            else:
-                same = np.zeros(self.n, dtype=bool)
-                for t in types:
-                    same[self.te_ents[self.te_ptr[t] : self.te_ptr[t + 1]]] = True
-                self._same[o] = (same, self.typed & ~same)
-        return self._same[o]
+                self._same_bytes = 0
+            pool = np.unique(np.concatenate([self.te_ents[self.te_ptr[t] : self.te_ptr[t + 1]] for t in types]))
+            self._same[types] = pool
+            self._same_bytes += pool.nbytes
+        return self._same[types]
 
-    def relation_masks(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """Masks of the objects of r and of the objects of other relations that are never an object of r; cached
-        per relation."""
-        if r not in self._robj:
-            if len(self._robj) >= self._cache_size:
-                self._robj.clear()
-            lo, hi = np.searchsorted(self.ro_rel, [r, r + 1])
-            mask = np.zeros(self.n, dtype=bool)
-            mask[self.ro_obj[lo:hi]] = True
-            self._robj[r] = (mask, self.is_object & ~mask)
-        return self._robj[r]
+    def relation_objects(self, r: int) -> np.ndarray:
+        """The sorted ids of the distinct objects of relation r."""
+        return self.ro_obj[self.ro_ptr[r] : self.ro_ptr[r + 1]]
 
     def path(self, dist: np.ndarray, target: int, *, directed: bool) -> tuple[Triple, ...]:
         """One shortest path from the BFS source of ``dist`` to ``target``: at each step back, the neighbour with
@@ -559,6 +648,44 @@ class _KG:
             steps.append((v, rel, u) if self.nbr_fwd[i] else (u, rel, v))
             v = u
         return tuple(reversed(steps))
+
+
+class _Ball:
+    """What the edits of one subject's triples share: its distances and, built on first use, the typed entities and
+    the objects near it (with their hops) and beyond max_hops, as sorted id arrays."""
+
+    def __init__(self, kg: _KG, dist: np.ndarray) -> None:
+        self.kg, self.dist = kg, dist
+        self._typed: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._far_objects: np.ndarray | None = None
+        self._at_hop: dict[int, np.ndarray] = {}
+        self.typed_per_hop = np.zeros(0, dtype=np.int64)  # near typed entities per hop, once typed() has run
+
+    def typed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(near typed ids, their hops, far typed ids)."""
+        if self._typed is None:
+            dist, kg = self.dist, self.kg
+            near = (dist - np.uint8(1)) < np.uint8(int(_UNREACHED) - 1)  # 1..max_hops: 0 and 255 wrap out of range
+            far = dist == _UNREACHED
+            if len(kg.typed_ids) < kg.n:
+                near &= kg.typed
+                far &= kg.typed
+            near_ids = np.flatnonzero(near)
+            near_hops = dist[near_ids]
+            self._typed = (near_ids, near_hops, np.flatnonzero(far))
+            self.typed_per_hop = np.bincount(near_hops, minlength=int(_UNREACHED))
+        return self._typed
+
+    def typed_at_hop(self, hop: int) -> np.ndarray:
+        if hop not in self._at_hop:
+            ids, hops, _ = self.typed()
+            self._at_hop[hop] = ids[hops == hop]
+        return self._at_hop[hop]
+
+    def far_objects(self) -> np.ndarray:
+        if self._far_objects is None:
+            self._far_objects = np.flatnonzero((self.dist == _UNREACHED) & self.kg.is_object)
+        return self._far_objects
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -621,7 +748,6 @@ def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: i
     columns = [ALL_METHODS.index(m) for m in methods]
     reasons = {m: _no_candidate(m, max_hops, directed) for m in methods}
     needs_types = not _TYPED.isdisjoint(methods)
-    needs_relation = "NNSR" in methods or "NNDR" in methods
     results: list[list[Edit]] = [[] for _ in range(len(arr))]
     subjects, first = np.unique(arr[:, 0], return_index=True)
     subjects = subjects[np.argsort(first)]  # first-seen order; results do not depend on it
@@ -635,41 +761,93 @@ def _edit_arrays(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: i
         for j, s in enumerate(batch.tolist()):
             if j % 64 == 0:
                 block = _distance_block(levels, j // 64)
-            dist = block[j % 64]
-            near = (dist != _UNREACHED) & (dist > 0)
-            # s, o and every o' with (s, r, o') in the KG are within 1 hop, so "far" never holds them
-            far = dist == _UNREACHED
+            ball = _Ball(kg, block[j % 64])
             for i in by_subject[s]:
-                r, o = int(arr[i, 1]), int(arr[i, 2])
-                near_i = near.copy()
-                near_i[kg.tails[lo[i] : hi[i]]] = False  # o and the other objects of (s, r)
-                typed = kg.type_masks(o) if needs_types else None
-                relation = kg.relation_masks(r) if needs_relation else None
-                out = results[i]
-                for m, col in zip(methods, columns, strict=True):
-                    if m in _TYPED:
-                        if typed is None:
-                            out.append(Edit(s, r, o, None, m, None, None, "true object has no entity type"))
-                            continue
-                        pool = typed[0] if m in ("NSC", "NNSC") else typed[1]
-                    else:
-                        pool = relation[0] if m == "NNSR" else relation[1]  # type: ignore[index]
-                    candidates = ((near_i if m in _NEAR else far) & pool).nonzero()[0]
-                    if len(candidates) == 0:
-                        out.append(Edit(s, r, o, None, m, None, None, reasons[m]))
-                        continue
-                    if m in _NEAR and by_hop:
-                        at = dist[candidates]
-                        hops = np.unique(at)  # the hops that have a candidate, ascending
-                        candidates = candidates[at == hops[int(states[i, col]) % len(hops)]]
-                        x = int(candidates[int(second[i, col]) % len(candidates)])
-                    else:
-                        x = int(candidates[int(states[i, col]) % len(candidates)])
-                    if m in _NEAR:
-                        out.append(Edit(s, r, o, x, m, int(dist[x]), kg.path(dist, x, directed=directed), None))
-                    else:
-                        out.append(Edit(s, r, o, x, m, None, None, None))
+                results[i] = _edit_triple(kg, ball, arr[i], methods, columns, states[i], second[i], reasons,
+                                          by_hop=by_hop, needs_types=needs_types, objects=kg.tails[lo[i] : hi[i]],
+                                          directed=directed)  # fmt: skip
+        del levels, block
     return [e for group in results for e in group]
+
+
+def _edit_triple(kg: _KG, ball: _Ball, triple: np.ndarray, methods: tuple[str, ...], columns: list[int],
+                 states: np.ndarray, second: np.ndarray, reasons: dict[str, str], *, by_hop: bool, needs_types: bool,
+                 objects: np.ndarray, directed: bool) -> list[Edit]:  # fmt: skip
+    """The edits of one triple. The candidates of a method are its pool (the true object's type, the typed entities
+    of other types, the relation's objects, the objects of other relations) within 1..max_hops of the subject (less
+    the objects of (s, r)) or beyond; a candidate list is materialised only for the small pools, and the others
+    (all typed entities but one type's, all objects but one relation's) are read through the subject's sorted
+    near and far arrays with the small pool's members skipped, so no step per triple walks the entity table."""
+    s, r, o = (int(x) for x in triple)
+    dist = ball.dist
+    same = kg.same_type(o) if needs_types else None
+    near_same_all = far_same = near_same = None
+    if same is not None:
+        d = dist[same]
+        near_mask = (d != _UNREACHED) & (d > 0)
+        near_same_all, far_same = same[near_mask], same[d == _UNREACHED]
+        near_same = _without(near_same_all, objects)
+    far_relation: np.ndarray | None = None
+    out: list[Edit] = []
+    for m, col in zip(methods, columns, strict=True):
+        state, other = int(states[col]), int(second[col])
+        if m in _TYPED and same is None:
+            out.append(Edit(s, r, o, None, m, None, None, "true object has no entity type"))
+            continue
+        x: int | None = None
+        if m == "NSC":
+            candidates = near_same
+            if len(candidates):
+                if by_hop:
+                    at = dist[candidates]
+                    hops = np.flatnonzero(np.bincount(at, minlength=int(_UNREACHED)))  # the hops with a candidate
+                    candidates = candidates[at == hops[state % len(hops)]]
+                    x = int(candidates[other % len(candidates)])
+                else:
+                    x = int(candidates[state % len(candidates)])
+        elif m == "NDC":
+            near_ids, _, _ = ball.typed()
+            # near typed entities that are not candidates: those of o's type, and the objects of (s, r)
+            obj = objects[kg.typed[objects]]
+            d_obj = dist[obj]
+            obj = obj[(d_obj != _UNREACHED) & (d_obj > 0) & ~_in_sorted(obj, same)]
+            skipped = np.insert(near_same_all, np.searchsorted(near_same_all, obj), obj) if len(obj) else near_same_all
+            count = len(near_ids) - len(skipped)
+            if count > 0:
+                if by_hop:
+                    per_hop = ball.typed_per_hop - np.bincount(dist[skipped], minlength=int(_UNREACHED))
+                    hops = np.flatnonzero(per_hop > 0)
+                    hop = int(hops[state % len(hops)])
+                    x = _select_excluding(ball.typed_at_hop(hop), skipped[dist[skipped] == hop], other % int(per_hop[hop]))
+                else:
+                    x = _select_excluding(near_ids, skipped, state % count)
+        elif m == "NNSC":
+            if len(far_same):
+                x = int(far_same[state % len(far_same)])
+        elif m == "NNDC":
+            _, _, far_ids = ball.typed()
+            count = len(far_ids) - len(far_same)
+            if count > 0:
+                x = _select_excluding(far_ids, far_same, state % count)
+        else:
+            if far_relation is None:
+                pool = kg.relation_objects(r)
+                far_relation = pool[dist[pool] == _UNREACHED]
+            if m == "NNSR":
+                if len(far_relation):
+                    x = int(far_relation[state % len(far_relation)])
+            else:
+                far_objects = ball.far_objects()
+                count = len(far_objects) - len(far_relation)
+                if count > 0:
+                    x = _select_excluding(far_objects, far_relation, state % count)
+        if x is None:
+            out.append(Edit(s, r, o, None, m, None, None, reasons[m]))
+        elif m in _NEAR:
+            out.append(Edit(s, r, o, x, m, int(dist[x]), kg.path(dist, x, directed=directed), None))
+        else:
+            out.append(Edit(s, r, o, x, m, None, None, None))
+    return out
 
 
 def _no_candidate(method: str, max_hops: int, directed: bool = True) -> str:

@@ -321,6 +321,92 @@ def test_random_kg_edits_satisfy_every_definition(seed: int, directed: bool) -> 
     assert _check_edits(edits, triples, types, dist, max_hops, n, directed=directed) > 2 * len(triples)
 
 
+def _reference_edits(triples: list[tuple[int, int, int]], types: dict[int, set[str]], n: int, max_hops: int, seed: int,
+                     *, directed: bool, hop_sampling: str) -> list[Edit]:  # fmt: skip
+    """The edit methods written out plainly: a boolean mask over every entity per candidate set, networkx distances,
+    and the documented draws (candidates in id order; the hop first with uniform_hop)."""
+    graph = (nx.DiGraph if directed else nx.Graph)()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((h, t) for h, _, t in triples)
+    kg = set(triples)
+    typed = np.array([bool(types.get(v)) for v in range(n)])
+    is_object = np.zeros(n, dtype=bool)
+    is_object[[t for _, _, t in triples]] = True
+    arr = np.asarray(triples, dtype=np.int64)
+    states = fpq._choice_states(seed, arr)
+    second = fpq._object_states(states)
+    out = []
+    for i, (s, r, o) in enumerate(triples):
+        reach = nx.single_source_shortest_path_length(graph, s, cutoff=max_hops)
+        dist = np.full(n, -1)
+        dist[list(reach)] = list(reach.values())
+        near = (dist > 0) & np.array([(s, r, v) not in kg for v in range(n)])
+        far = dist < 0
+        same = np.array([bool(types.get(v, set()) & types.get(o, set())) for v in range(n)])
+        of_r = np.zeros(n, dtype=bool)
+        of_r[[t for _, rel, t in triples if rel == r]] = True
+        pools = {"NSC": same, "NDC": typed & ~same, "NNSC": same, "NNDC": typed & ~same, "NNSR": of_r, "NNDR": is_object & ~of_r}
+        for col, m in enumerate(ALL_METHODS):
+            if m in ("NSC", "NDC", "NNSC", "NNDC") and not types.get(o):
+                out.append((s, r, o, None, m))
+                continue
+            candidates = np.flatnonzero((near if m in ("NSC", "NDC") else far) & pools[m])
+            if len(candidates) == 0:
+                out.append((s, r, o, None, m))
+                continue
+            if m in ("NSC", "NDC") and hop_sampling == "uniform_hop":
+                hops = np.unique(dist[candidates])
+                candidates = candidates[dist[candidates] == hops[int(states[i, col]) % len(hops)]]
+                x = candidates[int(second[i, col]) % len(candidates)]
+            else:
+                x = candidates[int(states[i, col]) % len(candidates)]
+            out.append((s, r, o, int(x), m))
+    return out
+
+
+@pytest.mark.parametrize("hop_sampling", fpq.HOP_SAMPLING)
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_edits_equal_whole_table_masks(seed: int, directed: bool, hop_sampling: str) -> None:
+    # edit() reads candidates through sorted pools and skips; this is the definition with masks over every entity
+    rng = random.Random(100 + seed)
+    n, n_rel, max_hops = 90, 3, 2 + seed % 2
+    hubs = [rng.randrange(n) for _ in range(3)]  # skewed degrees: most triples touch a hub
+    triples = sorted({(rng.choice(hubs + [rng.randrange(n)]), rng.randrange(n_rel), rng.choice(hubs + [rng.randrange(n)]))
+                      for _ in range(160)})  # fmt: skip
+    triples = [t for t in triples if t[0] != t[2]]
+    types = {v: set(rng.sample(["P", "Q", "R", "S"], rng.choice([0, 1, 1, 1, 2, 3]))) for v in range(n)}
+    con = duckdb.connect()
+    _fill(con, n, n_rel, triples, types)
+    edits = fpq.edit(con, triples, max_hops=max_hops, seed=seed, batch_size=16, directed=directed, hop_sampling=hop_sampling)
+    got = [(e.subject, e.relation, e.true_object, e.false_object, e.method) for e in edits]
+    expected = _reference_edits(triples, types, n, max_hops, seed, directed=directed, hop_sampling=hop_sampling)
+    assert got == expected
+    assert sum(x is not None for *_, x, _ in got) > 2 * len(triples)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sort_rows_is_lexsort(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(0, 300))
+    wide = seed % 2 == 1  # wider than 63 bits together: the lexsort fallback
+    columns = [rng.integers(0, 2**40 if wide else 50, size), rng.integers(0, 7, size), rng.integers(0, 2**30 if wide else 3, size)]
+    order = np.lexsort(tuple(reversed(columns)))
+    for got, column in zip(fpq._sort_rows(columns), columns, strict=True):
+        assert np.array_equal(got, column[order])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_select_excluding_and_without(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    base = np.unique(rng.integers(0, 400, int(rng.integers(1, 120))))
+    excluded = np.sort(rng.choice(base, int(rng.integers(0, len(base))), replace=False))
+    kept = np.setdiff1d(base, excluded)
+    assert [fpq._select_excluding(base, excluded, k) for k in range(len(kept))] == kept.tolist()
+    removed = np.unique(rng.integers(0, 400, 9))
+    assert np.array_equal(fpq._without(base, removed), np.setdiff1d(base, removed))
+
+
 # ---------------------------------------------------------------- replace_object and the authors' KG-FPQ records
 
 
