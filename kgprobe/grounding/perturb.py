@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol, TypeAlias, overload
 import numpy as np
 import scipy.sparse as sp
 
+from kgprobe.arrays import DENSE_SLACK, in_sorted, sorted_unique
 from kgprobe.errors import KGProbeError
 
 __all__ = [
@@ -399,7 +400,7 @@ def _relation_swapping(
             kb = enc.keys(arr[b, 0], rel[a], arr[b, 2])
             keys = np.concatenate([ka, kb])
             accepted = np.sort(np.concatenate([ka_acc, kb_acc]))
-            bad = _contains(existing, keys) | _contains(accepted, keys) | ~_first_occurrence(keys)
+            bad = in_sorted(existing, keys) | in_sorted(accepted, keys) | ~_first_occurrence(keys)
             ok = ~(bad[:k] | bad[k:])
             penalty[a[~ok]] += 1
             penalty[b[~ok]] += 1
@@ -493,7 +494,7 @@ def _relation_replacement(
         # Two drawn edges on the same (h, t), or an earlier batch, may want the same r': later ones move on.
         while True:
             keys = enc.keys(h, choice, t)
-            clash = alive & (_contains(accepted_keys, keys) | ~_first_occurrence(np.where(alive, keys, -1 - rows)))
+            clash = alive & (in_sorted(accepted_keys, keys) | ~_first_occurrence(np.where(alive, keys, -1 - rows)))
             if not clash.any():
                 break
             probs[rows[clash], choice[clash]] = np.inf
@@ -524,14 +525,14 @@ def _edge_rewiring(
     """
     n = len(arr)
     ends = arr[:, [0, 2]].ravel()
-    node_ids = _sorted_unique(ends if extra_nodes is None else np.concatenate([ends, extra_nodes]))
+    node_ids = sorted_unique(ends if extra_nodes is None else np.concatenate([ends, extra_nodes]))
     v_count = len(node_ids)
     head = np.searchsorted(node_ids, arr[:, 0])
     tail = np.searchsorted(node_ids, arr[:, 2])
     loops = head == tail
     u = np.concatenate([head[~loops], tail[~loops]])
     w = np.concatenate([tail[~loops], head[~loops]])
-    neighbour_keys = _sorted_unique(u * v_count + w)
+    neighbour_keys = sorted_unique(u * v_count + w)
     degree = np.bincount(neighbour_keys // v_count, minlength=v_count)
     free = v_count - 1 - degree  # allowed new tails per head
     enc = _Encoder(node_ids, arr[:, 1])
@@ -555,9 +556,9 @@ def _edge_rewiring(
             if len(pending) == 0:
                 break
             draw = rng.integers(0, v_count, size=len(pending))
-            ok = (draw != a[pending]) & ~_contains(neighbour_keys, a[pending] * v_count + draw)
+            ok = (draw != a[pending]) & ~in_sorted(neighbour_keys, a[pending] * v_count + draw)
             keys = enc.keys(arr[batch[pending], 0], arr[batch[pending], 1], node_ids[draw])
-            ok &= ~_contains(accepted_keys, keys)
+            ok &= ~in_sorted(accepted_keys, keys)
             ok &= _first_occurrence(np.where(ok, keys, -1 - np.arange(len(pending))))
             new_tail[pending[ok]] = draw[ok]
             accepted_keys = np.sort(np.concatenate([accepted_keys, keys[ok]]))
@@ -571,7 +572,7 @@ def _edge_rewiring(
             allowed[neighbour_keys[lo:hi] - a[j] * v_count] = False
             allowed[a[j]] = False
             cand = np.flatnonzero(allowed)
-            cand = cand[~_contains(accepted_keys, enc.keys(np.full(len(cand), arr[e, 0]), np.full(len(cand), arr[e, 1]),
+            cand = cand[~in_sorted(accepted_keys, enc.keys(np.full(len(cand), arr[e, 0]), np.full(len(cand), arr[e, 1]),
                                                            node_ids[cand]))]
             if len(cand) == 0:
                 skipped.append(int(e))
@@ -771,7 +772,7 @@ def _profile(arr: np.ndarray) -> _Profile:
     lo, hi, rel = np.minimum(h, t)[~loop], np.maximum(h, t)[~loop], r[~loop]
     members, member_of = _factorize(np.concatenate([rel * v + lo, rel * v + hi]))
     m = len(members)
-    edges = _sorted_unique(member_of[: len(lo)] * m + member_of[len(lo):])  # first < second: same relation
+    edges = sorted_unique(member_of[: len(lo)] * m + member_of[len(lo):])  # first < second: same relation
     a, b = edges // max(m, 1), edges % max(m, 1)
     k = np.bincount(a, minlength=m) + np.bincount(b, minlength=m)
     triangles = np.zeros(m)
@@ -801,8 +802,8 @@ class _Encoder:
     """Injective int64 keys of (head, relation, tail) and (head, tail) over given entity and relation ids."""
 
     def __init__(self, entities: np.ndarray, relations: np.ndarray) -> None:
-        self.entities = _sorted_unique(entities)
-        self.relations = _sorted_unique(relations)
+        self.entities = sorted_unique(entities)
+        self.relations = sorted_unique(relations)
         self.ne = max(len(self.entities), 1)
         self.nr = max(len(self.relations), 1)
         if self.ne * self.ne * self.nr >= 2**62:
@@ -827,7 +828,7 @@ def _positions(distinct: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         return lambda values: np.zeros(len(values), dtype=np.int64)
     low = int(distinct[0])
     span = int(distinct[-1]) - low + 1
-    if span > 4 * len(distinct) + _DENSE_SLACK:
+    if span > 4 * len(distinct) + DENSE_SLACK:
         return lambda values: np.searchsorted(distinct, values)
     table = np.zeros(span, dtype=np.int64)
     table[distinct - low] = np.arange(len(distinct))
@@ -846,9 +847,6 @@ def _first_occurrence(keys: np.ndarray) -> np.ndarray:
     return first
 
 
-# Integer values spanning at most this many slots more than 4x their count are factorised with a lookup table
-# (linear time) instead of a sort; entity ids of a warehouse are dense, so subgraph ids usually qualify.
-_DENSE_SLACK = 1 << 16
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -858,7 +856,7 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return values, np.zeros(0, dtype=np.int64)
     low = int(values.min())
     span = int(values.max()) - low + 1
-    if span <= 4 * len(values) + _DENSE_SLACK:
+    if span <= 4 * len(values) + DENSE_SLACK:
         shifted = values - low
         present = np.zeros(span, dtype=bool)
         present[shifted] = True
@@ -875,28 +873,6 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[starts], inverse
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (np.unique without its hash-table path, which is slow on large int64 arrays)."""
-    values = np.asarray(values, dtype=np.int64).ravel()
-    if len(values) == 0:
-        return values
-    low = int(values.min())
-    span = int(values.max()) - low + 1
-    if span <= 4 * len(values) + _DENSE_SLACK:
-        present = np.zeros(span, dtype=bool)
-        present[values - low] = True
-        return np.flatnonzero(present) + low
-    ordered = np.sort(values)
-    keep = np.ones(len(ordered), dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    return ordered[keep]
-
-
-def _contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    if len(sorted_keys) == 0:
-        return np.zeros(len(keys), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
-    return sorted_keys[pos] == keys
 
 
 def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

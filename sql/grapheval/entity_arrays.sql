@@ -1,5 +1,5 @@
--- GraphEval: every entity's label, the label normalised for comparison (case and spacing, as in entities.sql) and
--- its primary type (its rarest type), in id order: what the draw of negatives reads (no degrees, no temp table).
+-- GraphEval: every entity's label, the label normalised for comparison (case and spacing) and
+-- its primary type (its rarest type), in id order: what the draw of negatives reads; entities.sql adds keys and degrees.
 WITH type_size AS (
     SELECT type, count(DISTINCT entity) AS n FROM entity_types GROUP BY type
 ), primary_type AS (

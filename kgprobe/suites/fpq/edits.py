@@ -54,6 +54,7 @@ import duckdb
 import numpy as np
 import scipy.sparse as sp
 
+from kgprobe.arrays import in_sorted
 from kgprobe.errors import ConfigError, KGProbeError
 from kgprobe.sql import load_sql
 from kgprobe.suites.base import content_id
@@ -494,14 +495,6 @@ def _csr(keys: np.ndarray, size: int) -> np.ndarray:
     return ptr
 
 
-def _in_sorted(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
-    """A mask over ``values``: which of them are in the sorted array ``pool``."""
-    if len(pool) == 0:
-        return np.zeros(len(values), dtype=bool)
-    at = np.minimum(np.searchsorted(pool, values), len(pool) - 1)
-    return pool[at] == values
-
-
 def _without(values: np.ndarray, removed: np.ndarray) -> np.ndarray:
     """The sorted array ``values`` less the elements of the (short) sorted array ``removed``."""
     if len(removed) == 0 or len(values) == 0:
@@ -810,7 +803,7 @@ def _edit_triple(kg: _KG, ball: _Ball, triple: np.ndarray, methods: tuple[str, .
             # near typed entities that are not candidates: those of o's type, and the objects of (s, r)
             obj = objects[kg.typed[objects]]
             d_obj = dist[obj]
-            obj = obj[(d_obj != _UNREACHED) & (d_obj > 0) & ~_in_sorted(obj, same)]
+            obj = obj[(d_obj != _UNREACHED) & (d_obj > 0) & ~in_sorted(same, obj)]
             skipped = np.insert(near_same_all, np.searchsorted(near_same_all, obj), obj) if len(obj) else near_same_all
             count = len(near_ids) - len(skipped)
             if count > 0:

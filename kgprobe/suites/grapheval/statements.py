@@ -53,6 +53,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kgprobe.arrays import sorted_unique
 from kgprobe.sql import load_sql
 from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.suites.grapheval.templates import (
@@ -206,12 +207,6 @@ def _key(a: np.ndarray, b: np.ndarray, c: np.ndarray, nb: int, nc: int, na: int)
     return _hash(0x5EED, a, b, c).view(np.int64)
 
 
-def _unique(x: np.ndarray) -> np.ndarray:
-    """The distinct values of ``x``, sorted (a sort and a mask: faster here than NumPy's hash-based unique)."""
-    s = np.sort(x)
-    return s[np.r_[True, s[1:] != s[:-1]]] if len(s) else s
-
-
 _EMPTY = np.iinfo(np.int64).min
 #: Positives per block of the draw: a block's working arrays (k slots per positive) stay in the CPU's cache.
 _BLOCK = 65_536
@@ -347,11 +342,11 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
         pool_id.append(2 + kg.type_pairs[0])
         member.append(kg.type_pairs[1].astype(np.int64))
         for base, ent in ((dom, kg.head), (rng, kg.tail)):
-            pairs = _unique(kg.relation * kg.n_ent + ent)
+            pairs = sorted_unique(kg.relation * kg.n_ent + ent)
             pool_id.append(base + pairs // kg.n_ent)
             member.append(pairs % kg.n_ent)
         typed_head = kg.ptype[kg.head] >= 0
-        pairs = _unique(kg.ptype[kg.head[typed_head]] * max(r, 1) + kg.relation[typed_head])
+        pairs = sorted_unique(kg.ptype[kg.head[typed_head]] * max(r, 1) + kg.relation[typed_head])
         pool_id.append(rt + pairs // max(r, 1))
         member.append(pairs % max(r, 1))
     ids, members = np.concatenate(pool_id), np.concatenate(member)
@@ -442,7 +437,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     pos_text = text_key(h0, r0, t0)
     keep = np.ones(len(pos_text), bool)
     ordered = np.sort(pos_text)
-    repeated = _unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    repeated = sorted_unique(ordered[1:][ordered[1:] == ordered[:-1]])
     if len(repeated):  # rare: among the positives sharing a text, the first in (relation, head, tail) order
         shared = np.flatnonzero(_KeySet(repeated).contains(pos_text))
         keep[shared] = False
@@ -699,6 +694,12 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     return pa.table(columns).cast(item_schema())
 
 
+def _entities_sql() -> str:
+    """``sql/grapheval/entities.sql`` (the temp table ``_ge_ent``), built on ``entity_arrays.sql``: one definition of
+    the normalised label and the primary type for the draw and the items."""
+    return load_sql("grapheval/entities").replace("{entity_arrays}", load_sql("grapheval/entity_arrays"))
+
+
 def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
                      snapshot_id: str = "", seed: int = 0, rejects: bool = True) -> StatementSet:  # fmt: skip
     """The GraphEval statements of the KG whose tables ``con`` reads unqualified (``entities``, ``relations``,
@@ -709,7 +710,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
     """
     try:
         drawn = draw_statements(con, options, seed=seed, rejects=rejects)
-        con.execute(load_sql("grapheval/entities"))  # keys, labels, primary types and degrees for the items
+        con.execute(_entities_sql())  # keys, labels, primary types and degrees for the items
         n_pos = len(drawn.head)
         con.register("_ge_templates", template_table(drawn.templates))
         items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed)
@@ -755,7 +756,7 @@ def verify_negatives(con: duckdb.DuckDBPyConnection, triples: Sequence[tuple[str
                       "tail": pa.array([t[2] for t in triples], pa.string())})
     con.register("_ge_check", check)
     try:
-        con.execute(load_sql("grapheval/entities"))
+        con.execute(_entities_sql())
         con.execute(load_sql("grapheval/label_triples"))
         reasons = [r for _, r in con.execute(load_sql("grapheval/verify")).fetchall()]
     finally:
