@@ -166,11 +166,10 @@ def _levels(cfg: Any) -> list[str]:
 
 
 def _labels(cfg: Any, kg: str) -> tuple[dict[int, str], dict[int, str]]:
-    import duckdb
-
     from kgprobe.kg.stats import labels
+    from kgprobe.warehouse import connect
 
-    with duckdb.connect(str(cfg.warehouse), read_only=True) as con:
+    with connect(cfg.warehouse, read_only=True) as con:  # waits while a run writes the warehouse
         return labels(con, kg)
 
 
