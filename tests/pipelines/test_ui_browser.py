@@ -241,6 +241,17 @@ def test_ui_graph_asset_page_materialize_and_backfill(
                     return False
             wait.until(attempt, f"nothing clickable at {path}")
 
+        def toast_id(words: str) -> str:
+            # the id after ``words`` in a toast, read again until it is there (a toast fading in can show its words
+            # before its id is visible)
+            def found(driver) -> str | bool:
+                for el in driver.find_elements(By.XPATH, f"//*[starts-with(normalize-space(), '{words} ')]"):
+                    m = re.search(rf"{words} (\w+)", el.text)
+                    if m:
+                        return m.group(1)
+                return False
+            return wait.until(found, f"no toast '{words} <id>'")
+
         # 1. the global asset graph: one group node per suite, beside the shared stages
         browser.get(f"{dev.url}/asset-groups")
         node = "//*[local-name()='foreignObject']//div[@data-tooltip='{}']"
@@ -254,8 +265,7 @@ def test_ui_graph_asset_page_materialize_and_backfill(
         # 2. Materialize on an unpartitioned asset starts a run (checked below, while the backfill runs too)
         browser.get(f"{dev.url}/assets/{UNPARTITIONED}")
         click("//button[normalize-space()='Materialize']")
-        toast = xpath("//*[starts-with(normalize-space(), 'Launched run ')]").text
-        prefix = re.search(r"Launched run (\w+)", toast).group(1)
+        prefix = toast_id("Launched run")
         shot("materialize-launched")
 
         # 3. Materialize on a partitioned asset opens the partition picker; a backfill of two partitions
@@ -276,8 +286,7 @@ def test_ui_graph_asset_page_materialize_and_backfill(
             xpath(f"{dialog}//*[normalize-space()='{key}']")
         shot("backfill-two-partitions")
         click(f"{dialog}//button[normalize-space()='Launch backfill']")
-        toast = xpath("//*[starts-with(normalize-space(), 'Created backfill ')]").text
-        backfill_id = re.search(r"Created backfill (\w+)", toast).group(1)
+        backfill_id = toast_id("Created backfill")
         shot("backfill-created")
 
         # the run from step 2 succeeded, and wrote the asset's latest materialization
