@@ -182,12 +182,20 @@ class _Counts:
     repaired: int = 0
 
 
+class _Restage(Exception):
+    """Raised when a fast staging pass met rows it does not handle exactly; ``load_kg`` reads the files again."""
+
+
 class _Stage:
     """Temporary tables holding keys (not ids) while a KG is read."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, source: KGSource) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, source: KGSource, *, exact: bool = False) -> None:
         self.con = con
         self.source = source
+        # Parquet keys are staged as stored unless ``exact``; _finish checks the distinct keys for padding or blanks
+        # (far fewer than rows) and raises _Restage when there is any, and load_kg then reads with trim per row
+        self.exact = exact
+        self.untrimmed = False
         self.counts = _Counts()
         self.rejects: list[tuple[str, int | None, str | None, str]] = []
         # labels found inside the data itself (rdfs:label, KoPL names): key -> label
@@ -413,6 +421,19 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
     rows = f"SELECT trim(head) AS head, trim(relation) AS relation, trim(tail) AS tail, line FROM ({rows})"
     read = con.execute("SELECT count(*) FROM read_parquet($p)", {"p": str(path)}).fetchone()[0]
     stage.counts.read += read
+    if not stage.exact:
+        # Keys as stored: trim costs more per row than the rest of staging, and real keys are rarely padded.
+        # Rows with a NULL or empty key, and (in _finish) any distinct key that trim would change, send the load
+        # back through the exact pass below.
+        stage.untrimmed = True
+        good = con.execute(
+            f"INSERT INTO _st_triples SELECT {h}, {r}, {t}, NULL, NULL FROM read_parquet($p) "
+            f"WHERE {h} <> '' AND {r} <> '' AND {t} <> ''",
+            {"p": str(path)},
+        ).fetchone()[0]
+        if good != read:
+            raise _Restage
+        return
     # the good rows first, without row numbers (nothing after staging needs them); only when some row was left out
     # does a second scan find the bad rows and their numbers
     good = con.execute(
@@ -737,12 +758,16 @@ def _route_rdf(stage: _Stage) -> None:
 def _route_rdf_statements(stage: _Stage) -> None:
     con = stage.con
     want = stage.source.label_lang
-    total = con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]
     # a statement has either a resource object (a type or a triple) or a literal: the distinct statements of the
-    # three routes add up to the distinct statements, without a distinct copy of all of them
+    # three routes add up to the distinct statements, without a distinct copy of all of them. Triples are counted
+    # when they are written (by _finish, as for every other format); the other routes here.
+    con.execute("DROP TABLE _st_triples")
+    con.execute(load_sql("kg/rdf_route_triples"))
+    total = con.execute(
+        "SELECT count(*) FROM _st_rdf WHERE o IS NULL OR p = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'"
+    ).fetchall()[0][0]
     distinct = con.execute(load_sql("kg/rdf_label_rank"), {"want": want}).fetchall()[0][0]
-    for target in ("types", "triples"):
-        distinct += con.execute(load_sql(f"kg/rdf_route_{target}")).fetchall()[0][0]
+    distinct += con.execute(load_sql("kg/rdf_route_types")).fetchall()[0][0]
     stage.counts.duplicates += total - distinct
     stage.counts.loaded += distinct
     for target in ("literals", "entities"):
@@ -1045,7 +1070,7 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         stage.counts.loaded += distinct
     if fmt not in ("events", "temporal"):
         # counted after the triples are written (see below): the DISTINCT insert gives the count for free
-        count_triples_on_insert = fmt not in ("ntriples", "turtle")  # RDF statements were counted when routed
+        count_triples_on_insert = True
         if fmt == "kopl":
             # literal and type statements are loaded too; duplicates among them are counted
             lit_total = con.execute("SELECT count(*) FROM _st_literals").fetchone()[0]
@@ -1054,6 +1079,23 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
             ty_distinct = con.execute("SELECT count(*) FROM (SELECT DISTINCT entity, type_key FROM _st_types)").fetchone()[0]
             stage.counts.duplicates += (lit_total - lit_distinct) + (ty_total - ty_distinct)
             stage.counts.loaded += lit_distinct + ty_distinct
+
+    # every entity key that occurs anywhere in the data
+    con.execute(
+        """
+        CREATE OR REPLACE TEMP TABLE _st_keys AS
+        SELECT head AS key FROM _st_triples UNION SELECT tail FROM _st_triples
+        UNION SELECT head FROM _st_temporal UNION SELECT tail FROM _st_temporal WHERE tail IS NOT NULL
+        UNION SELECT key FROM _st_entities WHERE key IS NOT NULL
+        """
+    )
+    if stage.untrimmed:
+        padded = con.execute(
+            "SELECT EXISTS (SELECT 1 FROM _st_keys WHERE trim(key) <> key) "
+            "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT relation FROM _st_triples) WHERE trim(relation) <> relation)"
+        ).fetchone()[0]
+        if padded:
+            raise _Restage
 
     # side files: labels and types
     ent_labels = dict(stage.entity_labels)
@@ -1077,29 +1119,33 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         first = stage.rejects[0]
         raise IngestError(f"{first[0]}, line {first[1]}: {first[3]}: {first[2]!r}. Fix the row or load with lenient=True.")
 
+    # the side tables are often empty; their joins would still build a hash table over every entity
+    has = {t: con.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0] for t in ("_st_literals", "_st_temporal", "_st_types")}
+
     schema = src.name
     create_kg_tables(con, schema)
     con.execute("BEGIN TRANSACTION")
     try:
+        # replaced rather than emptied: dropping is cheaper than deleting a large KG row by row, and a schema made
+        # by an older version gets today's table definitions
         for table in KG_TABLES:
             if table != "snapshots":
-                con.execute(f'DELETE FROM "{schema}".{table}')
+                con.execute(f'DROP TABLE "{schema}".{table}')
+                con.execute(load_sql(f"kg/create_{table}"))
         # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
-        # in at insert time (an UPDATE of the indexed table afterwards costs more than the whole load)
+        # in at insert time (an UPDATE of the table afterwards costs more than the whole load)
         con.execute(load_sql("kg/macro_fallback_label"))
         with _registered(con, _label_table(ent_labels)) as labels:
             con.execute(
                 f"""
                 INSERT INTO "{schema}".entities (id, key, label)
                 SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
-                FROM (
-                    SELECT head AS key FROM _st_triples UNION SELECT tail FROM _st_triples
-                    UNION SELECT head FROM _st_temporal UNION SELECT tail FROM _st_temporal WHERE tail IS NOT NULL
-                    UNION SELECT key FROM _st_entities WHERE key IS NOT NULL
-                ) k LEFT JOIN {labels} l ON l.key = k.key
+                FROM _st_keys k LEFT JOIN {labels} l ON l.key = k.key
                 """
             )
-            labelled = con.execute(f'SELECT count(*) FROM "{schema}".entities e SEMI JOIN {labels} l ON l.key = e.key').fetchall()[0][0]
+            labelled = con.execute(
+                f'SELECT count(*) FROM "{schema}".entities e SEMI JOIN {labels} l ON l.key = e.key'
+            ).fetchall()[0][0] if ent_labels else 0
         with _registered(con, _label_table(rel_labels)) as labels:
             con.execute(
                 f"""
@@ -1130,35 +1176,38 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
                 "SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM _st_triples)").fetchall()[0][0]
             stage.counts.duplicates += staged - distinct
             stage.counts.loaded += distinct
-        con.execute(
-            f"""
-            INSERT INTO "{schema}".literals
-            SELECT DISTINCT e.id, r.id, s.value, s.datatype, s.lang FROM _st_literals s
-            JOIN "{schema}".entities e ON e.key = s.entity
-            JOIN "{schema}".relations r ON r.key = s.relation
-            ORDER BY 1, 2, 3
-            """
-        )
-        con.execute(
-            f"""
-            INSERT INTO "{schema}".temporal_facts
-            SELECT DISTINCT h.id, r.id, t.id, s.start_year, s.end_year, s.ongoing FROM _st_temporal s
-            JOIN "{schema}".entities h ON h.key = s.head
-            JOIN "{schema}".relations r ON r.key = s.relation
-            LEFT JOIN "{schema}".entities t ON t.key = s.tail
-            ORDER BY 1, 2, 3, 4, 5
-            """
-        )
+        if has["_st_literals"]:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".literals
+                SELECT DISTINCT e.id, r.id, s.value, s.datatype, s.lang FROM _st_literals s
+                JOIN "{schema}".entities e ON e.key = s.entity
+                JOIN "{schema}".relations r ON r.key = s.relation
+                ORDER BY 1, 2, 3
+                """
+            )
+        if has["_st_temporal"]:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".temporal_facts
+                SELECT DISTINCT h.id, r.id, t.id, s.start_year, s.end_year, s.ongoing FROM _st_temporal s
+                JOIN "{schema}".entities h ON h.key = s.head
+                JOIN "{schema}".relations r ON r.key = s.relation
+                LEFT JOIN "{schema}".entities t ON t.key = s.tail
+                ORDER BY 1, 2, 3, 4, 5
+                """
+            )
         # types of entities that are not in the KG are counted as unused, not loaded as dangling rows
         _type_labels_from_rdf(con, schema, ent_labels)
-        con.execute(
-            f"""
-            INSERT INTO "{schema}".entity_types
-            SELECT DISTINCT e.id, coalesce(s.type, s.type_key), s.type_key FROM _st_types s
-            JOIN "{schema}".entities e ON e.key = s.entity
-            ORDER BY 1, 3
-            """
-        )
+        if has["_st_types"]:
+            con.execute(
+                f"""
+                INSERT INTO "{schema}".entity_types
+                SELECT DISTINCT e.id, coalesce(s.type, s.type_key), s.type_key FROM _st_types s
+                JOIN "{schema}".entities e ON e.key = s.entity
+                ORDER BY 1, 3
+                """
+            )
         if src.entity_types:
             used = con.execute(
                 f'SELECT count(DISTINCT entity) FROM _st_types s WHERE entity IN (SELECT key FROM "{schema}".entities)'
@@ -1274,16 +1323,27 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
         stored = _stored_report(con, source.name, snapshot_id)
         if stored is not None:
             return replace(stored, seconds=round(time.perf_counter() - started, 3))
-    stage = _Stage(con, source)
     try:
-        for path in source.files:
-            _read_file(stage, path)
-        for path in source.temporal_files:
-            _read_temporal(stage, path)
-        return _finish(stage, snapshot_id, started)
+        try:
+            return _load(_Stage(con, source), snapshot_id, started)
+        except _Restage:
+            return _load(_Stage(con, source, exact=True), snapshot_id, started)
     finally:
-        for t in ("_st_triples", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_pq_rows"):
+        con.execute("DROP VIEW IF EXISTS _st_triples" if _is_view(con, "_st_triples") else "DROP TABLE IF EXISTS _st_triples")
+        for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_st_keys", "_pq_rows"):
             con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def _is_view(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = $n", {"n": name}).fetchone()[0])
+
+
+def _load(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
+    for path in stage.source.files:
+        _read_file(stage, path)
+    for path in stage.source.temporal_files:
+        _read_temporal(stage, path)
+    return _finish(stage, snapshot_id, started)
 
 
 def _read_file(stage: _Stage, path: Path) -> None:

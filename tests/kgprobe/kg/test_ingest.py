@@ -126,6 +126,60 @@ def test_parquet_with_named_columns_and_nulls(tmp_path: Path, con) -> None:
     assert _rejects(con)[0][0] == 3
 
 
+def test_parquet_keys_as_stored_when_clean(tmp_path: Path, con) -> None:
+    # the fast pass stages keys without trim; ids, counts and duplicates are the same as ever
+    f = tmp_path / "kg.parquet"
+    pq.write_table(pa.table({"head": ["b", "a", "b", "c"], "relation": ["r", "s", "r", "r"], "tail": ["a", "c", "a", "b"]}), f)
+    report = load_kg(con, KGSource(triples=f, format="parquet"))
+    assert (report.read, report.loaded, report.duplicates, report.rejected) == (4, 3, 1, 0)
+    assert con.execute("SELECT id, key FROM entities ORDER BY id").fetchall() == [(0, "a"), (1, "b"), (2, "c")]
+    assert _triples(con) == {("b", "r", "a"), ("a", "s", "c"), ("c", "r", "b")}
+
+
+@pytest.mark.parametrize("lenient", [True, False])
+def test_parquet_padded_keys_are_trimmed_and_blank_ones_rejected(tmp_path: Path, con, lenient: bool) -> None:
+    # padding (an ASCII space, a no-break space U+00A0, an ideographic space U+3000) is trimmed as before, so padded
+    # and clean spellings are one entity; a key that is only spaces is a rejected row, named by its row number
+    first, second = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    pq.write_table(pa.table({"head": ["a", " a"], "relation": ["r", "r\u00a0"], "tail": ["b", "b"]}), first)
+    pq.write_table(pa.table({"head": ["c", "\u3000", "b"], "relation": ["r", "r", "r"], "tail": ["a\u3000", "a", "c"]}), second)
+    source = KGSource(triples=[first, second], format="parquet", lenient=lenient)
+    if not lenient:
+        with pytest.raises(IngestError, match=r"b\.parquet, line 2: empty or null"):
+            load_kg(con, source)
+        assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'triples'").fetchone()[0]
+        return
+    report = load_kg(con, source)
+    assert (report.read, report.loaded, report.duplicates, report.rejected) == (5, 3, 1, 1)
+    assert [k for (k,) in con.execute("SELECT key FROM entities ORDER BY id").fetchall()] == ["a", "b", "c"]
+    assert [k for (k,) in con.execute("SELECT key FROM relations").fetchall()] == ["r"]
+    assert _triples(con) == {("a", "r", "b"), ("c", "r", "a"), ("b", "r", "c")}
+    assert [(line, reason.split(" (")[0]) for line, _, reason in _rejects(con)] == [(2, "empty or null head, relation or tail")]
+    assert con.execute("SELECT source FROM rejects").fetchone()[0].endswith("b.parquet")
+
+
+def test_parquet_empty_string_and_null_keys_are_rejected_once(tmp_path: Path, con) -> None:
+    f = tmp_path / "kg.parquet"
+    pq.write_table(pa.table({"head": ["a", "", None, "c"], "relation": ["r", "r", "r", "r"], "tail": ["b", "b", "b", " "]}), f)
+    report = load_kg(con, KGSource(triples=f, format="parquet", lenient=True))
+    assert (report.read, report.loaded, report.rejected) == (4, 1, 3)
+    assert [line for line, _, _ in _rejects(con)] == [2, 3, 4]
+    assert _triples(con) == {("a", "r", "b")}
+
+
+def test_reload_replaces_an_older_schemas_tables(tmp_path: Path, con) -> None:
+    # a KG loaded by an older version has an indexed entities table; a forced reload replaces it, rows and all
+    con.execute("CREATE TABLE entities (id BIGINT PRIMARY KEY, key VARCHAR NOT NULL UNIQUE, label VARCHAR NOT NULL)")
+    con.execute("INSERT INTO entities VALUES (0, 'old', 'old')")
+    f = _write(tmp_path / "kg.tsv", "a\tr\tb\n")
+    load_kg(con, KGSource(triples=f), force=True)
+    assert con.execute("SELECT key FROM entities ORDER BY id").fetchall() == [("a",), ("b",)]
+    assert not con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'entities'").fetchone()[0]
+    assert not con.execute(
+        "SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'entities' AND constraint_type IN ('UNIQUE', 'PRIMARY KEY')"
+    ).fetchone()[0]
+
+
 def test_missing_file_and_unknown_format_are_clear_errors(tmp_path: Path, con) -> None:
     with pytest.raises(IngestError, match=r"triples file .*nope\.tsv does not exist"):
         load_kg(con, KGSource(triples=tmp_path / "nope.tsv"))
