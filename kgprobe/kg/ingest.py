@@ -23,7 +23,8 @@ import re
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -196,12 +197,16 @@ class _Stage:
         # (far fewer than rows) and raises _Restage when there is any, and load_kg then reads with trim per row
         self.exact = exact
         self.untrimmed = False
+        # likewise strict N-Triples: the IRIs and language tags of the lines DuckDB split are validated once for the
+        # whole load, on its distinct terms, unless ``exact`` (then once per file, before its rows are staged)
+        self.unchecked_terms = False
         self.counts = _Counts()
         self.rejects: list[tuple[str, int | None, str | None, str]] = []
         # labels found inside the data itself (rdfs:label, KoPL names): key -> label
         self.entity_labels: dict[str, str] = {}
         self.relation_labels: dict[str, str] = {}
         self.side_files: dict[str, dict[str, int]] = {}
+        _drop_staged_triples(con)  # a view over _st_rdf after an RDF load (see rdf_route_triples.sql)
         con.execute("CREATE OR REPLACE TEMP TABLE _st_triples (head VARCHAR, relation VARCHAR, tail VARCHAR, src VARCHAR, line BIGINT)")
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _st_literals (entity VARCHAR, relation VARCHAR, value VARCHAR, datatype VARCHAR, lang VARCHAR)"
@@ -622,7 +627,9 @@ def _split_ntriples(stage: _Stage, path: Path, sink: _RdfSink, ox: Any, rdf_form
     con.execute("DROP TABLE IF EXISTS _csv_rej_err; DROP TABLE IF EXISTS _csv_rej_scan")
     try:
         con.execute(load_sql("kg/ingest_ntriples_fast"), {"path": str(path), "encoding": stage.source.encoding})
-        if not lenient and not _plain_terms_valid(con, ox):
+        if not lenient and not stage.exact:
+            stage.unchecked_terms = True
+        elif not lenient and not _plain_terms_valid(con, ox, "kg/ingest_ntriples_terms"):
             con.execute("DROP TABLE IF EXISTS _nt_fast")
             return False
         # a line can carry several errors; each line is parsed once
@@ -673,14 +680,17 @@ def _stage_plain_rows(con: duckdb.DuckDBPyConnection) -> int:
     return con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]
 
 
-def _plain_terms_valid(con: duckdb.DuckDBPyConnection, ox: Any) -> bool:
-    """Whether pyoxigraph's strict mode accepts every IRI and language tag of the plain N-Triples lines: those that
-    fail the quick patterns are checked one by one with pyoxigraph's own validation."""
-    con.execute(load_sql("kg/ingest_ntriples_terms"))
+def _plain_terms_valid(con: duckdb.DuckDBPyConnection, ox: Any, terms: str) -> bool:
+    """Whether pyoxigraph's strict mode accepts every IRI and language tag that the SQL ``terms`` collects (those of
+    one file's plain lines, or of the whole load): those that fail the quick patterns are checked one by one with
+    pyoxigraph's own validation."""
+    con.execute(load_sql(terms))
     try:
         suspects = con.execute(load_sql("kg/ingest_ntriples_strict_check"), {"iri": _IRI, "langtag": _LANGTAG}).fetchall()
     finally:
         con.execute("DROP TABLE IF EXISTS _nt_terms")
+    if suspects and ox is None:
+        import pyoxigraph as ox
     for kind, value in suspects:
         try:
             ox.NamedNode(value) if kind == "iri" else ox.Literal("", language=value)
@@ -1055,7 +1065,7 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> list[
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
+def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestReport:
     con, src = stage.con, stage.source
     fmt = src.format
     count_triples_on_insert = False
@@ -1096,6 +1106,8 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
         ).fetchone()[0]
         if padded:
             raise _Restage
+    if stage.unchecked_terms and not _plain_terms_valid(con, None, "kg/ingest_ntriples_load_terms"):
+        raise _Restage
 
     # side files: labels and types
     ent_labels = dict(stage.entity_labels)
@@ -1227,6 +1239,7 @@ def _finish(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
             )
         )
         c = stage.counts
+        snapshot_id = digest()
         report = IngestReport(
             snapshot_id=snapshot_id,
             kg=schema,
@@ -1278,8 +1291,8 @@ def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: d
         con.execute(f"UPDATE _st_types AS s SET type = a.n FROM {view} a WHERE s.type IS NULL AND s.type_key = a.k")
 
 
-def _stored_report(con: duckdb.DuckDBPyConnection, schema: str, snapshot_id: str) -> IngestReport | None:
-    """The report of the latest load of ``schema`` when it is ``snapshot_id`` and its tables are filled."""
+def _latest_snapshot(con: duckdb.DuckDBPyConnection, schema: str) -> tuple[str, str] | None:
+    """(snapshot id, report JSON) of the latest load of ``schema`` when its tables are filled, else None."""
     try:
         latest = con.execute(
             f'SELECT snapshot_id, report FROM "{schema}".snapshots ORDER BY loaded_at DESC LIMIT 1'
@@ -1287,9 +1300,13 @@ def _stored_report(con: duckdb.DuckDBPyConnection, schema: str, snapshot_id: str
         filled = con.execute(f'SELECT count(*) FROM "{schema}".entities').fetchall()[0][0]
     except duckdb.Error:
         return None
-    if not latest or latest[0][0] != snapshot_id or not latest[0][1] or not filled:
+    if not latest or not latest[0][1] or not filled:
         return None
-    stored = json.loads(latest[0][1])
+    return latest[0][0], latest[0][1]
+
+
+def _stored_report(report_json: str) -> IngestReport:
+    stored = json.loads(report_json)
     known = {f for f in IngestReport.__dataclass_fields__}
     return IngestReport(**{k: v for k, v in stored.items() if k in known and k != "reused"}, reused=True)
 
@@ -1318,32 +1335,42 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
             _check_file(Path(side), role)
     if source.type_labels and not source.entity_types:
         raise IngestError("type_labels given without entity_types; type names label the types of entity_types")
-    snapshot_id = _snapshot_id(source)
-    if not force:
-        stored = _stored_report(con, source.name, snapshot_id)
-        if stored is not None:
-            return replace(stored, seconds=round(time.perf_counter() - started, 3))
+    latest = None if force else _latest_snapshot(con, source.name)
+    hashing = None
+    if latest is not None:
+        snapshot_id = _snapshot_id(source)
+        if snapshot_id == latest[0]:
+            return replace(_stored_report(latest[1]), seconds=round(time.perf_counter() - started, 3))
+        digest: Callable[[], str] = lambda: snapshot_id
+    else:
+        # nothing stored to reuse: the content hash is only needed when the load is written, so it is computed on
+        # a thread beside the load (hashlib and DuckDB both release the GIL)
+        hashing = ThreadPoolExecutor(1, thread_name_prefix="kgprobe-snapshot-hash")
+        digest = hashing.submit(_snapshot_id, source).result
     try:
         try:
-            return _load(_Stage(con, source), snapshot_id, started)
+            return _load(_Stage(con, source), digest, started)
         except _Restage:
-            return _load(_Stage(con, source, exact=True), snapshot_id, started)
+            return _load(_Stage(con, source, exact=True), digest, started)
     finally:
-        con.execute("DROP VIEW IF EXISTS _st_triples" if _is_view(con, "_st_triples") else "DROP TABLE IF EXISTS _st_triples")
+        if hashing is not None:
+            hashing.shutdown(wait=False, cancel_futures=True)
+        _drop_staged_triples(con)
         for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_st_keys", "_pq_rows"):
             con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
-def _is_view(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = $n", {"n": name}).fetchone()[0])
+def _drop_staged_triples(con: duckdb.DuckDBPyConnection) -> None:
+    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '_st_triples'").fetchone()[0]
+    con.execute("DROP VIEW IF EXISTS _st_triples" if view else "DROP TABLE IF EXISTS _st_triples")
 
 
-def _load(stage: _Stage, snapshot_id: str, started: float) -> IngestReport:
+def _load(stage: _Stage, digest: Callable[[], str], started: float) -> IngestReport:
     for path in stage.source.files:
         _read_file(stage, path)
     for path in stage.source.temporal_files:
         _read_temporal(stage, path)
-    return _finish(stage, snapshot_id, started)
+    return _finish(stage, digest, started)
 
 
 def _read_file(stage: _Stage, path: Path) -> None:

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from kgprobe.errors import IngestError
+from kgprobe.kg import ingest
 from kgprobe.kg.ingest import KGSource, load_kg
 
 
@@ -195,6 +196,9 @@ def test_reload_is_idempotent_and_reuses_the_snapshot(tmp_path: Path, con) -> No
     first = load_kg(con, KGSource(triples=f))
     second = load_kg(con, KGSource(triples=f))
     assert second.snapshot_id == first.snapshot_id and second.reused and not first.reused
+    # a first load hashes its files on a thread beside the load; the id is the same content hash
+    assert first.snapshot_id == ingest._snapshot_id(KGSource(triples=f))
+    assert con.execute("SELECT snapshot_id FROM snapshots").fetchall() == [(first.snapshot_id,)]
     assert (second.read, second.loaded, second.triples) == (2, 2, 2)
     forced = load_kg(con, KGSource(triples=f), force=True)
     assert forced.snapshot_id == first.snapshot_id and not forced.reused
@@ -610,6 +614,22 @@ def test_ntriples_strict_bulk_error_names_the_line(tmp_path: Path, con) -> None:
     f = _write(tmp_path / "kg.nt", "\n".join(lines) + "\n")
     with pytest.raises(IngestError, match=r"kg\.nt, line 42: N-Triples syntax error: .*percent encoding"):
         load_kg(con, KGSource(triples=f, format="ntriples"))
+
+
+def test_ntriples_strict_terms_are_checked_for_the_whole_load(tmp_path: Path, con) -> None:
+    # the IRIs and language tags of the DuckDB-split lines are checked once, on the load's distinct terms; a bad one
+    # in the second file (an object, a predicate or a language tag) still stops the load at its file and line
+    good = _write(tmp_path / "a.nt", "<http://ex.org/a> <http://ex.org/r> <http://ex.org/b> .\n")
+    for name, bad, match in [
+        ("object", "<http://ex.org/b> <http://ex.org/r> <http://ex.org/bad%zz> .", "percent encoding"),
+        ("predicate", "<http://ex.org/b> <http://ex.org/r%zz> <http://ex.org/a> .", "percent encoding"),
+        ("language", '<http://ex.org/b> <http://ex.org/r> "x"@abcdefghij .', "subtag"),
+    ]:
+        second = _write(tmp_path / f"b_{name}.nt", "<http://ex.org/b> <http://ex.org/r> <http://ex.org/c> .\n" + bad + "\n")
+        with pytest.raises(IngestError, match=rf"b_{name}\.nt, line 2: N-Triples syntax error: .*{match}"):
+            load_kg(con, KGSource(triples=[good, second], format="ntriples"))
+        report = load_kg(con, KGSource(triples=[good, second], format="ntriples", lenient=True))
+        assert (report.read, report.loaded, report.rejected) == (3, 3, 0)  # lenient, like pyoxigraph, loads them
 
 
 def test_ntriples_iri_and_language_patterns_accept_only_what_pyoxigraph_accepts() -> None:
