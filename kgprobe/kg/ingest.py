@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
+import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgprobe.errors import IngestError
 from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql
@@ -1015,8 +1017,8 @@ def _read_events(stage: _Stage, path: Path) -> None:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> list[tuple[str, str]]:
-    """(key, value) pairs from a TSV (``key<TAB>value``, optional header) or a JSON object file."""
+def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> tuple[Sequence[str] | pa.Array, Sequence[str] | pa.Array]:
+    """Keys and values, in file order, from a TSV (``key<TAB>value``, optional header) or a JSON object file."""
     _check_file(path, role)
     data = _read_bytes(path)
     try:
@@ -1043,6 +1045,13 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> list[
                 pairs.append((str(key), str(v)))
             if not values:
                 continue
+    elif (fast := _mapping_columns(text)) is not None:
+        keys, values, bad, stats["read"] = fast
+        for number, line in bad:
+            stats["rejected"] += 1
+            stage.rejects.append((str(path), number, line, f"{role}: expected key<TAB>value"))
+        stage.side_files[role] = stats
+        return keys, values
     else:
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -1057,7 +1066,33 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> list[
                 continue
             pairs.append((parts[0].strip(), parts[1].strip()))
     stage.side_files[role] = stats
-    return pairs
+    return [k for k, _ in pairs], [v for _, v in pairs]
+
+
+# tab, newline and printable ASCII: text with any other character is read line by line in Python
+_PLAIN_TSV_BYTES = b"\t\n" + bytes(range(0x20, 0x7F))
+
+
+def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, list[tuple[int, str]], int] | None:
+    """The TSV branch of :func:`_read_mapping` in Arrow and Polars, for text of printable ASCII, tabs and newlines only (a
+    side file of millions of entity types): there ``splitlines`` is a split on newlines and ``str.strip`` strips
+    spaces (and tabs, for telling blank lines). Returns keys, values, the rejected (line number, line) and the
+    number of rows read (header and blank lines not counted), or None for other text."""
+    if not text.isascii() or text.encode("ascii").translate(None, _PLAIN_TSV_BYTES):
+        return None
+    lines = pl.from_arrow(pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten())
+    first = text.split("\n", 1)[0]
+    header = bool(first.strip()) and first.split("\t")[0].strip().lower() in _SIDE_HEADER_KEYS
+    fields = lines.str.split_exact("\t", 1).struct.unnest()  # the first two fields; field_1 is null without a tab
+    keys, values = fields["field_0"].str.strip_chars(" "), fields["field_1"].str.strip_chars(" ")
+    row = lines.str.strip_chars(" \t") != ""
+    if header:
+        row[0] = False
+    ok = (values.is_not_null() & (keys != "") & (values != "")).fill_null(False)
+    good = row & ok
+    bad = (row & ~ok).arg_true().to_list()
+    return (keys.filter(good).to_arrow().cast(pa.string()), values.filter(good).to_arrow().cast(pa.string()),
+            [(i + 1, lines[i]) for i in bad], int(row.sum()))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1113,20 +1148,18 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
     ent_labels = dict(stage.entity_labels)
     rel_labels = dict(stage.relation_labels)
     if src.entity_labels:
-        for k, v in _read_mapping(stage, Path(src.entity_labels), "entity_labels", multi=False):
+        for k, v in zip(*map(_pylist, _read_mapping(stage, Path(src.entity_labels), "entity_labels", multi=False)), strict=True):
             ent_labels.setdefault(k, v)
     if src.relation_labels:
-        for k, v in _read_mapping(stage, Path(src.relation_labels), "relation_labels", multi=False):
+        for k, v in zip(*map(_pylist, _read_mapping(stage, Path(src.relation_labels), "relation_labels", multi=False)), strict=True):
             rel_labels.setdefault(k, v)
     if src.entity_types:
         type_names: dict[str, str] = {}
         if src.type_labels:
-            type_names = dict(_read_mapping(stage, Path(src.type_labels), "type_labels", multi=False))
-        pairs = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)
-        stage.append(
-            "_st_types",
-            {"entity": [k for k, _ in pairs], "type": [type_names.get(t, t) for _, t in pairs], "type_key": [t for _, t in pairs]},
-        )
+            type_names = dict(zip(*map(_pylist, _read_mapping(stage, Path(src.type_labels), "type_labels", multi=False)), strict=True))
+        entities, type_keys = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)
+        types = [type_names.get(t, t) for t in _pylist(type_keys)] if type_names else type_keys
+        stage.append("_st_types", {"entity": entities, "type": types, "type_key": type_keys})
     if stage.rejects and not src.lenient:
         first = stage.rejects[0]
         raise IngestError(f"{first[0]}, line {first[1]}: {first[3]}: {first[2]!r}. Fix the row or load with lenient=True.")
@@ -1221,9 +1254,8 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
                 """
             )
         if src.entity_types:
-            used = con.execute(
-                f'SELECT count(DISTINCT entity) FROM _st_types s WHERE entity IN (SELECT key FROM "{schema}".entities)'
-            ).fetchone()[0]
+            # the typed entities that are in the KG: those the insert above joined (one id per key)
+            used = con.execute(f'SELECT count(DISTINCT entity) FROM "{schema}".entity_types').fetchone()[0]
             stage.side_files["entity_types"]["matched_entities"] = used
         if stage.rejects:
             con.executemany(f'INSERT INTO "{schema}".rejects VALUES (?, ?, ?, ?)', stage.rejects)
@@ -1275,6 +1307,10 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         con.execute("ROLLBACK")
         raise
     return report
+
+
+def _pylist(values: Sequence[str] | pa.Array) -> Sequence[str]:
+    return values.to_pylist() if isinstance(values, pa.Array) else values
 
 
 def _label_table(labels: dict[str, str]) -> pa.Table:
