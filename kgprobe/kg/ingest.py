@@ -1148,15 +1148,15 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
     ent_labels = dict(stage.entity_labels)
     rel_labels = dict(stage.relation_labels)
     if src.entity_labels:
-        for k, v in zip(*map(_pylist, _read_mapping(stage, Path(src.entity_labels), "entity_labels", multi=False)), strict=True):
+        for k, v in _read_pairs(stage, Path(src.entity_labels), "entity_labels"):
             ent_labels.setdefault(k, v)
     if src.relation_labels:
-        for k, v in zip(*map(_pylist, _read_mapping(stage, Path(src.relation_labels), "relation_labels", multi=False)), strict=True):
+        for k, v in _read_pairs(stage, Path(src.relation_labels), "relation_labels"):
             rel_labels.setdefault(k, v)
     if src.entity_types:
         type_names: dict[str, str] = {}
         if src.type_labels:
-            type_names = dict(zip(*map(_pylist, _read_mapping(stage, Path(src.type_labels), "type_labels", multi=False)), strict=True))
+            type_names = dict(_read_pairs(stage, Path(src.type_labels), "type_labels"))
         entities, type_keys = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)
         types = [type_names.get(t, t) for t in _pylist(type_keys)] if type_names else type_keys
         stage.append("_st_types", {"entity": entities, "type": types, "type_key": type_keys})
@@ -1311,6 +1311,12 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
 
 def _pylist(values: Sequence[str] | pa.Array) -> Sequence[str]:
     return values.to_pylist() if isinstance(values, pa.Array) else values
+
+
+def _read_pairs(stage: _Stage, path: Path, role: str) -> Iterator[tuple[str, str]]:
+    """(key, value) pairs, in file order, of a side file with one value per key (labels, type names)."""
+    keys, values = _read_mapping(stage, path, role, multi=False)
+    return zip(_pylist(keys), _pylist(values), strict=True)
 
 
 def _label_table(labels: dict[str, str]) -> pa.Table:
