@@ -246,19 +246,22 @@ def events_from_kg(con: Any, *, open_end: str = "unknown", event_share: float = 
             span: Span = (int(start), int(start))
         else:
             span = (int(start), None if end is None else int(end))
-            if end is None and (not ongoing or open_end == "unknown"):
-                counts["facts_with_unknown_end"] += 1
         key = (int(head), int(rel), None if tail is None else int(tail))
-        g = grouped.setdefault(key, {"label": hl if tail is None else f"{hl} {relation_phrase(rkey, rl, relation_phrases)} {tl}", "spans": [], "rkey": rkey,
-                                     "point": point, "entities": (hl,) if tail is None else (hl, tl)})
+        g = grouped.setdefault(key, {"label": hl if tail is None else f"{hl} {relation_phrase(rkey, rl, relation_phrases)} {tl}",
+                                     "spans": [], "rkey": rkey, "point": point, "unknown": False,
+                                     "entities": (hl,) if tail is None else (hl, tl)})
         g["spans"].append(span)
+        if span[1] is None and (not ongoing or open_end == "unknown"):
+            counts["facts_with_unknown_end"] += 1
+            g["unknown"] = True  # one unknown end makes every missing end of the event unknown: the safe reading
     out = []
     for (head, rel, tail), g in sorted(grouped.items(), key=lambda kv: (kv[1]["label"], kv[0][0], kv[0][1], kv[0][2] or -1)):
         closed = normalize((a, b) for a, b in g["spans"] if b is not None)
         opened = sorted({a for a, b in g["spans"] if b is None})
         kind = "event" if tail is None else ("point" if g["point"] else "state")
         out.append(DatedEvent(name=g["label"], label=g["label"], intervals=tuple([*closed, *((a, None) for a in opened)]),
-                              head=head, relation=rel, tail=tail, relation_key=g["rkey"], kind=kind, open_end=open_end,
+                              head=head, relation=rel, tail=tail, relation_key=g["rkey"], kind=kind,
+                              open_end="unknown" if g["unknown"] else open_end,
                               entities=g["entities"]))
         if limit is not None and len(out) >= limit:
             break

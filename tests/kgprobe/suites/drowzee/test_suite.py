@@ -220,3 +220,23 @@ def test_report_section_renders(items, embedder) -> None:
     html = render_page(ctx, own=[section])
     assert "Hallucination rate by rule" in html and "Hallucination rate by operator" in html
     assert "until" in html and "transitive" in html and "0.00 [0.00," in html and "1.00 [" in html
+
+
+@pytest.mark.parametrize(("kind", "accepted"), [("oracle", True), ("always-yes", False)])
+def test_the_rewording_step_runs_the_configured_model_and_keeps_the_original(sample_kg, kind, accepted) -> None:
+    con, snapshot = sample_kg
+    settings = DrowzeeSettings(**{**SAMPLE_SETTINGS, "n_formulas": 4, "per_rule": 3,
+                                  "reword": {"name": "rewriter", "backend": "reference", "kind": kind}})
+    result = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot, settings=settings, seed=0))
+    rows = result.items.to_pylist()
+    plain = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot,
+                                   settings=DrowzeeSettings(**{**SAMPLE_SETTINGS, "n_formulas": 4, "per_rule": 3}), seed=0))
+    assert [r["original_question"] for r in rows] == [r["question"] for r in plain.items.to_pylist()]
+    # the oracle echoes the question (a rewording that changes nothing is accepted); "Yes." drops every entity
+    assert all(r["question"] == r["original_question"] for r in rows)
+    report = result.metadata["reword"]
+    assert report["model"] == "rewriter" and report["reworded"] == (len(rows) if accepted else 0)
+    assert report["rejected"] == (0 if accepted else len(rows))
+    assert all(("reworded_by" in json.loads(r["evidence"])) == accepted for r in rows)
+    if not accepted:
+        assert set(report["rejected_by"]) == {"entity dropped or changed"}

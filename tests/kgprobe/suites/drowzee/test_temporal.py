@@ -214,3 +214,9 @@ def test_questions_are_balanced_and_answered_by_definition_1(shared_data: Path, 
         f = formula_from_json(ev["formula"])
         assert depth(f) <= (2 if ev["formula"][0] in ("and", "or") else 1) and 1 <= ev["year"] <= 2024
         assert holds(f, {n: e["known"] for n, e in ev["events"].items()}, ev["year"]) == (r["expected"] == "yes")
+
+
+def test_until_follows_definition_1_not_the_wording_as_the_readme_says() -> None:
+    # Dickens is not alive in 1811, yet he lives through 1812-1836 and the Victorian era starts in 1837 (d = 26)
+    assert holds(Until(1, 30, DICKENS, VICTORIAN), EVENTS, 1811) and not holds(DICKENS, EVENTS, 1811)
+    assert satisfying_years(Until(1, 30, DICKENS, VICTORIAN), EVENTS) == [(1811, 1900)]
