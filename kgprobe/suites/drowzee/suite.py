@@ -4,7 +4,10 @@ metric temporal logic, answered with their reasoning, and scored by the reasonin
 Items: ``rule`` items (two phrasings of every derived fact, :func:`.questions.rule_items`) and ``temporal`` items
 (two query years of every formula, :func:`.questions.temporal_items`); ``breakdown`` holds rule, relation, phrasing
 and in_kg, or operator, depth and source; ``evidence`` the proof. ``gold_answer`` is the exact perfect answer (the
-oracle reference model answers it verbatim).
+oracle reference model answers it verbatim); ``original_question`` the template question (``question`` differs from
+it only where the optional rewording model's text passed the checks). The metadata reports the relations read as
+events, the formulas dropped per rule (``temporal.dropped``), the operator x depth counts and the share of each
+rule's derivations already stored in the KG.
 
 Scores (judge ``""``: the offline extractor; a configured judge: the LLM extractor when ``llm_extractor`` is on):
 per task, overall and per rule / operator (and per relation, phrasing), ``hallucination_rate`` (EK + EI + OL; a

@@ -25,6 +25,7 @@ from kgprobe.suites.drowzee.temporal import (
     depth,
     holds,
     normalize,
+    satisfying_bounds,
     satisfying_years,
 )
 
@@ -118,6 +119,28 @@ def test_closed_form_equals_year_by_year_definition_1(formula, events, domain) -
     assert got == brute_force_years(formula, events, lo=lo, hi=hi)
     # sorted, disjoint, non-adjacent, inclusive
     assert all(s <= e for s, e in got) and all(a[1] + 1 < b[0] for a, b in itertools.pairwise(got))
+
+
+@settings(max_examples=300, deadline=None)
+@given(formula=_formulas(3), starts=st.fixed_dictionaries({n: st.integers(0, 50) for n in _NAMES}),
+       closed=st.fixed_dictionaries({n: _intervals() for n in _NAMES}), ends=st.data())
+def test_sure_and_possible_years_bound_every_reading_of_the_unknown_ends(formula, starts, closed, ends) -> None:
+    # each event: some closed intervals and one interval from its start whose end is unknown (anywhere up to 60)
+    lo, hi = 0, 60
+    known = {n: normalize([*closed[n], (starts[n], starts[n])]) for n in _NAMES}
+    possible = {n: normalize([*closed[n], (starts[n], hi)]) for n in _NAMES}
+    sure, maybe = satisfying_bounds(formula, known, possible, lo=lo, hi=hi)
+    for _ in range(3):
+        reading = {n: normalize([*closed[n], (starts[n], ends.draw(st.integers(starts[n], hi)))]) for n in _NAMES}
+        got = satisfying_years(formula, reading, lo=lo, hi=hi)
+        inside = lambda spans, y: any(s <= y <= e for s, e in spans)  # noqa: E731
+        for year in range(-70, 70):
+            if inside(sure, year):
+                assert inside(got, year), (str(formula), year)
+            if not inside(maybe, year):
+                assert not inside(got, year), (str(formula), year)
+    # with no unknown end the two sets are the satisfying years
+    assert satisfying_bounds(formula, closed, closed, lo=lo, hi=hi) == (satisfying_years(formula, closed, lo=lo, hi=hi),) * 2
 
 
 @settings(max_examples=150, deadline=None)
