@@ -24,6 +24,7 @@ from kgprobe.suites.drowzee.oracle import Extractor, read_answer
 from kgprobe.suites.drowzee.questions import formula_from_json
 from kgprobe.suites.drowzee.suite import DEFAULT_ALIASES, DrowzeeSettings, DrowzeeSuite
 from kgprobe.suites.drowzee.temporal import depth, holds
+from kgprobe.suites.drowzee.temporal import horizon as horizon_of
 
 from .conftest import SAMPLE_SETTINGS
 
@@ -240,3 +241,32 @@ def test_the_rewording_step_runs_the_configured_model_and_keeps_the_original(sam
     assert all(("reworded_by" in json.loads(r["evidence"])) == accepted for r in rows)
     if not accepted:
         assert set(report["rejected_by"]) == {"entity dropped or changed"}
+
+
+def test_an_events_file_and_the_kg_share_one_horizon(sample_kg, tmp_path) -> None:
+    con, snapshot = sample_kg
+    records = [{"type": "begin", "relation": "ev_21st century", "year": 2001},
+               {"type": "end", "relation": "ev_21st century", "year": 2100},
+               {"type": "begin", "relation": "ev_Space age", "year": 1957}]
+    for k in range(150):  # as many listed events as the sample has dated facts, so formulas draw both
+        records += [{"type": "begin", "relation": f"ev_Era {k}", "year": 1900 + k % 110},
+                    {"type": "end", "relation": f"ev_Era {k}", "year": 1910 + k % 110 + k % 7}]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    for horizon in (2024, 2010):
+        settings = DrowzeeSettings(**{**SAMPLE_SETTINGS, "rules": [], "n_formulas": 40, "events": str(path),
+                                      "domain": (1, horizon)})
+        rows = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot, settings=settings, seed=0)).items
+        seen = set()
+        for r in rows.to_pylist():
+            ev = json.loads(r["evidence"])
+            f = formula_from_json(ev["formula"])
+            assert ev["year"] + horizon_of(f) <= horizon
+            for name, x in ev["events"].items():
+                seen.add(x["kind"])
+                # KG facts (ongoing to the horizon in the sample) and listed events stop at the same year
+                assert all(e <= horizon for _, e in x["known"]), (name, x)
+                if name == "ev_21st century":
+                    assert x["intervals"] == [[2001, 2100]] and x["known"] == [[2001, horizon]]
+                    assert "- 21st century ended in 2100." in r["gold_answer"]
+        assert {"event", "state"} <= seen  # listed events and KG facts both asked
