@@ -86,7 +86,8 @@ class DatedEvent:
     def possible(self, horizon: int = DOMAIN[1]) -> list[tuple[int, int]]:
         """The years (up to ``horizon``) the event may hold: :meth:`known` plus, for an interval whose end is
         unknown, every year from its start to ``horizon``."""
-        return normalize([*self.known(horizon), *((s, horizon) for s, e in self.intervals if e is None and s <= horizon)])
+        opened = [(s, horizon) for s, e in self.intervals if e is None and s <= horizon]
+        return normalize([*self.known(horizon), *opened])
 
     @property
     def open(self) -> bool:
@@ -195,13 +196,15 @@ def events_from_tsv(path: str | Path, *, open_end: str = "unknown",
 
 
 def detect_event_relations(facts: Iterable[tuple[str, int | None, int | None, bool]], *, open_end: str = "unknown",
-                           threshold: float = 0.7, overrides: Mapping[str, bool] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
+                           threshold: float = 0.7,
+                           overrides: Mapping[str, bool] | None = None) -> dict[str, dict[str, Any]]:  # fmt: skip
     """Which relations' facts are events, from ``(relation_key, start, end, ongoing)`` rows: the share of a relation's
     facts with a start year whose end is missing (not given, or 3000 when ``open_end`` is ``unknown``) or equals
     the start; ``event`` is ``share >= threshold`` unless ``overrides`` says otherwise (``source`` tells which).
 
-        >>> detect_event_relations([("won", 1990, None, True), ("won", 1995, 1995, False), ("in", 1990, 2000, False)])
-        {'in': {'facts': 1, 'share': 0.0, 'event': False, 'source': 'data'}, 'won': {'facts': 2, 'share': 1.0, 'event': True, 'source': 'data'}}
+        >>> got = detect_event_relations([("won", 1990, None, True), ("won", 1995, 1995, False), ("in", 1990, 2000, False)])
+        >>> got["won"], got["in"]["event"]
+        ({'facts': 2, 'share': 1.0, 'event': True, 'source': 'data'}, False)
     """
     n: Counter[str] = Counter()
     hits: Counter[str] = Counter()
@@ -215,7 +218,8 @@ def detect_event_relations(facts: Iterable[tuple[str, int | None, int | None, bo
     for key in sorted(set(n) | set(overrides or {})):
         share = hits[key] / n[key] if n[key] else 0.0
         given = (overrides or {}).get(key)
-        out[key] = {"facts": n[key], "share": round(share, 4), "event": share >= threshold if given is None else bool(given),
+        out[key] = {"facts": n[key], "share": round(share, 4),
+                    "event": share >= threshold if given is None else bool(given),
                     "source": "data" if given is None else "config"}
     return out
 
@@ -247,7 +251,8 @@ def events_from_kg(con: Any, *, open_end: str = "unknown", event_share: float = 
         else:
             span = (int(start), None if end is None else int(end))
         key = (int(head), int(rel), None if tail is None else int(tail))
-        g = grouped.setdefault(key, {"label": hl if tail is None else f"{hl} {relation_phrase(rkey, rl, relation_phrases)} {tl}",
+        label = hl if tail is None else f"{hl} {relation_phrase(rkey, rl, relation_phrases)} {tl}"
+        g = grouped.setdefault(key, {"label": label,
                                      "spans": [], "rkey": rkey, "point": point, "unknown": False,
                                      "entities": (hl,) if tail is None else (hl, tl)})
         g["spans"].append(span)
@@ -259,7 +264,8 @@ def events_from_kg(con: Any, *, open_end: str = "unknown", event_share: float = 
         closed = normalize((a, b) for a, b in g["spans"] if b is not None)
         opened = sorted({a for a, b in g["spans"] if b is None})
         kind = "event" if tail is None else ("point" if g["point"] else "state")
-        out.append(DatedEvent(name=g["label"], label=g["label"], intervals=tuple([*closed, *((a, None) for a in opened)]),
+        spans: tuple[Span, ...] = tuple([*closed, *((a, None) for a in opened)])
+        out.append(DatedEvent(name=g["label"], label=g["label"], intervals=spans,
                               head=head, relation=rel, tail=tail, relation_key=g["rkey"], kind=kind,
                               open_end="unknown" if g["unknown"] else open_end,
                               entities=g["entities"]))

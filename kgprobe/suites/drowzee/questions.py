@@ -152,8 +152,9 @@ def formula_from_json(j: Any) -> Formula:
     return (And if op == "and" else Or)(formula_from_json(j[1]), formula_from_json(j[2]))
 
 
-def sample_formula(rng: random.Random, names: Sequence[str], *, max_depth: int = 1, near: Mapping[str, Sequence[str]] | None = None,
-                   top: str | None = None, max_bound: int = 20, nest_share: float = 0.5) -> Formula:  # fmt: skip
+def sample_formula(rng: random.Random, names: Sequence[str], *, max_depth: int = 1,
+                   near: Mapping[str, Sequence[str]] | None = None, top: str | None = None, max_bound: int = 20,
+                   nest_share: float = 0.5) -> Formula:  # fmt: skip
     """A random formula in the mix of the paper's §4.5: the outermost operator ``top`` (or uniform over
     :data:`OPERATORS`); a temporal operator (not, next, finally, globally, until) nests up to ``max_depth`` layers
     (1, the default: its operands are atoms); And / Or take operands that are atoms or, with probability

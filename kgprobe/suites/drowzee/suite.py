@@ -193,7 +193,8 @@ class DrowzeeSuite(Suite):
         items = table(rows, _ITEMS)
         proposals = propose_properties(con, threshold=s.propose_threshold)
         counts = Counter((r["task"], breakdown_of(r).get("rule") or breakdown_of(r).get("operator")) for r in rows)
-        by_depth = Counter((breakdown_of(r)["operator"], breakdown_of(r)["depth"]) for r in rows if r["task"] == "temporal")
+        by_depth = Counter((breakdown_of(r)["operator"], breakdown_of(r)["depth"])
+                           for r in rows if r["task"] == "temporal")
         metadata = {
             "proposed_properties": proposals,
             "items_by_rule_or_operator": {f"{t}:{k}": n for (t, k), n in sorted(counts.items())},

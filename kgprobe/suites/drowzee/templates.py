@@ -91,7 +91,8 @@ def phrase_type(label: str, overrides: Mapping[str, str] | None = None, key: str
         return "active"
     if len(words) >= 2 and (first in _PARTICIPLES or (first.endswith("ed") and len(first) > 4)):
         return "passive"
-    if len(words) >= 2 and words[1] in _PREPOSITIONS and first.endswith("s") and not first.endswith("ss") and len(first) > 3:
+    third_person = first.endswith("s") and not first.endswith("ss") and len(first) > 3
+    if len(words) >= 2 and words[1] in _PREPOSITIONS and third_person:
         return "active"
     return "noun"
 
@@ -134,7 +135,8 @@ def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite:
         if kind == "noun":
             return (f"{subject} and {obj} have totally different {relation}. Please judge the truthfulness of this "
                     f"statement." if opposite else f"Is it true that {subject} and {obj} share the same {relation}?")
-        clause = f"{subject} is {relation} the same one as {obj}" if kind == "passive" else f"{subject} {relation} the same one as {obj}"
+        verb = f"is {relation}" if kind == "passive" else relation
+        clause = f"{subject} {verb} the same one as {obj}"
         return f"It is not true that {clause}. Am I right?" if opposite else f"Is it true that {clause}?"
     if kind == "passive":
         return (f"It is impossible for {subject} to be {relation} {obj}. Am I right?" if opposite
@@ -157,7 +159,8 @@ def fact_sentence(kind: str, subject: str, relation: str, obj: str) -> str:
     return text if text.endswith(".") else text + "."
 
 
-def year_sentences(event: str, start: int, end: int | None, *, kind: str = "event", open_end: str = "unknown") -> list[str]:
+def year_sentences(event: str, start: int, end: int | None, *, kind: str = "event",
+                   open_end: str = "unknown") -> list[str]:  # fmt: skip
     """The declarative sentences of one interval of an event, stating only what the data gives: a point "happened
     in" its year; an interval started and ended; one without an end started and is still ongoing (``open_end``
     ``ongoing``) or has no recorded end (never an invented end year)."""
