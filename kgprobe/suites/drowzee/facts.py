@@ -240,6 +240,7 @@ def events_from_kg(con: Any, *, open_end: str = "unknown", event_share: float = 
     is_point = {k: v["event"] for k, v in detected.items()}
     counts: Counter[str] = Counter()
     grouped: dict[tuple[int, int, int | None], dict[str, Any]] = {}
+    phrases: dict[str, str] = {}
     for head, rel, tail, start, end, ongoing, hl, rl, tl, rkey in rows:
         if start is None:
             counts["facts_without_start"] += 1
@@ -251,7 +252,9 @@ def events_from_kg(con: Any, *, open_end: str = "unknown", event_share: float = 
         else:
             span = (int(start), None if end is None else int(end))
         key = (int(head), int(rel), None if tail is None else int(tail))
-        label = hl if tail is None else f"{hl} {relation_phrase(rkey, rl, relation_phrases)} {tl}"
+        if rkey not in phrases:
+            phrases[rkey] = relation_phrase(rkey, rl, relation_phrases)
+        label = hl if tail is None else f"{hl} {phrases[rkey]} {tl}"
         g = grouped.setdefault(key, {"label": label,
                                      "spans": [], "rkey": rkey, "point": point, "unknown": False,
                                      "entities": (hl,) if tail is None else (hl, tl)})

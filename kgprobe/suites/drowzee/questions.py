@@ -162,8 +162,9 @@ def sample_formula(rng: random.Random, names: Sequence[str], *, max_depth: int =
     ``near`` events (overlapping in time) when there are any, so that binary operators relate events that meet."""
     if max_depth < 1:
         raise ValueError(f"sample_formula: max_depth must be at least 1, got {max_depth}")
-    first = rng.choice(list(names))
-    pool = list((near or {}).get(first, ())) or list(names)
+    names = names if isinstance(names, list) else list(names)
+    first = rng.choice(names)
+    pool = list((near or {}).get(first, ())) or names
 
     def bounds() -> tuple[int, int]:
         lo = rng.randint(0, max_bound // 2)
@@ -241,31 +242,21 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
     (:func:`.temporal.satisfying_bounds`). A formula without such a pair of years is dropped; ``report`` (when
     given) receives the counts per reason of :data:`DROP_REASONS` under ``dropped`` and the formulas tried."""
     lo_d, hi_d = domain
-    usable = [e for e in events if 1 <= len(e.intervals) <= max_intervals and e.known(hi_d)]
+    all_known = [e.known(hi_d) for e in events]
+    usable = [e for e, k in zip(events, all_known) if 1 <= len(e.intervals) <= max_intervals and k]
     dropped: Counter[str] = Counter()
     if report is not None:
         report["events"] = len(events)
         report["events_used"] = len(usable)
-        report["events_after_horizon"] = sum(1 for e in events if not e.known(hi_d))
+        report["events_after_horizon"] = sum(1 for k in all_known if not k)
         report["events_with_too_many_intervals"] = sum(1 for e in events if len(e.intervals) > max_intervals)
     if not usable:
         return []
     by_name = {e.name: e for e in usable}
-    known = {e.name: e.known(hi_d) for e in usable}
+    known = {e.name: k for e, k in zip(events, all_known) if e.name in by_name}
     possible = {e.name: e.possible(hi_d) for e in usable}
     names = sorted(by_name)
-    ordered = sorted(usable, key=lambda e: known[e.name][0][0])
-    starts = [known[e.name][0][0] for e in ordered]
-    near: dict[str, list[str]] = {}
-    for e in usable:
-        s0, e0 = known[e.name][0][0], possible[e.name][-1][1]
-        i = bisect.bisect_left(starts, s0 - 60)
-        cands = []
-        while i < len(ordered) and starts[i] <= e0 + 30 and len(cands) < 40:
-            if ordered[i].name != e.name:
-                cands.append(ordered[i].name)
-            i += 1
-        near[e.name] = cands
+    near = _Near(usable, known, possible)
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -320,6 +311,39 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
         report["formulas_asked"] = len(seen)
         report["dropped"] = {k: dropped[k] for k in DROP_REASONS}
     return rows
+
+
+class _Near(Mapping[str, list[str]]):
+    """The events that meet each event in time (up to 40 that start from 60 years before it to 30 after it ends),
+    found when first asked: a formula's second atom is drawn among its first atom's."""
+
+    def __init__(self, usable: Sequence[DatedEvent], known: Mapping[str, list[tuple[int, int]]],
+                 possible: Mapping[str, list[tuple[int, int]]]) -> None:  # fmt: skip
+        self._ordered = sorted((known[e.name][0][0], e.name) for e in usable)
+        self._starts = [s for s, _ in self._ordered]
+        self._known, self._possible = known, possible
+        self._cache: dict[str, list[str]] = {}
+
+    def __getitem__(self, name: str) -> list[str]:
+        got = self._cache.get(name)
+        if got is None:
+            if name not in self._known:
+                raise KeyError(name)
+            s0, e0 = self._known[name][0][0], self._possible[name][-1][1]
+            i = bisect.bisect_left(self._starts, s0 - 60)
+            got = []
+            while i < len(self._ordered) and self._starts[i] <= e0 + 30 and len(got) < 40:
+                if self._ordered[i][1] != name:
+                    got.append(self._ordered[i][1])
+                i += 1
+            self._cache[name] = got
+        return got
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._known)
+
+    def __len__(self) -> int:
+        return len(self._known)
 
 
 def _event_json(e: DatedEvent, horizon_year: int) -> dict[str, Any]:
