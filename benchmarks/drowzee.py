@@ -1,12 +1,20 @@
 """Drowzee benchmark: MTL satisfying years in closed form against year-by-year evaluation, on YAGO11k's dated facts;
+the suite's 1,800 YAGO11k temporal items with their operator x depth counts and the formulas dropped by each rule;
 and the rule derivation over FB15k-237 in seconds.
 
     python benchmarks/drowzee.py [--formulas 100000] [--baseline 1000] [--check 100] [--seed 0] [--data PATH]
+                                 [--items 900] [--show 20] [--skip-rules]
+
+Items: YAGO11k (train, valid and test) loaded into DuckDB, then the suite's ``items`` with ``n_formulas`` = ``--items``
+(two items each), rules negation (functional relations), symmetric ``isMarriedTo`` and same ``playsFor``; end year
+3000 read as an unknown end, event relations detected from the data. Prints the time, the relations read as events,
+the operator x depth table, the formulas dropped per rule (each would have been two items) with the reason, the share
+of symmetric derivations already stored, and ``--show`` seeded random questions with their gold answers.
 
 Temporal: ``--formulas`` random formulas of nesting depth <= 2 (outermost operator uniform over not, and, or,
 next, finally, globally, until; interval bounds up to 20 years; operands atoms or one-operator formulas; the second
 atom of a binary operator drawn among events that overlap the first in time) over YAGO11k's train facts (an event
-per (head, relation, tail), year 0 unknown, 3000 ongoing = 2024). kgprobe's :func:`satisfying_years` runs on all of
+per (head, relation, tail), year 0 unknown; an unknown end, 3000 included, gives the start year only). kgprobe's :func:`satisfying_years` runs on all of
 them. The baseline is the straightforward year-by-year evaluation: for every subformula, a truth value per year of
 the window where anything can hold (Definition 1 applied year by year, memoised per subformula, in plain Python).
 It runs on the first ``--baseline`` formulas (it is slow) and its time per formula is extrapolated to all; its
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections import Counter
 from pathlib import Path
 
 from kgprobe.suites.drowzee.facts import events_from_tsv
@@ -147,6 +156,53 @@ def temporal(args: argparse.Namespace) -> None:
     print(f"SPEEDUP closed form vs year by year: {per_base / per_closed:.0f}x (goal >= 50x)")
 
 
+def items(args: argparse.Namespace) -> None:
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+    from kgprobe.suites.base import ItemSource, breakdown_of
+    from kgprobe.suites.drowzee.questions import DROP_REASONS, OPERATORS
+    from kgprobe.suites.drowzee.suite import DrowzeeSettings, DrowzeeSuite
+
+    root = args.data / "temporal" / "yago11k"
+    con = duckdb.connect()
+    t0 = time.perf_counter()
+    report = load_kg(con, KGSource(format="temporal", triples=[root / f"{s}.tsv" for s in ("train", "valid", "test")],
+                                   name="yago11k"))
+    con.execute('USE "yago11k"')
+    print(f"\nYAGO11k: {report.temporal_facts:,} dated facts loaded in {time.perf_counter() - t0:.1f} s")
+    settings = DrowzeeSettings(symmetric=["isMarriedTo"], same=["playsFor"], n_formulas=args.items, per_rule=300)
+    t0 = time.perf_counter()
+    result = DrowzeeSuite().items(ItemSource(con=con, kg="yago11k", snapshot_id=report.snapshot_id,
+                                             settings=settings, seed=args.seed))
+    seconds = time.perf_counter() - t0
+    rows = result.items.to_pylist()
+    temporal_rows = [r for r in rows if r["task"] == "temporal"]
+    meta = result.metadata["temporal"]
+    print(f"items: {len(temporal_rows):,} temporal and {len(rows) - len(temporal_rows):,} rule items in {seconds:.1f} s")
+    events = {k: f"{v['share']:.0%}" for k, v in meta["event_relations"].items() if v["event"]}
+    print(f"event relations (points at their start year; share of facts without an end or ending in their start "
+          f"year): {events}")
+    print(f"facts: {meta['facts_read_as_points']:,} read as points, {meta['facts_with_unknown_end']:,} with an unknown "
+          f"end, {meta['facts_without_start']:,} without a start (left out)")
+    by = Counter((breakdown_of(r)["operator"], breakdown_of(r)["depth"]) for r in temporal_rows)
+    depths = sorted({d for _, d in by})
+    print("\noperator x depth (items)")
+    print(f"{'operator':<10}" + "".join(f"{'depth ' + d:>9}" for d in depths) + f"{'total':>8}")
+    for op in OPERATORS:
+        print(f"{op:<10}" + "".join(f"{by.get((op, d), 0):>9}" for d in depths) + f"{sum(by.get((op, d), 0) for d in depths):>8}")
+    print(f"\nformulas tried {meta['formulas_tried']:,}, asked {meta['formulas_asked']:,}; dropped (x2 items each):")
+    for reason, n in meta["dropped"].items():
+        print(f"  {reason:<28} {n:>6}  {DROP_REASONS[reason]}")
+    stored = result.metadata["derivations_already_stored"].get("symmetric")
+    if stored:
+        print(f"symmetric isMarriedTo: {stored['stored']:,} of {stored['candidates']:,} derivations already stored "
+              f"({stored['stored_share']:.1%}); asked: the {stored['candidates'] - stored['stored']:,} that are not")
+    rng = random.Random(args.seed)
+    for r in rng.sample(temporal_rows, min(args.show, len(temporal_rows))):
+        print(f"\n[{breakdown_of(r)['operator']}, depth {breakdown_of(r)['depth']}] {r['question']}\n{r['gold_answer']}")
+
+
 def rules(args: argparse.Namespace) -> None:
     import duckdb
 
@@ -191,8 +247,13 @@ def main() -> None:
                          "edges, so at 0.95 it proposes none)")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--skip-rules", action="store_true")
+    ap.add_argument("--items", type=int, default=900, help="temporal formulas asked on YAGO11k (two items each)")
+    ap.add_argument("--show", type=int, default=0, help="random YAGO11k questions to print with their gold answers")
+    ap.add_argument("--skip-items", action="store_true")
     args = ap.parse_args()
     temporal(args)
+    if not args.skip_items:
+        items(args)
     if not args.skip_rules:
         rules(args)
 

@@ -1,11 +1,24 @@
 -- R-Inverse, nm_new(S, O) :- nm(O, S): every fact nm(O, S) gives the inverse relation's fact nm_new(S, O); in_kg says
--- whether the KG already holds it (when the inverse relation is one of its relations). Capped as derive_negation.
-WITH rel AS (SELECT id FROM relations WHERE key = $relation)
-SELECT t.tail AS subject, t.head AS object, [{'head': t.head, 'relation': t.relation, 'tail': t.tail}] AS premises,
-       EXISTS (SELECT 1 FROM triples x JOIN relations i ON i.id = x.relation
-               WHERE i.key = $inverse AND x.head = t.tail AND x.tail = t.head) AS in_kg
-FROM triples t
-WHERE t.relation = (SELECT id FROM rel) AND t.head <> t.tail
-QUALIFY row_number() OVER (PARTITION BY t.tail ORDER BY hash(t.tail, t.head, $seed)) <= $per_subject
-ORDER BY hash(t.tail, t.head, $seed + 1), t.tail, t.head
-LIMIT $per_rule
+-- whether the KG already holds it (when the inverse relation is one of its relations). With $derived_only, facts
+-- the KG already states are not asked; candidates and stored count every derivation before that filter and the
+-- caps (one last row, without a fact). Capped as derive_negation.
+WITH rel AS (SELECT id FROM relations WHERE key = $relation),
+cand AS (
+    SELECT t.tail AS subject, t.head AS object, [{'head': t.head, 'relation': t.relation, 'tail': t.tail}] AS premises,
+           EXISTS (SELECT 1 FROM triples x JOIN relations i ON i.id = x.relation
+                   WHERE i.key = $inverse AND x.head = t.tail AND x.tail = t.head) AS in_kg
+    FROM triples t
+    WHERE t.relation = (SELECT id FROM rel) AND t.head <> t.tail
+),
+totals AS (SELECT count(*) AS candidates, count(*) FILTER (WHERE in_kg) AS stored FROM cand),
+picked AS (
+    SELECT subject, object, premises, in_kg
+    FROM cand
+    WHERE NOT ($derived_only AND in_kg)
+    QUALIFY row_number() OVER (PARTITION BY subject ORDER BY hash(subject, object, $seed)) <= $per_subject
+    ORDER BY hash(subject, object, $seed + 1), subject, object
+    LIMIT $per_rule
+)
+SELECT subject, object, premises, in_kg, NULL::BIGINT AS candidates, NULL::BIGINT AS stored FROM picked
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, candidates, stored FROM totals

@@ -4,7 +4,10 @@ metric temporal logic, answered with their reasoning, and scored by the reasonin
 Items: ``rule`` items (two phrasings of every derived fact, :func:`.questions.rule_items`) and ``temporal`` items
 (two query years of every formula, :func:`.questions.temporal_items`); ``breakdown`` holds rule, relation, phrasing
 and in_kg, or operator, depth and source; ``evidence`` the proof. ``gold_answer`` is the exact perfect answer (the
-oracle reference model answers it verbatim).
+oracle reference model answers it verbatim); ``original_question`` the template question (``question`` differs from
+it only where the optional rewording model's text passed the checks). The metadata reports the relations read as
+events, the formulas dropped per rule (``temporal.dropped``), the operator x depth counts and the share of each
+rule's derivations already stored in the KG.
 
 Scores (judge ``""``: the offline extractor; a configured judge: the LLM extractor when ``llm_extractor`` is on):
 per task, overall and per rule / operator (and per relation, phrasing), ``hallucination_rate`` (EK + EI + OL; a
@@ -56,7 +59,7 @@ from kgprobe.suites.settings import InputFile
 __all__ = ["DEFAULT_ALIASES", "DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
 
 _S, _F, _B = pa.string(), pa.float64(), pa.bool_()
-_ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S)])
+_ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S), ("original_question", _S)])
 _SAMPLES = pa.schema(list(SAMPLE_SCHEMA) + [("answer", _S), ("category", _S), ("node_similarity", _F),
                                             ("edge_similarity", _F), ("triples", _S)])
 _VOTES = pa.schema(list(VOTE_SCHEMA) + [("category", _S), ("refusal", _B), ("node_similarity", _F),
@@ -93,11 +96,24 @@ class DrowzeeSettings(BaseModel):
     per_subject: int = Field(4, ge=1)
     per_rule: int = Field(300, ge=1)
     propose_threshold: float = Field(0.95, gt=0, le=1)
+    relation_phrases: dict[str, str] = Field(default_factory=dict)
+    """Words for a relation key in questions and events (``{diedIn: died in}``); else its label, else the key split."""
+    derived_only: bool = True  # symmetric / inverse / transitive / composition facts the KG states are not asked
     temporal: bool = True
     events: InputFile | None = None  # an event list (events.json) besides the KG's temporal_facts
     n_formulas: int = Field(60, ge=0)
-    max_depth: int = Field(2, ge=1)
+    max_depth: int = Field(1, ge=1)
+    """Layers of temporal operators (not, next, finally, globally, until); And / Or add one over them (§4.5)."""
     domain: tuple[int, int] = (1, 2024)
+    """[first year, horizon]: negation's domain; every event (KG fact or event list) stops at the horizon."""
+    open_end: Literal["unknown", "ongoing"] = "unknown"
+    """What the KG's end year 3000 means: unknown (YAGO11k, Wikidata12k) or still true to the horizon."""
+    event_share: float = Field(0.7, gt=0, le=1)
+    """A relation whose dated facts have no end or end in their start year at least this often is an event relation:
+    its facts are points at their start year."""
+    event_relations: dict[str, bool] = Field(default_factory=dict)  # per relation key: event (true) or not (false)
+    reword: dict[str, Any] | None = None
+    """A model entry (as in ``models``: name, backend, ...) that rewords every question (§3.5); None: templates."""
     threshold: float = Field(0.8, gt=0, le=1)  # θ_n = θ_e = cosine threshold of a semantic match
     llm_extractor: bool = False
 
@@ -132,13 +148,8 @@ class DrowzeeSuite(Suite):
     def items(self, source: ItemSource) -> ItemsResult:
         """Rule items from the KG's triples and temporal items from its dated facts (and an event list)."""
         from kgprobe.sql import load_sql
-        from kgprobe.suites.drowzee.facts import (
-            DatedEvent,
-            event_label,
-            events_from_kg,
-            events_from_records,
-        )
-        from kgprobe.suites.drowzee.questions import rule_items, temporal_items
+        from kgprobe.suites.drowzee.facts import events_from_kg, events_from_list
+        from kgprobe.suites.drowzee.questions import reword_items, rule_items, temporal_items
         from kgprobe.suites.drowzee.rules import RuleConfig, derive, propose_properties
 
         s: DrowzeeSettings = source.settings
@@ -150,32 +161,49 @@ class DrowzeeSuite(Suite):
             symmetric=tuple(s.symmetric) if "symmetric" in want else (),
             transitive=tuple(s.transitive) if "transitive" in want else (),
             compositions=tuple(tuple(c) for c in s.compositions) if "composition" in want else (),  # type: ignore[misc]
-            same=tuple(s.same) if "same" in want else (), per_subject=s.per_subject, per_rule=s.per_rule)
-        facts = derive(con, config, seed=source.seed)
+            same=tuple(s.same) if "same" in want else (), per_subject=s.per_subject, per_rule=s.per_rule,
+            derived_only=s.derived_only)
+        stored: dict[str, Any] = {}
+        facts = derive(con, config, seed=source.seed, report=stored)
         rel_rows = con.execute(load_sql("drowzee/relations")).fetchall()
         relation_labels = {k: lab for _, k, lab in rel_rows} | dict(s.inverse_labels)
         relation_ids = {int(i): k for i, k, _ in rel_rows}
         ids = sorted({x for f in facts for x in (f.subject, f.object, *(v for p in f.premises for v in (p[0], p[2])))})
         labels = {int(i): lab for i, _, lab in con.execute(load_sql("drowzee/entity_labels"), {"ids": ids}).fetchall()}
         rows = rule_items(facts, entity_labels=labels, relation_labels=relation_labels, relation_ids=relation_ids,
-                          phrase_types=s.phrase_types, snapshot_id=source.snapshot_id)
+                          phrase_types=s.phrase_types, snapshot_id=source.snapshot_id,
+                          relation_phrases=s.relation_phrases)
+        temporal: dict[str, Any] = {}
         if s.temporal:
-            events = events_from_kg(con, ongoing_end=s.domain[1])
+            events = events_from_kg(con, open_end=s.open_end, event_share=s.event_share,
+                                    event_relations=s.event_relations, relation_phrases=s.relation_phrases,
+                                    report=temporal)
             if s.events:
                 path = Path(s.events)
                 path = path if path.is_absolute() else source.config_dir / path
-                spans = events_from_records(json.loads(path.read_text(encoding="utf-8")), source=str(path))
-                events += [DatedEvent(name=n, label=event_label(n), intervals=tuple(v)) for n, v in sorted(spans.items())]
+                events += events_from_list(json.loads(path.read_text(encoding="utf-8")), source=str(path))
             rows += temporal_items(events, n_formulas=s.n_formulas, max_depth=s.max_depth, seed=source.seed,
-                                   domain=tuple(s.domain), snapshot_id=source.snapshot_id)  # type: ignore[arg-type]
+                                   domain=tuple(s.domain), snapshot_id=source.snapshot_id,  # type: ignore[arg-type]
+                                   report=temporal)
+        for r in rows:
+            r["original_question"] = r["question"]
+        reworded: dict[str, Any] = {}
+        if s.reword is not None:
+            rows = _reword(rows, s.reword, reworded)
         items = table(rows, _ITEMS)
         proposals = propose_properties(con, threshold=s.propose_threshold)
         counts = Counter((r["task"], breakdown_of(r).get("rule") or breakdown_of(r).get("operator")) for r in rows)
+        by_depth = Counter((breakdown_of(r)["operator"], breakdown_of(r)["depth"])
+                           for r in rows if r["task"] == "temporal")
         metadata = {
             "proposed_properties": proposals,
             "items_by_rule_or_operator": {f"{t}:{k}": n for (t, k), n in sorted(counts.items())},
+            "temporal_items_by_operator_and_depth": {f"{o}:{d}": n for (o, d), n in sorted(by_depth.items())},
             "derived_already_in_kg": sum(1 for f in facts if f.in_kg),
             "derived_facts": len(facts),
+            "derivations_already_stored": stored,
+            "temporal": temporal,
+            **({"reword": reworded} if reworded else {}),
         }
         return ItemsResult(items=items, metadata=metadata)
 
@@ -215,7 +243,8 @@ class DrowzeeSuite(Suite):
                 node = Node("event", n, e["label"])
                 for a, b in e["intervals"]:
                     edges.append(Edge(node, STARTED, "started in", Node("year", str(a), str(a))))
-                    edges.append(Edge(node, "ended_in", "ended in", Node("year", str(b), str(b))))
+                    if b is not None:  # no end the data does not give
+                        edges.append(Edge(node, "ended_in", "ended in", Node("year", str(b), str(b))))
             return edges, events, []
         ents = {int(k): v for k, v in ev["entities"].items()}
         edges = [Edge(Node("entity", str(p["head"]), ents[p["head"]]), p["relation"],
@@ -412,6 +441,31 @@ class DrowzeeSuite(Suite):
         if not mine:
             return None, {}
         return section(ctx, mine), {}
+
+
+def _reword(rows: list[dict[str, Any]], entry: Mapping[str, Any], report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows with questions reworded by the configured model (§3.5), checked by
+    :func:`.questions.reword_items`; the model is loaded here and released after."""
+    from kgprobe.errors import ConfigError
+    from kgprobe.generation.runner import make_backend, model_specs
+    from kgprobe.suites.drowzee.questions import reword_items
+
+    try:
+        spec = model_specs([entry])[0]
+    except ConfigError as exc:
+        raise ConfigError(f"suites.drowzee.reword: {exc}") from exc
+    backend = make_backend(spec)
+
+    def complete(texts: list[str]) -> list[str | None]:
+        prompts = [Prompt(item_id=str(i), text=t, template_id="drowzee-reword-v1", gold=rows[i]["question"],
+                          answer_kind=None) for i, t in enumerate(texts)]
+        outs = backend.generate(prompts, spec.params)
+        return [(o[0].text if o and o[0].error is None else None) for o in outs]
+
+    try:
+        return reword_items(rows, complete, model=spec.name, report=report)
+    finally:
+        backend.close()
 
 
 class _Recorder:

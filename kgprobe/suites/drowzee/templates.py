@@ -19,7 +19,13 @@ active     Is it true that S R O? /                          S R O.
 same_P     Is it true that A and B share the same R? /       (the two premises)
            A and B have totally different R. Please
            judge the truthfulness of this statement.
+           (a verb R: Is it true that A R the same one
+           as B? / It is not true that ... Am I right?)
 =========  ===============================================  ==============================================
+
+A relation key without a label becomes words (:func:`relation_phrase`: ``diedIn`` -> "died in", ``hasWonPrize`` ->
+"won the prize", ``award_received`` -> "award received"); a label file or the suite config's ``relation_phrases``
+give better ones.
 """
 
 from __future__ import annotations
@@ -40,12 +46,14 @@ from kgprobe.suites.drowzee.temporal import (
 )
 
 __all__ = [
+    "DANGLING",
     "PHRASE_TYPES",
     "PROMPT_TEMPLATES",
     "fact_sentence",
     "mtl2nl",
     "phrase_type",
     "prompt_text",
+    "relation_phrase",
     "rule_question",
     "temporal_question",
     "year_sentences",
@@ -62,10 +70,14 @@ _PARTICIPLES = {"born", "made", "written", "held", "known", "built", "founded", 
                 "killed", "designed", "owned", "maintained", "affiliated"}
 
 
+_PREPOSITIONS = {"by", "in", "at", "from", "to", "for", "on", "of", "with", "as", "into", "after", "through", "under"}
+
+
 def phrase_type(label: str, overrides: Mapping[str, str] | None = None, key: str | None = None) -> str:
     """The phrase type of a relation label (``noun``, ``passive``, ``active``): an override for its key wins; a
-    label opening with a past participle followed by a preposition is passive ("painted by", "located in"), one
-    opening with a third-person or past verb is active ("flows through"), any other a noun phrase."""
+    label opening with a finite verb is active ("flows through", "died in", "owns", "won the prize", "is married
+    to") unless a "by" follows it; one opening with a past participle followed by more words is passive ("painted
+    by", "located in"); a third-person verb before a preposition is active ("lives in"); any other a noun phrase."""
     if overrides and key in overrides:
         kind = overrides[key]
         if kind not in PHRASE_TYPES:
@@ -74,19 +86,58 @@ def phrase_type(label: str, overrides: Mapping[str, str] | None = None, key: str
     words = label.strip().lower().split()
     if not words:
         return "noun"
-    if len(words) >= 2 and (words[0] in _PARTICIPLES or (words[0].endswith("ed") and len(words[0]) > 4)):
+    first = words[0]
+    if first in _ACTIVE_VERBS and (len(words) == 1 or words[1] != "by"):
+        return "active"
+    if len(words) >= 2 and (first in _PARTICIPLES or (first.endswith("ed") and len(first) > 4)):
         return "passive"
-    if words[0] in _ACTIVE_VERBS and len(words) >= 2:
+    third_person = first.endswith("s") and not first.endswith("ss") and len(first) > 3
+    if len(words) >= 2 and words[1] in _PREPOSITIONS and third_person:
         return "active"
     return "noun"
 
 
+def _has_participle(words: list[str]) -> list[str]:
+    """ "has won prize" -> "won the prize": a perfect-tense key reads as a past verb with its object."""
+    if len(words) >= 3 and words[0] in ("has", "have", "had") and (
+            words[1] in _PARTICIPLES or words[1].endswith(("ed", "en"))):
+        return [words[1], "the", *words[2:]]
+    return words
+
+
+def relation_phrase(key: str, label: str | None = None, overrides: Mapping[str, str] | None = None) -> str:
+    """The words a question uses for a relation: the config's phrase for ``key`` (``relation_phrases``), else its
+    label when the label is words (not the key again), else the key made into words: camelCase and snake_case
+    split, lower-cased (acronyms kept), and "has <participle> X" turned into "<participle> the X".
+
+        >>> relation_phrase("diedIn"), relation_phrase("hasWonPrize"), relation_phrase("award_received")
+        ('died in', 'won the prize', 'award received')
+    """
+    if overrides and overrides.get(key):
+        return overrides[key]
+    if label and label.strip() and not _is_key(label.strip()) and label.strip() != key:
+        return label.strip()
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key.strip().strip("<>"))
+    words = [w if w.isupper() and len(w) > 1 else w.lower() for w in re.split(r"[\s_\-]+", text) if w]
+    return " ".join(_has_participle(words))
+
+
+def _is_key(text: str) -> bool:
+    """Whether a label is an identifier rather than words: one token with an underscore or an inner capital."""
+    return " " not in text and ("_" in text or re.search(r"[a-z][A-Z]", text) is not None)
+
+
 def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool = False) -> str:
     """Table 2's question for ``relation(subject, obj)`` in the relation's phrase ``kind``; ``opposite`` gives the
-    opposite-semantics phrasing (its expected answer is the flip); ``same`` the same_P wording."""
+    opposite-semantics phrasing (its expected answer is the flip); ``same`` the same_P wording (a noun relation
+    "share the same R"; a verb one "S R the same one as O", since "share the same plays for" is no sentence)."""
     if same:
-        return (f"{subject} and {obj} have totally different {relation}. Please judge the truthfulness of this "
-                f"statement." if opposite else f"Is it true that {subject} and {obj} share the same {relation}?")
+        if kind == "noun":
+            return (f"{subject} and {obj} have totally different {relation}. Please judge the truthfulness of this "
+                    f"statement." if opposite else f"Is it true that {subject} and {obj} share the same {relation}?")
+        verb = f"is {relation}" if kind == "passive" else relation
+        clause = f"{subject} {verb} the same one as {obj}"
+        return f"It is not true that {clause}. Am I right?" if opposite else f"Is it true that {clause}?"
     if kind == "passive":
         return (f"It is impossible for {subject} to be {relation} {obj}. Am I right?" if opposite
                 else f"Is it true that {subject} is {relation} {obj}?")
@@ -100,14 +151,24 @@ def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite:
 def fact_sentence(kind: str, subject: str, relation: str, obj: str) -> str:
     """The declarative sentence of the fact ``relation(subject, obj)`` (the knowledge a perfect answer lists)."""
     if kind == "passive":
-        return f"{subject} is {relation} {obj}."
-    if kind == "active":
-        return f"{subject} {relation} {obj}."
-    return f"The {relation} of {subject} is {obj}."
+        text = f"{subject} is {relation} {obj}"
+    elif kind == "active":
+        text = f"{subject} {relation} {obj}"
+    else:
+        text = f"The {relation} of {subject} is {obj}"
+    return text if text.endswith(".") else text + "."
 
 
-def year_sentences(event: str, start: int, end: int) -> list[str]:
-    """The declarative sentences of one interval of an event: when it started and when it ended."""
+def year_sentences(event: str, start: int, end: int | None, *, kind: str = "event",
+                   open_end: str = "unknown") -> list[str]:  # fmt: skip
+    """The declarative sentences of one interval of an event, stating only what the data gives: a point "happened
+    in" its year; an interval started and ended; one without an end started and is still ongoing (``open_end``
+    ``ongoing``) or has no recorded end (never an invented end year)."""
+    if kind == "point" or (end is not None and end == start and kind != "state"):
+        return [f"{event} happened in {start}."]
+    if end is None:
+        return [f"{event} started in {start} and is still ongoing." if open_end == "ongoing"
+                else f"{event} started in {start}, and its end is not recorded."]
     return [f"{event} started in {start}.", f"{event} ended in {end}."]
 
 
@@ -124,34 +185,49 @@ def _frame(lo: int, hi: int) -> str:
     return f"the {_ordinal(lo)} to the {_ordinal(hi)} year"
 
 
-def mtl2nl(formula: Formula, year: int, labels: Mapping[str, str] | None = None) -> str:
+#: Words a complete question never ends on (before its question mark).
+DANGLING: frozenset[str] = frozenset({"after", "before", "of", "the", "a", "an", "and", "or", "to", "in", "at", "by",
+                                      "for", "from", "with", "is", "was", "that", "within", "until", "where"})
+
+
+def mtl2nl(formula: Formula, year: int, labels: Mapping[str, str] | None = None, *,
+           kinds: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """Table 3's question for ``(formula, year)``: MTL2NL applied recursively, subformulas named "Event" and defined
-    after the question, as the paper's templates do.
+    after the question, as the paper's templates do. ``kinds`` says which atoms are facts that hold over years
+    (``state``: "holding", asked "Did … hold in the year t?") rather than events ("happening"); a nested
+    operator's frame counts from "that year", so no description ends in a dangling "after".
 
         >>> mtl2nl(Finally(0, 40, Atom("victorian_era")), 1800, {"victorian_era": "Victorian era"})
         'Did "Event" finally happen within the time frame of the 0th to the 40th year after the year 1800, where "Event" is defined as "Victorian era" happening?'
     """
     labels = labels or {}
+    kinds = kinds or {}
 
     def desc(f: Formula) -> str:
         if isinstance(f, Atom):
-            return f'"{labels.get(f.name, f.name)}" happening'
+            return f'"{labels.get(f.name, f.name)}" {"holding" if kinds.get(f.name) == "state" else "happening"}'
         if isinstance(f, Not):
+            if isinstance(f.f, Atom):
+                return (f'"{labels.get(f.f.name, f.f.name)}" not '
+                        f'{"holding" if kinds.get(f.f.name) == "state" else "happening"}')
             return f"{desc(f.f)} not being the case"
         if isinstance(f, And):
             return f"both {desc(f.a)} and {desc(f.b)}"
         if isinstance(f, Or):
             return f"either {desc(f.a)} or {desc(f.b)}"
         if isinstance(f, Next):
-            return f"{desc(f.f)} in the next year"
+            return f"{desc(f.f)} in the year after that year"
         if isinstance(f, Finally):
-            return f"{desc(f.f)} at some point within {_frame(f.lo, f.hi)} after"
+            return f"{desc(f.f)} at some point within {_frame(f.lo, f.hi)} after that year"
         if isinstance(f, Globally):
-            return f"{desc(f.f)} throughout {_frame(f.lo, f.hi)} after"
-        return f"{desc(f.a)} continuously until {desc(f.b)} starts within {_frame(f.lo, f.hi)} after"
+            return f"{desc(f.f)} throughout {_frame(f.lo, f.hi)} after that year"
+        return (f"{desc(f.a)} continuously until {desc(f.b)} starts, within {_frame(f.lo, f.hi)} after that "
+                f"year")
 
     f = formula
     if isinstance(f, Atom):
+        if kinds.get(f.name) == "state":
+            return f'Did "{labels.get(f.name, f.name)}" hold in the year {year}?'
         return f'Did "{labels.get(f.name, f.name)}" happen at year {year}?'
     if isinstance(f, Finally):
         return (f'Did "Event" finally happen within the time frame of {_frame(f.lo, f.hi)} after the year {year}, '

@@ -54,6 +54,7 @@ __all__ = [
     "horizon",
     "normalize",
     "operator",
+    "satisfying_bounds",
     "satisfying_years",
 ]
 
@@ -294,6 +295,57 @@ def satisfying_years(formula: Formula, events: Mapping[str, Sequence[Sequence[in
         return out
 
     return list(sat(formula))
+
+
+def satisfying_bounds(formula: Formula, known: Mapping[str, Sequence[Sequence[int]]],
+                      possible: Mapping[str, Sequence[Sequence[int]]], *, lo: int = DOMAIN[0],
+                      hi: int = DOMAIN[1]) -> tuple[list[Interval], list[Interval]]:  # fmt: skip
+    """The years where ``formula`` surely holds and the years where it may hold, when some events' years are only
+    partly known: ``known`` gives each event's years it is known to hold, ``possible`` those it may hold (a superset:
+    ``known`` plus the years the data leaves open, e.g. after a start whose end is unknown).
+
+    Every operator but negation is monotone in its operands, so the sure set of a formula is its satisfying set over
+    the sure sets of its operands and the possible set over the possible ones; negation swaps the two. For every
+    reading of the open years (any end between the start and the horizon) the formula's satisfying years lie
+    between the two sets, so a year in the first is a "yes" and a year outside the second a "no" whatever the
+    unknown ends are. The operators themselves are those of :func:`satisfying_years`.
+
+        >>> satisfying_bounds(Atom("x"), {"x": [(1950, 1950)]}, {"x": [(1950, 2024)]})
+        ([(1950, 1950)], [(1950, 2024)])
+    """
+    if hi < lo:
+        raise ValueError(f"satisfying_bounds: the domain [{lo}, {hi}] is empty; give lo <= hi")
+    cache: dict[Formula, tuple[list[Interval], list[Interval]]] = {}
+
+    def sat(f: Formula) -> tuple[list[Interval], list[Interval]]:
+        got = cache.get(f)
+        if got is not None:
+            return got
+        if isinstance(f, Atom):
+            out = (_event_intervals(known, f.name), normalize([*known.get(f.name, ()), *possible.get(f.name, ())]))
+        elif isinstance(f, Not):
+            sure, maybe = sat(f.f)
+            out = (_complement(maybe, lo, hi), _complement(sure, lo, hi))
+        elif isinstance(f, (And, Or)):
+            (sa, ma), (sb, mb) = sat(f.a), sat(f.b)
+            out = ((_intersect(sa, sb), _intersect(ma, mb)) if isinstance(f, And)
+                   else (normalize([*sa, *sb]), normalize([*ma, *mb])))
+        elif isinstance(f, Next):
+            out = tuple([(s - 1, e - 1) for s, e in x] for x in sat(f.f))  # type: ignore[assignment]
+        elif isinstance(f, Finally):
+            out = tuple(_finally(x, f.lo, f.hi) for x in sat(f.f))  # type: ignore[assignment]
+        elif isinstance(f, Globally):
+            out = tuple(_globally(x, f.lo, f.hi) for x in sat(f.f))  # type: ignore[assignment]
+        elif isinstance(f, Until):
+            (sa, ma), (sb, mb) = sat(f.a), sat(f.b)
+            out = (_until(sa, sb, f.lo, f.hi), _until(ma, mb, f.lo, f.hi))
+        else:
+            raise TypeError(f"not an MTL formula: {f!r} (use Atom, Not, And, Or, Next, Finally, Globally, Until)")
+        cache[f] = out
+        return out
+
+    sure, maybe = sat(formula)
+    return list(sure), list(maybe)
 
 
 def holds(formula: Formula, events: Mapping[str, Sequence[Sequence[int]]], year: int, *, lo: int = DOMAIN[0],

@@ -18,7 +18,7 @@ SAMPLE_SETTINGS = dict(
     inverse={"father": "child", "mother": "child", "child": "parent"}, inverse_labels={"parent": "parent"},
     symmetric=["spouse", "sibling", "shares_border_with"], transitive=["located_in", "part_of"],
     compositions=[["located_in_city", "country", "country"]], same=["directed_by", "composed_by"],
-    per_subject=4, per_rule=40, n_formulas=28,
+    per_subject=4, per_rule=40, n_formulas=28, open_end="ongoing",
 )
 
 

@@ -13,12 +13,12 @@ from .conftest import SAMPLE_SETTINGS
 
 
 def _config(**over) -> RuleConfig:
-    s = {k: v for k, v in SAMPLE_SETTINGS.items() if k not in ("n_formulas",)}
+    s = {k: v for k, v in SAMPLE_SETTINGS.items() if k not in ("n_formulas", "open_end")}
     s.update(over)
     return RuleConfig(negation=tuple(s["negation"]), inverse=s["inverse"], inverse_labels=s["inverse_labels"],
                       symmetric=tuple(s["symmetric"]), transitive=tuple(s["transitive"]),
                       compositions=tuple(tuple(c) for c in s["compositions"]), same=tuple(s["same"]),
-                      per_subject=s["per_subject"], per_rule=s["per_rule"])
+                      per_subject=s["per_subject"], per_rule=s["per_rule"], derived_only=s.get("derived_only", True))
 
 
 def _kg(con):
@@ -31,12 +31,30 @@ def _kg(con):
 def test_every_rule_derives_facts_with_premises_from_the_kg(sample_kg) -> None:
     con, _ = sample_kg
     rel, _ent, triples = _kg(con)
-    facts = derive(con, _config(), seed=0)
-    assert set(Counter(f.rule for f in facts)) == {"negation", "inverse", "symmetric", "transitive", "composition", "same"}
-    for f in facts:
-        assert f.premises and all(p in triples for p in f.premises), f
-        if f.rule != "negation":
-            assert f.in_kg == ((f.subject, rel.get(f.relation, -1), f.object) in triples), f
+    for derived_only in (True, False):
+        facts = derive(con, _config(derived_only=derived_only), seed=0)
+        assert set(Counter(f.rule for f in facts)) == {"negation", "inverse", "symmetric", "transitive", "composition",
+                                                       "same"}
+        for f in facts:
+            assert f.premises and all(p in triples for p in f.premises), f
+            if f.rule != "negation":
+                assert f.in_kg == ((f.subject, rel.get(f.relation, -1), f.object) in triples), f
+        stored = [f for f in facts if f.in_kg and f.rule in ("inverse", "symmetric", "transitive", "composition")]
+        assert (not stored) if derived_only else stored
+
+
+def test_stored_share_of_each_rule_is_counted_before_the_caps(sample_kg) -> None:
+    con, _ = sample_kg
+    rel, _, triples = _kg(con)
+    report: dict = {}
+    derive(con, _config(per_rule=5), seed=0, report=report)
+    # the symmetric relations' edges whose reverse the KG also states, counted directly
+    sym = {rel[k] for k in ("spouse", "sibling", "shares_border_with")}
+    edges = [(h, r, t) for h, r, t in triples if r in sym and h != t]
+    assert report["symmetric"]["candidates"] == len(edges)
+    assert report["symmetric"]["stored"] == sum((t, r, h) in triples for h, r, t in edges) > 0
+    assert 0 < report["symmetric"]["stored_share"] < 1 and set(report) == {"inverse", "symmetric", "transitive",
+                                                                            "composition"}
 
 
 def test_negation_is_never_contradicted_and_has_the_true_fact_as_proof(sample_kg) -> None:
@@ -61,7 +79,11 @@ def test_symmetric_inverse_and_transitive_facts(sample_kg) -> None:
     # father(Cosima Wagner, Franz Liszt) -> child(Franz Liszt, Cosima Wagner): no child triple says so
     f = keyed[("inverse", "child", ent["Franz_Liszt"], ent["Cosima_Wagner"])]
     assert not f.in_kg and f.truth
-    assert keyed[("inverse", "child", ent["Lord_Byron"], ent["Ada_Lovelace"])].in_kg
+    # child(Lord Byron, Ada Lovelace) is a KG triple: asked only when stored facts are asked too
+    assert ("inverse", "child", ent["Lord_Byron"], ent["Ada_Lovelace"]) not in keyed
+    every = derive(con, _config(per_rule=300, derived_only=False), seed=0)
+    assert {(f.rule, f.relation, f.subject, f.object): f for f in every}[
+        ("inverse", "child", ent["Lord_Byron"], ent["Ada_Lovelace"])].in_kg
     # located_in(Louvre, Paris), located_in(Paris, France) -> located_in(Louvre, France)
     f = keyed[("transitive", "located_in", ent["Louvre"], ent["France"])]
     assert f.premises == ((ent["Louvre"], rel["located_in"], ent["Paris"]), (ent["Paris"], rel["located_in"], ent["France"]))

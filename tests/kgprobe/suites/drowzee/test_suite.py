@@ -24,6 +24,7 @@ from kgprobe.suites.drowzee.oracle import Extractor, read_answer
 from kgprobe.suites.drowzee.questions import formula_from_json
 from kgprobe.suites.drowzee.suite import DEFAULT_ALIASES, DrowzeeSettings, DrowzeeSuite
 from kgprobe.suites.drowzee.temporal import depth, holds
+from kgprobe.suites.drowzee.temporal import horizon as horizon_of
 
 from .conftest import SAMPLE_SETTINGS
 
@@ -68,10 +69,15 @@ def test_items_cover_every_rule_with_both_phrasings_and_balanced_temporal_years(
     assert neg and all(r["expected"] == "no" for r in neg)
     temporal = [r for r in rows if r["task"] == "temporal"]
     assert Counter(r["expected"] for r in temporal) == {"yes": 28, "no": 28}
-    assert {breakdown_of(r)["operator"] for r in temporal} == {"not", "and", "or", "next", "finally", "globally", "until"}
+    assert {breakdown_of(r)["operator"] for r in temporal} == {"atom", "not", "and", "or", "next", "finally", "globally",
+                                                              "until"}
     meta = items.metadata
     assert "shares_border_with" in {p["key"] for p in meta["proposed_properties"]["symmetric"]}
-    assert 0 < meta["derived_already_in_kg"] < meta["derived_facts"]
+    # derived facts only (none already a KG triple); the share of derivations the KG already stated is reported
+    assert meta["derived_already_in_kg"] == 0 < meta["derived_facts"]
+    assert {r["in_kg"] for r in (breakdown_of(x) for x in rows if x["task"] == "rule")} == {"false"}
+    sym = meta["derivations_already_stored"]["symmetric"]
+    assert 0 < sym["stored"] < sym["candidates"] and sym["stored_share"] == round(sym["stored"] / sym["candidates"], 4)
 
 
 def test_temporal_answers_follow_definition_1(items) -> None:
@@ -80,8 +86,9 @@ def test_temporal_answers_follow_definition_1(items) -> None:
             continue
         ev = json.loads(r["evidence"])
         f = formula_from_json(ev["formula"])
-        events = {n: [tuple(x) for x in e["intervals"]] for n, e in ev["events"].items()}
-        assert depth(f) <= 2
+        events = {n: [tuple(x) for x in e["known"]] for n, e in ev["events"].items()}
+        # single-layer temporal operators; And / Or one layer above them (the paper's §4.5 mix, max_depth 1)
+        assert depth(f) == int(breakdown_of(r)["depth"]) <= (2 if breakdown_of(r)["operator"] in ("and", "or") else 1)
         assert holds(f, events, ev["year"]) == (r["expected"] == "yes"), ev["formula_text"]
 
 
@@ -130,6 +137,7 @@ def test_refusals_right_answers_with_wrong_reasoning_and_categories(items, embed
     rows = [r for r in items.items.to_pylist()
             if breakdown_of(r).get("rule") == "transitive" and breakdown_of(r)["phrasing"] == "positive"][:1]
     rows += [r for r in items.items.to_pylist() if r["task"] == "temporal" and len(json.loads(r["evidence"])["events"]) == 1
+             and None not in next(iter(json.loads(r["evidence"])["events"].values()))["intervals"][0]
              and len({*next(iter(json.loads(r["evidence"])["events"].values()))["intervals"][0]}) == 2][:1]
     trans, temp = rows
     ev = json.loads(trans["evidence"])
@@ -213,3 +221,52 @@ def test_report_section_renders(items, embedder) -> None:
     html = render_page(ctx, own=[section])
     assert "Hallucination rate by rule" in html and "Hallucination rate by operator" in html
     assert "until" in html and "transitive" in html and "0.00 [0.00," in html and "1.00 [" in html
+
+
+@pytest.mark.parametrize(("kind", "accepted"), [("oracle", True), ("always-yes", False)])
+def test_the_rewording_step_runs_the_configured_model_and_keeps_the_original(sample_kg, kind, accepted) -> None:
+    con, snapshot = sample_kg
+    settings = DrowzeeSettings(**{**SAMPLE_SETTINGS, "n_formulas": 4, "per_rule": 3,
+                                  "reword": {"name": "rewriter", "backend": "reference", "kind": kind}})
+    result = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot, settings=settings, seed=0))
+    rows = result.items.to_pylist()
+    plain = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot,
+                                   settings=DrowzeeSettings(**{**SAMPLE_SETTINGS, "n_formulas": 4, "per_rule": 3}), seed=0))
+    assert [r["original_question"] for r in rows] == [r["question"] for r in plain.items.to_pylist()]
+    # the oracle echoes the question (a rewording that changes nothing is accepted); "Yes." drops every entity
+    assert all(r["question"] == r["original_question"] for r in rows)
+    report = result.metadata["reword"]
+    assert report["model"] == "rewriter" and report["reworded"] == (len(rows) if accepted else 0)
+    assert report["rejected"] == (0 if accepted else len(rows))
+    assert all(("reworded_by" in json.loads(r["evidence"])) == accepted for r in rows)
+    if not accepted:
+        assert set(report["rejected_by"]) == {"entity dropped or changed"}
+
+
+def test_an_events_file_and_the_kg_share_one_horizon(sample_kg, tmp_path) -> None:
+    con, snapshot = sample_kg
+    records = [{"type": "begin", "relation": "ev_21st century", "year": 2001},
+               {"type": "end", "relation": "ev_21st century", "year": 2100},
+               {"type": "begin", "relation": "ev_Space age", "year": 1957}]
+    for k in range(150):  # as many listed events as the sample has dated facts, so formulas draw both
+        records += [{"type": "begin", "relation": f"ev_Era {k}", "year": 1900 + k % 110},
+                    {"type": "end", "relation": f"ev_Era {k}", "year": 1910 + k % 110 + k % 7}]
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    for horizon in (2024, 2010):
+        settings = DrowzeeSettings(**{**SAMPLE_SETTINGS, "rules": [], "n_formulas": 40, "events": str(path),
+                                      "domain": (1, horizon)})
+        rows = SUITE.items(ItemSource(con=con, kg="sample", snapshot_id=snapshot, settings=settings, seed=0)).items
+        seen = set()
+        for r in rows.to_pylist():
+            ev = json.loads(r["evidence"])
+            f = formula_from_json(ev["formula"])
+            assert ev["year"] + horizon_of(f) <= horizon
+            for name, x in ev["events"].items():
+                seen.add(x["kind"])
+                # KG facts (ongoing to the horizon in the sample) and listed events stop at the same year
+                assert all(e <= horizon for _, e in x["known"]), (name, x)
+                if name == "ev_21st century":
+                    assert x["intervals"] == [[2001, 2100]] and x["known"] == [[2001, horizon]]
+                    assert "- 21st century ended in 2100." in r["gold_answer"]
+        assert {"event", "state"} <= seen  # listed events and KG facts both asked

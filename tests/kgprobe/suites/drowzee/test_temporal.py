@@ -25,6 +25,7 @@ from kgprobe.suites.drowzee.temporal import (
     depth,
     holds,
     normalize,
+    satisfying_bounds,
     satisfying_years,
 )
 
@@ -120,6 +121,28 @@ def test_closed_form_equals_year_by_year_definition_1(formula, events, domain) -
     assert all(s <= e for s, e in got) and all(a[1] + 1 < b[0] for a, b in itertools.pairwise(got))
 
 
+@settings(max_examples=300, deadline=None)
+@given(formula=_formulas(3), starts=st.fixed_dictionaries({n: st.integers(0, 50) for n in _NAMES}),
+       closed=st.fixed_dictionaries({n: _intervals() for n in _NAMES}), ends=st.data())
+def test_sure_and_possible_years_bound_every_reading_of_the_unknown_ends(formula, starts, closed, ends) -> None:
+    # each event: some closed intervals and one interval from its start whose end is unknown (anywhere up to 60)
+    lo, hi = 0, 60
+    known = {n: normalize([*closed[n], (starts[n], starts[n])]) for n in _NAMES}
+    possible = {n: normalize([*closed[n], (starts[n], hi)]) for n in _NAMES}
+    sure, maybe = satisfying_bounds(formula, known, possible, lo=lo, hi=hi)
+    for _ in range(3):
+        reading = {n: normalize([*closed[n], (starts[n], ends.draw(st.integers(starts[n], hi)))]) for n in _NAMES}
+        got = satisfying_years(formula, reading, lo=lo, hi=hi)
+        inside = lambda spans, y: any(s <= y <= e for s, e in spans)  # noqa: E731
+        for year in range(-70, 70):
+            if inside(sure, year):
+                assert inside(got, year), (str(formula), year)
+            if not inside(maybe, year):
+                assert not inside(got, year), (str(formula), year)
+    # with no unknown end the two sets are the satisfying years
+    assert satisfying_bounds(formula, closed, closed, lo=lo, hi=hi) == (satisfying_years(formula, closed, lo=lo, hi=hi),) * 2
+
+
 @settings(max_examples=150, deadline=None)
 @given(formula=_formulas(2), events=st.fixed_dictionaries({n: _intervals() for n in _NAMES}),
        year=st.integers(-20, 80))
@@ -192,25 +215,31 @@ def test_table_3_templates() -> None:
 def test_questions_are_balanced_and_answered_by_definition_1(shared_data: Path, source: str) -> None:
     from collections import Counter
 
-    from kgprobe.suites.drowzee.facts import (
-        DatedEvent,
-        event_label,
-        events_from_records,
-        events_from_tsv,
-    )
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+    from kgprobe.suites.drowzee.facts import events_from_kg, events_from_list
     from kgprobe.suites.drowzee.questions import formula_from_json, temporal_items
 
     if source == "events":
-        spans = events_from_records(json.loads((shared_data / "kg/temporal/drowzee/events.json").read_text("utf-8")))
+        events = events_from_list(json.loads((shared_data / "kg/temporal/drowzee/events.json").read_text("utf-8")))
     else:
-        spans = events_from_tsv(shared_data / "kg/temporal" / source / "train.tsv")
-    events = [DatedEvent(name=n, label=event_label(n), intervals=tuple(v)) for n, v in sorted(spans.items())]
-    rows = temporal_items(events, n_formulas=70, seed=5)
-    assert Counter(r["expected"] for r in rows) == {"yes": 70, "no": 70}
+        con = duckdb.connect()
+        load_kg(con, KGSource(format="temporal", triples=[shared_data / "kg/temporal" / source / "train.tsv"], name="t"))
+        con.execute('USE "t"')
+        events = events_from_kg(con)
+    rows = temporal_items(events, n_formulas=80, seed=5)
+    assert Counter(r["expected"] for r in rows) == {"yes": 80, "no": 80}
     ops = Counter(json.loads(r["evidence"])["formula"][0] for r in rows)
-    assert set(ops) == {"not", "and", "or", "next", "finally", "globally", "until"}
+    assert set(ops) == {"atom", "not", "and", "or", "next", "finally", "globally", "until"}
     for r in rows:
         ev = json.loads(r["evidence"])
         f = formula_from_json(ev["formula"])
-        assert depth(f) <= 2 and 1 <= ev["year"] <= 2024
-        assert holds(f, {n: e["intervals"] for n, e in ev["events"].items()}, ev["year"]) == (r["expected"] == "yes")
+        assert depth(f) <= (2 if ev["formula"][0] in ("and", "or") else 1) and 1 <= ev["year"] <= 2024
+        assert holds(f, {n: e["known"] for n, e in ev["events"].items()}, ev["year"]) == (r["expected"] == "yes")
+
+
+def test_until_follows_definition_1_not_the_wording_as_the_readme_says() -> None:
+    # Dickens is not alive in 1811, yet he lives through 1812-1836 and the Victorian era starts in 1837 (d = 26)
+    assert holds(Until(1, 30, DICKENS, VICTORIAN), EVENTS, 1811) and not holds(DICKENS, EVENTS, 1811)
+    assert satisfying_years(Until(1, 30, DICKENS, VICTORIAN), EVENTS) == [(1811, 1900)]
