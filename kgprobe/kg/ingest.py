@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgprobe.errors import IngestError
-from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql
+from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql, quote_identifier
 
 __all__ = [
     "FORMATS",
@@ -418,7 +418,7 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
         if len(cols) < 3:
             raise IngestError(f"{path}: a Parquet triples file needs columns head, relation, tail (found {cols})")
         chosen = cols[:3]
-    h, r, t = (f'CAST("{c}" AS VARCHAR)' for c in chosen)
+    h, r, t = (f"CAST({quote_identifier(c, what=f'{path}: column')} AS VARCHAR)" for c in chosen)
     # Parquet row numbers of bad rows come with the scan (file_row_number) when the file has no column of that name;
     # a window row_number() numbers the rows in one thread.
     if "file_row_number" in lower:
@@ -1168,6 +1168,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
     has = {t: con.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0] for t in ("_st_literals", "_st_temporal", "_st_types")}
 
     schema = src.name
+    q_schema = quote_identifier(schema, what="KG name")
     create_kg_tables(con, schema)
     con.execute("BEGIN TRANSACTION")
     try:
@@ -1175,7 +1176,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         # by an older version gets today's table definitions
         for table in KG_TABLES:
             if table != "snapshots":
-                con.execute(f'DROP TABLE "{schema}".{table}')
+                con.execute(f"DROP TABLE {q_schema}.{table}")
                 con.execute(load_sql(f"kg/create_{table}"))
         # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
         # in at insert time (an UPDATE of the table afterwards costs more than the whole load)
@@ -1183,18 +1184,18 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         with _registered(con, _label_table(ent_labels)) as labels:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".entities (id, key, label)
+                INSERT INTO {q_schema}.entities (id, key, label)
                 SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
                 FROM _st_keys k LEFT JOIN {labels} l ON l.key = k.key
                 """
             )
             labelled = con.execute(
-                f'SELECT count(*) FROM "{schema}".entities e SEMI JOIN {labels} l ON l.key = e.key'
+                f"SELECT count(*) FROM {q_schema}.entities e SEMI JOIN {labels} l ON l.key = e.key"
             ).fetchall()[0][0] if ent_labels else 0
         with _registered(con, _label_table(rel_labels)) as labels:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".relations (id, key, label)
+                INSERT INTO {q_schema}.relations (id, key, label)
                 SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
                 FROM (
                     SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
@@ -1204,14 +1205,14 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
             )
         triples_written = con.execute(
             f"""
-            INSERT INTO "{schema}".triples
+            INSERT INTO {q_schema}.triples
             SELECT DISTINCT h.id, r.id, t.id FROM (
                 SELECT head, relation, tail FROM _st_triples
                 UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL
             ) s
-            JOIN "{schema}".entities h ON h.key = s.head
-            JOIN "{schema}".relations r ON r.key = s.relation
-            JOIN "{schema}".entities t ON t.key = s.tail
+            JOIN {q_schema}.entities h ON h.key = s.head
+            JOIN {q_schema}.relations r ON r.key = s.relation
+            JOIN {q_schema}.entities t ON t.key = s.tail
             """
         ).fetchall()[0][0]
         if count_triples_on_insert:
@@ -1224,21 +1225,21 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         if has["_st_literals"]:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".literals
+                INSERT INTO {q_schema}.literals
                 SELECT DISTINCT e.id, r.id, s.value, s.datatype, s.lang FROM _st_literals s
-                JOIN "{schema}".entities e ON e.key = s.entity
-                JOIN "{schema}".relations r ON r.key = s.relation
+                JOIN {q_schema}.entities e ON e.key = s.entity
+                JOIN {q_schema}.relations r ON r.key = s.relation
                 ORDER BY 1, 2, 3
                 """
             )
         if has["_st_temporal"]:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".temporal_facts
+                INSERT INTO {q_schema}.temporal_facts
                 SELECT DISTINCT h.id, r.id, t.id, s.start_year, s.end_year, s.ongoing FROM _st_temporal s
-                JOIN "{schema}".entities h ON h.key = s.head
-                JOIN "{schema}".relations r ON r.key = s.relation
-                LEFT JOIN "{schema}".entities t ON t.key = s.tail
+                JOIN {q_schema}.entities h ON h.key = s.head
+                JOIN {q_schema}.relations r ON r.key = s.relation
+                LEFT JOIN {q_schema}.entities t ON t.key = s.tail
                 ORDER BY 1, 2, 3, 4, 5
                 """
             )
@@ -1247,25 +1248,25 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         if has["_st_types"]:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".entity_types
+                INSERT INTO {q_schema}.entity_types
                 SELECT DISTINCT e.id, coalesce(s.type, s.type_key), s.type_key FROM _st_types s
-                JOIN "{schema}".entities e ON e.key = s.entity
+                JOIN {q_schema}.entities e ON e.key = s.entity
                 ORDER BY 1, 3
                 """
             )
         if src.entity_types:
             # the typed entities that are in the KG: those the insert above joined (one id per key)
-            used = con.execute(f'SELECT count(DISTINCT entity) FROM "{schema}".entity_types').fetchone()[0]
+            used = con.execute(f"SELECT count(DISTINCT entity) FROM {q_schema}.entity_types").fetchone()[0]
             stage.side_files["entity_types"]["matched_entities"] = used
         if stage.rejects:
-            con.executemany(f'INSERT INTO "{schema}".rejects VALUES (?, ?, ?, ?)', stage.rejects)
+            con.executemany(f"INSERT INTO {q_schema}.rejects VALUES (?, ?, ?, ?)", stage.rejects)
         counts = dict(
             zip(
                 ("entities", "relations", "triples", "literals", "entity_types", "temporal_facts"),
                 con.execute(
-                    f"""SELECT (SELECT count(*) FROM "{schema}".entities), (SELECT count(*) FROM "{schema}".relations),
-                    (SELECT count(*) FROM "{schema}".triples), (SELECT count(*) FROM "{schema}".literals),
-                    (SELECT count(*) FROM "{schema}".entity_types), (SELECT count(*) FROM "{schema}".temporal_facts)"""
+                    f"""SELECT (SELECT count(*) FROM {q_schema}.entities), (SELECT count(*) FROM {q_schema}.relations),
+                    (SELECT count(*) FROM {q_schema}.triples), (SELECT count(*) FROM {q_schema}.literals),
+                    (SELECT count(*) FROM {q_schema}.entity_types), (SELECT count(*) FROM {q_schema}.temporal_facts)"""
                 ).fetchone(),
                 strict=True,
             )
@@ -1289,7 +1290,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         if report.read != report.loaded + report.duplicates + report.rejected:
             raise AssertionError(f"row accounting is off for {src.files}: {report}")
         con.execute(
-            f'INSERT INTO "{schema}".snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at, $report)',
+            f"INSERT INTO {q_schema}.snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at, $report)",
             {
                 "id": snapshot_id,
                 "source": json.dumps([str(p) for p in src.files]),
@@ -1335,11 +1336,12 @@ def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: d
 
 def _latest_snapshot(con: duckdb.DuckDBPyConnection, schema: str) -> tuple[str, str] | None:
     """(snapshot id, report JSON) of the latest load of ``schema`` when its tables are filled, else None."""
+    q_schema = quote_identifier(schema, what="KG name")
     try:
         latest = con.execute(
-            f'SELECT snapshot_id, report FROM "{schema}".snapshots ORDER BY loaded_at DESC LIMIT 1'
+            f"SELECT snapshot_id, report FROM {q_schema}.snapshots ORDER BY loaded_at DESC LIMIT 1"
         ).fetchall()
-        filled = con.execute(f'SELECT count(*) FROM "{schema}".entities').fetchall()[0][0]
+        filled = con.execute(f"SELECT count(*) FROM {q_schema}.entities").fetchall()[0][0]
     except duckdb.Error:
         return None
     if not latest or not latest[0][1] or not filled:
