@@ -347,6 +347,11 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
             {"path": str(path), "delim": delim, "quote": quote, "header": header, "encoding": src.encoding, "src": str(path)},
         ).fetchall()[0][0]
     except duckdb.Error as exc:
+        if delim == "\t" and _cr_breaks_reader(path):
+            # DuckDB's reader stops on a carriage return that does not end a line; split on \n alone instead, so
+            # such a row is rejected with its line number and the rest of the file loads
+            _read_tsv_by_line(stage, path, header)
+            return
         raise IngestError(f"{path}: cannot be read as {'CSV' if delim == ',' else 'TSV'} triples ({exc}). Check the "
                           "format and encoding options of the KG source.") from exc
     errors = con.execute(
@@ -367,6 +372,48 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
     if empty:
         for line_no, raw in _lines_with_empty_field(path, delim, src.encoding, header):
             stage.reject(path, line_no, raw, "empty head, relation or tail")
+
+
+def _cr_breaks_reader(path: Path) -> bool:
+    data = _read_bytes(path)
+    return data.count(b"\r") != data.count(b"\r\n") or (b"\r\n" in data and data.count(b"\n") != data.count(b"\r\n"))
+
+
+def _read_tsv_by_line(stage: _Stage, path: Path, header: bool) -> None:
+    """TSV triples split on ``\n`` only (a final ``\r`` is part of the line end), fields kept verbatim as DuckDB's
+    reader keeps them: a row with a carriage return inside a field, the wrong number of fields, an empty field or
+    text not in the declared encoding is rejected with its line number; blank lines are skipped."""
+    encoding = stage.source.encoding
+    good: dict[str, list[Any]] = {"head": [], "relation": [], "tail": [], "src": [], "line": []}
+    lines = _read_bytes(path).split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for number, raw in enumerate(lines, start=1):
+        if header and number == 1:
+            continue
+        raw = raw.removesuffix(b"\r")
+        if not raw:
+            continue
+        stage.counts.read += 1
+        try:
+            line = raw.decode(encoding)
+        except UnicodeDecodeError:
+            stage.reject(path, number, raw.decode(encoding, errors="replace"), "not valid text in the declared encoding")
+            continue
+        parts = line.split("\t")
+        if "\r" in line:
+            stage.reject(path, number, line, "a carriage return inside a field (only \\n ends a row)")
+        elif len(parts) != 3:
+            stage.reject(path, number, line, f"too {'few' if len(parts) < 3 else 'many'} columns (expected head, "
+                                             "relation, tail)")
+        elif not all(parts):
+            stage.reject(path, number, line, "empty head, relation or tail")
+        else:
+            for key, value in zip(("head", "relation", "tail"), parts, strict=True):
+                good[key].append(value)
+            good["src"].append(str(path))
+            good["line"].append(None)
+    stage.append("_st_triples", good)
 
 
 def _csv_reason(etype: str | None, message: str | None) -> str:
@@ -399,7 +446,7 @@ def _lines_with_empty_field(path: Path, delim: str, encoding: str, header: bool)
             if header and number == 1:
                 continue
             parts = _split_row(line, delim)
-            if line.strip() and len(parts) == 3 and not all(parts):
+            if line.rstrip("\r\n") and len(parts) == 3 and not all(parts):
                 yield number, line.rstrip("\r\n")
 
 
@@ -1018,7 +1065,14 @@ def _read_events(stage: _Stage, path: Path) -> None:
 
 
 def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> tuple[Sequence[str] | pa.Array, Sequence[str] | pa.Array]:
-    """Keys and values, in file order, from a TSV (``key<TAB>value``, optional header) or a JSON object file."""
+    """Keys and values, in file order, from a TSV (``key<TAB>value``, optional header) or a JSON object file.
+
+    TSV lines end at ``\n`` only (a final ``\r`` belongs to the line end), so line numbers and counts agree with
+    ``wc -l`` whatever other line-break characters (form feed, U+0085, U+2028) a label holds. A row is rejected, with
+    its line number, when it has no value, an empty key or value, a carriage return inside a field, or more fields
+    than the header declares (two without a header: ``key<TAB>value``; a header such as ``id<TAB>label<TAB>source``
+    declares three, the third ignored). In a single-valued file (labels, type names) a key given again with another
+    value is rejected too (the first value is kept), and a repeat with the same value is counted as a duplicate."""
     _check_file(path, role)
     data = _read_bytes(path)
     try:
@@ -1028,71 +1082,131 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> tuple
         raise IngestError(f"{path}, line {line}: not valid {stage.source.encoding} text; pass the right encoding in "
                           "the KG source") from exc
     stats = {"read": 0, "rejected": 0}
-    pairs: list[tuple[str, str]] = []
+    keys: Sequence[str] | pa.Array
+    values: Sequence[str] | pa.Array
     if text.lstrip().startswith("{"):
+        pairs: list[tuple[str, str]] = []
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_json_pairs)
         except json.JSONDecodeError as exc:
             raise IngestError(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg})") from exc
-        for key, value in obj.items():
+        if not isinstance(obj, _JsonPairs):
+            raise IngestError(f"{path}: a {role} file in JSON is one object of key -> value")
+        for key, value in obj.pairs:
             stats["read"] += 1
-            values = value if isinstance(value, list) else [value]
-            for v in values:
-                if isinstance(v, dict):
-                    v = v.get("label") or v.get("name")
+            values_of = value if isinstance(value, list) else [value]
+            for v in values_of:
+                if isinstance(v, _JsonPairs):
+                    v = dict(v.pairs).get("label") or dict(v.pairs).get("name")
                 if v is None or str(v).strip() == "":
                     continue
                 pairs.append((str(key), str(v)))
-            if not values:
-                continue
+        keys, values, lines = [k for k, _ in pairs], [v for _, v in pairs], [None] * len(pairs)
     elif (fast := _mapping_columns(text)) is not None:
-        keys, values, bad, stats["read"] = fast
-        for number, line in bad:
+        keys, values, lines, bad, stats["read"] = fast
+        for number, line, reason in bad:
             stats["rejected"] += 1
-            stage.rejects.append((str(path), number, line, f"{role}: expected key<TAB>value"))
-        stage.side_files[role] = stats
-        return keys, values
+            stage.rejects.append((str(path), number, line, f"{role}: {reason}"))
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        keys, values, lines = [], [], []
+        width = 2
+        rows = text.split("\n")
+        for number, raw in enumerate(rows, start=1):
+            line = raw.removesuffix("\r")
             if not line.strip():
                 continue
             parts = line.split("\t")
             if number == 1 and parts[0].strip().lower() in _SIDE_HEADER_KEYS:
+                width = max(width, len(parts))
                 continue
             stats["read"] += 1
-            if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
+            reason = _mapping_row_problem(parts, width, "\r" in line)
+            if reason:
                 stats["rejected"] += 1
-                stage.rejects.append((str(path), number, line, f"{role}: expected key<TAB>value"))
+                stage.rejects.append((str(path), number, line, f"{role}: {reason}"))
                 continue
-            pairs.append((parts[0].strip(), parts[1].strip()))
+            keys.append(parts[0].strip())
+            values.append(parts[1].strip())
+            lines.append(number)
+    if not multi:
+        keys, values = _first_of_each_key(stage, path, role, keys, values, lines, stats)
     stage.side_files[role] = stats
-    return [k for k, _ in pairs], [v for _, v in pairs]
+    return keys, values
+
+
+def _mapping_row_problem(parts: Sequence[str], width: int, cr: bool) -> str | None:
+    if cr:
+        return "a carriage return inside a field (only \\n ends a row)"
+    if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
+        return "expected key<TAB>value"
+    if len(parts) > width:
+        return f"{len(parts)} fields, expected {width} (key<TAB>value{'<TAB>...' if width > 2 else ''})"
+    return None
+
+
+class _JsonPairs:
+    """A JSON object as its (key, value) pairs in file order, repeated keys included."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        self.pairs = pairs
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> _JsonPairs:
+    return _JsonPairs(pairs)
+
+
+def _first_of_each_key(stage: _Stage, path: Path, role: str, keys: Sequence[str] | pa.Array,
+                       values: Sequence[str] | pa.Array, lines: Sequence[int | None] | pa.Array,
+                       stats: dict[str, int]) -> tuple[pa.Array, pa.Array]:
+    """The first value of each key; a later row of a key is counted as a duplicate (same value) or rejected, with
+    its line and the line of the value kept (another value)."""
+    frame = pl.DataFrame({"key": pa.array(keys, pa.string()), "value": pa.array(values, pa.string()),
+                          "line": pa.array(lines, pa.int64())})
+    first = frame.with_row_index("i").group_by("key", maintain_order=True).agg(pl.col("i").first(),
+                                                                                pl.col("value").first().alias("kept"),
+                                                                                pl.col("line").first().alias("at"))
+    later = (frame.with_row_index("i").join(first.select("key", "kept", "at", pl.col("i").alias("first_i")),
+                                            on="key").filter(pl.col("i") != pl.col("first_i")))
+    stats["duplicates"] = int((later["value"] == later["kept"]).sum())
+    for key, value, line, at in later.filter(pl.col("value") != pl.col("kept")).select(
+            "key", "value", "line", "at").sort("line").iter_rows():
+        stats["rejected"] += 1
+        stage.rejects.append((str(path), line, f"{key}\t{value}",
+                              f"{role}: key {key!r} given again with another value "
+                              f"({f'line {at}' if at is not None else 'the first value'} is kept)"))
+    kept = frame.select(pl.all().gather(first["i"].sort()))
+    return kept["key"].to_arrow().cast(pa.string()), kept["value"].to_arrow().cast(pa.string())
 
 
 # tab, newline and printable ASCII: text with any other character is read line by line in Python
 _PLAIN_TSV_BYTES = b"\t\n" + bytes(range(0x20, 0x7F))
 
 
-def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, list[tuple[int, str]], int] | None:
+def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, pa.Array, list[tuple[int, str, str]], int] | None:
     """The TSV branch of :func:`_read_mapping` in Arrow and Polars, for text of printable ASCII, tabs and newlines only (a
-    side file of millions of entity types): there ``splitlines`` is a split on newlines and ``str.strip`` strips
-    spaces (and tabs, for telling blank lines). Returns keys, values, the rejected (line number, line) and the
-    number of rows read (header and blank lines not counted), or None for other text."""
+    side file of millions of entity types): there ``str.strip`` strips spaces (and tabs, for telling blank lines).
+    Returns keys, values, their line numbers, the rejected (line number, line, reason) and the number of rows read
+    (header and blank lines not counted), or None for other text."""
     if not text.isascii() or text.encode("ascii").translate(None, _PLAIN_TSV_BYTES):
         return None
     lines = pl.from_arrow(pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten())
     first = text.split("\n", 1)[0]
     header = bool(first.strip()) and first.split("\t")[0].strip().lower() in _SIDE_HEADER_KEYS
+    width = max(2, first.count("\t") + 1) if header else 2
     fields = lines.str.split_exact("\t", 1).struct.unnest()  # the first two fields; field_1 is null without a tab
     keys, values = fields["field_0"].str.strip_chars(" "), fields["field_1"].str.strip_chars(" ")
     row = lines.str.strip_chars(" \t") != ""
     if header:
         row[0] = False
     ok = (values.is_not_null() & (keys != "") & (values != "")).fill_null(False)
-    good = row & ok
-    bad = (row & ~ok).arg_true().to_list()
+    wide = lines.str.count_matches("\t", literal=True) + 1 > width
+    good = row & ok & ~wide
+    bad = [(i + 1, lines[i], _mapping_row_problem(lines[i].split("\t"), width, False))
+           for i in (row & ~(ok & ~wide)).arg_true().to_list()]
     return (keys.filter(good).to_arrow().cast(pa.string()), values.filter(good).to_arrow().cast(pa.string()),
-            [(i + 1, lines[i]) for i in bad], int(row.sum()))
+            (good.arg_true() + 1).to_arrow(), bad, int(row.sum()))
 
 
 # --------------------------------------------------------------------------------------------------------------
