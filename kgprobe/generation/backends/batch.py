@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kgprobe.generation.records import BackendError, Completion, Prompt, SamplingParams
+from kgprobe.secrets import mask_secrets
 
 __all__ = ["AnthropicBatchClient", "OpenAIBatchClient", "batch_key"]
 
@@ -155,8 +156,9 @@ class _BatchClient:
     @staticmethod
     def _check(response: Any, *, json_body: bool = True) -> Any:
         if response.status_code >= 400:
+            # a provider may echo the request's headers (the API key) in its error: masked before it is cut
             raise BackendError(f"batch API {response.request.method} {response.request.url.path}: HTTP "
-                               f"{response.status_code}: {response.text[:300]}")
+                               f"{response.status_code}: {mask_secrets(response.text)[:300]}")
         return response.json() if json_body else response
 
 

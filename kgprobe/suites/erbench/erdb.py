@@ -37,6 +37,7 @@ import pyarrow as pa
 
 from kgprobe.errors import IngestError
 from kgprobe.kg.ingest import _check_file, _registered
+from kgprobe.secrets import register_secret
 from kgprobe.sql import load_sql, quote_identifier
 from kgprobe.suites.erbench.spec import ERSpec, Relation, identifier
 
@@ -120,6 +121,7 @@ def read_relation(con: duckdb.DuckDBPyConnection, spec: ERSpec, rel: Relation) -
         import adbc_driver_postgresql.dbapi as pg
 
         uri = os.environ.get(src.uri_env or "")
+        register_secret(uri)
         if not uri:
             raise IngestError(f"relation {rel.name}: environment variable {src.uri_env} (the PostgreSQL connection "
                               "URI) is not set; export it before loading")
