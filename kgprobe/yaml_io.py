@@ -24,6 +24,10 @@ class YAMLTooLarge(yaml.YAMLError):
     """A document whose aliases expand past :data:`MAX_YAML_VALUES` values, or refer to themselves."""
 
 
+def _where(node: yaml.Node) -> str:
+    return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
+
+
 def _expanded_size(root: yaml.Node, limit: int) -> int:
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
@@ -33,7 +37,7 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
         if key in sizes:
             return sizes[key]
         if key in open_nodes:
-            raise YAMLTooLarge(f"an alias at {node.start_mark} refers to a list or mapping that contains it; "
+            raise YAMLTooLarge(f"an alias near {_where(node)} refers to a list or mapping that contains it; "
                                "such a value never ends")
         open_nodes.add(key)
         if isinstance(node, yaml.SequenceNode):
@@ -44,7 +48,7 @@ def _expanded_size(root: yaml.Node, limit: int) -> int:
             n = 1
         open_nodes.discard(key)
         if n > limit:
-            raise YAMLTooLarge(f"the document expands to more than {limit:,} values (near {node.start_mark}): "
+            raise YAMLTooLarge(f"the document expands to more than {limit:,} values (near {_where(node)}): "
                                "aliases (*name) repeat what their anchor (&name) holds, and these repeat each other. "
                                "Write the values out, or use fewer nested aliases")
         sizes[key] = n

@@ -1164,6 +1164,9 @@ def _first_of_each_key(stage: _Stage, path: Path, role: str, keys: Sequence[str]
     its line and the line of the value kept (another value)."""
     frame = pl.DataFrame({"key": pa.array(keys, pa.string()), "value": pa.array(values, pa.string()),
                           "line": pa.array(lines, pa.int64())})
+    if frame["key"].n_unique() == frame.height:  # the usual case: one row per key
+        stats["duplicates"] = 0
+        return frame["key"].to_arrow().cast(pa.string()), frame["value"].to_arrow().cast(pa.string())
     first = frame.with_row_index("i").group_by("key", maintain_order=True).agg(pl.col("i").first(),
                                                                                 pl.col("value").first().alias("kept"),
                                                                                 pl.col("line").first().alias("at"))
