@@ -64,6 +64,7 @@ from kgprobe.yaml_io import BoundedLoader, load_yaml
 
 __all__ = [
     "CONFIG_ENV",
+    "CONFINE_ENV",
     "DEFAULT_CONFIG",
     "BootstrapConfig",
     "ConfigDeprecationWarning",
@@ -758,9 +759,10 @@ class ProjectConfig(_Section):
     seed: _Int = 0
     """The project seed: sampling, edits and bootstrap derive theirs from it."""
     allow_paths_outside_config: _Bool = True
-    """Whether input files may lie outside the config file's folder. Set it to false for a daemon or service that
-    loads configs written by others: every input path (KG files, side files, suite inputs, ERBench specs and their
-    data) must then resolve, after ``..`` and symbolic links, inside that folder."""
+    """Whether input files may lie outside the config file's folder. False: every input path (KG files, side files,
+    suite inputs, ERBench specs and their data) must resolve, after ``..`` and symbolic links, inside that folder.
+    A daemon or service that loads configs written by others sets KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG=false, which
+    confines every config whatever it says here."""
     warehouse: Path = Path("warehouse/kgprobe.duckdb")
     """The DuckDB warehouse, relative to the working directory (KGPROBE_WAREHOUSE overrides it)."""
     kg_configs: dict[str, KGConfig] = Field(alias="kgs", json_schema_extra={"minProperties": 1})
@@ -796,7 +798,7 @@ class ProjectConfig(_Section):
         # is kept for `sections`.
         context = info.context
         if isinstance(context, dict) and isinstance(data, Mapping):
-            context["confine"] = data.get("allow_paths_outside_config") is False
+            context["confine"] = data.get("allow_paths_outside_config") is False or _confined_by_environment()
             kgs, models = data.get("kgs"), data.get("models")
             context["kgs"] = list(kgs) if isinstance(kgs, Mapping) else None
             names = [m.get("name") for m in models if isinstance(m, Mapping)] if isinstance(models, list) else None
@@ -924,6 +926,15 @@ class ProjectConfig(_Section):
         for name in self.suites_configured():
             out.setdefault(name, written.get(name))
         return out
+
+
+#: Set to ``false`` (or 0, no) where configs come from others (a shared daemon): every config is then confined to its
+#: folder, whatever its own ``allow_paths_outside_config`` says.
+CONFINE_ENV = "KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG"
+
+
+def _confined_by_environment() -> bool:
+    return os.environ.get(CONFINE_ENV, "").strip().lower() in ("false", "0", "no")
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:

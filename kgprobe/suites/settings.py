@@ -44,8 +44,8 @@ def confined(path: Path, info: ValidationInfo) -> Path:
     root, real = Path(base).resolve(), Path(path).resolve()
     if real != root and root not in real.parents:
         raise ValueError(f"{path} is outside the config file's folder {root}, and allow_paths_outside_config is "
-                         "false: put the file in that folder (symbolic links are followed), or set "
-                         "allow_paths_outside_config: true where every config is trusted")
+                         "false (or KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG=false): put the file in that folder (symbolic "
+                         "links are followed)")
     return path
 
 

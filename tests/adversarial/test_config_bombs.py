@@ -98,6 +98,16 @@ def test_confined_configs_refuse_paths_outside_their_folder(folder: Path, triple
     assert "allow_paths_outside_config" in message
 
 
+def test_the_environment_confines_every_config(folder: Path, monkeypatch) -> None:
+    # a shared daemon sets it once; a config that asks for more is confined all the same
+    _outside(folder)
+    monkeypatch.setenv("KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG", "false")
+    for head in ("", "allow_paths_outside_config: true\n"):
+        with pytest.raises(ConfigError, match="kgs.k.triples.0: .* is outside the config file's folder"):
+            load_config(_write(folder, head + "kgs:\n  k: {format: tsv, triples: ../outside.tsv}\n"))
+    assert load_config(_write(folder, "kgs:\n  k: {format: tsv, triples: t.tsv}\n")).kgs["k"].files
+
+
 def test_a_symlink_out_of_the_folder_is_outside(folder: Path) -> None:
     _outside(folder)
     (folder / "link.tsv").symlink_to(folder.parent / "outside.tsv")
