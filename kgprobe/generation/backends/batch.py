@@ -220,7 +220,7 @@ class OpenAIBatchClient(_BatchClient):
                 continue
             response = self._http.get(f"/files/{file_id}/content")
             self._check(response, json_body=False)
-            for line in response.text.splitlines():
+            for line in response.text.split("\n"):  # a raw U+2028 in an answer is not a line end
                 if line.strip():
                     row = json.loads(line)
                     out[row["custom_id"]] = _openai_completion(row)
@@ -289,7 +289,7 @@ class AnthropicBatchClient(_BatchClient):
         response = self._http.get(url)
         self._check(response, json_body=False)
         out: dict[str, Completion] = {}
-        for line in response.text.splitlines():
+        for line in response.text.split("\n"):  # a raw U+2028 in an answer is not a line end
             if line.strip():
                 row = json.loads(line)
                 out[row["custom_id"]] = _anthropic_completion(row)
