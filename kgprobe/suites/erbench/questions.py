@@ -34,8 +34,8 @@ import duckdb
 import pyarrow as pa
 
 from kgprobe.errors import ConfigError
-from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.sql import quote_identifier
+from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.suites.erbench.spec import FD, ERSpec, Format, MultiHop, identifier
 
 __all__ = [
