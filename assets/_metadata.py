@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kgprobe.report.safe_text import md_cell, safe_markdown
+
 __all__ = ["image_md", "markdown_table", "table_metadata"]
 
 
@@ -13,23 +15,20 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], *, limit: int = 20) -> str
     if not rows:
         return "_(no rows)_"
     cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(_cell(c) for c in cols) + " |", "|" + "---|" * len(cols)]
     for row in rows[:limit]:
         cells = (_cell(row.get(c)) for c in cols)
         lines.append("| " + " | ".join(cells) + " |")
     if len(rows) > limit:
         lines.append(f"\n_{len(rows) - limit} more rows_")
-    return "\n".join(lines)
+    return safe_markdown("\n".join(lines))
 
 
 def _cell(value: Any) -> str:
-    """One table cell: pipes and line breaks cannot end the cell, and HTML in data (an entity called ``<script>``)
-    is shown as text, not rendered."""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    text = " ".join(str(value).split())[:120]
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-            .replace("`", "\\`"))
+    """One table cell: pipes and line breaks cannot end the cell, HTML in data (an entity called ``<script>``) is
+    shown as text, no image or link forms (nothing loads from another host when the UI shows it), and bidi
+    controls are made visible (see :func:`kgprobe.report.safe_text.md_cell`)."""
+    return md_cell(value)
 
 
 def table_metadata(row_count: int, columns: Mapping[str, str] | None = None) -> dict[str, Any]:

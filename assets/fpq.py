@@ -16,6 +16,7 @@ from kgprobe.suites.fpq.edits import DomainSpec, TrueTriple, edit, select_true_t
 from kgprobe.suites.fpq.quality import duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.plots import bar_chart
+from kgprobe.sql import quote_identifier
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "fpq"
@@ -32,7 +33,7 @@ def fpq_true_triples(context: dg.AssetExecutionContext, project: ProjectResource
     domains = {name: DomainSpec.from_config(name, spec) for name, spec in s.domains.items()}
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, s.kg)
-        con.execute(f'USE "{s.kg}"')
+        con.execute(f"USE {quote_identifier(s.kg)}")
         chosen = select_true_triples(con, domains, s.n_per_domain, seed=cfg.seed)
     rows = [{**t.as_row(), "snapshot_id": snapshot, "seed": cfg.seed} for t in chosen]
     warehouse.write_partition("fpq_true_triples", pa.Table.from_pylist(rows))
@@ -66,7 +67,7 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
     s = fpq_settings(cfg)
     true_triples = _true_triples(warehouse)
     with warehouse.connect(read_only=True) as con:
-        con.execute(f'USE "{s.kg}"')
+        con.execute(f"USE {quote_identifier(s.kg)}")
         edits = edit(con, [t.triple for t in true_triples], methods=s.methods, max_hops=s.max_hops, seed=cfg.seed,
                      directed=s.directed, hop_sampling=s.hop_sampling)
     domain = {t.triple: t.domain for t in true_triples}
@@ -102,7 +103,7 @@ def fpq_edits_follow_their_method(project: ProjectResource, warehouse: Warehouse
         return dg.AssetCheckResult(passed=True, metadata={"violations": 0})
     s = fpq_settings(cfg)
     with warehouse.connect(read_only=True) as con:
-        con.execute(f'USE "{s.kg}"')
+        con.execute(f"USE {quote_identifier(s.kg)}")
         bad = edit_violations(con, rows, max_hops=s.max_hops, directed=s.directed)
     return dg.AssetCheckResult(passed=not bad, metadata={"violations": len(bad), "examples": dg.MetadataValue.md(markdown_table(bad))})
 

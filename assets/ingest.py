@@ -10,6 +10,7 @@ from assets._metadata import markdown_table, table_metadata
 from kgprobe.suites.fpq.edits import infer_types_from_relations
 from kgprobe.kg.ingest import load_kg
 from kgprobe.kg.stats import dangling_ids, kg_summary, source_summary
+from kgprobe.sql import quote_identifier
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "ingest"
@@ -42,7 +43,7 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
             context.log.info(f"loading KG {name!r} ({source.format}, {len(source.files)} file(s))")
             report = load_kg(con, source)
             if cfg.infer_types.get(name):
-                con.execute(f'USE "{name}"')
+                con.execute(f"USE {quote_identifier(name)}")
                 added = infer_types_from_relations(con)
                 context.log.info(f"KG {name!r}: {added:,} entity types inferred from relation keys")
             context.log.info(

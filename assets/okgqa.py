@@ -23,6 +23,7 @@ from kgprobe.suites.okgqa.questions import (
     questions_from_csv,
     template_questions,
 )
+from kgprobe.sql import quote_identifier
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "okgqa"
@@ -49,7 +50,7 @@ def okgqa_question_bank(context: dg.AssetExecutionContext, project: ProjectResou
     found, template_rejects = [], []
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, kg_name)
-        con.execute(f'USE "{kg_name}"')
+        con.execute(f"USE {quote_identifier(kg_name)}")
         if settings.templates:
             found, template_rejects = template_questions(con, per_template=settings.per_template, seed=cfg.seed,
                                                          snapshot_id=snapshot)

@@ -21,6 +21,7 @@ from kgprobe.grounding.perturb_store import artifact_dir, perturb_subgraphs, sco
 from kgprobe.report.plots import line_chart
 from kgprobe.grounding.scorer import TrainConfig, TripleScorer, train_scorer
 from kgprobe.kg.subgraph_store import subgraphs_from_table
+from kgprobe.sql import quote_identifier
 from pipelines.partitions import PERTURBATION, Partitions
 from resources import ProjectResource, WarehouseResource
 
@@ -64,9 +65,9 @@ def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, w
         context.log.info(f"triple scorer {key} already trained for this KG snapshot and config; reusing {folder}")
     else:
         with warehouse.connect(read_only=True) as con:
-            triples = np.asarray(con.execute(f'SELECT head, relation, tail FROM "{settings.kg}".triples').fetchall(), dtype=np.int64)
-            n_ent = con.execute(f'SELECT count(*) FROM "{settings.kg}".entities').fetchone()[0]
-            n_rel = con.execute(f'SELECT count(*) FROM "{settings.kg}".relations').fetchone()[0]
+            triples = np.asarray(con.execute(f"SELECT head, relation, tail FROM {quote_identifier(settings.kg)}.triples").fetchall(), dtype=np.int64)
+            n_ent = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.entities").fetchone()[0]
+            n_rel = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.relations").fetchone()[0]
         context.log.info(f"training {config.model} (dim {config.dim}, {config.epochs} epochs) on {len(triples):,} triples")
         scorer = train_scorer(triples, n_ent, n_rel, config,
                               log=lambda epoch, loss, seconds, *_: context.log.info(f"epoch {epoch}: loss {loss:.4f} ({seconds:.0f}s)"))
@@ -74,7 +75,7 @@ def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, w
     scorer = TripleScorer.load(folder)
     with warehouse.connect(read_only=True) as con:
         sample = np.asarray(con.execute(
-            f'SELECT head, relation, tail FROM "{settings.kg}".triples USING SAMPLE 500 ROWS (reservoir, 7)').fetchall(), dtype=np.int64)
+            f"SELECT head, relation, tail FROM {quote_identifier(settings.kg)}.triples USING SAMPLE 500 ROWS (reservoir, 7)").fetchall(), dtype=np.int64)
     true_scores = scorer.score(sample[:, 0], sample[:, 1], sample[:, 2]) if len(sample) else np.array([])
     rng = np.random.default_rng(0)
     corrupt = sample.copy()

@@ -20,6 +20,7 @@ from kgprobe.report.leaderboard import headline_rows
 from kgprobe.report.render import ReportContext, consistency_section, render_page, write_report
 from kgprobe.scoring.stats import pooled_agreement
 from kgprobe.suites.base import AGREEMENT_SCHEMA, METRIC_SCHEMA, Suite, table
+from kgprobe.sql import quote_identifier
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "report"
@@ -110,7 +111,7 @@ def _table(con, name: str) -> list:
     """Rows of ``leaderboard.<name>``, or none when the leaderboard did not write that table."""
     found = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'leaderboard' AND "
                         "table_name = $n", {"n": name}).fetchone()[0]
-    return con.execute(f'SELECT * FROM leaderboard."{name}"').to_arrow_table().to_pylist() if found else []
+    return con.execute(f"SELECT * FROM leaderboard.{quote_identifier(name)}").to_arrow_table().to_pylist() if found else []
 
 
 def _stances(warehouse: WarehouseResource, cfg) -> list:
@@ -167,7 +168,7 @@ def build_report_assets(cfg) -> list:
             con.execute("CREATE SCHEMA IF NOT EXISTS leaderboard")
             for name, table in stored.items():
                 con.register("_incoming", table)
-                con.execute(f'CREATE OR REPLACE TABLE leaderboard."{name}" AS SELECT * FROM _incoming')
+                con.execute(f"CREATE OR REPLACE TABLE leaderboard.{quote_identifier(name)} AS SELECT * FROM _incoming")
                 con.unregister("_incoming")
         partitions = {(r["setting"], r["suite"], r["model"], r["perturbation"]) for r in rows}
         context.log.info(f"leaderboard: {metrics.num_rows} metric rows of {len(suites)} suite(s) from "

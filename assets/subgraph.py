@@ -17,6 +17,7 @@ from kgprobe.report.plots import histograms
 from kgprobe.kg.queries import EntityLinker, fpq_subject_queries, queries_from_file, queries_from_lists, sample_queries
 from kgprobe.kg.queries import okgqa_question_queries
 from kgprobe.kg.subgraph_store import mean_stats, subgraphs_from_table, subgraphs_to_table
+from kgprobe.sql import quote_identifier
 from resources import ProjectResource, WarehouseResource
 
 GROUP = "subgraph"
@@ -30,7 +31,7 @@ def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehou
     settings = subgraph_settings(cfg)
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, settings.kg)
-        con.execute(f'USE "{settings.kg}"')
+        con.execute(f"USE {quote_identifier(settings.kg)}")
         linker = EntityLinker(con)
         found = queries_from_lists(linker, settings.lists)
         for f in settings.files:
@@ -107,7 +108,7 @@ def khop_subgraphs(context: dg.AssetExecutionContext, project: ProjectResource, 
     parts = []
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, settings.kg)
-        con.execute(f'USE "{settings.kg}"')
+        con.execute(f"USE {quote_identifier(settings.kg)}")
         done = 0
         for chunk in iter_khop_batch(con, seeds, settings.hops, fanout_cap=settings.fanout_cap, seed=project.load().seed,
                                      induced=settings.induced):

@@ -37,6 +37,7 @@ from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
 from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
+from kgprobe.sql import quote_identifier
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
@@ -115,7 +116,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                     if wh.partition_dir(warehouse.root, name).exists()}
         with warehouse.connect(read_only=True) as con:
             snapshot = current_snapshot(con, kg)
-            con.execute(f'USE "{kg}"')
+            con.execute(f"USE {quote_identifier(kg)}")
             result = suite.items(ItemSource(con=con, kg=kg, snapshot_id=snapshot, settings=settings, seed=cfg.seed,
                                             config_dir=cfg.path.parent, upstream=upstream))
         check_items(suite.name, result.items)

@@ -58,10 +58,13 @@ from kgprobe.grounding.perturb import METHODS as PERTURBATION_METHODS
 from kgprobe.kg.ingest import FORMATS, KGSource
 from kgprobe.suites.fpq.edits import ALL_METHODS as FPQ_METHODS
 from kgprobe.suites.fpq.edits import HOP_SAMPLING
-from kgprobe.suites.settings import existing_file
+from kgprobe.secrets import register_secret_env
+from kgprobe.suites.settings import confined, existing_file
+from kgprobe.yaml_io import BoundedLoader, load_yaml
 
 __all__ = [
     "CONFIG_ENV",
+    "CONFINE_ENV",
     "DEFAULT_CONFIG",
     "BootstrapConfig",
     "ConfigDeprecationWarning",
@@ -178,7 +181,7 @@ def _resolve_path(value: Any, info: ValidationInfo) -> Any:
 
 def _existing(path: Path, info: ValidationInfo) -> Path:
     # only for a config read from a file: a model validated on its own (a test, a schema) names no folder
-    return existing_file(path) if _context(info).get("base") is not None else path
+    return existing_file(confined(path, info)) if _context(info).get("base") is not None else path
 
 
 def _one_or_many(value: Any) -> Any:
@@ -641,13 +644,13 @@ def _domains(value: Any, info: ValidationInfo) -> Any:
     # A file name stands for its YAML content, and a bare list of types for {types: [...]}, so that every domain
     # reaches DomainSpec.from_config as one kind of mapping.
     if isinstance(value, (str, os.PathLike)):
-        path = _resolve_path(value, info)
+        path = confined(_resolve_path(value, info), info)
         if not path.is_file():
             raise ValueError(f"domains file {path} not found; give a mapping of domain -> types or a YAML file of one")
         try:
-            value = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ValueError(f"domains file {path} is not valid YAML ({exc})") from exc
+            value = load_yaml(path.read_text(encoding="utf-8"), what=f"domains file {path}")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
     if isinstance(value, Mapping):
         if not value:
             raise ValueError("map at least one domain to its entity types")
@@ -755,6 +758,11 @@ class ProjectConfig(_Section):
     """The project's name (default: the config file's stem)."""
     seed: _Int = 0
     """The project seed: sampling, edits and bootstrap derive theirs from it."""
+    allow_paths_outside_config: _Bool = True
+    """Whether input files may lie outside the config file's folder. False: every input path (KG files, side files,
+    suite inputs, ERBench specs and their data) must resolve, after ``..`` and symbolic links, inside that folder.
+    A daemon or service that loads configs written by others sets KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG=false, which
+    confines every config whatever it says here."""
     warehouse: Path = Path("warehouse/kgprobe.duckdb")
     """The DuckDB warehouse, relative to the working directory (KGPROBE_WAREHOUSE overrides it)."""
     kg_configs: dict[str, KGConfig] = Field(alias="kgs", json_schema_extra={"minProperties": 1})
@@ -790,6 +798,7 @@ class ProjectConfig(_Section):
         # is kept for `sections`.
         context = info.context
         if isinstance(context, dict) and isinstance(data, Mapping):
+            context["confine"] = data.get("allow_paths_outside_config") is False or _confined_by_environment()
             kgs, models = data.get("kgs"), data.get("models")
             context["kgs"] = list(kgs) if isinstance(kgs, Mapping) else None
             names = [m.get("name") for m in models if isinstance(m, Mapping)] if isinstance(models, list) else None
@@ -846,6 +855,10 @@ class ProjectConfig(_Section):
                           "move it under 'suites:' (suites: {fpq: ...})", ConfigDeprecationWarning, stacklevel=2)
         self._kgs = {name: kg.source(name) for name, kg in self.kg_configs.items()}
         specs: dict[str, ModelSpec] = {}
+        for entry in self.models:
+            for key, value in entry.model_dump().items():
+                if key.endswith("_env"):  # the variable holding the entry's key: masked in every error text
+                    register_secret_env(value)
         for position, entry in enumerate(self.models):
             try:
                 (specs[entry.name],) = model_specs([entry.model_dump(exclude_unset=True)],
@@ -915,6 +928,15 @@ class ProjectConfig(_Section):
         return out
 
 
+#: Set to ``false`` (or 0, no) where configs come from others (a shared daemon): every config is then confined to its
+#: folder, whatever its own ``allow_paths_outside_config`` says.
+CONFINE_ENV = "KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG"
+
+
+def _confined_by_environment() -> bool:
+    return os.environ.get(CONFINE_ENV, "").strip().lower() in ("false", "0", "no")
+
+
 def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
     """Read and validate a project config (``path``, else the file :func:`config_path` names).
 
@@ -932,10 +954,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
                           "UTF-8") from exc
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the project config ({exc.strerror or exc})") from exc
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader that rejects repeated keys
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the file at that line") from exc
+    raw = load_yaml(text, what=str(path), loader=_UniqueKeyLoader)  # rejects repeated keys and alias bombs
     if raw is None:
         raise ConfigError(f"{path}: the config is empty; give at least a kgs: section (see {DEFAULT_CONFIG})")
     if not isinstance(raw, dict):
@@ -947,8 +966,9 @@ def load_config(path: str | os.PathLike[str] | None = None) -> ProjectConfig:
         raise ConfigError(_message(path, exc)) from exc
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A SafeLoader that reports a key given twice in one mapping, which PyYAML would read as the last value."""
+class _UniqueKeyLoader(BoundedLoader):
+    """A SafeLoader that reports a key given twice in one mapping, which PyYAML would read as the last value, and
+    refuses aliases that expand past :data:`~kgprobe.yaml_io.MAX_YAML_VALUES` values."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, Any] = {}

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from kgprobe.errors import KGProbeError
+from kgprobe.secrets import mask_secrets
 
 __all__ = [
     "BACKEND_KINDS",
@@ -155,6 +156,12 @@ class Completion:
     cost: float | None = None
     error: str | None = None
     retries: int = 0
+
+    def __post_init__(self) -> None:
+        # every error text a backend produces passes here before it is stored or logged: an API key a provider
+        # echoed back is masked (see kgprobe.secrets)
+        if self.error:
+            object.__setattr__(self, "error", mask_secrets(self.error))
 
     @property
     def ok(self) -> bool:

@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from kgprobe.errors import ConfigError
+from kgprobe.secrets import mask_secrets
 from kgprobe.generation.records import (
     BACKEND_KINDS,
     DEFAULT_BATCH_SIZE,
@@ -401,7 +402,7 @@ def run_generation(
             try:
                 out = backend.generate(asked, params if k == params.n else replace(params, n=k))
             except Exception as exc:  # stored per request below, and retried by the next run
-                message = f"{type(exc).__name__}: {exc}"
+                message = mask_secrets(f"{type(exc).__name__}: {exc}")
                 out = [[Completion.failure(message, latency_s=time.perf_counter() - t0)] * k for _ in asked]
             except BaseException:
                 # interrupted (Ctrl-C, a cancelled run): keep the answers that arrived, so no prompt is paid twice

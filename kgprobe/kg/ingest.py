@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgprobe.errors import IngestError
-from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql
+from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql, quote_identifier
 
 __all__ = [
     "FORMATS",
@@ -347,6 +347,11 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
             {"path": str(path), "delim": delim, "quote": quote, "header": header, "encoding": src.encoding, "src": str(path)},
         ).fetchall()[0][0]
     except duckdb.Error as exc:
+        if delim == "\t" and _cr_breaks_reader(path):
+            # DuckDB's reader stops on a carriage return that does not end a line; split on \n alone instead, so
+            # such a row is rejected with its line number and the rest of the file loads
+            _read_tsv_by_line(stage, path, header)
+            return
         raise IngestError(f"{path}: cannot be read as {'CSV' if delim == ',' else 'TSV'} triples ({exc}). Check the "
                           "format and encoding options of the KG source.") from exc
     errors = con.execute(
@@ -367,6 +372,48 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
     if empty:
         for line_no, raw in _lines_with_empty_field(path, delim, src.encoding, header):
             stage.reject(path, line_no, raw, "empty head, relation or tail")
+
+
+def _cr_breaks_reader(path: Path) -> bool:
+    data = _read_bytes(path)
+    return data.count(b"\r") != data.count(b"\r\n") or (b"\r\n" in data and data.count(b"\n") != data.count(b"\r\n"))
+
+
+def _read_tsv_by_line(stage: _Stage, path: Path, header: bool) -> None:
+    """TSV triples split on ``\n`` only (a final ``\r`` is part of the line end), fields kept verbatim as DuckDB's
+    reader keeps them: a row with a carriage return inside a field, the wrong number of fields, an empty field or
+    text not in the declared encoding is rejected with its line number; blank lines are skipped."""
+    encoding = stage.source.encoding
+    good: dict[str, list[Any]] = {"head": [], "relation": [], "tail": [], "src": [], "line": []}
+    lines = _read_bytes(path).split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for number, raw in enumerate(lines, start=1):
+        if header and number == 1:
+            continue
+        raw = raw.removesuffix(b"\r")
+        if not raw:
+            continue
+        stage.counts.read += 1
+        try:
+            line = raw.decode(encoding)
+        except UnicodeDecodeError:
+            stage.reject(path, number, raw.decode(encoding, errors="replace"), "not valid text in the declared encoding")
+            continue
+        parts = line.split("\t")
+        if "\r" in line:
+            stage.reject(path, number, line, "a carriage return inside a field (only \\n ends a row)")
+        elif len(parts) != 3:
+            stage.reject(path, number, line, f"too {'few' if len(parts) < 3 else 'many'} columns (expected head, "
+                                             "relation, tail)")
+        elif not all(parts):
+            stage.reject(path, number, line, "empty head, relation or tail")
+        else:
+            for key, value in zip(("head", "relation", "tail"), parts, strict=True):
+                good[key].append(value)
+            good["src"].append(str(path))
+            good["line"].append(None)
+    stage.append("_st_triples", good)
 
 
 def _csv_reason(etype: str | None, message: str | None) -> str:
@@ -399,7 +446,7 @@ def _lines_with_empty_field(path: Path, delim: str, encoding: str, header: bool)
             if header and number == 1:
                 continue
             parts = _split_row(line, delim)
-            if line.strip() and len(parts) == 3 and not all(parts):
+            if line.rstrip("\r\n") and len(parts) == 3 and not all(parts):
                 yield number, line.rstrip("\r\n")
 
 
@@ -418,7 +465,7 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
         if len(cols) < 3:
             raise IngestError(f"{path}: a Parquet triples file needs columns head, relation, tail (found {cols})")
         chosen = cols[:3]
-    h, r, t = (f'CAST("{c}" AS VARCHAR)' for c in chosen)
+    h, r, t = (f"CAST({quote_identifier(c, what=f'{path}: column')} AS VARCHAR)" for c in chosen)
     # Parquet row numbers of bad rows come with the scan (file_row_number) when the file has no column of that name;
     # a window row_number() numbers the rows in one thread.
     if "file_row_number" in lower:
@@ -1018,7 +1065,14 @@ def _read_events(stage: _Stage, path: Path) -> None:
 
 
 def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> tuple[Sequence[str] | pa.Array, Sequence[str] | pa.Array]:
-    """Keys and values, in file order, from a TSV (``key<TAB>value``, optional header) or a JSON object file."""
+    """Keys and values, in file order, from a TSV (``key<TAB>value``, optional header) or a JSON object file.
+
+    TSV lines end at ``\n`` only (a final ``\r`` belongs to the line end), so line numbers and counts agree with
+    ``wc -l`` whatever other line-break characters (form feed, U+0085, U+2028) a label holds. A row is rejected, with
+    its line number, when it has no value, an empty key or value, a carriage return inside a field, or more fields
+    than the header declares (two without a header: ``key<TAB>value``; a header such as ``id<TAB>label<TAB>source``
+    declares three, the third ignored). In a single-valued file (labels, type names) a key given again with another
+    value is rejected too (the first value is kept), and a repeat with the same value is counted as a duplicate."""
     _check_file(path, role)
     data = _read_bytes(path)
     try:
@@ -1028,71 +1082,134 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> tuple
         raise IngestError(f"{path}, line {line}: not valid {stage.source.encoding} text; pass the right encoding in "
                           "the KG source") from exc
     stats = {"read": 0, "rejected": 0}
-    pairs: list[tuple[str, str]] = []
+    keys: Sequence[str] | pa.Array
+    values: Sequence[str] | pa.Array
     if text.lstrip().startswith("{"):
+        pairs: list[tuple[str, str]] = []
         try:
-            obj = json.loads(text)
+            obj = json.loads(text, object_pairs_hook=_json_pairs)
         except json.JSONDecodeError as exc:
             raise IngestError(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg})") from exc
-        for key, value in obj.items():
+        if not isinstance(obj, _JsonPairs):
+            raise IngestError(f"{path}: a {role} file in JSON is one object of key -> value")
+        for key, value in obj.pairs:
             stats["read"] += 1
-            values = value if isinstance(value, list) else [value]
-            for v in values:
-                if isinstance(v, dict):
-                    v = v.get("label") or v.get("name")
+            values_of = value if isinstance(value, list) else [value]
+            for v in values_of:
+                if isinstance(v, _JsonPairs):
+                    v = dict(v.pairs).get("label") or dict(v.pairs).get("name")
                 if v is None or str(v).strip() == "":
                     continue
                 pairs.append((str(key), str(v)))
-            if not values:
-                continue
+        keys, values, lines = [k for k, _ in pairs], [v for _, v in pairs], [None] * len(pairs)
     elif (fast := _mapping_columns(text)) is not None:
-        keys, values, bad, stats["read"] = fast
-        for number, line in bad:
+        keys, values, lines, bad, stats["read"] = fast
+        for number, line, reason in bad:
             stats["rejected"] += 1
-            stage.rejects.append((str(path), number, line, f"{role}: expected key<TAB>value"))
-        stage.side_files[role] = stats
-        return keys, values
+            stage.rejects.append((str(path), number, line, f"{role}: {reason}"))
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        keys, values, lines = [], [], []
+        width = 2
+        rows = text.split("\n")
+        for number, raw in enumerate(rows, start=1):
+            line = raw.removesuffix("\r")
             if not line.strip():
                 continue
             parts = line.split("\t")
             if number == 1 and parts[0].strip().lower() in _SIDE_HEADER_KEYS:
+                width = max(width, len(parts))
                 continue
             stats["read"] += 1
-            if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
+            reason = _mapping_row_problem(parts, width, "\r" in line)
+            if reason:
                 stats["rejected"] += 1
-                stage.rejects.append((str(path), number, line, f"{role}: expected key<TAB>value"))
+                stage.rejects.append((str(path), number, line, f"{role}: {reason}"))
                 continue
-            pairs.append((parts[0].strip(), parts[1].strip()))
+            keys.append(parts[0].strip())
+            values.append(parts[1].strip())
+            lines.append(number)
+    if not multi:
+        keys, values = _first_of_each_key(stage, path, role, keys, values, lines, stats)
     stage.side_files[role] = stats
-    return [k for k, _ in pairs], [v for _, v in pairs]
+    return keys, values
+
+
+def _mapping_row_problem(parts: Sequence[str], width: int, cr: bool) -> str | None:
+    if cr:
+        return "a carriage return inside a field (only \\n ends a row)"
+    if len(parts) < 2 or not parts[0].strip() or not parts[1].strip():
+        return "expected key<TAB>value"
+    if len(parts) > width:
+        return f"{len(parts)} fields, expected {width} (key<TAB>value{'<TAB>...' if width > 2 else ''})"
+    return None
+
+
+class _JsonPairs:
+    """A JSON object as its (key, value) pairs in file order, repeated keys included."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        self.pairs = pairs
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> _JsonPairs:
+    return _JsonPairs(pairs)
+
+
+def _first_of_each_key(stage: _Stage, path: Path, role: str, keys: Sequence[str] | pa.Array,
+                       values: Sequence[str] | pa.Array, lines: Sequence[int | None] | pa.Array,
+                       stats: dict[str, int]) -> tuple[pa.Array, pa.Array]:
+    """The first value of each key; a later row of a key is counted as a duplicate (same value) or rejected, with
+    its line and the line of the value kept (another value)."""
+    frame = pl.DataFrame({"key": pa.array(keys, pa.string()), "value": pa.array(values, pa.string()),
+                          "line": pa.array(lines, pa.int64())})
+    if frame["key"].n_unique() == frame.height:  # the usual case: one row per key
+        stats["duplicates"] = 0
+        return frame["key"].to_arrow().cast(pa.string()), frame["value"].to_arrow().cast(pa.string())
+    first = frame.with_row_index("i").group_by("key", maintain_order=True).agg(pl.col("i").first(),
+                                                                                pl.col("value").first().alias("kept"),
+                                                                                pl.col("line").first().alias("at"))
+    later = (frame.with_row_index("i").join(first.select("key", "kept", "at", pl.col("i").alias("first_i")),
+                                            on="key").filter(pl.col("i") != pl.col("first_i")))
+    stats["duplicates"] = int((later["value"] == later["kept"]).sum())
+    for key, value, line, at in later.filter(pl.col("value") != pl.col("kept")).select(
+            "key", "value", "line", "at").sort("line").iter_rows():
+        stats["rejected"] += 1
+        stage.rejects.append((str(path), line, f"{key}\t{value}",
+                              f"{role}: key {key!r} given again with another value "
+                              f"({f'line {at}' if at is not None else 'the first value'} is kept)"))
+    kept = frame.select(pl.all().gather(first["i"].sort()))
+    return kept["key"].to_arrow().cast(pa.string()), kept["value"].to_arrow().cast(pa.string())
 
 
 # tab, newline and printable ASCII: text with any other character is read line by line in Python
 _PLAIN_TSV_BYTES = b"\t\n" + bytes(range(0x20, 0x7F))
 
 
-def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, list[tuple[int, str]], int] | None:
+def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, pa.Array, list[tuple[int, str, str]], int] | None:
     """The TSV branch of :func:`_read_mapping` in Arrow and Polars, for text of printable ASCII, tabs and newlines only (a
-    side file of millions of entity types): there ``splitlines`` is a split on newlines and ``str.strip`` strips
-    spaces (and tabs, for telling blank lines). Returns keys, values, the rejected (line number, line) and the
-    number of rows read (header and blank lines not counted), or None for other text."""
+    side file of millions of entity types): there ``str.strip`` strips spaces (and tabs, for telling blank lines).
+    Returns keys, values, their line numbers, the rejected (line number, line, reason) and the number of rows read
+    (header and blank lines not counted), or None for other text."""
     if not text.isascii() or text.encode("ascii").translate(None, _PLAIN_TSV_BYTES):
         return None
     lines = pl.from_arrow(pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten())
     first = text.split("\n", 1)[0]
     header = bool(first.strip()) and first.split("\t")[0].strip().lower() in _SIDE_HEADER_KEYS
+    width = max(2, first.count("\t") + 1) if header else 2
     fields = lines.str.split_exact("\t", 1).struct.unnest()  # the first two fields; field_1 is null without a tab
     keys, values = fields["field_0"].str.strip_chars(" "), fields["field_1"].str.strip_chars(" ")
     row = lines.str.strip_chars(" \t") != ""
     if header:
         row[0] = False
     ok = (values.is_not_null() & (keys != "") & (values != "")).fill_null(False)
-    good = row & ok
-    bad = (row & ~ok).arg_true().to_list()
+    wide = lines.str.count_matches("\t", literal=True) + 1 > width
+    good = row & ok & ~wide
+    bad = [(i + 1, lines[i], _mapping_row_problem(lines[i].split("\t"), width, False))
+           for i in (row & ~(ok & ~wide)).arg_true().to_list()]
     return (keys.filter(good).to_arrow().cast(pa.string()), values.filter(good).to_arrow().cast(pa.string()),
-            [(i + 1, lines[i]) for i in bad], int(row.sum()))
+            (good.arg_true() + 1).to_arrow(), bad, int(row.sum()))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1168,6 +1285,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
     has = {t: con.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0] for t in ("_st_literals", "_st_temporal", "_st_types")}
 
     schema = src.name
+    q_schema = quote_identifier(schema, what="KG name")
     create_kg_tables(con, schema)
     con.execute("BEGIN TRANSACTION")
     try:
@@ -1175,7 +1293,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         # by an older version gets today's table definitions
         for table in KG_TABLES:
             if table != "snapshots":
-                con.execute(f'DROP TABLE "{schema}".{table}')
+                con.execute(f"DROP TABLE {q_schema}.{table}")
                 con.execute(load_sql(f"kg/create_{table}"))
         # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
         # in at insert time (an UPDATE of the table afterwards costs more than the whole load)
@@ -1183,18 +1301,18 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         with _registered(con, _label_table(ent_labels)) as labels:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".entities (id, key, label)
+                INSERT INTO {q_schema}.entities (id, key, label)
                 SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
                 FROM _st_keys k LEFT JOIN {labels} l ON l.key = k.key
                 """
             )
             labelled = con.execute(
-                f'SELECT count(*) FROM "{schema}".entities e SEMI JOIN {labels} l ON l.key = e.key'
+                f"SELECT count(*) FROM {q_schema}.entities e SEMI JOIN {labels} l ON l.key = e.key"
             ).fetchall()[0][0] if ent_labels else 0
         with _registered(con, _label_table(rel_labels)) as labels:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".relations (id, key, label)
+                INSERT INTO {q_schema}.relations (id, key, label)
                 SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
                 FROM (
                     SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
@@ -1204,14 +1322,14 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
             )
         triples_written = con.execute(
             f"""
-            INSERT INTO "{schema}".triples
+            INSERT INTO {q_schema}.triples
             SELECT DISTINCT h.id, r.id, t.id FROM (
                 SELECT head, relation, tail FROM _st_triples
                 UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL
             ) s
-            JOIN "{schema}".entities h ON h.key = s.head
-            JOIN "{schema}".relations r ON r.key = s.relation
-            JOIN "{schema}".entities t ON t.key = s.tail
+            JOIN {q_schema}.entities h ON h.key = s.head
+            JOIN {q_schema}.relations r ON r.key = s.relation
+            JOIN {q_schema}.entities t ON t.key = s.tail
             """
         ).fetchall()[0][0]
         if count_triples_on_insert:
@@ -1224,21 +1342,21 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         if has["_st_literals"]:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".literals
+                INSERT INTO {q_schema}.literals
                 SELECT DISTINCT e.id, r.id, s.value, s.datatype, s.lang FROM _st_literals s
-                JOIN "{schema}".entities e ON e.key = s.entity
-                JOIN "{schema}".relations r ON r.key = s.relation
+                JOIN {q_schema}.entities e ON e.key = s.entity
+                JOIN {q_schema}.relations r ON r.key = s.relation
                 ORDER BY 1, 2, 3
                 """
             )
         if has["_st_temporal"]:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".temporal_facts
+                INSERT INTO {q_schema}.temporal_facts
                 SELECT DISTINCT h.id, r.id, t.id, s.start_year, s.end_year, s.ongoing FROM _st_temporal s
-                JOIN "{schema}".entities h ON h.key = s.head
-                JOIN "{schema}".relations r ON r.key = s.relation
-                LEFT JOIN "{schema}".entities t ON t.key = s.tail
+                JOIN {q_schema}.entities h ON h.key = s.head
+                JOIN {q_schema}.relations r ON r.key = s.relation
+                LEFT JOIN {q_schema}.entities t ON t.key = s.tail
                 ORDER BY 1, 2, 3, 4, 5
                 """
             )
@@ -1247,25 +1365,25 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         if has["_st_types"]:
             con.execute(
                 f"""
-                INSERT INTO "{schema}".entity_types
+                INSERT INTO {q_schema}.entity_types
                 SELECT DISTINCT e.id, coalesce(s.type, s.type_key), s.type_key FROM _st_types s
-                JOIN "{schema}".entities e ON e.key = s.entity
+                JOIN {q_schema}.entities e ON e.key = s.entity
                 ORDER BY 1, 3
                 """
             )
         if src.entity_types:
             # the typed entities that are in the KG: those the insert above joined (one id per key)
-            used = con.execute(f'SELECT count(DISTINCT entity) FROM "{schema}".entity_types').fetchone()[0]
+            used = con.execute(f"SELECT count(DISTINCT entity) FROM {q_schema}.entity_types").fetchone()[0]
             stage.side_files["entity_types"]["matched_entities"] = used
         if stage.rejects:
-            con.executemany(f'INSERT INTO "{schema}".rejects VALUES (?, ?, ?, ?)', stage.rejects)
+            con.executemany(f"INSERT INTO {q_schema}.rejects VALUES (?, ?, ?, ?)", stage.rejects)
         counts = dict(
             zip(
                 ("entities", "relations", "triples", "literals", "entity_types", "temporal_facts"),
                 con.execute(
-                    f"""SELECT (SELECT count(*) FROM "{schema}".entities), (SELECT count(*) FROM "{schema}".relations),
-                    (SELECT count(*) FROM "{schema}".triples), (SELECT count(*) FROM "{schema}".literals),
-                    (SELECT count(*) FROM "{schema}".entity_types), (SELECT count(*) FROM "{schema}".temporal_facts)"""
+                    f"""SELECT (SELECT count(*) FROM {q_schema}.entities), (SELECT count(*) FROM {q_schema}.relations),
+                    (SELECT count(*) FROM {q_schema}.triples), (SELECT count(*) FROM {q_schema}.literals),
+                    (SELECT count(*) FROM {q_schema}.entity_types), (SELECT count(*) FROM {q_schema}.temporal_facts)"""
                 ).fetchone(),
                 strict=True,
             )
@@ -1289,7 +1407,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         if report.read != report.loaded + report.duplicates + report.rejected:
             raise AssertionError(f"row accounting is off for {src.files}: {report}")
         con.execute(
-            f'INSERT INTO "{schema}".snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at, $report)',
+            f"INSERT INTO {q_schema}.snapshots VALUES ($id, $source, $format, $read, $loaded, $rejected, $dups, $at, $report)",
             {
                 "id": snapshot_id,
                 "source": json.dumps([str(p) for p in src.files]),
@@ -1335,11 +1453,12 @@ def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: d
 
 def _latest_snapshot(con: duckdb.DuckDBPyConnection, schema: str) -> tuple[str, str] | None:
     """(snapshot id, report JSON) of the latest load of ``schema`` when its tables are filled, else None."""
+    q_schema = quote_identifier(schema, what="KG name")
     try:
         latest = con.execute(
-            f'SELECT snapshot_id, report FROM "{schema}".snapshots ORDER BY loaded_at DESC LIMIT 1'
+            f"SELECT snapshot_id, report FROM {q_schema}.snapshots ORDER BY loaded_at DESC LIMIT 1"
         ).fetchall()
-        filled = con.execute(f'SELECT count(*) FROM "{schema}".entities').fetchall()[0][0]
+        filled = con.execute(f"SELECT count(*) FROM {q_schema}.entities").fetchall()[0][0]
     except duckdb.Error:
         return None
     if not latest or not latest[0][1] or not filled:

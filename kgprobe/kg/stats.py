@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 
 from kgprobe.kg.ingest import KGSource, _snapshot_id
-from kgprobe.sql import load_sql
+from kgprobe.sql import load_sql, quote_identifier
 
 __all__ = ["current_snapshot", "dangling_ids", "kg_summary", "labels", "source_summary"]
 
@@ -25,7 +25,7 @@ def source_summary(source: KGSource) -> dict[str, Any]:
 
 def kg_summary(con: duckdb.DuckDBPyConnection, kg: str) -> dict[str, Any]:
     """Counts, reject rate, most common reject reason and label/type coverage of the latest load of ``kg``."""
-    s = f'"{kg}"'
+    s = f"{quote_identifier(kg)}"
     row = con.execute(
         f"""SELECT (SELECT count(*) FROM {s}.entities), (SELECT count(*) FROM {s}.relations),
         (SELECT count(*) FROM {s}.triples), (SELECT count(*) FROM {s}.temporal_facts),
@@ -57,14 +57,14 @@ def kg_summary(con: duckdb.DuckDBPyConnection, kg: str) -> dict[str, Any]:
 
 def dangling_ids(con: duckdb.DuckDBPyConnection, kg: str) -> dict[str, int]:
     """Per table, the rows of ``kg`` that reference an entity or relation id that does not exist."""
-    con.execute(f'USE "{kg}"')
+    con.execute(f"USE {quote_identifier(kg)}")
     row = con.execute(load_sql("kg/check_dangling_ids")).fetchall()[0]
     return dict(zip(("triples", "entity_types", "literals", "temporal_facts"), (int(v) for v in row), strict=True))
 
 
 def current_snapshot(con: duckdb.DuckDBPyConnection, kg: str) -> str:
     """The snapshot id of the latest load of ``kg`` (the lineage every derived row carries)."""
-    rows = con.execute(f'SELECT snapshot_id FROM "{kg}".snapshots ORDER BY loaded_at DESC LIMIT 1').fetchall()
+    rows = con.execute(f"SELECT snapshot_id FROM {quote_identifier(kg)}.snapshots ORDER BY loaded_at DESC LIMIT 1").fetchall()
     if not rows:
         raise LookupError(f"KG {kg!r} has not been loaded into this warehouse; materialize the 'kg' asset first")
     return str(rows[0][0])
@@ -72,6 +72,6 @@ def current_snapshot(con: duckdb.DuckDBPyConnection, kg: str) -> str:
 
 def labels(con: duckdb.DuckDBPyConnection, kg: str) -> tuple[dict[int, str], dict[int, str]]:
     """Entity-id -> label and relation-id -> label maps of ``kg``."""
-    ents = dict(con.execute(f'SELECT id, label FROM "{kg}".entities').fetchall())
-    rels = dict(con.execute(f'SELECT id, label FROM "{kg}".relations').fetchall())
+    ents = dict(con.execute(f"SELECT id, label FROM {quote_identifier(kg)}.entities").fetchall())
+    rels = dict(con.execute(f"SELECT id, label FROM {quote_identifier(kg)}.relations").fetchall())
     return ents, rels

@@ -28,6 +28,8 @@ from typing import Any
 
 import jinja2
 
+from kgprobe.report.safe_text import neutralise_bidi
+
 __all__ = [
     "INTERVAL_NAMES",
     "ReportContext",
@@ -152,6 +154,7 @@ def _templates(extra_dirs: tuple[str, ...] = ()) -> jinja2.Environment:
                                     *(jinja2.FileSystemLoader(d) for d in extra_dirs)]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=True, default=True),
         undefined=jinja2.StrictUndefined,
+        finalize=neutralise_bidi,  # every {{ value }}: a U+202E in a label or answer cannot reorder what a cell shows
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

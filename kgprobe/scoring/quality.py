@@ -52,6 +52,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kgprobe.report.safe_text import md_cell, safe_markdown
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -326,14 +328,11 @@ def outcomes_markdown(outcomes: Sequence[ExpectationOutcome]) -> str:
         examples = json.dumps(o.examples, ensure_ascii=False, default=str) if o.examples else ""
         if len(examples) > _EXAMPLE_CELL_CHARS:
             examples = examples[: _EXAMPLE_CELL_CHARS - 1] + "…"
-        cells = [o.table, o.expectation, o.column or "", "pass" if o.success else "**FAIL**",
-                 "" if o.unexpected_count is None else str(o.unexpected_count), examples]
-        lines.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
-    return "\n".join(lines)
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+        cells = [md_cell(c, limit=_EXAMPLE_CELL_CHARS) for c in (o.table, o.expectation, o.column or "")]
+        cells += ["pass" if o.success else "**FAIL**", "" if o.unexpected_count is None else str(o.unexpected_count),
+                  md_cell(examples, limit=_EXAMPLE_CELL_CHARS)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return safe_markdown("\n".join(lines))
 
 
 def _validate(spec: _TableSpec, table: pa.Table | Sequence[Mapping[str, Any]], name: str) -> list[ExpectationOutcome]:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, ValidationInfo
 
-__all__ = ["InputFile", "JudgeName", "ModelName", "existing_file"]
+__all__ = ["InputFile", "JudgeName", "ModelName", "confined", "existing_file"]
 
 
 def _context(info: ValidationInfo) -> dict[str, Any]:
@@ -33,12 +33,30 @@ def existing_file(path: Path) -> Path:
     raise ValueError(f"file {path} not found; fix the path (relative to the config file's folder) or create the file")
 
 
+def confined(path: Path, info: ValidationInfo) -> Path:
+    """``path`` when the config allows it: with ``allow_paths_outside_config: false`` (the validation context's
+    ``confine``), only a file inside the config file's folder, after ``..`` and symbolic links are resolved; else a
+    ValueError that names the folder and the setting."""
+    context = _context(info)
+    base = context.get("base")
+    if base is None or not context.get("confine"):
+        return path
+    root, real = Path(base).resolve(), Path(path).resolve()
+    if real != root and root not in real.parents:
+        raise ValueError(f"{path} is outside the config file's folder {root}, and allow_paths_outside_config is "
+                         "false (or KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG=false): put the file in that folder (symbolic "
+                         "links are followed)")
+    return path
+
+
 def _input_file(value: str, info: ValidationInfo) -> str:
     base = _context(info).get("base")
     if base is None:
         return value
     path = Path(value).expanduser()
-    existing_file(path if path.is_absolute() else Path(base) / path)
+    path = path if path.is_absolute() else Path(base) / path
+    confined(path, info)
+    existing_file(path)
     return value  # kept as written: the suite resolves it against the config's folder when it reads it
 
 

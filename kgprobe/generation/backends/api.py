@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
+from kgprobe.secrets import mask_secrets, register_secret
 
 __all__ = ["LiteLLMBackend", "LiteLLMConfig", "retry_after_seconds"]
 
@@ -166,6 +167,7 @@ class LiteLLMBackend(BaseBackend):
                 raise BackendError(f"litellm model {self.config.model_id}: environment variable "
                                    f"{self.config.api_key_env} is not set; export it with the API key")
             self._key = key
+            register_secret(key)
         self._litellm = _import_litellm()
         if self.config.n_mode == "choices":
             self._supports_n = True
@@ -303,9 +305,7 @@ class LiteLLMBackend(BaseBackend):
     def _describe(self, exc: BaseException) -> str:
         status = _status(exc)
         text = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {exc}"
-        if self._key:
-            text = text.replace(self._key, "***")
-        return text[:2000]
+        return (mask_secrets(text, secrets=(self._key,)) or text)[:2000]
 
     def _wait(self, attempt: int, exc: BaseException) -> float:
         backoff = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from kgprobe.generation.records import BackendError, Completion, Prompt, SamplingParams
+from kgprobe.secrets import mask_secrets
 
 __all__ = ["AnthropicBatchClient", "OpenAIBatchClient", "batch_key"]
 
@@ -155,8 +156,9 @@ class _BatchClient:
     @staticmethod
     def _check(response: Any, *, json_body: bool = True) -> Any:
         if response.status_code >= 400:
+            # a provider may echo the request's headers (the API key) in its error: masked before it is cut
             raise BackendError(f"batch API {response.request.method} {response.request.url.path}: HTTP "
-                               f"{response.status_code}: {response.text[:300]}")
+                               f"{response.status_code}: {mask_secrets(response.text)[:300]}")
         return response.json() if json_body else response
 
 
@@ -218,7 +220,7 @@ class OpenAIBatchClient(_BatchClient):
                 continue
             response = self._http.get(f"/files/{file_id}/content")
             self._check(response, json_body=False)
-            for line in response.text.splitlines():
+            for line in response.text.split("\n"):  # a raw U+2028 in an answer is not a line end
                 if line.strip():
                     row = json.loads(line)
                     out[row["custom_id"]] = _openai_completion(row)
@@ -287,7 +289,7 @@ class AnthropicBatchClient(_BatchClient):
         response = self._http.get(url)
         self._check(response, json_body=False)
         out: dict[str, Completion] = {}
-        for line in response.text.splitlines():
+        for line in response.text.split("\n"):  # a raw U+2028 in an answer is not a line end
             if line.strip():
                 row = json.loads(line)
                 out[row["custom_id"]] = _anthropic_completion(row)

@@ -37,7 +37,8 @@ import pyarrow as pa
 
 from kgprobe.errors import IngestError
 from kgprobe.kg.ingest import _check_file, _registered
-from kgprobe.sql import load_sql
+from kgprobe.secrets import register_secret
+from kgprobe.sql import load_sql, quote_identifier
 from kgprobe.suites.erbench.spec import ERSpec, Relation, identifier
 
 __all__ = ["SCHEMA", "ErdbReport", "current_erdb_snapshot", "load_erdb", "read_relation"]
@@ -81,7 +82,7 @@ class ErdbReport:
 
 # ------------------------------------------------------------------------------------------------------ reading
 def _q(name: str) -> str:
-    return '"' + identifier(name, "identifier") + '"'
+    return quote_identifier(identifier(name, "identifier"))
 
 
 def read_relation(con: duckdb.DuckDBPyConnection, spec: ERSpec, rel: Relation) -> pa.Table:
@@ -100,7 +101,7 @@ def read_relation(con: duckdb.DuckDBPyConnection, spec: ERSpec, rel: Relation) -
         _check_file(Path(src.path or ""), f"DuckDB database of relation {rel.name}")
         with duckdb.connect(str(src.path), read_only=True) as other:
             try:
-                return other.execute(f'SELECT * FROM "{table}"').to_arrow_table()
+                return other.execute(f"SELECT * FROM {quote_identifier(table)}").to_arrow_table()
             except duckdb.Error as exc:
                 raise IngestError(f"relation {rel.name}: table {table} not readable in {src.path} "
                                   f"({str(exc).splitlines()[0]})") from exc
@@ -111,7 +112,7 @@ def read_relation(con: duckdb.DuckDBPyConnection, spec: ERSpec, rel: Relation) -
         uri = f"file:{src.path}?mode=ro"
         with sqlite.connect(uri) as conn, conn.cursor() as cur:
             try:
-                cur.execute(f'SELECT * FROM "{table}"')
+                cur.execute(f"SELECT * FROM {quote_identifier(table)}")
                 return cur.fetch_arrow_table()
             except Exception as exc:  # the driver raises its own DB-API errors
                 raise IngestError(f"relation {rel.name}: table {table} not readable in SQLite file {src.path} "
@@ -120,10 +121,12 @@ def read_relation(con: duckdb.DuckDBPyConnection, spec: ERSpec, rel: Relation) -
         import adbc_driver_postgresql.dbapi as pg
 
         uri = os.environ.get(src.uri_env or "")
+        register_secret(uri)
         if not uri:
             raise IngestError(f"relation {rel.name}: environment variable {src.uri_env} (the PostgreSQL connection "
                               "URI) is not set; export it before loading")
-        qualified = f'"{identifier(src.schema, "source.schema")}"."{table}"' if src.schema else f'"{table}"'
+        qualified = (f"{quote_identifier(identifier(src.schema, 'source.schema'))}.{quote_identifier(table)}"
+                     if src.schema else quote_identifier(table))
         try:
             with pg.connect(uri) as conn, conn.cursor() as cur:
                 cur.execute(f"SELECT * FROM {qualified}")
@@ -147,7 +150,8 @@ def _stage(con: duckdb.DuckDBPyConnection, rel: Relation, data: pa.Table) -> int
     if data.num_rows == 0:
         raise IngestError(f"table {rel.name}: no rows to load (source {rel.source}); a relation needs rows to ask "
                           "questions about")
-    cols = ", ".join('"' + src.replace('"', '""') + f'" AS {_q(name)}' for name, src in rel.columns.items())
+    cols = ", ".join(f"{quote_identifier(src, what=f'table {rel.name}: source column')} AS {_q(name)}"
+                     for name, src in rel.columns.items())
     with _registered(con, data) as view:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_q('_st_' + rel.name)} AS "
                     f"SELECT row_number() OVER () AS _row, {cols} FROM {view}")

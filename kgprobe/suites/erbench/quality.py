@@ -7,6 +7,7 @@ from typing import Any
 
 import duckdb
 
+from kgprobe.sql import quote_identifier
 from kgprobe.suites.erbench.spec import ERSpec, identifier
 
 __all__ = ["erdb_violations"]
@@ -16,8 +17,8 @@ def erdb_violations(con: duckdb.DuckDBPyConnection, spec: ERSpec, *, schema: str
     """Problems of the loaded database, one row each (empty when sound): a relation without rows, a latest
     snapshot whose accounting is off (read != loaded + rejected), an FD with a left-hand side that has two
     right-hand sides, a checked foreign-key value without its referenced row."""
-    s = '"' + identifier(schema, "schema") + '"'
-    q = lambda name: '"' + identifier(name, "identifier") + '"'
+    s = quote_identifier(identifier(schema, "schema"))
+    q = lambda name: quote_identifier(identifier(name, "identifier"))
     out: list[dict[str, Any]] = []
     try:
         report = con.execute(f"SELECT report FROM {s}._snapshots ORDER BY loaded_at DESC LIMIT 1").fetchone()

@@ -34,6 +34,7 @@ import duckdb
 import pyarrow as pa
 
 from kgprobe.errors import ConfigError
+from kgprobe.sql import quote_identifier
 from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.suites.erbench.spec import FD, ERSpec, Format, MultiHop, identifier
 
@@ -113,7 +114,7 @@ class _Params:
 
 
 def _q(name: str) -> str:
-    return '"' + identifier(name, "column") + '"'
+    return quote_identifier(identifier(name, "column"))
 
 
 def _raw(expr: str, dtype: str) -> str:

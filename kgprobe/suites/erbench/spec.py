@@ -57,9 +57,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from kgprobe.errors import ConfigError
+from kgprobe.yaml_io import load_yaml
 
 __all__ = [
     "FD",
@@ -492,8 +492,5 @@ def load_spec(spec: str | Path | Mapping[str, Any], *, config_dir: Path | str = 
     path = path if path.is_absolute() else config_dir / path
     if not path.is_file():
         raise ConfigError(f"erdb spec {path} not found; set suites.erbench.db to a YAML file (relative to the config)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"erdb spec {path} is not valid YAML ({exc})") from exc
+    data = load_yaml(path.read_text(encoding="utf-8"), what=f"erdb spec {path}")
     return parse_spec(data, origin=str(path), base=path.parent)

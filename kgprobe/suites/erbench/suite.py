@@ -53,7 +53,7 @@ from kgprobe.suites.erbench.scoring import (
     read_sample,
     votes_from_samples,
 )
-from kgprobe.suites.settings import InputFile, existing_file
+from kgprobe.suites.settings import InputFile, confined, existing_file
 
 __all__ = ["ERBenchSettings", "ERBenchSuite", "load_demos"]
 
@@ -102,13 +102,18 @@ class ERBenchSettings(BaseModel):
             return value
         if isinstance(value, str):
             path = Path(value).expanduser()
-            existing_file(path if path.is_absolute() else Path(base) / path)
+            existing_file(confined(path if path.is_absolute() else Path(base) / path, info))
         from kgprobe.suites.erbench.spec import load_spec
 
         try:
-            load_spec(value, config_dir=base)
+            spec = load_spec(value, config_dir=base)
         except ConfigError as exc:
             raise ValueError(str(exc)) from exc
+        if spec.source.path is not None:  # the tables' folder or database file, and each table's file
+            confined(Path(spec.source.path), info)
+            if spec.source.kind in ("csv", "parquet"):
+                for rel in spec.relations.values():
+                    confined(Path(spec.source.path) / rel.source, info)
         return value
 
 

@@ -976,9 +976,11 @@ def load_templates(path: str | Path) -> dict[str, dict[str, str]]:
     """
     import yaml
 
+    from kgprobe.yaml_io import BoundedLoader
+
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=BoundedLoader)  # noqa: S506 - a SafeLoader
     except OSError as exc:
         raise ConfigError(f"cannot read question templates {path}: {exc}") from exc
     except yaml.YAMLError as exc:

@@ -77,7 +77,9 @@ def load_template_file(path: str | Path, *, role: str = "templates") -> dict[str
         else:
             import yaml
 
-            data = yaml.safe_load(text)
+            from kgprobe.yaml_io import BoundedLoader
+
+            data = yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader
     except Exception as exc:
         raise ConfigError(f"grapheval {role}: {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
     if not isinstance(data, Mapping) or not all(isinstance(v, str) for v in data.values()):

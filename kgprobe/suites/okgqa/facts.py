@@ -80,13 +80,13 @@ class KGFacts:
         relations are functional when at least ``min_share`` of their heads have one tail."""
         import duckdb
 
-        from kgprobe.sql import load_sql
+        from kgprobe.sql import load_sql, quote_identifier
 
         own = isinstance(con_or_path, (str, Path))
         con = duckdb.connect(str(con_or_path), read_only=True) if own else con_or_path
         try:
             if kg:
-                con.execute(f'USE "{kg}"')
+                con.execute(f"USE {quote_identifier(kg)}")
             ents = dict(con.execute("SELECT id, label FROM entities").fetchall())
             rels = {int(i): (lab, key) for i, lab, key in con.execute("SELECT id, label, key FROM relations").fetchall()}
             triples = frozenset(tuple(map(int, t)) for t in con.execute("SELECT head, relation, tail FROM triples").fetchall())

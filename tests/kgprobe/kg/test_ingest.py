@@ -255,9 +255,12 @@ def test_side_file_fast_path_counts(tmp_path: Path, con) -> None:
     f = _write(tmp_path / "types.tsv", SIDE_FILES["bad_rows"])
     stage = ingest._Stage(con, KGSource(triples=f, lenient=True))
     keys, values = ingest._read_mapping(stage, f, "entity_types", multi=True)
-    assert (keys.to_pylist(), values.to_pylist()) == (["a", "d"], ["T1", "T4"])
-    assert [(line, raw) for _, line, raw, _ in stage.rejects] == [(2, "novalue"), (3, "\tT3"), (4, "c\t  ")]
-    assert stage.side_files["entity_types"] == {"read": 5, "rejected": 3}
+    # a row with more fields than key<TAB>value is rejected, not cut to its first two
+    assert (keys.to_pylist(), values.to_pylist()) == (["a"], ["T1"])
+    assert [(line, raw) for _, line, raw, _ in stage.rejects] == [(2, "novalue"), (3, "\tT3"), (4, "c\t  "),
+                                                                   (5, " d \tT4\textra\tcols")]
+    assert stage.rejects[-1][3] == "entity_types: 4 fields, expected 2 (key<TAB>value)"
+    assert stage.side_files["entity_types"] == {"read": 5, "rejected": 4}
 
 
 def test_entity_types_tsv_and_codex_style_json(tmp_path: Path, con) -> None:

@@ -1,0 +1,144 @@
+"""Configs written to hurt: YAML aliases that expand to millions of values, and input paths that climb out of the
+config's folder. The first is refused before it is built; the second is refused when
+``allow_paths_outside_config: false`` (what a shared daemon sets)."""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kgprobe.config import load_config
+from kgprobe.errors import ConfigError
+from kgprobe.suites.erbench.spec import load_spec
+from kgprobe.yaml_io import MAX_YAML_VALUES, load_yaml
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _bomb(levels: int, width: int = 9) -> str:
+    """A litellm entry whose ``extra`` holds ``width ** levels`` strings through ``levels`` nested aliases."""
+    lines = ["kgs:", "  k: {format: tsv, triples: t.tsv}", "models:", "  - name: bomb", "    backend: litellm",
+             "    model_id: openai/x", "    extra:"]
+    lines.append(f"      l0: &l0 [{', '.join(['lol'] * width)}]")
+    for i in range(1, levels + 1):
+        lines.append(f"      l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * width)}]")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "t.tsv").write_text("a\tr\tb\n", encoding="utf-8")
+    return tmp_path
+
+
+def _write(folder: Path, text: str, name: str = "c.yaml") -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("levels", [6, 9])
+def test_an_alias_bomb_is_refused_quickly_and_clearly(folder: Path, levels: int) -> None:
+    # 9 ** 6 = 531,441 values (a few seconds to validate before), 9 ** 9 = 387 million (minutes and gigabytes)
+    path = _write(folder, _bomb(levels))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert time.perf_counter() - started < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB: under 200 MB more
+    message = str(err.value)
+    assert message.startswith(f"{path}: refused: the document expands to more than {MAX_YAML_VALUES:,} values")
+    assert "aliases" in message
+
+
+def test_an_alias_that_contains_itself_is_refused(folder: Path) -> None:
+    path = _write(folder, "kgs:\n  k: {format: tsv, triples: t.tsv}\nloop: &a [1, *a]\n")
+    with pytest.raises(ConfigError, match="refers to a list or mapping that contains it"):
+        load_config(path)
+
+
+def test_ordinary_aliases_still_work(folder: Path) -> None:
+    text = ("kgs:\n  k: {format: tsv, triples: t.tsv}\nmodels:\n"
+            "  - &m {name: a, backend: reference, kind: oracle}\n  - {<<: *m, name: b}\n")
+    cfg = load_config(_write(folder, text))
+    assert [m.name for m in cfg.models] == ["a", "b"]
+    assert load_yaml("a: &x [1, 2]\nb: *x\n", what="x") == {"a": [1, 2], "b": [1, 2]}
+
+
+def test_an_erbench_spec_bomb_is_refused(folder: Path) -> None:
+    path = _write(folder, _bomb(9), "spec.yaml")
+    with pytest.raises(ConfigError, match="expands to more than"):
+        load_spec("spec.yaml", config_dir=folder)
+    with pytest.raises(ConfigError, match="expands to more than"):
+        load_yaml(path.read_text(encoding="utf-8"), what=str(path))
+
+
+# ------------------------------------------------------------------------------------------------------ paths
+ESCAPES = ["../../../../../../../../etc/passwd", "/etc/passwd", "sub/../../outside.tsv"]
+
+
+def _outside(folder: Path) -> None:
+    (folder.parent / "outside.tsv").write_text("x\tr\ty\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("triples", ESCAPES)
+def test_confined_configs_refuse_paths_outside_their_folder(folder: Path, triples: str) -> None:
+    _outside(folder)
+    (folder / "sub").mkdir()
+    text = f"allow_paths_outside_config: false\nkgs:\n  k: {{format: tsv, triples: {triples}}}\n"
+    with pytest.raises(ConfigError) as err:
+        load_config(_write(folder, text))
+    message = str(err.value)
+    assert "kgs.k.triples" in message and "outside the config file's folder" in message
+    assert "allow_paths_outside_config" in message
+
+
+def test_the_environment_confines_every_config(folder: Path, monkeypatch) -> None:
+    # a shared daemon sets it once; a config that asks for more is confined all the same
+    _outside(folder)
+    monkeypatch.setenv("KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG", "false")
+    for head in ("", "allow_paths_outside_config: true\n"):
+        with pytest.raises(ConfigError, match="kgs.k.triples.0: .* is outside the config file's folder"):
+            load_config(_write(folder, head + "kgs:\n  k: {format: tsv, triples: ../outside.tsv}\n"))
+    assert load_config(_write(folder, "kgs:\n  k: {format: tsv, triples: t.tsv}\n")).kgs["k"].files
+
+
+def test_a_symlink_out_of_the_folder_is_outside(folder: Path) -> None:
+    _outside(folder)
+    (folder / "link.tsv").symlink_to(folder.parent / "outside.tsv")
+    text = "allow_paths_outside_config: false\nkgs:\n  k: {format: tsv, triples: t.tsv, entity_labels: link.tsv}\n"
+    with pytest.raises(ConfigError, match="kgs.k.entity_labels: .* is outside the config file's folder"):
+        load_config(_write(folder, text))
+
+
+def test_paths_inside_the_folder_and_the_personal_default(folder: Path) -> None:
+    _outside(folder)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "t2.tsv").write_text("c\tr\td\n", encoding="utf-8")
+    text = "allow_paths_outside_config: false\nkgs:\n  k: {format: tsv, triples: [t.tsv, sub/../sub/t2.tsv]}\n"
+    assert len(load_config(_write(folder, text)).kgs["k"].files) == 2
+    # a personal run (the default) may read files anywhere
+    cfg = load_config(_write(folder, "kgs:\n  k: {format: tsv, triples: ../outside.tsv}\n"))
+    assert cfg.kgs["k"].files[0].resolve() == (folder.parent / "outside.tsv").resolve()
+
+
+def test_confinement_covers_suite_inputs_and_erbench_data(folder: Path) -> None:
+    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
+    # the sample's own data, copied beside the config: everything inside the folder loads
+    import shutil
+
+    shutil.copytree(SAMPLE / "sample", folder / "sample")
+    cfg["allow_paths_outside_config"] = False
+    assert load_config(_write(folder, yaml.safe_dump(cfg))).allow_paths_outside_config is False
+
+    _outside(folder)
+    spec = yaml.safe_load((folder / "sample" / "erdb" / "erdb.yaml").read_text(encoding="utf-8"))
+    spec["relations"]["olympics"]["file"] = "../../../outside.tsv"
+    (folder / "sample" / "erdb" / "erdb.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    with pytest.raises(ConfigError, match="suites.erbench.db: .*outside.tsv is outside the config file's folder"):
+        load_config(_write(folder, yaml.safe_dump(cfg)))

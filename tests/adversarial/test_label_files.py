@@ -1,0 +1,121 @@
+"""Label and triple files whose rows hide extra fields, unusual line breaks, repeated keys or a carriage return in a
+field: counts and line numbers follow ``\\n`` (what ``wc -l`` and an editor show), and every row that is not
+loaded as written is reported with its line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kgprobe import KGSource, load_kg
+from kgprobe.errors import IngestError
+
+TRIPLES = "a\tr\tb\nc\tr\td\ne\tr\tf\n"
+
+
+def _load(tmp_path: Path, labels: bytes, *, lenient: bool = True, triples: bytes = TRIPLES.encode(),
+          role: str = "entity_labels"):
+    (tmp_path / "t.tsv").write_bytes(triples)
+    (tmp_path / "l.tsv").write_bytes(labels)
+    con = duckdb.connect()
+    report = load_kg(con, KGSource(triples=[tmp_path / "t.tsv"], lenient=lenient, name="kg",
+                                   **{role: tmp_path / "l.tsv"}))
+    return con, report
+
+
+def _rejects(con) -> list[tuple[int, str]]:
+    return [(line, reason) for line, reason in con.execute("SELECT line, reason FROM kg.rejects ORDER BY line").fetchall()]
+
+
+@pytest.mark.parametrize("brk", ["\x0c", "\x85", "\u2028", "\u2029", "\x1c", "\x0b"])
+def test_only_newline_ends_a_label_row(tmp_path: Path, brk: str) -> None:
+    # a label holding a character that str.splitlines() splits on is one row, with the right line numbers after it
+    con, report = _load(tmp_path, f"a\tAl{brk}pha\nc\tCharlie\nnovalue\ne\tEcho\n".encode())
+    assert report.side_files["entity_labels"] == {"read": 4, "rejected": 1, "duplicates": 0}
+    assert [line for line, _ in _rejects(con)] == [3]
+    labels = dict(con.execute("SELECT key, label FROM kg.entities").fetchall())
+    assert labels["a"] == f"Al{brk}pha" and labels["c"] == "Charlie" and labels["e"] == "Echo"
+
+
+@pytest.mark.parametrize("text", [
+    "a\tAlpha\nc\tCharlie\tcomment\ne\tEcho\n",          # plain ASCII (the Arrow path)
+    "a\tÄlpha\nc\tCharlie\tcomment\ne\tEcho\n",          # other text (the line loop)
+])
+def test_a_third_field_is_rejected_with_its_line(tmp_path: Path, text: str) -> None:
+    con, report = _load(tmp_path, text.encode())
+    assert _rejects(con) == [(2, "entity_labels: 3 fields, expected 2 (key<TAB>value)")]
+    labels = dict(con.execute("SELECT key, label FROM kg.entities").fetchall())
+    assert labels["c"] == "c"  # the row was not loaded cut to its first two fields
+    with pytest.raises(IngestError, match=r"l\.tsv, line 2: entity_labels: 3 fields"):
+        _load(tmp_path, text.encode(), lenient=False)
+
+
+def test_a_header_declares_more_fields(tmp_path: Path) -> None:
+    # like CoDEx's partial labels (entity_id<TAB>label<TAB>source): the header says three fields; a fourth is extra
+    text = "entity_id\tlabel\tsource\na\tAlpha\twiki\nc\tCharlie\twiki\tstray\ne\tEcho\n"
+    con, report = _load(tmp_path, text.encode())
+    assert _rejects(con) == [(3, "entity_labels: 4 fields, expected 3 (key<TAB>value<TAB>...)")]
+    labels = dict(con.execute("SELECT key, label FROM kg.entities").fetchall())
+    assert (labels["a"], labels["e"]) == ("Alpha", "Echo")
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_duplicate_label_keys_are_reported(tmp_path: Path, fast: bool) -> None:
+    accent = "" if fast else "é"
+    text = f"a\tAlpha{accent}\nc\tCharlie\na\tAlpha{accent}\na\tAnother\ne\tEcho\n"
+    con, report = _load(tmp_path, text.encode())
+    assert report.side_files["entity_labels"] == {"read": 5, "rejected": 1, "duplicates": 1}
+    assert _rejects(con) == [(4, "entity_labels: key 'a' given again with another value (line 1 is kept)")]
+    assert dict(con.execute("SELECT key, label FROM kg.entities").fetchall())["a"] == f"Alpha{accent}"
+    with pytest.raises(IngestError, match="line 4: entity_labels: key 'a' given again"):
+        _load(tmp_path, text.encode(), lenient=False)
+
+
+def test_duplicate_keys_in_a_json_label_file_are_reported(tmp_path: Path) -> None:
+    con, report = _load(tmp_path, b'{"a": "Alpha", "c": "Charlie", "a": "Another"}')
+    assert [r for _, r in _rejects(con)] == ["entity_labels: key 'a' given again with another value (the first value "
+                                             "is kept)"]
+    assert dict(con.execute("SELECT key, label FROM kg.entities").fetchall())["a"] == "Alpha"
+
+
+def test_a_bare_cr_in_a_label_rejects_its_row(tmp_path: Path) -> None:
+    con, report = _load(tmp_path, b"a\tAl\rpha\r\nc\tCharlie\r\ne\tEcho\r\n")
+    assert _rejects(con) == [(1, "entity_labels: a carriage return inside a field (only \\n ends a row)")]
+    labels = dict(con.execute("SELECT key, label FROM kg.entities").fetchall())
+    assert (labels["a"], labels["c"]) == ("a", "Charlie")  # CRLF line ends are line ends
+
+
+@pytest.mark.parametrize("triples", [
+    b"a\tr\tb\nc\tr\rx\td\ne\tr\tf\n",
+    b"a\tr\tb\r\nc\tr\rx\td\r\ne\tr\tf\r\n",
+    b"a\tr\tb\nc\tr\rx\td\ne\tr\tf",                   # no final newline
+])
+def test_a_bare_cr_in_a_tsv_triple_rejects_its_row_only(tmp_path: Path, triples: bytes) -> None:
+    (tmp_path / "t.tsv").write_bytes(triples)
+    con = duckdb.connect()
+    report = load_kg(con, KGSource(triples=[tmp_path / "t.tsv"], lenient=True, name="kg"))
+    assert (report.read, report.loaded, report.rejected) == (3, 2, 1)
+    assert _rejects(con) == [(2, "a carriage return inside a field (only \\n ends a row)")]
+    assert sorted(k for (k,) in con.execute("SELECT key FROM kg.entities").fetchall()) == ["a", "b", "e", "f"]
+    with pytest.raises(IngestError, match=r"t\.tsv, line 2: a carriage return inside a field"):
+        load_kg(duckdb.connect(), KGSource(triples=[tmp_path / "t.tsv"], name="kg"))
+
+
+def test_the_line_split_keeps_every_other_rule(tmp_path: Path) -> None:
+    # the same rows as DuckDB's reader gives when no CR is in the way: verbatim fields, blank lines skipped, and
+    # too few, too many and empty fields rejected with their lines
+    body = "a\tr\tb\n\n c \tr\td\nx\ty\ng\tr\th\ti\ne\t\tf\n"
+    (tmp_path / "plain.tsv").write_text(body, encoding="utf-8")
+    (tmp_path / "cr.tsv").write_bytes((body + "k\tr\rx\tl\n").encode())
+    got = []
+    for name in ("plain.tsv", "cr.tsv"):
+        con = duckdb.connect()
+        report = load_kg(con, KGSource(triples=[tmp_path / name], lenient=True, name="kg"))
+        got.append(((report.read, report.loaded, report.rejected), _rejects(con),
+                    sorted(k for (k,) in con.execute("SELECT key FROM kg.entities").fetchall())))
+    plain, cr = got
+    assert plain[0] == (5, 2, 3) and cr[0] == (6, 2, 4)
+    assert cr[1][:3] == plain[1] and cr[1][3][0] == 7
+    assert cr[2] == plain[2] == [" c ", "a", "b", "d"]

@@ -1,0 +1,161 @@
+"""A provider that echoes the request's ``Authorization`` header in its error bodies, on the synchronous API and on
+the batch API: the planted key is found nowhere afterwards (warehouse, response store, Dagster's storage, the
+report, the run's events), whole or in part."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+import yaml
+
+from kgprobe.generation.backends.api import LiteLLMBackend
+from kgprobe.generation.backends.batch import OpenAIBatchClient
+from kgprobe.generation.records import BackendError, Completion, Prompt, SamplingParams
+from kgprobe.generation.runner import model_specs, run_generation
+from kgprobe.generation.store import ResponseStore
+from kgprobe.secrets import mask_secrets, register_secret_env
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples"
+KEY_ENV = "KGPROBE_ADVERSARIAL_PROVIDER_CRED"  # a name that does not look like a secret: only the config marks it
+KEY = "sk-proj-plantedKey0123456789abcdefXYZ"
+# pieces of the key that a cut error text could keep
+PIECES = [KEY, KEY[8:24], KEY[-16:]]
+
+
+def _echoing(base: type) -> type:
+    class Echoing(base):
+        """Every error body repeats the request's credentials, as a careless provider or proxy does; batch uploads
+        are refused that way too."""
+
+        def _send(self, handler: Any, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            if status >= 400:
+                auth = handler.headers.get("Authorization") or ""
+                error = dict(payload.get("error") or {})
+                error["message"] = (f"{error.get('message', 'error')}: {auth.removeprefix('Bearer ')} (request "
+                                    f"headers: Authorization: {auth})")
+                payload = {**payload, "error": error, "request_headers": {"Authorization": auth,
+                                                                          "x-api-key": handler.headers.get("x-api-key")}}
+            base._send(handler, status, payload, headers)
+
+        def _upload(self, handler: Any, raw: bytes) -> None:
+            self._send(handler, 401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
+
+    return Echoing
+
+
+@pytest.mark.parametrize("text,gone", [
+    ('{"Authorization": "Bearer tok-abcdefgh12345678"}', "tok-abcdefgh12345678"),
+    ("x-api-key: abcdefgh12345678zz", "abcdefgh12345678zz"),
+    ("headers: {'authorization': 'Basic dXNlcjpwYXNzd29yZA=='}", "dXNlcjpwYXNzd29yZA=="),
+    ("used sk-ant-api03-abcdefghijklmnop0123 here", "sk-ant-api03-abcdefghijklmnop0123"),
+    ("curl -H 'Authorization: Bearer eyJhbGciOi.payload.sig'", "eyJhbGciOi.payload.sig"),
+])
+def test_mask_covers_headers_and_key_shapes(text: str, gone: str) -> None:
+    masked = mask_secrets(text)
+    assert gone not in masked and "***" in masked
+
+
+def test_mask_covers_keys_named_by_the_config_and_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("SOME_VENDOR_TOKEN", "plain-value-without-shape")
+    monkeypatch.setenv(KEY_ENV, "another-plain-value-1")
+    text = "failed: plain-value-without-shape / another-plain-value-1"
+    assert "plain-value-without-shape" not in mask_secrets(text)
+    assert "another-plain-value-1" in mask_secrets(text)  # an ordinary variable name: not a secret by itself
+    register_secret_env(KEY_ENV)  # what loading a config with api_key_env does
+    assert mask_secrets(text) == "failed: *** / ***"
+    assert mask_secrets("no secret here: HTTP 500") == "no secret here: HTTP 500"
+
+
+def test_completions_and_batch_errors_are_masked(monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert Completion.failure(f"HTTP 401: {KEY}").error == "HTTP 401: ***"
+
+    class Response:
+        status_code = 401
+        text = "x" * 280 + f"Authorization: Bearer {KEY}"
+
+        class request:  # noqa: N801 - httpx's attribute name
+            method = "POST"
+
+            class url:  # noqa: N801
+                path = "/v1/files"
+
+    with pytest.raises(BackendError) as err:
+        OpenAIBatchClient._check(Response())
+    assert not any(p in str(err.value) for p in PIECES)
+
+
+def _spec(url: str, name: str, **extra: Any):
+    (spec,) = model_specs([{"name": name, "backend": "litellm", "model_id": "openai/fake-model", "api_base": url,
+                            "api_key_env": KEY_ENV, "max_retries": 0, "timeout_s": 5.0, "n": 1, "max_tokens": 8,
+                            "temperature": 0.0, **extra}])
+    return spec
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_the_response_store_keeps_no_echoed_key(tmp_path: Path, monkeypatch, fake_server, batch: bool) -> None:
+    monkeypatch.setenv(KEY_ENV, KEY)
+    store = ResponseStore(tmp_path / "store")
+    prompts = [Prompt(f"i{i}", f"Is {i} odd?", "t") for i in range(4)]
+    with _echoing(fake_server)(lambda prompt, attempt: "401") as server:
+        spec = _spec(server.url, "m", **({"batch": True, "batch_poll_s": 0.01} if batch else {}))
+        with LiteLLMBackend(spec.config) as backend:
+            summary = run_generation(backend, model=spec.name, prompts=prompts, params=spec.params, store=store)
+    assert summary.failed == 4
+    errors = [r["error"] for r in store.rows_for(spec.name, prompts, spec.params).to_pylist()]
+    assert len(errors) == 4 and all(errors)
+    assert not [e for e in errors if any(p in e for p in PIECES)]
+    assert all("***" in e for e in errors)  # the echo reached the error text, masked
+    leaked = [str(p) for p in tmp_path.rglob("*") if p.is_file() and any(x.encode() in p.read_bytes() for x in PIECES)]
+    assert leaked == []
+
+
+@pytest.mark.slow
+def test_no_trace_of_the_key_after_batch_and_direct_failures(tmp_path: Path, monkeypatch, fake_server) -> None:
+    from pipelines.definitions import build_definitions
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
+    logs: list[str] = []
+    # one prompt in three is refused on the synchronous API; every batch upload is refused
+    with _echoing(fake_server)(lambda prompt, attempt: "401" if sum(map(ord, prompt)) % 3 == 0 else "ok") as server:
+        common = {"backend": "litellm", "model_id": "openai/fake-model", "api_base": server.url,
+                  "api_key_env": KEY_ENV, "max_retries": 0}
+        project = {"name": "leak", "seed": 0, "warehouse": str(tmp_path / "warehouse" / "kgprobe.duckdb"),
+                   "kgs": cfg["kgs"], "suites": {"fpq": {**cfg["suites"]["fpq"], "n_per_domain": 3, "limit": 2}},
+                   "scoring": {"judges": [{"model": "direct", "max_tokens": 8}]},
+                   "models": [{"name": "direct", **common},
+                              {"name": "batched", **common, "batch": True, "batch_poll_s": 0.01}]}
+        path = SAMPLE / f".test-leak-{tmp_path.name}.yaml"
+        path.write_text(yaml.safe_dump(project), encoding="utf-8")
+        try:
+            defs = build_definitions(str(path))
+            home = tmp_path / "dagster_home"
+            home.mkdir()
+            with dg.instance_for_test(temp_dir=str(home)) as instance:
+                for job, key in (("ingest", None), ("fpq_questions", None), ("closed_book", "direct"),
+                                 ("closed_book", "batched"), ("publish", None)):
+                    result = defs.resolve_job_def(job).execute_in_process(instance=instance, partition_key=key,
+                                                                          raise_on_error=False)
+                    logs += [str(e) for e in result.all_events]
+                    logs += [str(r.dagster_event) + (r.user_message or "") for r in instance.all_logs(result.run_id)]
+        finally:
+            path.unlink()
+    assert any(r.action == "401" for r in server.requests)
+    assert logs and not [line for line in logs if any(p in line for p in PIECES)]
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".parquet" for p in files) and any(p.name == "report.html" for p in files)
+    assert any(p.suffix == ".db" or "history" in str(p) or "storage" in str(p) for p in files)  # Dagster's storage
+    leaked = [str(p) for p in files if any(x.encode() in p.read_bytes() for x in PIECES)]
+    assert leaked == []
+    # the failures were stored, with the echo masked: the test would pass vacuously otherwise
+    import duckdb
+
+    con = duckdb.connect()
+    errors = [e for (e,) in con.execute("SELECT error FROM read_parquet($p, union_by_name = true) WHERE error IS NOT NULL",
+                                        {"p": str(tmp_path / "warehouse" / "response_store" / "**" / "*.parquet")}).fetchall()]
+    assert any("batch API" in e and "***" in e for e in errors)
+    assert any("401" in e and "***" in e and "batch API" not in e for e in errors)
