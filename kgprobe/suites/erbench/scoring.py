@@ -19,6 +19,8 @@ every question) carry each task's A, R, AR, M and H for the leaderboard.
 
 from __future__ import annotations
 
+import json
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -28,10 +30,12 @@ import pyarrow as pa
 from kgprobe.scoring.stats import vote as plurality
 from kgprobe.suites.base import SAMPLE_SCHEMA, VOTE_SCHEMA, metric_row
 from kgprobe.suites.erbench.verify import (
+    BinaryAnswer,
+    ChoiceAnswer,
     knows_entity,
-    rationale_matches,
     read_binary,
-    read_option,
+    read_binary_answer,
+    read_choice,
     value_mentioned,
 )
 
@@ -56,30 +60,41 @@ ERBENCH_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
 ])
 
 
+def _item_aliases(item: Mapping[str, Any]) -> dict[str, list[str]]:
+    raw = item.get("aliases")
+    return json.loads(raw) if raw else {}
+
+
 def read_sample(item: Mapping[str, Any], text: str | None, error: str | None) -> dict[str, Any]:
     """One answer's reading: ``label``, ``rationale`` (every inferred value mentioned), ``hop_rationale`` (per hop,
-    None where the hop has no value) and ``knows`` (known-entity prompts)."""
+    None where the hop has no value) and ``knows`` (known-entity prompts). Binary and multiple-choice answers are
+    read by the contract functions :func:`~kgprobe.suites.erbench.verify.read_binary_answer` and
+    :func:`~kgprobe.suites.erbench.verify.read_choice`, the ones ``binary_metrics`` and ``choice_metrics`` use."""
     text = None if error is not None else text
     task = item["task"]
     if task == "known_entity":
         label = read_binary(text, item.get("question"))
         return {"label": label, "rationale": None, "hop_rationale": [],
                 "knows": knows_entity(text, names=list(item.get("names") or ()))}
+    inferred = tuple(str(v) for v in item.get("inferred") or ())
+    kinds = [m.split(",") if m else [] for m in item.get("match") or ()]
+    aliases = _item_aliases(item)
     if task == "multiple_choice":
-        label = read_option(text, len(item.get("options") or ()))
+        reading = read_choice(ChoiceAnswer(text=text, n_options=len(item.get("options") or ()),
+                                           expected=str(item["expected"]), inferred=inferred, aliases=aliases),
+                              match=kinds)
     else:
-        label = read_binary(text, item.get("question"))
-    inferred = list(item.get("inferred") or ())
-    match = list(item.get("match") or ())
-    rationale = rationale_matches(text, inferred, match=[m.split(",") if m else [] for m in match]) \
-        if inferred else None
+        reading = read_binary_answer(BinaryAnswer(text=text, expected=str(item["expected"]), inferred=inferred,
+                                                  question=item.get("question"), aliases=aliases), match=kinds)
+    rationale = reading.rationale if inferred else None
     hops = []
     if task == "multihop":
         for value, how in zip(item.get("hop_values") or (), item.get("match") or ()):
-            kinds = how.split(",") if how else []
+            k = how.split(",") if how else []
             hops.append(None if not value else text is not None and value_mentioned(
-                value, text, last_name="last_name" in kinds, club="club" in kinds, as_list="list" in kinds))
-    return {"label": label, "rationale": rationale, "hop_rationale": hops, "knows": None}
+                value, text, last_name="last_name" in k, club="club" in k, as_list="list" in k,
+                first_name="first_name" in k, aliases=tuple(aliases.get(value, ()))))
+    return {"label": reading.label, "rationale": rationale, "hop_rationale": hops, "knows": None}
 
 
 def votes_from_samples(items: Mapping[str, Mapping[str, Any]], samples: Sequence[Mapping[str, Any]], *,
@@ -97,6 +112,8 @@ def votes_from_samples(items: Mapping[str, Mapping[str, Any]], samples: Sequence
         v = plurality(labels)
         if v == "unknown" and any(lbl == "unsure" for lbl in labels):
             v = "unsure"
+        # multiple choice: only "unsure" is missing; an unreadable or multiple pick is wrong (see read_choice)
+        missing = v == "unsure" if item["task"] == "multiple_choice" else v in ("unsure", "unknown")
 
         def most(key: str, rows: Sequence[Mapping[str, Any]] = rows) -> bool | None:
             flags = [s[key] for s in rows if s[key] is not None]
@@ -115,7 +132,7 @@ def votes_from_samples(items: Mapping[str, Mapping[str, Any]], samples: Sequence
             "decided": v not in ("unsure", "unknown"), "dataset": item["dataset"], "qtype": item["qtype"],
             "fd": item["fd"], "hops": int(item["hops"]), "known_group": item["known_group"],
             "rationale": most("rationale"), "hop_rationale": hop_flags,
-            "missing": v in ("unsure", "unknown"), "knows": most("knows"),
+            "missing": missing, "knows": most("knows"),
         })  # fmt: skip
     return out
 

@@ -24,6 +24,7 @@ settings; :meth:`ERBenchSuite.cross_model_metrics` computes the common setting o
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -55,7 +56,11 @@ from kgprobe.suites.erbench.scoring import (
 )
 from kgprobe.suites.settings import InputFile, existing_file
 
-__all__ = ["ERBenchSettings", "ERBenchSuite", "load_demos"]
+__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "dropped_in_sample", "load_demos"]
+
+
+class ERBenchWarning(UserWarning):
+    """A setting makes the questions differ from the paper's (e.g. fd_violations: drop inside a first-N sample)."""
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -70,7 +75,17 @@ class ERBenchSettings(BaseModel):
     schema_name: str = Field("erdb", alias="schema")
     """The warehouse schema the erdb asset loads the tables into."""
     limit_per_fd: int | None = Field(None, ge=1)
-    """Records sampled (seeded) per FD and per multi-hop path; null: every record."""
+    """Records sampled per FD and per multi-hop path (see ``sample``); null: every record."""
+    sample: Literal["first", "seeded"] = "first"
+    """With limit_per_fd: ``first`` takes the first records in table order (the paper: the first N rows, its famous
+    entities); ``seeded`` a seeded hash order (a sample that does not depend on row order)."""
+    distractors: Literal["by_row", "by_value"] = "by_row"
+    """The false option's value: ``by_row`` another row's value drawn over the relation's rows (the paper's code:
+    frequent values are frequent distractors); ``by_value`` drawn uniformly over the column's distinct values."""
+    fd_violations: Literal["keep", "drop"] = "keep"
+    """Rows that violate a declared FD: ``keep`` them (the paper asks about its tables as they are; a left-hand side
+    is asked once, with its first row) or ``drop`` them at load (a warning names the dropped rows that fall inside
+    a ``first`` sample)."""
     none_of_the_above: float = Field(0.0, ge=0.0, le=1.0)
     """Share of multiple-choice records whose options are all true ("None of the above" is the answer)."""
     question_types: tuple[Literal["binary", "multiple_choice", "multihop"], ...] = ("binary", "multiple_choice",
@@ -110,6 +125,29 @@ class ERBenchSettings(BaseModel):
         except ConfigError as exc:
             raise ValueError(str(exc)) from exc
         return value
+
+
+def dropped_in_sample(con: Any, spec: Any, settings: ERBenchSettings) -> list[dict[str, Any]]:
+    """The rows a ``drop`` load rejected for violating an FD that lie inside the first ``limit_per_fd`` rows of
+    their relation (every such row when there is no limit): the rows a first-N sample of the paper would ask about
+    and this one does not. Each: relation, row (1-based, in the source), record (JSON) and reason."""
+    import duckdb
+
+    schema = '"' + settings.schema_name.replace('"', '""') + '"'
+    try:
+        rows = con.execute(f"SELECT relation, row, reason, record FROM {schema}._rejects ORDER BY relation, row"
+                           ).fetchall()
+    except duckdb.Error:
+        return []
+    limit = settings.limit_per_fd if settings.sample == "first" else None
+    out = []
+    for relation in {r[0] for r in rows}:
+        for r in [r for r in rows if r[0] == relation]:
+            if not str(r[2]).startswith("violates FD"):
+                continue
+            if limit is None or r[1] <= limit:
+                out.append({"relation": r[0], "row": int(r[1]), "reason": r[2], "record": r[3]})
+    return sorted(out, key=lambda d: (d["relation"], d["row"]))
 
 
 def load_demos(path: Path) -> list[tuple[str, str]]:
@@ -161,13 +199,21 @@ class ERBenchSuite(Suite):
                                binary="binary" in s.question_types,
                                multiple_choice="multiple_choice" in s.question_types,
                                multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot,
-                               kg=source.kg, prefer_kg=s.prefer_kg)
+                               kg=source.kg, prefer_kg=s.prefer_kg, sample=s.sample, distractors=s.distractors)
         items = with_demos(build_items(source.con, spec, opts, schema=s.schema_name), s, Path(source.config_dir))
+        dropped = dropped_in_sample(source.con, spec, s) if s.fd_violations == "drop" else []
+        if dropped:
+            names = "; ".join(f"{d['relation']} row {d['row']} {d['record']}" for d in dropped[:10])
+            warnings.warn(f"fd_violations: drop removed {len(dropped)} row(s) that fall inside the first "
+                          f"{s.limit_per_fd} rows of their relation, so the sample differs from the paper's: {names}"
+                          f"{' ...' if len(dropped) > 10 else ''}. Set fd_violations: keep to ask about them",
+                          ERBenchWarning, stacklevel=2)
         rows = items.select(["dataset", "qtype"]).to_pylist()
         counts: dict[tuple[str, str], int] = {}
         for r in rows:
             counts[(r["dataset"], r["qtype"])] = counts.get((r["dataset"], r["qtype"]), 0) + 1
-        metadata = {"snapshot_id": snapshot,
+        metadata = {"snapshot_id": snapshot, "sample": s.sample, "distractors": s.distractors,
+                    "fd_violations": s.fd_violations, "dropped_in_sample": dropped,
                     "items_per_dataset_and_type": [{"dataset": d, "qtype": q, "items": n}
                                                    for (d, q), n in sorted(counts.items())]}
         return ItemsResult(items=items, rejects=None, metadata=metadata)
@@ -179,7 +225,11 @@ class ERBenchSuite(Suite):
         out = []
         for it in items:
             demos, kind = it.get("demos") or "", it.get("demo_kind") or ""
-            text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
+            if it.get("task") == "multiple_choice":
+                # Table 8 and the released code: "Q: <question>\nOption 1: ...\nOption n: ...\n\nA: "
+                text = f"{demos}Q: {it['question']}\n\nA: "
+            else:
+                text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
             out.append(Prompt(item_id=str(it["item_id"]), text=text,
                               template_id=str(it["template_id"]) + (f"+{kind}" if kind else ""),
                               gold=it.get("gold"), answer_kind=None, system=it.get("system")))
