@@ -48,7 +48,7 @@ from kgprobe.suites.erbench.scoring import (
     ERBENCH_SAMPLE_SCHEMA,
     ERBENCH_VOTE_SCHEMA,
     common_metrics,
-    known_groups,
+    known_setting_keep,
     known_share_rows,
     metrics_for,
     read_sample,
@@ -99,7 +99,8 @@ class ERBenchSettings(BaseModel):
     cot: dict[str, InputFile] = Field(default_factory=dict)
     """Like few_shot, with chain-of-thought demonstrations (each answer reasons, then says "The answer is ...")."""
     min_known: int = Field(20, ge=0)
-    """The common setting leaves out a model that knows fewer entities of a dataset (the paper: 20)."""
+    """A model that knows fewer entities of a dataset and question type is "n/a" there: no known-setting rows, and
+    left out of the common set (the paper: 20)."""
     kg: str | None = None
     """The KG that FDs with a ``kg`` link are checked against (default: the first of ``kgs``): a BN(Y) question on
     a record whose triple is in it asserts that triple, for the cross-suite consistency view."""
@@ -260,18 +261,18 @@ class ERBenchSuite(Suite):
         votes = votes_from_samples(by_id, samples, model=model, perturbation=perturbation)
         return SuiteScores(samples=samples, votes=votes,
                            metrics=self.metrics(votes, by_id, model=model, perturbation=perturbation,
-                                                confidence=scoring.confidence),
+                                                confidence=scoring.confidence,
+                                                min_known=getattr(scoring.settings, "min_known", 20)),
                            sample_schema=ERBENCH_SAMPLE_SCHEMA, vote_schema=ERBENCH_VOTE_SCHEMA)
 
     def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
-                perturbation: str, confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
-        """Settings 3 (all questions, with the overall rows) and 1 (entities this model knows), and the known
-        shares."""
-        known = known_groups(votes)
+                perturbation: str, confidence: float = 0.95, min_known: int = 20) -> list[dict[str, Any]]:  # fmt: skip
+        """Settings 3 (all questions, with the overall rows) and 1 (entities this model knows; a dataset and
+        question type where it knows fewer than ``min_known`` entities is "n/a": no rows), and the known shares."""
         out = metrics_for(votes, model=model, perturbation=perturbation, entities="all", overall=True,
                           confidence=confidence)
         out += metrics_for(votes, model=model, perturbation=perturbation, entities="known",
-                           keep=lambda v: known.get(v["known_group"], False), confidence=confidence)
+                           keep=known_setting_keep(votes, min_known=min_known), confidence=confidence)
         out += known_share_rows(votes, model=model, perturbation=perturbation, confidence=confidence)
         return out
 
