@@ -482,8 +482,12 @@ def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, s
             CAST([] AS VARCHAR[]) AS options, {names} AS names, {p(system)} AS system, {gold} AS gold,
             {p(f'erbench-hop-{qtype.lower()}-v1')} AS template_id FROM ent e""")
     show = ", ".join(_q(f"t0_{c}") for c in hop.show)
-    sql = (f"WITH base AS (SELECT * FROM (SELECT {select}, {matched} AS _matched, min(t0.rowid) AS _row FROM "
-           f"{' '.join(joins)} GROUP BY ALL) QUALIFY row_number() OVER (PARTITION BY {show} ORDER BY _row) = 1), "
+    # one question per start record: its first joined row in table order, relation by relation
+    rows = ", ".join(f"min(t{i}.rowid) AS _row{i}" for i in range(len(rels)))
+    order = ", ".join(f"_row{i}" for i in range(len(rels)))
+    sql = (f"WITH base AS (SELECT * EXCLUDE ({order}), _row0 AS _row FROM (SELECT {select}, {matched} AS _matched, "
+           f"{rows} FROM {' '.join(joins)} GROUP BY ALL) QUALIFY row_number() OVER (PARTITION BY {show} ORDER BY "
+           f"{order}) = 1), "
            f"{_ent(p, 'ent', 'base', f'{spec.name}|{hop.name}', key, opts)} " + " UNION ALL ".join(parts))
     return sql, p.used(sql)
 
