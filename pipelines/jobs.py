@@ -131,6 +131,6 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
     ]
     for suite in suites:
         jobs.append(dg.define_asset_job(
-            f"{suite.name}_questions", selection=_assets([*suite.upstream, f"{suite.name}_items"]),
+            f"{suite.name}_questions", selection=_assets(["kg", *suite.upstream, f"{suite.name}_items"]),
             description=f"{suite.title}: the questions and the assets before them."))
     return jobs

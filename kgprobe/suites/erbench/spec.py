@@ -50,6 +50,7 @@ consistency view reads: a database loaded from the KG, or joined to it, asks the
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -338,6 +339,8 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
         raise _err(origin, "source.kind", f"must be one of {', '.join(SOURCE_KINDS)}, got {src.get('kind')!r}")
     _known_fields(set(src), {"kind", "path", "uri_env", "schema"}, origin, "source")
     path = src.get("path")
+    if path is not None:
+        path = _expand(str(path), origin)
     if path is not None and base is not None and not Path(path).is_absolute():
         path = str((base / path).resolve())
     if src["kind"] == "postgres":
@@ -487,6 +490,16 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
     return ERSpec(name=str(data.get("name") or "erdb"), source=source, relations=relations, fds=tuple(fds),
                   foreign_keys=tuple(fks), multihop=tuple(hops), formats=formats, origin=origin,
                   column_aliases=column_aliases, value_aliases=value_aliases)
+
+
+def _expand(path: str, origin: str) -> str:
+    """``path`` with ``$VAR`` / ``${VAR}`` replaced from the environment (the folder of a data set the user keeps
+    elsewhere, e.g. ``${ERBENCH_DATA}``); an unset variable is a ConfigError naming it."""
+    missing = [a or b for a, b in re.findall(r"\$\{(\w+)\}|\$(\w+)", path) if not os.environ.get(a or b)]
+    if missing:
+        raise _err(origin, "source.path", f"{path!r} names environment variable {missing[0]}, which is not set; "
+                                          f"export {missing[0]}=<folder> before running")
+    return os.path.expandvars(path)
 
 
 def _aliases(value: Any, relations: Mapping[str, Relation], origin: str

@@ -179,6 +179,8 @@ class ERBenchSuite(Suite):
     sampling = Sampling(n=1, temperature=0.0)
     headline = Headline("binary", "answer_rationale_accuracy", "AR: answer and rationale correct (binary)")
     upstream = ("erdb",)
+    #: The questions come from a relational database: a project of ERBench alone needs no KG.
+    needs_kg = False
 
     # ---------------------------------------------------------------------------------------------------- items
     def spec(self, settings: ERBenchSettings, config_dir: Path | str):
