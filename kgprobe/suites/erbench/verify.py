@@ -54,6 +54,7 @@ __all__ = [
     "choice_metrics",
     "fold",
     "knows_entity",
+    "measures",
     "rationale_matches",
     "read_binary",
     "read_binary_answer",
@@ -441,7 +442,9 @@ class ERMetrics:
     H: float
 
 
-def _measures(readings: Sequence[Reading]) -> ERMetrics:
+def measures(readings: Sequence[Reading]) -> ERMetrics:
+    """A, R, AR, M and H of answers already read (:func:`read_binary_answer`, :func:`read_choice`): R and AR over the
+    readings that have a rationale to check."""
     n = len(readings)
     if not n:
         nan = math.nan
@@ -457,7 +460,7 @@ def _measures(readings: Sequence[Reading]) -> ERMetrics:
 def binary_metrics(answers: Iterable[BinaryAnswer]) -> ERMetrics:
     """A, R, AR, M and H of binary answers (all NaN when there are none). Unreadable answers count as missing, as
     in the released scripts, which read an answer that starts with neither yes nor no as unsure."""
-    return _measures([read_binary_answer(a) for a in answers])
+    return measures([read_binary_answer(a) for a in answers])
 
 
 def choice_metrics(answers: Iterable[ChoiceAnswer]) -> ERMetrics:
@@ -469,4 +472,4 @@ def choice_metrics(answers: Iterable[ChoiceAnswer]) -> ERMetrics:
         >>> choice_metrics([ChoiceAnswer("Option 2: the country is wrong; it is USA.", 3, "2", ("USA",))]).AR
         1.0
     """
-    return _measures([read_choice(a) for a in answers])
+    return measures([read_choice(a) for a in answers])
