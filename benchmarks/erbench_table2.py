@@ -103,7 +103,7 @@ def _binary_log(path: Path) -> list[dict[str, Any]]:
             for e, q, question, answer, gold, entity in pattern.findall(text)]
 
 
-def _binary_known(path: Path, table: list[list[str]]) -> dict[int, bool]:
+def _binary_known(path: Path, table: list[list[str]], rule: str) -> dict[int, bool]:
     text = path.read_text(encoding="utf-8", errors="replace")
     parts = re.split(r"(?m)^(\d+)th question\n", text)
     out = {}
@@ -111,11 +111,11 @@ def _binary_known(path: Path, table: list[list[str]]) -> dict[int, bool]:
         entity, body = int(parts[i]), parts[i + 1]
         answer = body.split("\nA:", 1)[1] if "\nA:" in body else ""
         names = [c for c in table[entity] if c] if entity < len(table) else []
-        out[entity] = knows_entity(answer.strip(), names=names)
+        out[entity] = knows_entity(answer.strip(), names=names, rule=rule)
     return out
 
 
-def _mc_known(path: Path, table: list[list[str]]) -> dict[int, bool]:
+def _mc_known(path: Path, table: list[list[str]], rule: str) -> dict[int, bool]:
     text = path.read_text(encoding="utf-8", errors="replace")
     pattern = re.compile(r"^(\d+)-(\d+)th question\n<Question>.*?<Answer> ?\n(.*?)(?=^\d+-\d+th question\n|^=+\n|\Z)",
                          re.DOTALL | re.MULTILINE)
@@ -123,21 +123,42 @@ def _mc_known(path: Path, table: list[list[str]]) -> dict[int, bool]:
     for e, _k, answer in pattern.findall(text):
         e = int(e)
         names = [c for c in table[e] if c] if e < len(table) else []
-        out[e] = out.get(e, True) and knows_entity(answer.strip(), names=names)
+        out[e] = out.get(e, True) and knows_entity(answer.strip(), names=names, rule=rule)
     return out
 
 
-def _mc_answers(root: Path, model: str, dataset: str) -> list[dict[str, Any]]:
+def _mc_log(path: Path) -> list[dict[str, Any]]:
+    """The answers of a released MC log (where its CSV was not released): entity, question, options, gold answer
+    and gold entity per block."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    pattern = re.compile(r"^(\d+)-(\d+)th question\n<Question> ?\n(.*?)<Answer> ?\n(.*?)<Gold Answer> ?\n(.*?)"
+                         r"<Gold Entity> ?\n(.*?)(?=^=+\n|^\d+-\d+th question\n|\Z)", re.DOTALL | re.MULTILINE)
+    out = []
+    for e, _q, question, answer, gold, entity in pattern.findall(text):
+        gold = gold.strip()
+        out.append({"entity": int(e), "text": answer.strip(), "n_options": len(re.findall(r"(?m)^Option \d:", question)),
+                    "expected": "none" if gold == "There is no answer" else gold,
+                    "inferred": entity.replace("=", "").strip()})
+    return out
+
+
+def _mc_answers(root: Path, model: str, dataset: str) -> tuple[list[dict[str, Any]], str]:
+    """The MC answers of a model and where they come from: the full CSV, its log (where the CSV was released
+    empty), or the CSV of the entities the authors found known (where only that was released)."""
     folder = root / "multi_choice" / "results" / model / dataset
     n = N_CHOICES[dataset]
-    path = next((p for p in (folder / f"choice_{n}.csv", folder / f"choice_{n}_validated.csv") if p.is_file()), None)
-    if path is None:
-        return []
     csv.field_size_limit(1 << 30)
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    return [{"entity": int(r["entity_idx"]), "text": r["model_response_all"], "expected": r["gold_answer"],
-             "inferred": r["gold_entity"], "n_options": len(ast.literal_eval(r["choices"]))} for r in rows]
+    for path, source in ((folder / f"choice_{n}.csv", "all"), (folder / f"choice_{n}.log", "log"),
+                         (folder / f"choice_{n}_validated.csv", "their known")):
+        if not path.is_file() or path.stat().st_size < 1000:
+            continue
+        if path.suffix == ".log":
+            return _mc_log(path), source
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        return [{"entity": int(r["entity_idx"]), "text": r["model_response_all"], "expected": r["gold_answer"],
+                 "inferred": r["gold_entity"], "n_options": len(ast.literal_eval(r["choices"]))} for r in rows], source
+    return [], ""
 
 
 # ------------------------------------------------------------------------------------------------------ scoring
@@ -177,8 +198,9 @@ def _mc_cell(spec: ERSpec, dataset: str, rows: list[dict[str, Any]]) -> ERMetric
     return measures(readings)
 
 
-def reproduce(root: Path, data: Path, models: list[str], datasets: list[str]) -> dict[tuple[str, str, str], Any]:
-    """(model, dataset, qtype) -> (ERMetrics, n known entities), None for n/a, or "no logs"."""
+def reproduce(root: Path, data: Path, models: list[str], datasets: list[str], *,
+              rule: str = "released") -> dict[tuple[str, str, str], Any]:  # fmt: skip
+    """(model, dataset, qtype) -> (ERMetrics or None for n/a, known entities, answers' source), or "no logs"."""
     out: dict[tuple[str, str, str], Any] = {}
     for dataset in datasets:
         spec = _spec(dataset)
@@ -187,24 +209,25 @@ def reproduce(root: Path, data: Path, models: list[str], datasets: list[str]) ->
             log = root / "binary" / "results" / model / f"{dataset}.log"
             val = root / "binary" / "results" / model / f"validate_{dataset}.log"
             if log.is_file() and val.is_file():
-                known = _binary_known(val, binary_table)
+                known = _binary_known(val, binary_table, rule)
                 n_known = sum(known.values())
                 by_q = defaultdict(list)
                 for r in _binary_log(log):
                     if known.get(r["entity"]):
                         by_q[r["q"]].append(r)
                 for q, qtype in ((0, "BN(Y)"), (1, "BN(N)")):
-                    out[(model, dataset, qtype)] = (_binary_cell(spec, by_q[q]), n_known) \
-                        if n_known >= MIN_KNOWN else None
+                    out[(model, dataset, qtype)] = (_binary_cell(spec, by_q[q]) if n_known >= MIN_KNOWN else None,
+                                                    n_known, "all")
             else:
                 out[(model, dataset, "BN(Y)")] = out[(model, dataset, "BN(N)")] = "no logs"
             val = root / "multi_choice" / "dataset" / "validated" / model / f"{dataset}.log"
-            answers = _mc_answers(root, model, dataset)
+            answers, source = _mc_answers(root, model, dataset)
             if answers and val.is_file():
-                known = _mc_known(val, mc_table)
+                known = _mc_known(val, mc_table, rule)
                 n_known = sum(known.values())
                 rows = [r for r in answers if known.get(r["entity"])]
-                out[(model, dataset, "MC")] = (_mc_cell(spec, dataset, rows), n_known) if n_known >= MIN_KNOWN else None
+                out[(model, dataset, "MC")] = (_mc_cell(spec, dataset, rows) if n_known >= MIN_KNOWN and rows
+                                               else None, n_known, source)
             else:
                 out[(model, dataset, "MC")] = "no logs"
     return out
@@ -232,7 +255,7 @@ def table(results: dict[tuple[str, str, str], Any], models: list[str], datasets:
                     if got == "no logs":
                         cells.append(f"- / {_fmt(p)}")
                         continue
-                    ours = None if got is None else getattr(got[0], metric)
+                    ours = None if got[0] is None else getattr(got[0], metric)
                     star = "*" if ours is not None and p is not None and abs(ours - p) > 0.03 + 1e-9 else ""
                     cells.append(f"{_fmt(ours)} / {_fmt(p)}{star}")
             lines.append(f"| {MODELS[model] if i == 0 else ''} | {metric} | " + " | ".join(cells) + " |")
@@ -240,7 +263,8 @@ def table(results: dict[tuple[str, str, str], Any], models: list[str], datasets:
         for d in datasets:
             for q in QTYPES:
                 got = results.get((model, d, q))
-                known.append(str(got[1]) if isinstance(got, tuple) else "-")
+                known.append((str(got[1]) + ("" if got[2] in ("all", "log") else "\u2020"))
+                             if isinstance(got, tuple) else "-")
         lines.append(f"| | known | " + " | ".join(known) + " |")
     return "\n".join(lines)
 
@@ -252,15 +276,18 @@ def main() -> int:
                     help="the crafted tables (default: $ERBENCH_DATA)")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--known", default="released", choices=("released", "only_yes"),
+                    help="how a known-entity answer is read (the paper's numbers: released)")
     args = ap.parse_args()
     if args.data is None:
         ap.error("give --data or set ERBENCH_DATA to the folder of ERBench's crafted tables")
     os.environ["ERBENCH_DATA"] = str(args.data)
     models, datasets = args.models.split(","), args.datasets.split(",")
-    results = reproduce(args.logs, Path(args.data), models, datasets)
+    results = reproduce(args.logs, Path(args.data), models, datasets, rule=args.known)
     print(table(results, models, datasets))
     print("\nEach cell: kgprobe on the released answers / the paper's Table 2 (setting 1: entities the model knows; "
-          "n/a: fewer than 20). * differs by more than 0.03. known: entities the model knows (kgprobe's reading).")
+          "n/a: fewer than 20). * differs by more than 0.03. known: entities the model knows (kgprobe's reading, "
+          f"rule {args.known}); \u2020: only the answers on the entities the authors found known were released.")
     return 0
 
 

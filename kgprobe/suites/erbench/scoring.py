@@ -74,9 +74,10 @@ def _item_aliases(item: Mapping[str, Any]) -> dict[str, list[str]]:
     return json.loads(raw) if raw else {}
 
 
-def read_sample(item: Mapping[str, Any], text: str | None, error: str | None) -> dict[str, Any]:
+def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
+                known_rule: str = "only_yes") -> dict[str, Any]:
     """One answer's reading: ``label``, ``rationale`` (every inferred value mentioned), ``hop_rationale`` (per hop,
-    None where the hop has no value) and ``knows`` (known-entity prompts). Binary and multiple-choice answers are
+    None where the hop has no value) and ``knows`` (known-entity prompts, read by ``known_rule``). Binary and multiple-choice answers are
     read by the contract functions :func:`~kgprobe.suites.erbench.verify.read_binary_answer` and
     :func:`~kgprobe.suites.erbench.verify.read_choice`, the ones ``binary_metrics`` and ``choice_metrics`` use."""
     text = None if error is not None else text
@@ -84,7 +85,7 @@ def read_sample(item: Mapping[str, Any], text: str | None, error: str | None) ->
     if task == "known_entity":
         label = read_binary(text, item.get("question"))
         return {"label": label, "rationale": None, "hop_rationale": [],
-                "knows": knows_entity(text, names=list(item.get("names") or ()))}
+                "knows": knows_entity(text, names=list(item.get("names") or ()), rule=known_rule)}
     inferred = tuple(str(v) for v in item.get("inferred") or ())
     kinds = [m.split(",") if m else [] for m in item.get("match") or ()]
     aliases = _item_aliases(item)

@@ -98,6 +98,9 @@ class ERBenchSettings(BaseModel):
     each question, relative to the config file."""
     cot: dict[str, InputFile] = Field(default_factory=dict)
     """Like few_shot, with chain-of-thought demonstrations (each answer reasons, then says "The answer is ...")."""
+    known_reading: Literal["only_yes", "released"] = "only_yes"
+    """How a known-entity answer is read: ``only_yes`` (the paper's §B.2: the answer says only yes) or ``released``
+    (the released scripts, which produced the paper's Tables 2 and 13: known unless the answer says "no")."""
     min_known: int = Field(20, ge=0)
     """A model that knows fewer entities of a dataset and question type is "n/a" there: no known-setting rows, and
     left out of the common set (the paper: 20)."""
@@ -252,7 +255,8 @@ class ERBenchSuite(Suite):
         samples = []
         for r in responses:
             item = by_id[str(r["item_id"])]
-            reading = read_sample(item, r.get("text"), r.get("error"))
+            reading = read_sample(item, r.get("text"), r.get("error"),
+                                  known_rule=getattr(scoring.settings, "known_reading", "only_yes"))
             samples.append({
                 "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
                 "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": "",

@@ -12,16 +12,24 @@ case                "AVATAR" for "Avatar" (casefold)
 diacritics          "Andres" for "Andrés", "Bjork" for "Björk" (NFKD, combining marks dropped)
 punctuation         "Spider Man" and "SpiderMan" for "Spider-Man"; "St Louis" for "St. Louis"
 quotes              "\u201cAvatar\u201d", "'Avatar'" and "Worlds End" for "World's End" (quotes and apostrophes dropped)
+possessives         "Avatar's director" for "Avatar", "Messi's number" for "Messi" (a possessive 's dropped too)
 articles            "Supremes" for "The Supremes" and the reverse (a / an / the dropped on both sides; kept
                     for a name of articles only, the band "The The")
 middle initials     "Harry J. Potter" for "Harry Potter", "Peter Hunt" for "Peter R. Hunt" (one-letter words
                     dropped on both sides, only when two or more longer words remain)
+middle names        "Harry James Potter" for "Harry Potter" (one or two words after the first of a 2-3 word name)
 Last, First         "Wilkie Collins" for "Collins, Wilkie"; each author of "Collins, Wilkie and Connolly, Joy"
 last name           "Messi" for "L. Messi", only for columns the spec marks ``last_name`` (a person's last
                     word, skipping Jr. / Sr. / II / III)
+first name          "Cristiano" for "Cristiano Ronaldo", only for columns the spec marks ``first_name``
 club affixes        "Barcelona" for "FC Barcelona", only for columns the spec marks ``club`` (FC, CF, AC, ...)
-number formats      "2009" for 2009.0, "1,000,000" for 1000000, "-34.783" for -34.7833328247 (a number in the
-                    text with d >= 1 decimals matches a value that rounds to it at d decimals)
+aliases             "United States" for "USA", "Bayern Munich" for "FC Bayern München", "live-action" for
+                    "non-animation": the spec's ``aliases`` per column or per value
+negation            never "animation" in "a non-animation movie" or "not animation" (a match right after non /
+                    not / no / never does not count)
+number formats      "2009" for 2009.0, "1,000,000" for 1000000, "No.10" for 10, "-34.783" for -34.7833328247 (a
+                    number in the text with d decimals matches a value that rounds to it at d decimals, d at
+                    least 2 or all the value's; with two or more, one within 0.005 matches too), never "-34.8"
 lists               "1908, 1948 and 2012" for "2012,1948,1908," (a ``list`` value: every element must appear)
 ==================  =====================================================================================
 
@@ -49,6 +57,7 @@ __all__ = [
     "BinaryAnswer",
     "ChoiceAnswer",
     "ERMetrics",
+    "KNOWN_RULES",
     "Reading",
     "binary_metrics",
     "choice_metrics",
@@ -89,6 +98,9 @@ _NOTA_RE = re.compile(r"\bnone of (?:the )?(?:above|them|options)\b"
 _PICK_RE = re.compile(r"\b(?:false|inaccurate|incorrect|wrong|untrue|odd)\s+(?:option|statement|choice|one)\s*"
                       r"(?:here\s+)?(?:is|would be|:)\s*(?:option\s*)?\(?(\d+)\)?"
                       r"|\banswer\s+(?:is|would be|:)\s*:?\s*(?:option\s*)?\(?(\d+)\)?", re.IGNORECASE)
+#: "The false option about <anything> is Option 2": a verdict that names its pick after the question's own words
+_VERDICT_RE = re.compile(r"^\W*the\s+(?:false|inaccurate|incorrect|wrong|untrue)\s+(?:option|statement|choice)\b.{0,200}?"
+                         r"\bis\s+(?:option\s*)?\(?(\d+)\)?", re.IGNORECASE | re.DOTALL)
 #: what follows "Option k" when the answer calls it right ("Option 1 is correct, but Option 2 is false")
 _CALLED_TRUE_RE = re.compile(r"^\W*(?:\([^)]*\)\s*)?(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:correct|true|accurate|right)\b",
                              re.IGNORECASE)
@@ -151,6 +163,10 @@ def _number_mentioned(x: float, text: str, value_decimals: int = 0) -> bool:
         if x == int(x) and decimals == 0 and y == x:
             return True
         if decimals >= max(1, need) and math.isclose(round(x, decimals), y, abs_tol=10 ** -(decimals + 3)):
+            return True
+        # two or more decimals that agree with the value to half a hundredth ("approximately 35.0353" for 35.0352):
+        # the two decimals the released check compares, without its substring match of shorter numbers
+        if decimals >= _MIN_DECIMALS and abs(x - y) <= 0.005 + 1e-9:
             return True
     return False
 
@@ -332,6 +348,10 @@ def read_option(text: str | None, n_options: int) -> str:
         return "unsure"
     stripped = text.strip()
     first = re.split(r"\n|(?<=[.!?])\s", stripped, maxsplit=1)[0]
+    verdict = _VERDICT_RE.search(stripped)
+    if verdict and not _picks(first, n_options) and 1 <= int(verdict.group(1)) <= n_options:
+        # "The wrong option regarding the song "X" (feat. Y) is Option 2: ..." names its pick past a period
+        return verdict.group(1)
     for part in (first, re.split(r"(?<=[.!?])\s+", stripped)[-1]):
         picked = _picks(part, n_options)
         if _NOTA_RE.search(part) and not picked:
@@ -351,17 +371,27 @@ _KNOWN_YES = re.compile(r"\byes\b|^\W*i\s+(?:do\s+)?know\b|^\W*i\s+am\s+familiar
                         re.IGNORECASE)
 
 
-def knows_entity(text: str | None, *, names: Sequence[str] = ()) -> bool:
-    """The known-entity reading of the paper (§B.2): True iff the answer says only yes, i.e. it says "yes" and
-    nothing that denies, doubts or qualifies ("no", "not", "unsure", "but", ...). "Yes. Yes. Yes." is known; "Yes,
-    but I am not sure about the director." and "I don't know." are not. ``names`` (the prompt's attribute values)
-    are removed first, so that the "No" of "No Country for Old Men" is not read as a denial (as the released
-    reader removes the title)."""
+KNOWN_RULES = ("only_yes", "released")
+_NO_WORD = re.compile(r"\bno\b", re.IGNORECASE)
+
+
+def knows_entity(text: str | None, *, names: Sequence[str] = (), rule: str = "only_yes") -> bool:
+    """The known-entity reading of the paper (§B.2). ``rule="only_yes"`` (the paper's definition): True iff the
+    answer says only yes, i.e. it says "yes" (or "I know ...") and nothing that denies, doubts or qualifies ("no",
+    "not", "unsure", "but", ...). "Yes. Yes. Yes." is known; "Yes, but I am not sure about the director." and "I
+    don't know." are not. ``rule="released"``: the released scripts' reading, which produced the paper's Tables 2
+    and 13: known unless the answer contains the word "no" (so "I'm not sure." is known there). ``names`` (the
+    prompt's attribute values) are removed first, so that the "No" of "No Country for Old Men" is not read as a
+    denial (as the released reader removes the title)."""
+    if rule not in KNOWN_RULES:
+        raise ValueError(f"knows_entity: rule must be one of {', '.join(KNOWN_RULES)}, got {rule!r}")
     if text is None or not text.strip():
         return False
     text = text.replace("\u2019", "'")
     for name in sorted((str(n) for n in names if n), key=len, reverse=True):
         text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    if rule == "released":
+        return not _NO_WORD.search(text)
     return bool(_KNOWN_YES.search(text)) and not _KNOWN_NEG.search(text)
 
 

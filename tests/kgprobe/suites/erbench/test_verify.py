@@ -184,3 +184,36 @@ def test_choice_metrics_contract() -> None:
     assert m.H == pytest.approx(1 - m.A - m.M) and m.H == pytest.approx(2 / 6)
     assert m.R == pytest.approx(2 / 5) and m.AR == pytest.approx(1 / 5)   # R over questions with a false option
     assert math.isnan(choice_metrics([]).A)
+
+
+@pytest.mark.parametrize("text,only_yes,released", [
+    ("Yes, yes, yes.", True, True),
+    ("I'm not sure about this book.", False, True),       # the released reader only looks for "no"
+    ("No, I don't know it.", False, False),
+    ("Yes. No Country for Old Men is by the Coens.", True, True),    # "No" of the title removed (names)
+])
+def test_knows_entity_rules(text, only_yes, released) -> None:
+    names = ["No Country for Old Men"] if "Country" in text else []
+    assert knows_entity(text, names=names) is only_yes
+    assert knows_entity(text, names=names, rule="released") is released
+
+
+@pytest.mark.parametrize("value,text,expected", [
+    ("35.0352", "The actual latitude is approximately 35.0353.", True),   # agrees to half a hundredth
+    ("108.706", "approximately 108.703", True),
+    ("-34.7833", "latitude -34.79", False),
+    ("19", "he wore 19 in 2019", True),
+    ("19", "between 2019 and 2020", False),                              # not a substring of another number
+])
+def test_numbers_agree_to_two_decimals_and_never_inside_another_number(value, text, expected) -> None:
+    assert value_mentioned(value, text) is expected
+
+
+@pytest.mark.parametrize("text,n,label", [
+    ('The wrong option regarding the song "Colder Weather" (feat. Little Big Town) by the artist Zac Brown Band is '
+     'Option 2: The song is categorized as pop/rock genre. Option 1 is right.', 2, "2"),
+    ('The false option about the song "96 Tears" by ? & the Mysterians is Option 1: The song was released in 1987, '
+     'not 1966 as Option 2 would suggest.', 2, "1"),
+])
+def test_read_option_verdict_past_a_period_in_the_question(text, n, label) -> None:
+    assert read_option(text, n) == label
