@@ -150,7 +150,7 @@ def _mc_answers(root: Path, model: str, dataset: str) -> tuple[list[dict[str, An
     csv.field_size_limit(1 << 30)
     for path, source in ((folder / f"choice_{n}.csv", "all"), (folder / f"choice_{n}.log", "log"),
                          (folder / f"choice_{n}_validated.csv", "their known")):
-        if not path.is_file() or path.stat().st_size < 1000:
+        if not path.is_file() or path.stat().st_size < 100_000:   # a header, or a few rows: not the answers
             continue
         if path.suffix == ".log":
             return _mc_log(path), source

@@ -104,6 +104,8 @@ _VERDICT_RE = re.compile(r"^\W*the\s+(?:false|inaccurate|incorrect|wrong|untrue)
 #: what follows "Option k" when the answer calls it right ("Option 1 is correct, but Option 2 is false")
 _CALLED_TRUE_RE = re.compile(r"^\W*(?:\([^)]*\)\s*)?(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:correct|true|accurate|right)\b",
                              re.IGNORECASE)
+_FORMAT_ECHO_RE = re.compile(r"^\W*(?:yes\s*/\s*no|yes\s+or\s+no)\s*:\s*", re.IGNORECASE)
+_YES_UNSURE_RE = re.compile(r"^\W*yes\s*/\s*unsure\b", re.IGNORECASE)
 #: "There is no such movie.": a denial that the asked-about thing exists
 _NO_SUCH_RE = re.compile(r"^\W*(?:there\s+(?:is|are|was|were)\s+no\b|no\s+such\b|i\s+(?:could|can)\s*(?:no|')t\s+find\s+any\b)",
                          re.IGNORECASE)
@@ -306,7 +308,9 @@ def read_binary(text: str | None, question: str | None = None) -> BinaryLabel:
     reads yes and no; "Unsure" and every abstention it recognises read as unsure."""
     if text is None or not text.strip():
         return "unknown"
-    if _UNSURE_RE.match(text):
+    # an answer that echoes the requested format: "Yes/No: Yes", "Yes or no: unsure", "Yes/Unsure." (undecided)
+    text = _FORMAT_ECHO_RE.sub("", text, count=1)
+    if _UNSURE_RE.match(text) or _YES_UNSURE_RE.match(text):
         return "unsure"
     label, rule = explain_yes_no(text, question=question)
     if label in ("yes", "no"):

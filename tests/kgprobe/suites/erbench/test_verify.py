@@ -217,3 +217,11 @@ def test_numbers_agree_to_two_decimals_and_never_inside_another_number(value, te
 ])
 def test_read_option_verdict_past_a_period_in_the_question(text, n, label) -> None:
     assert read_option(text, n) == label
+
+
+@pytest.mark.parametrize("text,label", [
+    ("Yes/No: Yes\n\nExplanation: the book is ...", "yes"), ("Yes/No: Unsure\n\nI cannot confirm.", "unsure"),
+    ("Yes/Unsure.\n\nAs an AI language model ...", "unsure"), ("Yes or no: No. There is none.", "no"),
+])
+def test_read_binary_answers_that_echo_the_format(text, label) -> None:
+    assert read_binary(text) == label
