@@ -7,17 +7,20 @@ For every FD ``X -> Y`` of the spec (§3.1 and appendix A of the paper):
   the record's triple is in the KG (``QuestionOptions.kg``), BN(Y)'s evidence ``asserts`` it (head label, relation
   key, tail label): a "yes" affirms a KG fact that other suites may ask too;
 * multiple choice: per record and phrasing (the three of Table 8), one option per Y column, one of them made false
-  by replacing its value with another record's value of that column (a different value: the FD makes it false),
-  expected the false option's number; a seeded share of records instead keeps every option true and expects "None
-  of the above". The inferred value is the replaced column's true value;
+  by replacing its value with another row's value of that column (a different value: the FD makes it false), drawn
+  over the relation's rows as the released code does (``distractors="by_row"``) or uniformly over its distinct
+  values (``by_value``), expected the false option's number; a seeded share of records instead keeps every option
+  true and expects "None of the above". The inferred value is the replaced column's true value;
 * known-entity prompts (§B.2): binary, one concatenated prompt per record (``known``); multiple choice, one prompt
-  for X and one per Y column (``mc.known``).
+  for X and one per Y column (``mc.known``); they show raw values, not the questions' display formats.
 
 For every multi-hop path (§3.3): the basic and negated question joined over the foreign keys, each hop's inferred
 value recorded (the director; the club, the city and the years) so each hop can be scored.
 
-Records are sampled per FD (``limit``) by a seeded hash of their key, so a sample does not depend on row order and
-grows without reshuffling. Item ids are content hashes of the dataset, FD, question type, phrasing and the key
+An FD asks about one record per left-hand side, its first row in table order (where the table keeps rows that
+violate the FD). Records are sampled per FD (``limit``): the first ones in table order (``sample="first"``, the
+paper's first N rows) or by a seeded hash of their key (``seeded``: a sample that does not depend on row order and
+grows without reshuffling). Item ids are content hashes of the dataset, FD, question type, phrasing and the key
 values, the same whichever source (CSV, SQLite, PostgreSQL, DuckDB) the rows came from.
 """
 

@@ -3,9 +3,10 @@ FD-inferred values, the known-entity prompts read, and the paper's measures per 
 
 Measures (§4, "Performance Measures"), each a proportion with its Wilson interval and n: ``answer_accuracy`` A,
 ``rationale_accuracy`` R (every inferred value is mentioned), ``answer_rationale_accuracy`` AR, ``missing_rate`` M
-(unsure, or no answer could be read) and ``hallucination_rate`` H = 1 - A - M (lower is better). Multiple choice
-averages its three phrasings by counting each as an item; a None-of-the-above question has nothing to infer and
-gets A, M and H only. Multi-hop questions add, per hop i, ``hop_rationale_accuracy`` (hop i's value mentioned) and
+(unsure, or no binary answer could be read; in multiple choice only unsure) and ``hallucination_rate`` H = 1 - A - M
+(lower is better). Multiple choice averages its three phrasings by counting each as an item, its Wilson intervals
+corrected for their clustering by entity (:func:`clustered_wilson`); a None-of-the-above question has nothing to
+infer and gets A, M and H only. Multi-hop cells add ``rationale_ext`` (R-ext, §4.3). Multi-hop questions add, per hop i, ``hop_rationale_accuracy`` (hop i's value mentioned) and
 ``hop_answer_rationale_accuracy`` (AR-ext), and ``rationale_given_previous`` Pr(r_i | r_{i-1}) and
 ``rationale_given_previous_wrong`` Pr(r_i | not r_{i-1}) (§B.8). ``known_share`` is the share of entities the
 model knows (§B.2-B.3).
@@ -13,7 +14,8 @@ model knows (§B.2-B.3).
 Breakdown keys: ``dataset``, ``qtype`` (BN(Y), BN(N), MC, MC-NOTA; known / known_mc for the known-entity share),
 ``hops`` (multi-hop) and ``hop`` (per-hop measures), and ``entities``: the paper's three evaluation settings —
 ``known`` (questions on entities this model knows, setting 1), ``common`` (entities every evaluated model knows,
-setting 2: :func:`common_metrics`, over all models' votes) and ``all`` (setting 3). Overall rows (no breakdown,
+setting 2: :func:`common_metrics`, over all models' votes) and ``all`` (setting 3). Known entities are counted per
+dataset and question type (:func:`known_kind`); below ``min_known`` a cell is n/a in settings 1 and 2. Overall rows (no breakdown,
 every question) carry each task's A, R, AR, M and H for the leaderboard.
 """
 

@@ -134,10 +134,6 @@ def fold(text: str, *, join_punct: bool = False, drop_initials: bool = False, ar
     return " ".join(words)
 
 
-def _contains(haystack: str, needle: str) -> bool:
-    return bool(needle) and f" {needle} " in f" {haystack} "
-
-
 # ------------------------------------------------------------------------------------------------------ numbers
 def _as_number(value: str) -> float | None:
     s = value.strip().replace("\u2212", "-").replace(",", "")
