@@ -453,7 +453,11 @@ def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None =
     "None of the above", which is why the paper's MC columns have H = 1 - A."""
     label = read_option(answer.text, int(answer.n_options))
     expected = str(answer.expected).strip().lower()
-    expected = "none" if expected in ("none", "none of the above", "nota") else expected
+    # "none", "None of the above", "NONE OF ABOVE" (the released logs), "nota"; "Option 2" / "2." name option 2
+    if expected.startswith("none") or expected == "nota":
+        expected = "none"
+    elif m := re.fullmatch(r"(?:option\s*)?\(?(\d+)\)?\.?", expected):
+        expected = str(int(m.group(1)))
     rationale = None if expected == "none" else rationale_matches(answer.text, answer.inferred, match=match,
                                                                   aliases=answer.aliases)
     return Reading(label=label, correct=label == expected, rationale=rationale, missing=label == "unsure")

@@ -225,3 +225,18 @@ def test_read_option_verdict_past_a_period_in_the_question(text, n, label) -> No
 ])
 def test_read_binary_answers_that_echo_the_format(text, label) -> None:
     assert read_binary(text) == label
+
+
+@pytest.mark.parametrize("expected", ["2", " 2", "Option 2", "02"])
+def test_choice_expected_spellings_of_an_option(expected) -> None:
+    from kgprobe.suites.erbench import ChoiceAnswer, choice_metrics
+
+    assert choice_metrics([ChoiceAnswer("Option 2: wrong.", 3, expected)]).A == 1.0
+
+
+@pytest.mark.parametrize("expected", ["none", "None of the above", "NONE OF ABOVE"])
+def test_choice_expected_none_of_the_above(expected) -> None:
+    from kgprobe.suites.erbench import ChoiceAnswer, choice_metrics
+
+    m = choice_metrics([ChoiceAnswer("None of the above. All options are correct.", 3, expected)])
+    assert m.A == 1.0 and math.isnan(m.R)
