@@ -18,14 +18,14 @@ GROUP = "erbench"
 
 @dg.asset(group_name=GROUP, kinds={"duckdb"})
 def erdb(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The relational database of suites.erbench.db in the warehouse's erdb schema, FD and FK violations excluded."""
+    """The relational database of suites.erbench.db in the warehouse's erdb schema, FK violations excluded."""
     cfg = project.load()
     settings = cfg.suite("erbench")
     if settings is None:
         return dg.MaterializeResult(metadata={**table_metadata(0), "note": "no 'erbench' section in the project config"})
     spec = load_spec(settings.db, config_dir=cfg.path.parent)
     with warehouse.connect() as con:  # the ingest asset that writes schema erdb; everyone else reads it
-        report = load_erdb(con, spec, schema=settings.schema_name)
+        report = load_erdb(con, spec, schema=settings.schema_name, fd_violations=settings.fd_violations)
     context.log.info(f"erdb {spec.name!r} ({report.source}): read {report.read:,}, loaded {report.loaded:,}, "
                      f"rejected {report.rejected:,} in {report.seconds:.1f}s")
     tables = [{"table": t, **counts} for t, counts in report.tables.items()]
@@ -47,8 +47,8 @@ def erdb(context: dg.AssetExecutionContext, project: ProjectResource, warehouse:
 
 
 @dg.asset_check(asset=erdb, blocking=True,
-                description="Every relation has rows, read = loaded + rejected, and every declared FD and checked "
-                            "foreign key holds on the loaded rows.")
+                description="Every relation has rows, read = loaded + rejected, every checked foreign key holds on "
+                            "the loaded rows, and every declared FD too when fd_violations is drop.")
 def erdb_constraints_hold(project: ProjectResource, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     cfg = project.load()
     settings = cfg.suite("erbench")
@@ -56,7 +56,7 @@ def erdb_constraints_hold(project: ProjectResource, warehouse: WarehouseResource
         return dg.AssetCheckResult(passed=True, metadata={"note": "erbench not configured"})
     spec = load_spec(settings.db, config_dir=cfg.path.parent)
     with warehouse.connect(read_only=True) as con:
-        problems = erdb_violations(con, spec, schema=settings.schema_name)
+        problems = erdb_violations(con, spec, schema=settings.schema_name, fd_violations=settings.fd_violations)
     return dg.AssetCheckResult(passed=not problems, metadata={
         "problems": len(problems), "examples": dg.MetadataValue.md(markdown_table(problems))})
 

@@ -109,14 +109,15 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
     def items_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
         cfg = project.load()
         settings = suite.load_settings(cfg)
-        kg = getattr(settings, "kg", None) or next(iter(cfg.kgs))
+        kg = getattr(settings, "kg", None) or next(iter(cfg.kgs), None)  # None: a purely relational project
         # upstream assets that write Parquet arrive as tables; one that writes into DuckDB (ERBench's erdb) is read
         # by the suite through the connection
         upstream = {name: warehouse.read_partition(name) for name in suite.upstream
                     if wh.partition_dir(warehouse.root, name).exists()}
         with warehouse.connect(read_only=True) as con:
-            snapshot = current_snapshot(con, kg)
-            con.execute(f"USE {quote_identifier(kg)}")
+            snapshot = current_snapshot(con, kg) if kg else ""
+            if kg:
+                con.execute(f"USE {quote_identifier(kg)}")
             result = suite.items(ItemSource(con=con, kg=kg, snapshot_id=snapshot, settings=settings, seed=cfg.seed,
                                             config_dir=cfg.path.parent, upstream=upstream))
         check_items(suite.name, result.items)

@@ -765,8 +765,9 @@ class ProjectConfig(_Section):
     confines every config whatever it says here."""
     warehouse: Path = Path("warehouse/kgprobe.duckdb")
     """The DuckDB warehouse, relative to the working directory (KGPROBE_WAREHOUSE overrides it)."""
-    kg_configs: dict[str, KGConfig] = Field(alias="kgs", json_schema_extra={"minProperties": 1})
-    """KG name -> its source; each KG is loaded into a DuckDB schema of that name."""
+    kg_configs: dict[str, KGConfig] = Field(default_factory=dict, alias="kgs")
+    """KG name -> its source; each KG is loaded into a DuckDB schema of that name. Only a purely relational project
+    (its suites all read a relational database, e.g. erbench alone) may leave it out."""
     queries: QueriesConfig | None = None
     """Retrieval queries of the subgraph stage."""
     subgraph: SubgraphConfig = Field(default_factory=SubgraphConfig)
@@ -822,8 +823,7 @@ class ProjectConfig(_Section):
     @field_validator("kg_configs")
     @classmethod
     def _some_kgs(cls, value: dict[str, KGConfig]) -> dict[str, KGConfig]:
-        if not value:
-            raise ValueError("map at least one KG name to its source (format, triples, ...)")
+        # an empty mapping is checked against the enabled suites in _assemble
         bad = [name for name in value if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", name)]
         if bad:
             raise ValueError(f"KG name(s) {bad} must be identifiers (letters, digits, underscores, not starting with a "
@@ -853,6 +853,17 @@ class ProjectConfig(_Section):
         if self.fpq is not None:
             warnings.warn(f"{context.get('path', 'the project config')}: the top-level 'fpq:' section is deprecated; "
                           "move it under 'suites:' (suites: {fpq: ...})", ConfigDeprecationWarning, stacklevel=2)
+        if not self.kg_configs:
+            from kgprobe.suites import SUITES
+
+            enabled = list(self.suites_configured())
+            need = [n for n in enabled if getattr(SUITES.get(n), "needs_kg", True)]
+            stages = [k for k in ("queries", "perturbation") if k in self._raw]
+            if not enabled or need or stages:
+                raise _below("kgs", message="map at least one KG name to its source (format, triples, ...)"
+                             + (f"; {', '.join(need + stages)} read(s) a KG" if need or stages else "")
+                             + "; only a project whose suites all read a relational database (erbench) may leave "
+                               "kgs out")
         self._kgs = {name: kg.source(name) for name, kg in self.kg_configs.items()}
         specs: dict[str, ModelSpec] = {}
         for entry in self.models:

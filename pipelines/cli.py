@@ -62,12 +62,14 @@ def _run(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from pipelines.definitions import build_definitions
-    from pipelines.jobs import MAIN_JOB, MAIN_SEQUENCE
+    from pipelines.jobs import KG_STAGES, MAIN_JOB, MAIN_SEQUENCE
 
     defs = build_definitions(str(chosen.resolve()))
     started = time.perf_counter()
     steps: list[tuple[str, str | None]] = []
-    for job_name in (MAIN_SEQUENCE if args.job == MAIN_JOB else (args.job,)):
+    # a purely relational project (no kgs) has no subgraphs to perturb or ground answers in
+    sequence = MAIN_SEQUENCE if cfg.kgs else tuple(j for j in MAIN_SEQUENCE if j not in KG_STAGES)
+    for job_name in (sequence if args.job == MAIN_JOB else (args.job,)):
         job = defs.resolve_job_def(job_name)
         if job.partitions_def is None:
             steps.append((job_name, None))

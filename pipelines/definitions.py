@@ -125,7 +125,7 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
                       *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],
         jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg), gpu_models=gpu,
-                      gpu_judge=_gpu_judge(cfg, gpu)),
+                      gpu_judge=_gpu_judge(cfg, gpu), has_kg=cfg is None or bool(cfg.kgs)),
         resources={
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),

@@ -30,6 +30,8 @@ from pipelines.partitions import Partitions
 MAIN_JOB = "kgprobe_sample"
 #: The jobs the main chain runs, in order; partitioned ones run once per partition.
 MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "closed_book", "grounded", "publish")
+#: The stages of the main sequence that work on KG subgraphs: a project without KGs skips them.
+KG_STAGES = ("perturb", "similarity", "grounded")
 #: The run tag of a partition whose model runs on a GPU (``dagster.yaml`` runs one of them at a time). It is the one
 #: GPU limit: runs without it (API and reference models, CPU models) run side by side up to ``max_concurrent_runs``.
 GPU_TAG = "kgprobe/gpu"
@@ -80,11 +82,12 @@ def _assets(names: Sequence[str]) -> dg.AssetSelection:
 
 
 def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset(),
-             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False
+             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False, has_kg: bool = True
              ) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
     """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane);
     runs of ``gpu_models``' partitions carry :func:`gpu_run_tags`, and with ``gpu_judge`` (a judge runs on the GPU)
-    so does every run of a job that scores."""
+    so does every run of a job that scores. Without ``has_kg`` (a project with no KG) ``prepare`` leaves out the
+    subgraph stage and the triple scorer."""
     names = [s.name for s in suites]
     items = [f"{n}_items" for n in names]
     upstream = [a for s in suites for a in s.upstream]
@@ -92,8 +95,9 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
     closed_scores = [f"{n}_scores" for n in names] + [a for s in suites for a in getattr(s, "closed_extras", ())]
     grounded_answers = [f"{n}_grounded_responses" for n in names if n in grounded]
     grounded_scores = [f"{n}_grounded_scores" for n in names if n in grounded]
-    unpartitioned = (dg.AssetSelection.groups("ingest", "subgraph") | _assets([*upstream, *items])
-                     | dg.AssetSelection.assets("triple_scorer"))
+    unpartitioned = dg.AssetSelection.groups("ingest") | _assets([*upstream, *items])
+    if has_kg:  # a purely relational project (no kgs) has no subgraphs to retrieve and no triples to score
+        unpartitioned = unpartitioned | dg.AssetSelection.groups("subgraph") | dg.AssetSelection.assets("triple_scorer")
     in_process = {"executor_def": dg.in_process_executor}
     # answering holds the GPU for GPU models; scoring also for every model when a judge is on the GPU
     answer_model = {**in_process, **_partition_tags(parts.model, gpu_models)}
@@ -131,6 +135,6 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
     ]
     for suite in suites:
         jobs.append(dg.define_asset_job(
-            f"{suite.name}_questions", selection=_assets([*suite.upstream, f"{suite.name}_items"]),
+            f"{suite.name}_questions", selection=_assets(["kg", *suite.upstream, f"{suite.name}_items"]),
             description=f"{suite.title}: the questions and the assets before them."))
     return jobs

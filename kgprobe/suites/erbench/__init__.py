@@ -6,6 +6,8 @@ rationales verified through functional dependencies and foreign keys.
     True
     >>> binary_metrics([BinaryAnswer(text='Yes. The movie is "Avatar".', expected="yes", inferred=("Avatar",))]).AR
     1.0
+    >>> choice_metrics([ChoiceAnswer("Option 2: it was produced in the USA.", 3, "2", ("USA",))]).AR
+    1.0
 
 Modules: :mod:`.spec` (the declarative database spec), :mod:`.erdb` (loading it with FD / FK checks),
 :mod:`.questions` (the questions, in DuckDB), :mod:`.verify` (reading answers, rationale matching, the measures),
@@ -16,12 +18,15 @@ from __future__ import annotations
 
 from kgprobe.suites.erbench.verify import (
     BinaryAnswer,
+    ChoiceAnswer,
     ERMetrics,
     binary_metrics,
+    choice_metrics,
     knows_entity,
 )
 
-__all__ = ["BinaryAnswer", "ERBenchSuite", "ERMetrics", "binary_metrics", "knows_entity", "load_erdb", "load_spec"]
+__all__ = ["BinaryAnswer", "ChoiceAnswer", "ERBenchSuite", "ERMetrics", "binary_metrics", "choice_metrics",
+           "knows_entity", "load_erdb", "load_spec"]
 
 
 def __getattr__(name: str):

@@ -7,10 +7,11 @@ read from the environment variable the spec names, and never logged or stored).
 Every row read is accounted for, as in KG ingestion (:mod:`kgprobe.kg.ingest`): it is loaded into
 ``erdb.<relation>`` or written to ``erdb._rejects`` with its relation, row number, values and a reason, so that
 ``read == loaded + rejected`` per relation. Rows are rejected, in this order, for a NULL in a column that a key, an
-FD or a foreign key uses; for repeating an earlier row exactly; for violating a declared FD (every row of a
-left-hand side that maps to two or more right-hand sides: which one is true cannot be told, and a question about
-it would have no single answer); and for a foreign-key value with no match in the referenced relation (declared
-order, one pass). Bad input is an :class:`~kgprobe.errors.IngestError` naming the table and column: a missing
+FD or a foreign key uses; for repeating an earlier row exactly; with ``fd_violations="drop"``, for violating a
+declared FD (every row of a left-hand side that maps to two or more right-hand sides: which one is true cannot be
+told); and for a foreign-key value with no match in the referenced relation (declared order, one pass). By default
+(``fd_violations="keep"``) FD-violating rows are loaded and only counted, as the paper asks about its tables as
+they are. Bad input is an :class:`~kgprobe.errors.IngestError` naming the table and column: a missing
 column, a table with no rows, a key that is not unique after the rejects above, and an FD that fails on most rows
 (more than half: the FD is wrong, not the data). Each load gets a snapshot id (a hash of the spec and the loaded
 rows), appended to ``erdb._snapshots``; ``erdb._constraints`` lists every FD and FK with its violating rows.
@@ -41,10 +42,12 @@ from kgprobe.secrets import register_secret
 from kgprobe.sql import load_sql, quote_identifier
 from kgprobe.suites.erbench.spec import ERSpec, Relation, identifier
 
-__all__ = ["SCHEMA", "ErdbReport", "current_erdb_snapshot", "load_erdb", "read_relation"]
+__all__ = ["FD_VIOLATIONS", "SCHEMA", "ErdbReport", "current_erdb_snapshot", "load_erdb", "read_relation"]
 
 #: The warehouse schema the relational database is loaded into.
 SCHEMA = "erdb"
+#: What a load does with rows that violate a declared FD: keep them (the paper) or reject them.
+FD_VIOLATIONS = ("keep", "drop")
 #: An FD that fails on more than this share of its rows is an error, not a data problem.
 FD_ERROR_SHARE = 0.5
 
@@ -173,12 +176,15 @@ def _live(rel: str) -> str:
 
 
 def load_erdb(con: duckdb.DuckDBPyConnection, spec: ERSpec | str | Path | Mapping[str, Any], *,
-              config_dir: str | Path = ".", schema: str = SCHEMA) -> ErdbReport:
+              config_dir: str | Path = ".", schema: str = SCHEMA, fd_violations: str = "keep") -> ErdbReport:
     """Load every relation of ``spec`` (an :class:`ERSpec`, or a YAML file / mapping read with
     :func:`~kgprobe.suites.erbench.spec.load_spec` relative to ``config_dir``) into ``schema`` of ``con`` (a
     writable warehouse connection), check the declared FDs and FKs, and return the :class:`ErdbReport` (see the
     module docstring). Re-loading replaces the tables; the snapshot id is the same whenever the spec and the loaded
-    rows are."""
+    rows are. ``fd_violations``: ``keep`` loads the rows that violate an FD (the paper asks about its tables as they
+    are; they are counted in the report and in ``_constraints``), ``drop`` rejects them."""
+    if fd_violations not in FD_VIOLATIONS:
+        raise ValueError(f"fd_violations must be one of {', '.join(FD_VIOLATIONS)}, got {fd_violations!r}")
     from kgprobe.suites.erbench.spec import load_spec
 
     started = time.perf_counter()
@@ -190,7 +196,7 @@ def load_erdb(con: duckdb.DuckDBPyConnection, spec: ERSpec | str | Path | Mappin
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE _erdb_rejects (relation VARCHAR, row BIGINT, reason VARCHAR)")
         read = {name: _stage(con, spec.relations[name], table) for name, table in data.items()}
-        fd_violations: dict[str, int] = {}
+        violating: dict[str, int] = {}
         fk_violations: dict[str, int] = {}
         for name, rel in spec.relations.items():
             used: dict[str, str] = {c: f"key of {name}" for c in rel.key}
@@ -219,7 +225,10 @@ def load_erdb(con: duckdb.DuckDBPyConnection, spec: ERSpec | str | Path | Mappin
                     raise IngestError(f"table {name}: FD {fd.name} ({', '.join(fd.lhs)} -> {', '.join(fd.rhs)}) fails on "
                                       f"{n_bad} of {candidates} rows; the dependency does not hold in this data. Fix "
                                       "the FD's columns in the spec")
-                fd_violations[fd.name] = _reject(
+                if fd_violations == "keep":
+                    violating[fd.name] = n_bad
+                    continue
+                violating[fd.name] = _reject(
                     con, name, "s._row IN (SELECT _row FROM _erdb_fd)", "$reason",
                     {"reason": f"violates FD {fd.name} ({', '.join(fd.lhs)} -> {', '.join(fd.rhs)}): its left-hand "
                                "side has more than one right-hand side"})
@@ -257,7 +266,7 @@ def load_erdb(con: duckdb.DuckDBPyConnection, spec: ERSpec | str | Path | Mappin
         snapshot = _snapshot(con, spec, schema)
         con.execute(load_sql("erbench/create_snapshots").replace("erdb.", f"{_q(schema)}."))
         constraints = ([{"kind": "fd", "name": fd.name, "relation": fd.relation,
-                         "definition": f"{', '.join(fd.lhs)} -> {', '.join(fd.rhs)}", "violations": fd_violations[fd.name]}
+                         "definition": f"{', '.join(fd.lhs)} -> {', '.join(fd.rhs)}", "violations": violating[fd.name]}
                         for fd in spec.fds]
                        + [{"kind": "fk", "name": fk.label, "relation": fk.relation, "definition": fk.label,
                            "violations": fk_violations.get(fk.label, 0)} for fk in spec.foreign_keys])
@@ -267,7 +276,7 @@ def load_erdb(con: duckdb.DuckDBPyConnection, spec: ERSpec | str | Path | Mappin
             with _registered(con, pa.Table.from_pylist(constraints)) as view:
                 con.execute(f"INSERT INTO {_q(schema)}._constraints SELECT kind, name, relation, definition, violations "
                             f"FROM {view}")
-        report = ErdbReport(snapshot_id=snapshot, source=spec.source.kind, tables=tables, fd_violations=fd_violations,
+        report = ErdbReport(snapshot_id=snapshot, source=spec.source.kind, tables=tables, fd_violations=violating,
                             fk_violations=fk_violations, reasons=reasons,
                             seconds=round(time.perf_counter() - started, 3))
         con.execute(f"INSERT INTO {_q(schema)}._snapshots VALUES ($id, $spec, $kind, $read, $loaded, $rejected, $at, "

@@ -7,17 +7,20 @@ For every FD ``X -> Y`` of the spec (§3.1 and appendix A of the paper):
   the record's triple is in the KG (``QuestionOptions.kg``), BN(Y)'s evidence ``asserts`` it (head label, relation
   key, tail label): a "yes" affirms a KG fact that other suites may ask too;
 * multiple choice: per record and phrasing (the three of Table 8), one option per Y column, one of them made false
-  by replacing its value with another record's value of that column (a different value: the FD makes it false),
-  expected the false option's number; a seeded share of records instead keeps every option true and expects "None
-  of the above". The inferred value is the replaced column's true value;
+  by replacing its value with another row's value of that column (a different value: the FD makes it false), drawn
+  over the relation's rows as the released code does (``distractors="by_row"``) or uniformly over its distinct
+  values (``by_value``), expected the false option's number; a seeded share of records instead keeps every option
+  true and expects "None of the above". The inferred value is the replaced column's true value;
 * known-entity prompts (§B.2): binary, one concatenated prompt per record (``known``); multiple choice, one prompt
-  for X and one per Y column (``mc.known``).
+  for X and one per Y column (``mc.known``); they show raw values, not the questions' display formats.
 
 For every multi-hop path (§3.3): the basic and negated question joined over the foreign keys, each hop's inferred
 value recorded (the director; the club, the city and the years) so each hop can be scored.
 
-Records are sampled per FD (``limit``) by a seeded hash of their key, so a sample does not depend on row order and
-grows without reshuffling. Item ids are content hashes of the dataset, FD, question type, phrasing and the key
+An FD asks about one record per left-hand side, its first row in table order (where the table keeps rows that
+violate the FD). Records are sampled per FD (``limit``): the first ones in table order (``sample="first"``, the
+paper's first N rows) or by a seeded hash of their key (``seeded``: a sample that does not depend on row order and
+grows without reshuffling). Item ids are content hashes of the dataset, FD, question type, phrasing and the key
 values, the same whichever source (CSV, SQLite, PostgreSQL, DuckDB) the rows came from.
 """
 
@@ -68,7 +71,7 @@ _S, _I = pa.string(), pa.int64()
 ITEM_COLUMNS_ERBENCH = pa.schema([
     ("dataset", _S), ("qtype", _S), ("fd", _S), ("hops", _I), ("phrasing", _I), ("entity", _S), ("known_group", _S),
     ("inferred", pa.list_(_S)), ("match", pa.list_(_S)), ("hop_values", pa.list_(_S)), ("options", pa.list_(_S)),
-    ("names", pa.list_(_S)), ("system", _S), ("gold", _S), ("template_id", _S),
+    ("names", pa.list_(_S)), ("system", _S), ("gold", _S), ("template_id", _S), ("aliases", _S),
 ])
 
 
@@ -94,6 +97,13 @@ class QuestionOptions:
     """The schema of the KG that FDs with a ``kg`` link are checked against (None: no BN(Y) asserts a triple)."""
     prefer_kg: bool = False
     """With ``limit``, an FD with a ``kg`` link samples the records whose triple is in the KG first."""
+    sample: str = "first"
+    """With ``limit``: ``first`` takes the first records in table order (the paper: the first N rows, its famous
+    entities); ``seeded`` the records of smallest seeded hash (a sample that does not depend on row order)."""
+    distractors: str = "by_row"
+    """The false option's value: ``by_row`` another row's value of the column, drawn over the relation's rows (the
+    paper's code, so frequent values are frequent distractors); ``by_value`` drawn uniformly over the column's
+    distinct other values."""
 
 
 class _Params:
@@ -180,13 +190,15 @@ def _ent(p: _Params, name: str, source: str, spec_name: str, key: str, opts: Que
          extra: Mapping[str, str] | None = None, first: str | None = None) -> str:  # fmt: skip
     """The CTE ``name`` of the sampled records of ``source`` with ``_h`` (the record's hash: item and group ids),
     ``_key`` and ``extra`` columns, materialized once for every question type that reads it. Without a limit
-    nothing is sorted; with one, the records whose seeded hash is smallest are kept (those where the SQL
-    condition ``first`` holds before the others, when given)."""
+    nothing is sorted; with one, the first records in table order (``opts.sample`` = first) or those whose seeded
+    hash is smallest (seeded) are kept, those where the SQL condition ``first`` holds before the others."""
     cols = "".join(f", {sql} AS {col}" for col, sql in (extra or {}).items())
     order = ""
     if opts.limit is not None:
-        order = (f" ORDER BY {f'CASE WHEN {first} THEN 0 ELSE 1 END, ' if first else ''}"
-                 f"md5(concat_ws(chr(31), {p(str(opts.seed))}, {p(spec_name)}, {key})) LIMIT {int(opts.limit)}")
+        rank = "e._row" if opts.sample == "first" else \
+            f"md5(concat_ws(chr(31), {p(str(opts.seed))}, {p(spec_name)}, {key}))"
+        order = (f" ORDER BY {f'CASE WHEN {first} THEN 0 ELSE 1 END, ' if first else ''}{rank} "
+                 f"LIMIT {int(opts.limit)}")
     return (f"{name} AS MATERIALIZED (SELECT e.*, {key} AS _key, md5(concat_ws(chr(31), 'erbench', {p(spec_name)}, "
             f"{key})) AS _h{cols} FROM {source} e{order})")
 
@@ -222,8 +234,6 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
     used = list(dict.fromkeys([*fd.lhs, *fd.rhs, *(c for t in (fd.basic, fd.negated, fd.explain, fd.known) if t
                                                    for c in _fields(t))]))
     others = [c for c in used if c not in fd.lhs and c not in fd.rhs]
-    select = ", ".join([*(_q(c) for c in (*fd.lhs, *fd.rhs)), *(f"min({_q(c)}) AS {_q(c)}" for c in others)])
-    group = ", ".join(_q(c) for c in (*fd.lhs, *fd.rhs))
     raw = {c: _raw(f"e.{_q(c)}", types[c]) for c in used}
     shown = {c: _shown(f"e.{_q(c)}", types[c], spec.format_of(rel.name, c)) for c in used}
     key = _key([raw[c] for c in fd.lhs])
@@ -233,7 +243,7 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
              ("BN(N)", "no", fd.negated, f"'No. ' || {explain_sql}", BINARY_SYSTEM)]
     if known and fd.known:
         kinds.append(("known", "yes", fd.known, "'Yes.'", KNOWN_SYSTEM))
-    wanted = list(columns) if columns is not None else item_schema().names
+    wanted = [c for c in (list(columns) if columns is not None else item_schema().names) if c != "aliases"]
     inferred = _list([raw[c] for c in fd.rhs])
     match = _list([p(",".join(fd.match.get(c, ()))) for c in fd.rhs])
     # per record, computed once in the materialized CTE for all three questions
@@ -255,7 +265,8 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
         exprs = {
             "item_id": lambda: _ITEM_ID.format(code=p(_CODES[qtype])), "suite": lambda: "'erbench'",
             "task": lambda: p(task), "answer_format": lambda: "'yes_no'",
-            "question": lambda: _template(template, shown, p), "expected": lambda: p(expected),
+            "question": lambda: _template(template, raw if qtype == "known" else shown, p),
+            "expected": lambda: p(expected),
             "group_id": lambda: _GROUP_ID, "breakdown": lambda: _breakdown(p, fd.dataset, p(qtype)),
             "evidence": lambda: evidence_y if qtype == "BN(Y)" else "e._evidence", "dataset": lambda: p(fd.dataset),
             "qtype": lambda: p(qtype),
@@ -270,9 +281,20 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
 
     parts = [part(*kind) for kind in kinds]
     first = f"{triple} IS NOT NULL" if triple is not None and opts.prefer_kg else None
-    sql = (f"WITH base AS (SELECT {select} FROM {_q(schema)}.{_q(rel.name)} GROUP BY {group}), "
+    sql = (f"WITH base AS ({_base(schema, rel.name, fd.lhs, fd.rhs, others)}), "
            f"{_ent(p, 'ent', 'base', f'{spec.name}|{fd.name}', key, opts, extra, first)} " + " UNION ALL ".join(parts))
     return sql, p.used(sql)
+
+
+def _base(schema: str, relation: str, lhs: Sequence[str], rhs: Sequence[str], others: Sequence[str]) -> str:
+    """The records an FD asks about: one per left-hand side, its first row in table order (``_row``). Where the
+    table keeps rows that violate the FD (fd_violations: keep), the first row's right-hand side is the one asked
+    about, as the paper asks about its table as it is."""
+    select = ", ".join([*(_q(c) for c in (*lhs, *rhs)), *(f"min({_q(c)}) AS {_q(c)}" for c in others)])
+    group = ", ".join(_q(c) for c in (*lhs, *rhs))
+    part = ", ".join(_q(c) for c in lhs)
+    return (f"SELECT * FROM (SELECT {select}, min(rowid) AS _row FROM {_q(schema)}.{_q(relation)} GROUP BY {group}) "
+            f"QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY _row) = 1")
 
 
 def _kg_triple(p: _Params, kg: str, relation: str, head: str, tail: str) -> str:
@@ -301,25 +323,37 @@ def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions
     templates = [*mc.questions, *(t for ts in mc.options.values() for t in ts), *mc.known.values()]
     used = list(dict.fromkeys([*fd.lhs, *fd.rhs, *(c for t in templates for c in _fields(t))]))
     others = [c for c in used if c not in fd.lhs and c not in fd.rhs]
-    select = ", ".join([*(_q(c) for c in (*fd.lhs, *fd.rhs)), *(f"min({_q(c)}) AS {_q(c)}" for c in others)])
-    group = ", ".join(_q(c) for c in (*fd.lhs, *fd.rhs))
     raw = {c: _raw(f"e.{_q(c)}", types[c]) for c in used}
     shown = {c: _shown(f"e.{_q(c)}", types[c], spec.format_of(rel.name, c)) for c in used}
     key = _key([raw[c] for c in fd.lhs])
     n = len(fd.rhs)
     nota = f"({_hash_int(_key([p(str(opts.seed)), p('nota'), p(fd.name), key]))} % 1000000) < {round(opts.none_of_the_above * 1e6)}"
     pick = f"(1 + {_hash_int(_key([p(str(opts.seed)), p('falsify'), p(fd.name), key]))} % {n})"
-    ctes = [f"base AS (SELECT {select} FROM {_q(schema)}.{_q(rel.name)} GROUP BY {group})",
+    ctes = [f"base AS ({_base(schema, rel.name, fd.lhs, fd.rhs, others)})",
             _ent(p, "ent0", "base", f"{spec.name}|{fd.name}", key, opts),
             f"ent1 AS (SELECT e.*, CASE WHEN {nota} THEN 0 ELSE {pick} END AS _f FROM ent0 e)"]
     joins, false_cols = [], []
+    table = f"{_q(schema)}.{_q(rel.name)}"
     for k, col in enumerate(fd.rhs, start=1):
-        ctes.append(f"v{k} AS (SELECT v, CAST(row_number() OVER (ORDER BY v) - 1 AS BIGINT) AS i, count(*) OVER () "
-                    f"AS cnt FROM (SELECT DISTINCT {_q(col)} AS v FROM base))")
         h = _hash_int(_key([p(str(opts.seed)), p(f"value{k}"), p(fd.name), key]))
-        joins.append(f"JOIN v{k} t{k} ON t{k}.v = e.{_q(col)} "
-                     f"LEFT JOIN v{k} f{k} ON f{k}.i = ({h} % greatest(t{k}.cnt - 1, 1)) + "
-                     f"CASE WHEN ({h} % greatest(t{k}.cnt - 1, 1)) >= t{k}.i THEN 1 ELSE 0 END")
+        if opts.distractors == "by_value":
+            # uniform over the distinct other values: value i is skipped by shifting the draws at or above it
+            ctes.append(f"v{k} AS (SELECT v, CAST(row_number() OVER (ORDER BY v) - 1 AS BIGINT) AS i, count(*) OVER () "
+                        f"AS cnt FROM (SELECT DISTINCT {_q(col)} AS v FROM base))")
+            joins.append(f"JOIN v{k} t{k} ON t{k}.v = e.{_q(col)} "
+                         f"LEFT JOIN v{k} f{k} ON f{k}.i = ({h} % greatest(t{k}.cnt - 1, 1)) + "
+                         f"CASE WHEN ({h} % greatest(t{k}.cnt - 1, 1)) >= t{k}.i THEN 1 ELSE 0 END")
+        else:
+            # another row's value, over the relation's rows: with the rows sorted by value, the record's own value
+            # is the block [lo, lo + cnt); a draw over the other total - cnt rows skips that block
+            ctes.append(f"c{k} AS (SELECT v, CAST(count(*) AS BIGINT) AS cnt, CAST(sum(count(*)) OVER (ORDER BY v) - "
+                        f"count(*) AS BIGINT) AS lo, CAST(sum(count(*)) OVER () AS BIGINT) AS total FROM (SELECT "
+                        f"{_q(col)} AS v FROM {table} WHERE {_q(col)} IS NOT NULL) GROUP BY v)")
+            ctes.append(f"r{k} AS (SELECT {_q(col)} AS v, CAST(row_number() OVER (ORDER BY {_q(col)}) - 1 AS BIGINT) "
+                        f"AS i FROM {table} WHERE {_q(col)} IS NOT NULL)")
+            joins.append(f"JOIN c{k} t{k} ON t{k}.v = e.{_q(col)} "
+                         f"LEFT JOIN r{k} f{k} ON f{k}.i = ({h} % greatest(t{k}.total - t{k}.cnt, 1)) + "
+                         f"CASE WHEN ({h} % greatest(t{k}.total - t{k}.cnt, 1)) >= t{k}.lo THEN t{k}.cnt ELSE 0 END")
         false_cols.append(f"f{k}.v AS {_q('_false_' + col)}")
     ctes.append(f"ent AS (SELECT e.*, {', '.join(false_cols)} FROM ent1 e {' '.join(joins)})")
     parts = []
@@ -364,7 +398,7 @@ def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions
         for k, (part, template) in enumerate(mc.known.items()):
             parts.append(f"""SELECT {_ITEM_ID.format(code=p(f'q{k:x}'))} AS item_id,
                 'erbench' AS suite, 'known_entity' AS task, 'yes_no' AS answer_format,
-                {_template(template, shown, p)} AS question, 'yes' AS expected, {group_id} AS group_id,
+                {_template(template, raw, p)} AS question, 'yes' AS expected, {group_id} AS group_id,
                 {_breakdown(p, fd.dataset, p('known_mc'))} AS breakdown,
                 {_evidence(p, opts, 'fd', fd.name, record)} AS evidence, {p(fd.dataset)} AS dataset,
                 'known_mc' AS qtype, {p(fd.name)} AS fd, CAST(1 AS BIGINT) AS hops, CAST(0 AS BIGINT) AS phrasing,
@@ -440,7 +474,8 @@ def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, s
         gold = "'Yes.'" if qtype == "known" else \
             f"CASE WHEN {expected} = 'yes' THEN 'Yes. ' ELSE 'No. ' END || {explain_sql}"
         parts.append(f"""SELECT {_ITEM_ID.format(code=p(_CODES[qtype]))} AS item_id,
-            'erbench' AS suite, {p(task)} AS task, 'yes_no' AS answer_format, {_template(template, shown, p)} AS question,
+            'erbench' AS suite, {p(task)} AS task, 'yes_no' AS answer_format,
+            {_template(template, raw if qtype == 'known' else shown, p)} AS question,
             {expected} AS expected, {group_id} AS group_id, {_breakdown(p, hop.dataset, p(qtype), n_hops)} AS breakdown,
             {_evidence(p, opts, 'multihop', hop.name, record)} AS evidence, {p(hop.dataset)} AS dataset,
             {p(qtype)} AS qtype, {p(hop.name)} AS fd, CAST({n_hops} AS BIGINT) AS hops, CAST(0 AS BIGINT) AS phrasing,
@@ -450,7 +485,13 @@ def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, s
             {hop_values if qtype != 'known' else 'CAST([] AS VARCHAR[])'} AS hop_values,
             CAST([] AS VARCHAR[]) AS options, {names} AS names, {p(system)} AS system, {gold} AS gold,
             {p(f'erbench-hop-{qtype.lower()}-v1')} AS template_id FROM ent e""")
-    sql = (f"WITH base AS (SELECT DISTINCT {select}, {matched} AS _matched FROM {' '.join(joins)}), "
+    show = ", ".join(_q(f"t0_{c}") for c in hop.show)
+    # one question per start record: its first joined row in table order, relation by relation
+    rows = ", ".join(f"min(t{i}.rowid) AS _row{i}" for i in range(len(rels)))
+    order = ", ".join(f"_row{i}" for i in range(len(rels)))
+    sql = (f"WITH base AS (SELECT * EXCLUDE ({order}), _row0 AS _row FROM (SELECT {select}, {matched} AS _matched, "
+           f"{rows} FROM {' '.join(joins)} GROUP BY ALL) QUALIFY row_number() OVER (PARTITION BY {show} ORDER BY "
+           f"{order}) = 1), "
            f"{_ent(p, 'ent', 'base', f'{spec.name}|{hop.name}', key, opts)} " + " UNION ALL ".join(parts))
     return sql, p.used(sql)
 
@@ -486,10 +527,42 @@ def build_items(con: duckdb.DuckDBPyConnection, spec: ERSpec, opts: QuestionOpti
     tables = []
     for sql, params in statements:
         t = con.execute(sql, params).to_arrow_table()
+        t = t.append_column("aliases", _aliases_column(spec, t))
         tables.append(t.select(schema_out.names).cast(schema_out))
     if not tables:
         return schema_out.empty_table()
     return pa.concat_tables(tables)
+
+
+def _inferred_columns(spec: ERSpec) -> dict[str, list[tuple[str, str]]]:
+    """FD or path name -> the (relation, column) of each value it infers, in order (an MC question infers the
+    column of its false option: position ``expected - 1``)."""
+    out: dict[str, list[tuple[str, str]]] = {fd.name: [(fd.relation, c) for c in fd.rhs] for fd in spec.fds}
+    for hop in spec.multihop:
+        names = [(fk.relation, fk.column) for fk in hop.path] + [tuple(hop.target.split(".", 1))]
+        out[hop.name] = [(r, c) for r, c in names]
+    return out
+
+
+def _aliases_column(spec: ERSpec, t: pa.Table) -> pa.Array:
+    """Per item, a JSON object value -> other spellings (the spec's ``aliases``) of the values its rationale must
+    mention; null where none has any."""
+    if not (spec.column_aliases or spec.value_aliases) or t.num_rows == 0:
+        return pa.nulls(t.num_rows, pa.string())
+    columns = _inferred_columns(spec)
+    out = []
+    for fd, task, expected, inferred, hop_values in zip(*(t.column(c).to_pylist() for c in (
+            "fd", "task", "expected", "inferred", "hop_values"))):  # fmt: skip
+        cols = columns.get(fd, [])
+        if task == "multiple_choice":
+            pairs = [(cols[int(expected) - 1], v) for v in inferred or ()] if str(expected).isdigit() else []
+        elif task == "multihop":
+            pairs = [(c, v) for c, v in zip(cols, hop_values or ()) if v]
+        else:
+            pairs = list(zip(cols, inferred or ()))
+        found = {v: list(a) for (r, c), v in pairs if (a := spec.aliases_of(r, c, str(v)))}
+        out.append(json.dumps(found, ensure_ascii=False) if found else None)
+    return pa.array(out, pa.string())
 
 
 def evidence_of(item: Mapping[str, Any]) -> dict[str, Any]:

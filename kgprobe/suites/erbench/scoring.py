@@ -3,9 +3,10 @@ FD-inferred values, the known-entity prompts read, and the paper's measures per 
 
 Measures (§4, "Performance Measures"), each a proportion with its Wilson interval and n: ``answer_accuracy`` A,
 ``rationale_accuracy`` R (every inferred value is mentioned), ``answer_rationale_accuracy`` AR, ``missing_rate`` M
-(unsure, or no answer could be read) and ``hallucination_rate`` H = 1 - A - M (lower is better). Multiple choice
-averages its three phrasings by counting each as an item; a None-of-the-above question has nothing to infer and
-gets A, M and H only. Multi-hop questions add, per hop i, ``hop_rationale_accuracy`` (hop i's value mentioned) and
+(unsure, or no binary answer could be read; in multiple choice only unsure) and ``hallucination_rate`` H = 1 - A - M
+(lower is better). Multiple choice averages its three phrasings by counting each as an item, its Wilson intervals
+corrected for their clustering by entity (:func:`clustered_wilson`); a None-of-the-above question has nothing to
+infer and gets A, M and H only. Multi-hop cells add ``rationale_ext`` (R-ext, §4.3). Multi-hop questions add, per hop i, ``hop_rationale_accuracy`` (hop i's value mentioned) and
 ``hop_answer_rationale_accuracy`` (AR-ext), and ``rationale_given_previous`` Pr(r_i | r_{i-1}) and
 ``rationale_given_previous_wrong`` Pr(r_i | not r_{i-1}) (§B.8). ``known_share`` is the share of entities the
 model knows (§B.2-B.3).
@@ -13,25 +14,34 @@ model knows (§B.2-B.3).
 Breakdown keys: ``dataset``, ``qtype`` (BN(Y), BN(N), MC, MC-NOTA; known / known_mc for the known-entity share),
 ``hops`` (multi-hop) and ``hop`` (per-hop measures), and ``entities``: the paper's three evaluation settings —
 ``known`` (questions on entities this model knows, setting 1), ``common`` (entities every evaluated model knows,
-setting 2: :func:`common_metrics`, over all models' votes) and ``all`` (setting 3). Overall rows (no breakdown,
+setting 2: :func:`common_metrics`, over all models' votes) and ``all`` (setting 3). Known entities are counted per
+dataset and question type (:func:`known_kind`); below ``min_known`` a cell is n/a in settings 1 and 2. Overall rows (no breakdown,
 every question) carry each task's A, R, AR, M and H for the leaderboard.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from statistics import NormalDist
 from typing import Any
 
 import pyarrow as pa
 
+import numpy as np
+
+from kgprobe.scoring.stats import row_seed
 from kgprobe.scoring.stats import vote as plurality
 from kgprobe.suites.base import SAMPLE_SCHEMA, VOTE_SCHEMA, metric_row
 from kgprobe.suites.erbench.verify import (
+    BinaryAnswer,
+    ChoiceAnswer,
     knows_entity,
-    rationale_matches,
     read_binary,
-    read_option,
+    read_binary_answer,
+    read_choice,
     value_mentioned,
 )
 
@@ -39,8 +49,13 @@ __all__ = [
     "ERBENCH_SAMPLE_SCHEMA",
     "ERBENCH_VOTE_SCHEMA",
     "QUESTION_TASKS",
+    "clustered_wilson",
     "common_metrics",
+    "known_counts",
     "known_groups",
+    "known_kind",
+    "known_setting_keep",
+    "rationale_ext",
     "metrics_for",
     "read_sample",
     "votes_from_samples",
@@ -56,30 +71,42 @@ ERBENCH_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
 ])
 
 
-def read_sample(item: Mapping[str, Any], text: str | None, error: str | None) -> dict[str, Any]:
+def _item_aliases(item: Mapping[str, Any]) -> dict[str, list[str]]:
+    raw = item.get("aliases")
+    return json.loads(raw) if raw else {}
+
+
+def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
+                known_rule: str = "only_yes") -> dict[str, Any]:
     """One answer's reading: ``label``, ``rationale`` (every inferred value mentioned), ``hop_rationale`` (per hop,
-    None where the hop has no value) and ``knows`` (known-entity prompts)."""
+    None where the hop has no value) and ``knows`` (known-entity prompts, read by ``known_rule``). Binary and multiple-choice answers are
+    read by the contract functions :func:`~kgprobe.suites.erbench.verify.read_binary_answer` and
+    :func:`~kgprobe.suites.erbench.verify.read_choice`, the ones ``binary_metrics`` and ``choice_metrics`` use."""
     text = None if error is not None else text
     task = item["task"]
     if task == "known_entity":
         label = read_binary(text, item.get("question"))
         return {"label": label, "rationale": None, "hop_rationale": [],
-                "knows": knows_entity(text, names=list(item.get("names") or ()))}
+                "knows": knows_entity(text, names=list(item.get("names") or ()), rule=known_rule)}
+    inferred = tuple(str(v) for v in item.get("inferred") or ())
+    kinds = [m.split(",") if m else [] for m in item.get("match") or ()]
+    aliases = _item_aliases(item)
     if task == "multiple_choice":
-        label = read_option(text, len(item.get("options") or ()))
+        reading = read_choice(ChoiceAnswer(text=text, n_options=len(item.get("options") or ()),
+                                           expected=str(item["expected"]), inferred=inferred, aliases=aliases),
+                              match=kinds)
     else:
-        label = read_binary(text, item.get("question"))
-    inferred = list(item.get("inferred") or ())
-    match = list(item.get("match") or ())
-    rationale = rationale_matches(text, inferred, match=[m.split(",") if m else [] for m in match]) \
-        if inferred else None
+        reading = read_binary_answer(BinaryAnswer(text=text, expected=str(item["expected"]), inferred=inferred,
+                                                  question=item.get("question"), aliases=aliases), match=kinds)
+    rationale = reading.rationale if inferred else None
     hops = []
     if task == "multihop":
         for value, how in zip(item.get("hop_values") or (), item.get("match") or ()):
-            kinds = how.split(",") if how else []
+            k = how.split(",") if how else []
             hops.append(None if not value else text is not None and value_mentioned(
-                value, text, last_name="last_name" in kinds, club="club" in kinds, as_list="list" in kinds))
-    return {"label": label, "rationale": rationale, "hop_rationale": hops, "knows": None}
+                value, text, last_name="last_name" in k, club="club" in k, as_list="list" in k,
+                first_name="first_name" in k, aliases=tuple(aliases.get(value, ()))))
+    return {"label": reading.label, "rationale": rationale, "hop_rationale": hops, "knows": None}
 
 
 def votes_from_samples(items: Mapping[str, Mapping[str, Any]], samples: Sequence[Mapping[str, Any]], *,
@@ -97,6 +124,8 @@ def votes_from_samples(items: Mapping[str, Mapping[str, Any]], samples: Sequence
         v = plurality(labels)
         if v == "unknown" and any(lbl == "unsure" for lbl in labels):
             v = "unsure"
+        # multiple choice: only "unsure" is missing; an unreadable or multiple pick is wrong (see read_choice)
+        missing = v == "unsure" if item["task"] == "multiple_choice" else v in ("unsure", "unknown")
 
         def most(key: str, rows: Sequence[Mapping[str, Any]] = rows) -> bool | None:
             flags = [s[key] for s in rows if s[key] is not None]
@@ -115,7 +144,7 @@ def votes_from_samples(items: Mapping[str, Mapping[str, Any]], samples: Sequence
             "decided": v not in ("unsure", "unknown"), "dataset": item["dataset"], "qtype": item["qtype"],
             "fd": item["fd"], "hops": int(item["hops"]), "known_group": item["known_group"],
             "rationale": most("rationale"), "hop_rationale": hop_flags,
-            "missing": v in ("unsure", "unknown"), "knows": most("knows"),
+            "missing": missing, "knows": most("knows"),
         })  # fmt: skip
     return out
 
@@ -130,25 +159,103 @@ def known_groups(votes: Iterable[Mapping[str, Any]]) -> dict[str, bool]:
     return out
 
 
+def clustered_wilson(flags: Sequence[bool], clusters: Sequence[str], *,
+                     confidence: float = 0.95) -> tuple[float, float, float]:  # fmt: skip
+    """The Wilson interval of a share whose items come in clusters (the three phrasings of one entity's multiple-
+    choice question), with n divided by the design effect: ``(deff, low, high)``. deff is the ratio of the
+    clustered variance of the share (ratio estimator over the k clusters, k / (k - 1) * sum (y_c - p m_c)^2 / n^2)
+    to the binomial one, at least 1; where the binomial variance is 0 (all flags equal) deff is the mean cluster
+    size (the phrasings are taken as one answer)."""
+    n = len(flags)
+    if n == 0:
+        return 1.0, math.nan, math.nan
+    sizes: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for f, c in zip(flags, clusters):
+        sizes[c][0] += 1
+        sizes[c][1] += bool(f)
+    k = len(sizes)
+    p = sum(bool(f) for f in flags) / n
+    mean_size = n / k
+    if p in (0.0, 1.0):
+        deff = mean_size
+    elif k < 2:
+        deff = float(n)
+    else:
+        var_c = k / (k - 1) * sum((y - p * m) ** 2 for m, y in sizes.values()) / n ** 2
+        deff = var_c / (p * (1 - p) / n)
+    deff = min(max(deff, 1.0), float(max(m for m, _ in sizes.values())))
+    n_eff = n / deff
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z2n = z * z / n_eff
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(p * (1 - p) / n_eff + z2n / (4 * n_eff)) / (1 + z2n)
+    low = 0.0 if p == 0 else min(p, max(0.0, centre - half))
+    high = 1.0 if p == 1 else max(p, min(1.0, centre + half))
+    return deff, low, high
+
+
+def _share(rows: Sequence[Mapping[str, Any]], metric: str, flags: Sequence[bool], breakdown: Mapping[str, str],
+           common: Mapping[str, Any], higher_is_better: bool = True) -> dict[str, Any]:  # fmt: skip
+    """A metric row of a share; over multiple-choice phrasings, its Wilson interval is corrected for the
+    clustering of the phrasings by entity (:func:`clustered_wilson`)."""
+    row = metric_row(metric=metric, breakdown=breakdown, flags=flags, item_ids=[r["item_id"] for r in rows],
+                     higher_is_better=higher_is_better, **common)
+    if common.get("task") == "multiple_choice" and rows:
+        _deff, row["ci_low"], row["ci_high"] = clustered_wilson(
+            flags, [r["known_group"] for r in rows], confidence=common.get("confidence", 0.95))
+    return row
+
+
 def _cell_rows(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], common: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = sorted(rows, key=lambda r: r["item_id"])
-    ids = [r["item_id"] for r in rows]
     out = [
-        metric_row(metric="answer_accuracy", breakdown=breakdown, flags=[r["correct"] for r in rows], item_ids=ids, **common),
-        metric_row(metric="missing_rate", breakdown=breakdown, flags=[r["missing"] for r in rows], item_ids=ids,
-                   higher_is_better=False, **common),
-        metric_row(metric="hallucination_rate", breakdown=breakdown,
-                   flags=[not r["correct"] and not r["missing"] for r in rows], item_ids=ids, higher_is_better=False,
-                   **common),
+        _share(rows, "answer_accuracy", [r["correct"] for r in rows], breakdown, common),
+        _share(rows, "missing_rate", [r["missing"] for r in rows], breakdown, common, higher_is_better=False),
+        _share(rows, "hallucination_rate", [not r["correct"] and not r["missing"] for r in rows], breakdown, common,
+               higher_is_better=False),
     ]
     with_r = [r for r in rows if r["rationale"] is not None]
     if with_r:
-        rid = [r["item_id"] for r in with_r]
-        out.append(metric_row(metric="rationale_accuracy", breakdown=breakdown, flags=[r["rationale"] for r in with_r],
-                              item_ids=rid, **common))
-        out.append(metric_row(metric="answer_rationale_accuracy", breakdown=breakdown,
-                              flags=[r["correct"] and r["rationale"] for r in with_r], item_ids=rid, **common))
+        out.append(_share(with_r, "rationale_accuracy", [r["rationale"] for r in with_r], breakdown, common))
+        out.append(_share(with_r, "answer_rationale_accuracy", [r["correct"] and r["rationale"] for r in with_r],
+                          breakdown, common))
     return out
+
+
+def rationale_ext(hop_flags: Sequence[Sequence[bool | None]]) -> float:
+    """R-ext of the paper (§4.3): per hop i, the share of rationales whose hop-i value is right (over the answers
+    where hop i has a value), averaged over the hops. NaN when no hop has a value."""
+    n = max((len(h) for h in hop_flags), default=0)
+    shares = []
+    for i in range(n):
+        at = [h[i] for h in hop_flags if len(h) > i and h[i] is not None]
+        if at:
+            shares.append(sum(bool(f) for f in at) / len(at))
+    return sum(shares) / len(shares) if shares else math.nan
+
+
+def _rationale_ext_row(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], common: Mapping[str, Any],
+                       *, resamples: int = 1000, seed: int = 0) -> dict[str, Any] | None:  # fmt: skip
+    """The ``rationale_ext`` row: R-ext with a seeded percentile bootstrap over the answers (a mean of shares,
+    not one share)."""
+    flags = [list(r["hop_rationale"] or ()) for r in rows]
+    value = rationale_ext(flags)
+    if math.isnan(value):
+        return None
+    n_hops = max(len(f) for f in flags)
+    hit = np.array([[1.0 if len(f) > i and f[i] else 0.0 for i in range(n_hops)] for f in flags])
+    has = np.array([[1.0 if len(f) > i and f[i] is not None else 0.0 for i in range(n_hops)] for f in flags])
+    rng = np.random.default_rng(row_seed(seed, common.get("model"), sorted(breakdown.items()), "rationale_ext"))
+    idx = rng.integers(0, len(rows), size=(resamples, len(rows)))
+    hits, dens = hit[idx].sum(axis=1), has[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.nanmean(np.where(dens > 0, hits / np.where(dens > 0, dens, 1), np.nan), axis=1)
+    alpha = (1 - common.get("confidence", 0.95)) / 2
+    low, high = (float(x) for x in np.nanquantile(means, [alpha, 1 - alpha]))
+    return {"model": common["model"], "perturbation": common["perturbation"], "suite": "erbench",
+            "task": common["task"], "judge": "", "metric": "rationale_ext", "breakdown": dict(breakdown),
+            "higher_is_better": True, "n": len(rows), "value": value, "ci_low": min(low, value),
+            "ci_high": max(high, value), "interval": "bootstrap", "item_ids": sorted(r["item_id"] for r in rows)}
 
 
 def _hop_rows(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], common: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -198,6 +305,9 @@ def metrics_for(votes: Sequence[Mapping[str, Any]], *, model: str, perturbation:
             out += _cell_rows(members, b, common)
             if task == "multihop":
                 out += _hop_rows(members, b, common)
+                ext = _rationale_ext_row(members, b, common)
+                if ext is not None:
+                    out.append(ext)
     return out
 
 
@@ -218,39 +328,68 @@ def known_share_rows(votes: Sequence[Mapping[str, Any]], *, model: str, perturba
     return out
 
 
+def known_kind(v: Mapping[str, Any]) -> str:
+    """Which known-entity count a vote belongs to (the paper counts them per question type, Table 13): ``MC``
+    (multiple choice and its per-attribute prompts), ``hop`` (multi-hop) or ``BN`` (binary)."""
+    if v["task"] == "multiple_choice" or v.get("qtype") == "known_mc":
+        return "MC"
+    if int(v.get("hops") or 1) > 1:
+        return "hop"
+    return "BN"
+
+
+def known_counts(votes: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], int]:
+    """(dataset, kind) -> how many entities the model knows (see :func:`known_kind`)."""
+    known = known_groups(votes)
+    where: dict[str, tuple[str, str]] = {}
+    for v in votes:
+        if v["task"] == "known_entity":
+            where[v["known_group"]] = (v["dataset"], known_kind(v))
+    out: dict[tuple[str, str], int] = defaultdict(int)
+    for g, ok in known.items():
+        out[where[g]] += bool(ok)
+    return dict(out)
+
+
+def known_setting_keep(votes: Sequence[Mapping[str, Any]], *, min_known: int = 20) -> Callable[[Mapping[str, Any]], bool]:
+    """Setting 1's filter: a question counts when the model knows its entity and knows at least ``min_known``
+    entities of its dataset and question type (fewer is "n/a" in the paper's Table 2: no rows)."""
+    known = known_groups(votes)
+    counts = known_counts(votes)
+    return lambda v: known.get(v["known_group"], False) and counts.get((v["dataset"], known_kind(v)), 0) >= min_known
+
+
 def common_metrics(votes: Sequence[Mapping[str, Any]], *, min_known: int = 20,
                    confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
     """Setting 2 of the paper: every model's measures on the questions whose entity every evaluated model knows.
-    ``votes`` are the vote rows of all models (each with ``model``). Per dataset, a model that knows fewer than
-    ``min_known`` entities is not evaluated and does not shrink the common set (as in the paper's Table 13);
-    ``entities`` = "common" in the breakdown."""
+    ``votes`` are the vote rows of all models (each with ``model``). Per dataset and question type (binary,
+    multiple choice, multi-hop: Table 13 counts them apart), a model that knows fewer than ``min_known`` entities
+    is not evaluated there and does not shrink the common set; ``entities`` = "common" in the breakdown."""
     by_model: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
     for v in votes:
         by_model[(str(v["model"]), str(v.get("perturbation") or "none"))].append(v)
     known = {key: known_groups(rows) for key, rows in by_model.items()}
-    dataset_of: dict[str, str] = {}
+    counts = {key: known_counts(rows) for key, rows in by_model.items()}
+    cell_of: dict[str, tuple[str, str]] = {}
     for v in votes:
-        dataset_of[v["known_group"]] = v["dataset"]
-    counts: dict[tuple[tuple[str, str], str], int] = defaultdict(int)
-    for key, groups in known.items():
-        for g, k in groups.items():
-            counts[(key, dataset_of[g])] += bool(k)
-    datasets = sorted(set(dataset_of.values()))
+        if v["task"] == "known_entity":
+            cell_of[v["known_group"]] = (v["dataset"], known_kind(v))
+    cells = sorted(set(cell_of.values()))
     out = []
     for perturbation in sorted({k[1] for k in by_model}):
         keys = [k for k in by_model if k[1] == perturbation]
-        evaluated = {d: [k for k in keys if counts[(k, d)] >= min_known] for d in datasets}
+        evaluated = {c: [k for k in keys if counts[k].get(c, 0) >= min_known] for c in cells}
         common: set[str] = set()
-        for d in datasets:
-            if not evaluated[d]:
+        for c in cells:
+            if not evaluated[c]:
                 continue
-            groups = {g for g, ds in dataset_of.items() if ds == d}
-            for k in evaluated[d]:
+            groups = {g for g, cc in cell_of.items() if cc == c}
+            for k in evaluated[c]:
                 groups &= {g for g, ok in known[k].items() if ok}
             common |= groups
         for key in sorted(keys):
-            ok_datasets = {d for d in datasets if key in evaluated[d]}
+            ok_cells = frozenset(c for c in cells if key in evaluated[c])
             out += metrics_for(by_model[key], model=key[0], perturbation=key[1], entities="common",
-                               keep=lambda v, ok=ok_datasets, c=frozenset(common): v["dataset"] in ok and v["known_group"] in c,
-                               confidence=confidence)
+                               keep=lambda v, ok=ok_cells, cg=frozenset(common): (v["dataset"], known_kind(v)) in ok
+                               and v["known_group"] in cg, confidence=confidence)
     return out

@@ -50,6 +50,7 @@ consistency view reads: a database loaded from the KG, or joined to it, asks the
 
 from __future__ import annotations
 
+import os
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -78,7 +79,7 @@ __all__ = [
 
 SOURCE_KINDS = ("csv", "parquet", "duckdb", "sqlite", "postgres")
 FORMAT_KINDS = ("text", "int", "decade", "round", "list")
-MATCH_KINDS = ("last_name", "club", "list")
+MATCH_KINDS = ("last_name", "first_name", "club", "list")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _FK = re.compile(r"^\s*(\w+)\.(\w+)\s*->\s*(\w+)\.(\w+)\s*(\?)?\s*$")
 
@@ -214,6 +215,20 @@ class ERSpec:
     multihop: tuple[MultiHop, ...] = ()
     formats: Mapping[str, Format] = field(default_factory=dict)
     origin: str = "erdb spec"
+    column_aliases: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    """``relation.column`` (or a bare column) -> value -> the other spellings of that value there."""
+    value_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """value -> its other spellings in any column."""
+
+    def aliases_of(self, relation: str, column: str, value: str) -> tuple[str, ...]:
+        """The other spellings of ``value`` in ``relation.column``: the column's aliases, then the value's."""
+        out: list[str] = []
+        for key in (f"{relation}.{column}", column):
+            table = self.column_aliases.get(key) or {}
+            out += table.get(value, ()) or next((v for k, v in table.items() if k.casefold() == value.casefold()), ())
+        out += self.value_aliases.get(value, ()) or next(
+            (v for k, v in self.value_aliases.items() if k.casefold() == value.casefold()), ())
+        return tuple(dict.fromkeys(out))
 
     def format_of(self, relation: str, column: str) -> Format:
         """The display format of ``relation.column`` (``formats`` key ``relation.column`` or ``column``)."""
@@ -317,12 +332,15 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
     Relative source paths resolve against ``base``."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{origin}: expected a mapping with source, relations and fds")
-    _known_fields(set(data), {"name", "source", "relations", "fds", "foreign_keys", "multihop", "formats"}, origin, "spec")
+    _known_fields(set(data), {"name", "source", "relations", "fds", "foreign_keys", "multihop", "formats", "aliases"},
+                  origin, "spec")
     src = data.get("source") or {}
     if not isinstance(src, Mapping) or src.get("kind") not in SOURCE_KINDS:
         raise _err(origin, "source.kind", f"must be one of {', '.join(SOURCE_KINDS)}, got {src.get('kind')!r}")
     _known_fields(set(src), {"kind", "path", "uri_env", "schema"}, origin, "source")
     path = src.get("path")
+    if path is not None:
+        path = _expand(str(path), origin)
     if path is not None and base is not None and not Path(path).is_absolute():
         path = str((base / path).resolve())
     if src["kind"] == "postgres":
@@ -403,12 +421,16 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
                 raise _err(origin, f"{where}.rhs", "a multiple-choice FD needs 2 to 4 right-hand-side columns")
             for k, t in enumerate(questions):
                 _check_template(t, cols, origin, f"{where}.mc.questions[{k}]")
+                _no_answer_in_question(t, rhs, origin, f"{where}.mc.questions[{k}]")
             known = {str(k): str(v) for k, v in (m.get("known") or {}).items()}
             for k, t in known.items():
                 _check_template(t, cols, origin, f"{where}.mc.known.{k}")
             mc = MCTemplates(questions=questions, options=options, known=known)
-        if f.get("basic") is None and mc is None:
-            raise _err(origin, where, "an FD needs binary templates (basic, negated) or mc templates")
+        # an FD with neither binary nor mc templates is declared for the load's checks only (a multi-hop path's
+        # joins, a key): it asks nothing
+        for t in ("basic", "negated"):
+            if f.get(t) is not None:
+                _no_answer_in_question(str(f[t]), rhs, origin, f"{where}.{t}")
         match = _match(f.get("match"), origin, f"{where}.match")
         kg = _kg_link(f.get("kg"), (*lhs, *rhs), f.get("basic") is not None, origin, f"{where}.kg")
         fds.append(FD(name=name, relation=rel, lhs=lhs, rhs=rhs, dataset=str(f.get("dataset") or rel),
@@ -455,12 +477,63 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
                 raise _err(origin, f"{where}.{t}", "a multi-hop question needs basic and negated templates")
             if h.get(t):
                 _check_template(str(h[t]), names, origin, f"{where}.{t}")
+        hidden = [f"{fk.ref_relation}.{fk.ref_column}" for fk in path] + [f"{fk.relation}.{fk.column}" for fk in path]
+        hidden_bare = [c.split(".")[1] for c in hidden if c.split(".")[1] in names]
+        for t in ("basic", "negated"):
+            _no_answer_in_question(str(h[t]), [*hidden, *(c for c in hidden_bare if c not in show)], origin,
+                                   f"{where}.{t}", what="a hidden hop's value (the join column)")
         hops.append(MultiHop(name=name, dataset=str(h.get("dataset") or name), path=path, show=show,
                              target=f"{trel}.{tcol}", basic=h["basic"], negated=h["negated"], answer=answer,
                              explain=h.get("explain"), known=h.get("known"),
                              match=_match(h.get("match"), origin, f"{where}.match")))
+    column_aliases, value_aliases = _aliases(data.get("aliases"), relations, origin)
     return ERSpec(name=str(data.get("name") or "erdb"), source=source, relations=relations, fds=tuple(fds),
-                  foreign_keys=tuple(fks), multihop=tuple(hops), formats=formats, origin=origin)
+                  foreign_keys=tuple(fks), multihop=tuple(hops), formats=formats, origin=origin,
+                  column_aliases=column_aliases, value_aliases=value_aliases)
+
+
+def _expand(path: str, origin: str) -> str:
+    """``path`` with ``$VAR`` / ``${VAR}`` replaced from the environment (the folder of a data set the user keeps
+    elsewhere, e.g. ``${ERBENCH_DATA}``); an unset variable is a ConfigError naming it."""
+    missing = [a or b for a, b in re.findall(r"\$\{(\w+)\}|\$(\w+)", path) if not os.environ.get(a or b)]
+    if missing:
+        raise _err(origin, "source.path", f"{path!r} names environment variable {missing[0]}, which is not set; "
+                                          f"export {missing[0]}=<folder> before running")
+    return os.path.expandvars(path)
+
+
+def _aliases(value: Any, relations: Mapping[str, Relation], origin: str
+             ) -> tuple[dict[str, dict[str, tuple[str, ...]]], dict[str, tuple[str, ...]]]:  # fmt: skip
+    """``aliases:`` read: a key naming a column (``relation.column`` or a column of some relation) maps values to
+    spellings; any other key is a value and maps to its spellings directly."""
+    if value is None:
+        return {}, {}
+    if not isinstance(value, Mapping):
+        raise _err(origin, "aliases", "expected a mapping: {value: [spellings]} or {relation.column: {value: [spellings]}}")
+    columns = {f"{r}.{c}" for r, rel in relations.items() for c in rel.columns} | {
+        c for rel in relations.values() for c in rel.columns}
+    per_column: dict[str, dict[str, tuple[str, ...]]] = {}
+    per_value: dict[str, tuple[str, ...]] = {}
+    for key, spec in value.items():
+        key = str(key)
+        if isinstance(spec, Mapping):
+            if key not in columns:
+                raise _err(origin, f"aliases.{key}", "a mapping of values names a column (relation.column or column); "
+                                                     f"{key!r} is none of the declared relations' columns")
+            per_column[key] = {str(v): _strs([str(x) for x in (s if isinstance(s, list) else [s])], origin,
+                                             f"aliases.{key}.{v}") for v, s in spec.items()}
+        else:
+            per_value[key] = _strs([str(x) for x in (spec if isinstance(spec, list) else [spec])], origin,
+                                   f"aliases.{key}")
+    return per_column, per_value
+
+
+def _no_answer_in_question(template: str, hidden: Sequence[str], origin: str, where: str, *,
+                           what: str = "a right-hand-side column (the answer)") -> None:
+    named = [n for n in placeholders(template) if n in hidden]
+    if named:
+        raise _err(origin, where, f"names {named}, {what}: the question would contain its own answer. Ask with "
+                                  "the left-hand side only; the explanation and the known-entity prompt may name it")
 
 
 def _hop_columns(relations: Mapping[str, Relation], rels: Sequence[str]) -> list[str]:

@@ -24,6 +24,7 @@ settings; :meth:`ERBenchSuite.cross_model_metrics` computes the common setting o
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -47,7 +48,7 @@ from kgprobe.suites.erbench.scoring import (
     ERBENCH_SAMPLE_SCHEMA,
     ERBENCH_VOTE_SCHEMA,
     common_metrics,
-    known_groups,
+    known_setting_keep,
     known_share_rows,
     metrics_for,
     read_sample,
@@ -55,7 +56,11 @@ from kgprobe.suites.erbench.scoring import (
 )
 from kgprobe.suites.settings import InputFile, confined, existing_file
 
-__all__ = ["ERBenchSettings", "ERBenchSuite", "load_demos"]
+__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "dropped_in_sample", "load_demos"]
+
+
+class ERBenchWarning(UserWarning):
+    """A setting makes the questions differ from the paper's (e.g. fd_violations: drop inside a first-N sample)."""
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -70,7 +75,17 @@ class ERBenchSettings(BaseModel):
     schema_name: str = Field("erdb", alias="schema")
     """The warehouse schema the erdb asset loads the tables into."""
     limit_per_fd: int | None = Field(None, ge=1)
-    """Records sampled (seeded) per FD and per multi-hop path; null: every record."""
+    """Records sampled per FD and per multi-hop path (see ``sample``); null: every record."""
+    sample: Literal["first", "seeded"] = "first"
+    """With limit_per_fd: ``first`` takes the first records in table order (the paper: the first N rows, its famous
+    entities); ``seeded`` a seeded hash order (a sample that does not depend on row order)."""
+    distractors: Literal["by_row", "by_value"] = "by_row"
+    """The false option's value: ``by_row`` another row's value drawn over the relation's rows (the paper's code:
+    frequent values are frequent distractors); ``by_value`` drawn uniformly over the column's distinct values."""
+    fd_violations: Literal["keep", "drop"] = "keep"
+    """Rows that violate a declared FD: ``keep`` them (the paper asks about its tables as they are; a left-hand side
+    is asked once, with its first row) or ``drop`` them at load (a warning names the dropped rows that fall inside
+    a ``first`` sample)."""
     none_of_the_above: float = Field(0.0, ge=0.0, le=1.0)
     """Share of multiple-choice records whose options are all true ("None of the above" is the answer)."""
     question_types: tuple[Literal["binary", "multiple_choice", "multihop"], ...] = ("binary", "multiple_choice",
@@ -83,8 +98,12 @@ class ERBenchSettings(BaseModel):
     each question, relative to the config file."""
     cot: dict[str, InputFile] = Field(default_factory=dict)
     """Like few_shot, with chain-of-thought demonstrations (each answer reasons, then says "The answer is ...")."""
+    known_reading: Literal["only_yes", "released"] = "only_yes"
+    """How a known-entity answer is read: ``only_yes`` (the paper's §B.2: the answer says only yes) or ``released``
+    (the released scripts, which produced the paper's Tables 2 and 13: known unless the answer says "no")."""
     min_known: int = Field(20, ge=0)
-    """The common setting leaves out a model that knows fewer entities of a dataset (the paper: 20)."""
+    """A model that knows fewer entities of a dataset and question type is "n/a" there: no known-setting rows, and
+    left out of the common set (the paper: 20)."""
     kg: str | None = None
     """The KG that FDs with a ``kg`` link are checked against (default: the first of ``kgs``): a BN(Y) question on
     a record whose triple is in it asserts that triple, for the cross-suite consistency view."""
@@ -117,6 +136,29 @@ class ERBenchSettings(BaseModel):
         return value
 
 
+def dropped_in_sample(con: Any, spec: Any, settings: ERBenchSettings) -> list[dict[str, Any]]:
+    """The rows a ``drop`` load rejected for violating an FD that lie inside the first ``limit_per_fd`` rows of
+    their relation (every such row when there is no limit): the rows a first-N sample of the paper would ask about
+    and this one does not. Each: relation, row (1-based, in the source), record (JSON) and reason."""
+    import duckdb
+
+    schema = '"' + settings.schema_name.replace('"', '""') + '"'
+    try:
+        rows = con.execute(f"SELECT relation, row, reason, record FROM {schema}._rejects ORDER BY relation, row"
+                           ).fetchall()
+    except duckdb.Error:
+        return []
+    limit = settings.limit_per_fd if settings.sample == "first" else None
+    out = []
+    for relation in {r[0] for r in rows}:
+        for r in [r for r in rows if r[0] == relation]:
+            if not str(r[2]).startswith("violates FD"):
+                continue
+            if limit is None or r[1] <= limit:
+                out.append({"relation": r[0], "row": int(r[1]), "reason": r[2], "record": r[3]})
+    return sorted(out, key=lambda d: (d["relation"], d["row"]))
+
+
 def load_demos(path: Path) -> list[tuple[str, str]]:
     """The (question, answer) pairs of a demonstration file: blocks that start with "Q:" and "A:" lines (the format
     of ERBench's released demo prompts; a question may span several lines, e.g. its options)."""
@@ -145,6 +187,8 @@ class ERBenchSuite(Suite):
     sampling = Sampling(n=1, temperature=0.0)
     headline = Headline("binary", "answer_rationale_accuracy", "AR: answer and rationale correct (binary)")
     upstream = ("erdb",)
+    #: The questions come from a relational database: a project of ERBench alone needs no KG.
+    needs_kg = False
 
     # ---------------------------------------------------------------------------------------------------- items
     def spec(self, settings: ERBenchSettings, config_dir: Path | str):
@@ -166,13 +210,21 @@ class ERBenchSuite(Suite):
                                binary="binary" in s.question_types,
                                multiple_choice="multiple_choice" in s.question_types,
                                multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot,
-                               kg=source.kg, prefer_kg=s.prefer_kg)
+                               kg=source.kg, prefer_kg=s.prefer_kg, sample=s.sample, distractors=s.distractors)
         items = with_demos(build_items(source.con, spec, opts, schema=s.schema_name), s, Path(source.config_dir))
+        dropped = dropped_in_sample(source.con, spec, s) if s.fd_violations == "drop" else []
+        if dropped:
+            names = "; ".join(f"{d['relation']} row {d['row']} {d['record']}" for d in dropped[:10])
+            warnings.warn(f"fd_violations: drop removed {len(dropped)} row(s) that fall inside the first "
+                          f"{s.limit_per_fd} rows of their relation, so the sample differs from the paper's: {names}"
+                          f"{' ...' if len(dropped) > 10 else ''}. Set fd_violations: keep to ask about them",
+                          ERBenchWarning, stacklevel=2)
         rows = items.select(["dataset", "qtype"]).to_pylist()
         counts: dict[tuple[str, str], int] = {}
         for r in rows:
             counts[(r["dataset"], r["qtype"])] = counts.get((r["dataset"], r["qtype"]), 0) + 1
-        metadata = {"snapshot_id": snapshot,
+        metadata = {"snapshot_id": snapshot, "sample": s.sample, "distractors": s.distractors,
+                    "fd_violations": s.fd_violations, "dropped_in_sample": dropped,
                     "items_per_dataset_and_type": [{"dataset": d, "qtype": q, "items": n}
                                                    for (d, q), n in sorted(counts.items())]}
         return ItemsResult(items=items, rejects=None, metadata=metadata)
@@ -184,7 +236,11 @@ class ERBenchSuite(Suite):
         out = []
         for it in items:
             demos, kind = it.get("demos") or "", it.get("demo_kind") or ""
-            text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
+            if it.get("task") == "multiple_choice":
+                # Table 8 and the released code: "Q: <question>\nOption 1: ...\nOption n: ...\n\nA: "
+                text = f"{demos}Q: {it['question']}\n\nA: "
+            else:
+                text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
             out.append(Prompt(item_id=str(it["item_id"]), text=text,
                               template_id=str(it["template_id"]) + (f"+{kind}" if kind else ""),
                               gold=it.get("gold"), answer_kind=None, system=it.get("system")))
@@ -204,7 +260,8 @@ class ERBenchSuite(Suite):
         samples = []
         for r in responses:
             item = by_id[str(r["item_id"])]
-            reading = read_sample(item, r.get("text"), r.get("error"))
+            reading = read_sample(item, r.get("text"), r.get("error"),
+                                  known_rule=getattr(scoring.settings, "known_reading", "only_yes"))
             samples.append({
                 "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
                 "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": "",
@@ -215,18 +272,18 @@ class ERBenchSuite(Suite):
         votes = votes_from_samples(by_id, samples, model=model, perturbation=perturbation)
         return SuiteScores(samples=samples, votes=votes,
                            metrics=self.metrics(votes, by_id, model=model, perturbation=perturbation,
-                                                confidence=scoring.confidence),
+                                                confidence=scoring.confidence,
+                                                min_known=getattr(scoring.settings, "min_known", 20)),
                            sample_schema=ERBENCH_SAMPLE_SCHEMA, vote_schema=ERBENCH_VOTE_SCHEMA)
 
     def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
-                perturbation: str, confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
-        """Settings 3 (all questions, with the overall rows) and 1 (entities this model knows), and the known
-        shares."""
-        known = known_groups(votes)
+                perturbation: str, confidence: float = 0.95, min_known: int = 20) -> list[dict[str, Any]]:  # fmt: skip
+        """Settings 3 (all questions, with the overall rows) and 1 (entities this model knows; a dataset and
+        question type where it knows fewer than ``min_known`` entities is "n/a": no rows), and the known shares."""
         out = metrics_for(votes, model=model, perturbation=perturbation, entities="all", overall=True,
                           confidence=confidence)
         out += metrics_for(votes, model=model, perturbation=perturbation, entities="known",
-                           keep=lambda v: known.get(v["known_group"], False), confidence=confidence)
+                           keep=known_setting_keep(votes, min_known=min_known), confidence=confidence)
         out += known_share_rows(votes, model=model, perturbation=perturbation, confidence=confidence)
         return out
 

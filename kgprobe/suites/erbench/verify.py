@@ -12,16 +12,24 @@ case                "AVATAR" for "Avatar" (casefold)
 diacritics          "Andres" for "Andrés", "Bjork" for "Björk" (NFKD, combining marks dropped)
 punctuation         "Spider Man" and "SpiderMan" for "Spider-Man"; "St Louis" for "St. Louis"
 quotes              "\u201cAvatar\u201d", "'Avatar'" and "Worlds End" for "World's End" (quotes and apostrophes dropped)
+possessives         "Avatar's director" for "Avatar", "Messi's number" for "Messi" (a possessive 's dropped too)
 articles            "Supremes" for "The Supremes" and the reverse (a / an / the dropped on both sides; kept
                     for a name of articles only, the band "The The")
 middle initials     "Harry J. Potter" for "Harry Potter", "Peter Hunt" for "Peter R. Hunt" (one-letter words
                     dropped on both sides, only when two or more longer words remain)
+middle names        "Harry James Potter" for "Harry Potter" (one or two words after the first of a 2-3 word name)
 Last, First         "Wilkie Collins" for "Collins, Wilkie"; each author of "Collins, Wilkie and Connolly, Joy"
 last name           "Messi" for "L. Messi", only for columns the spec marks ``last_name`` (a person's last
                     word, skipping Jr. / Sr. / II / III)
+first name          "Cristiano" for "Cristiano Ronaldo", only for columns the spec marks ``first_name``
 club affixes        "Barcelona" for "FC Barcelona", only for columns the spec marks ``club`` (FC, CF, AC, ...)
-number formats      "2009" for 2009.0, "1,000,000" for 1000000, "-34.783" for -34.7833328247 (a number in the
-                    text with d >= 1 decimals matches a value that rounds to it at d decimals)
+aliases             "United States" for "USA", "Bayern Munich" for "FC Bayern München", "live-action" for
+                    "non-animation": the spec's ``aliases`` per column or per value
+negation            never "animation" in "a non-animation movie" or "not animation" (a match right after non /
+                    not / no / never does not count)
+number formats      "2009" for 2009.0, "1,000,000" for 1000000, "No.10" for 10, "-34.783" for -34.7833328247 (a
+                    number in the text with d decimals matches a value that rounds to it at d decimals, d at
+                    least 2 or all the value's; with two or more, one within 0.005 matches too), never "-34.8"
 lists               "1908, 1948 and 2012" for "2012,1948,1908," (a ``list`` value: every element must appear)
 ==================  =====================================================================================
 
@@ -39,7 +47,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -47,12 +55,19 @@ from kgprobe.scoring.answers import explain_yes_no
 
 __all__ = [
     "BinaryAnswer",
+    "ChoiceAnswer",
     "ERMetrics",
+    "KNOWN_RULES",
+    "Reading",
     "binary_metrics",
+    "choice_metrics",
     "fold",
     "knows_entity",
+    "measures",
     "rationale_matches",
     "read_binary",
+    "read_binary_answer",
+    "read_choice",
     "read_option",
     "value_mentioned",
     "variants",
@@ -68,11 +83,34 @@ _SUFFIXES = {"jr", "sr", "ii", "iii", "iv"}
 _CLUB_AFFIXES = {"fc", "cf", "ac", "afc", "sc", "sk", "sv", "fk", "cd", "rc", "ud", "ss", "as", "us", "if", "bk",
                  "club", "calcio", "1"}
 _NUMBER_RE = re.compile(r"(?<![\w.])[-\u2212]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])[-\u2212]?\d+(?:\.\d+)?(?![\w])")
+_NUMBER_PREFIX_RE = re.compile(r"(?i)(?:\bno|\bnr|\bnum|#)\.?\s*(?=\d)")
+_MIN_DECIMALS = 2
+_POSSESSIVE_RE = re.compile(r"(?<=\w)['\u2019\u2032`]s\b|(?<=s)['\u2019](?=\s|$)")
+_NEGATORS = ("non", "not", "no", "never")
 _UNSURE_RE = re.compile(r"^\W*(?:answer\s*:\s*)?(?:i\s+am\s+|i'm\s+)?(?:unsure|not\s+sure|uncertain)\b", re.IGNORECASE)
 _OPTION_RE = re.compile(r"\boption\s*\(?(\d+)\)?", re.IGNORECASE)
 _LEAD_NUMBER_RE = re.compile(r"^\W*\(?(\d+)\s*[).:]")
-_NOTA_RE = re.compile(r"\bnone of (?:the )?(?:above|them)\b|\ball (?:the )?(?:options|statements) are (?:correct|true|accurate)"
-                      r"|\bno (?:inaccurate|incorrect|false|wrong) option", re.IGNORECASE)
+_NOTA_RE = re.compile(r"\bnone of (?:the )?(?:above|them|options)\b"
+                      r"|\ball (?:of )?(?:the )?(?:options|statements|choices|answers)(?: given| provided| above)? "
+                      r"(?:are|seem|appear) (?:to be )?(?:correct|true|accurate|right)"
+                      r"|\bno (?:inaccurate|incorrect|false|wrong) (?:option|statement|choice)", re.IGNORECASE)
+#: "The inaccurate option is 2", "the false statement is Option 3", "The answer is (2)": the pick named after a verdict
+_PICK_RE = re.compile(r"\b(?:false|inaccurate|incorrect|wrong|untrue|odd)\s+(?:option|statement|choice|one)\s*"
+                      r"(?:here\s+)?(?:is|would be|:)\s*(?:option\s*)?\(?(\d+)\)?"
+                      r"|\banswer\s+(?:is|would be|:)\s*:?\s*(?:option\s*)?\(?(\d+)\)?", re.IGNORECASE)
+#: "The false option about <anything> is Option 2": a verdict that names its pick after the question's own words
+_VERDICT_RE = re.compile(r"^\W*the\s+(?:false|inaccurate|incorrect|wrong|untrue)\s+(?:option|statement|choice)\b.{0,200}?"
+                         r"\bis\s+(?:option\s*)?\(?(\d+)\)?", re.IGNORECASE | re.DOTALL)
+#: what follows "Option k" when the answer calls it right ("Option 1 is correct, but Option 2 is false")
+_CALLED_TRUE_RE = re.compile(r"^\W*(?:\([^)]*\)\s*)?(?:is|are|seems|appears)\s+(?:to\s+be\s+)?(?:correct|true|accurate|right)\b",
+                             re.IGNORECASE)
+_FORMAT_ECHO_RE = re.compile(r"^\W*(?:yes\s*/\s*no|yes\s+or\s+no)\s*:\s*", re.IGNORECASE)
+_YES_UNSURE_RE = re.compile(r"^\W*yes\s*/\s*unsure\b", re.IGNORECASE)
+#: "There is no such movie.": a denial that the asked-about thing exists
+_NO_SUCH_RE = re.compile(r"^\W*(?:there\s+(?:is|are|was|were)\s+no\b|no\s+such\b|i\s+(?:could|can)\s*(?:no|')t\s+find\s+any\b)",
+                         re.IGNORECASE)
+_NEGATED_QUESTION_RE = re.compile(r"^\s*is\s+it\s+true\s+that\b.*\b(?:no|not|never|nor|none)\b|\bthere\s+(?:are|is)\s+no\b",
+                                  re.IGNORECASE | re.DOTALL)
 
 
 # ------------------------------------------------------------------------------------------------------ folding
@@ -96,10 +134,6 @@ def fold(text: str, *, join_punct: bool = False, drop_initials: bool = False, ar
     return " ".join(words)
 
 
-def _contains(haystack: str, needle: str) -> bool:
-    return bool(needle) and f" {needle} " in f" {haystack} "
-
-
 # ------------------------------------------------------------------------------------------------------ numbers
 def _as_number(value: str) -> float | None:
     s = value.strip().replace("\u2212", "-").replace(",", "")
@@ -112,6 +146,7 @@ def _as_number(value: str) -> float | None:
 
 def _numbers(text: str) -> list[tuple[float, int]]:
     out = []
+    text = _NUMBER_PREFIX_RE.sub(" ", text)
     for m in _NUMBER_RE.finditer(text):
         s = m.group(0).replace("\u2212", "-").replace(",", "")
         decimals = len(s.split(".")[1]) if "." in s else 0
@@ -119,11 +154,17 @@ def _numbers(text: str) -> list[tuple[float, int]]:
     return out
 
 
-def _number_mentioned(x: float, text: str) -> bool:
+def _number_mentioned(x: float, text: str, value_decimals: int = 0) -> bool:
+    # a rounded mention keeps at least two decimals (or all the value has): "-34.78" names -34.7833, "-34.8" does not
+    need = min(value_decimals, _MIN_DECIMALS)
     for y, decimals in _numbers(text):
         if x == int(x) and decimals == 0 and y == x:
             return True
-        if decimals >= 1 and math.isclose(round(x, decimals), y, abs_tol=10 ** -(decimals + 3)):
+        if decimals >= max(1, need) and math.isclose(round(x, decimals), y, abs_tol=10 ** -(decimals + 3)):
+            return True
+        # two or more decimals that agree with the value to half a hundredth ("approximately 35.0353" for 35.0352):
+        # the two decimals the released check compares, without its substring match of shorter numbers
+        if decimals >= _MIN_DECIMALS and abs(x - y) <= 0.005 + 1e-9:
             return True
     return False
 
@@ -146,63 +187,112 @@ def _last_name(value: str) -> str | None:
     return words[-1] if words else None
 
 
-def variants(value: str, *, last_name: bool = False, club: bool = False) -> list[str]:
+def variants(value: str, *, last_name: bool = False, club: bool = False, first_name: bool = False,
+             aliases: Sequence[str] = ()) -> list[str]:  # fmt: skip
     """The written forms of ``value`` that count as mentioning it (before folding): the value, its "First Last"
-    form(s) when it reads "Last, First", its last name (``last_name``), the club name without affixes (``club``)."""
+    form(s) when it reads "Last, First", its last name (``last_name``), its first name (``first_name``), the club
+    name without affixes (``club``) and the spec's ``aliases`` of the value."""
     out = [value]
     out += _last_first(value)
     if last_name:
         name = _last_name(value)
         if name:
             out.append(name)
+    if first_name:
+        words = [w for w in fold(value).split() if len(w) > 1]
+        if len(words) >= 2:
+            out.append(words[0])
     if club:
         words = [w for w in fold(value).split() if w not in _CLUB_AFFIXES]
         if words:
             out.append(" ".join(words))
+    out += [str(a) for a in aliases if str(a).strip()]
     return out
 
 
+def _find(haystack: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` as whole words and not right after a negator ("animation" is not
+    mentioned by "a non-animation movie" nor by "not animation")."""
+    if not needle:
+        return False
+    h, n = f" {haystack} ", f" {needle} "
+    start = h.find(n)
+    while start >= 0:
+        before = h[:start].split()
+        if not before or before[-1] not in _NEGATORS or needle.split()[0] in _NEGATORS:
+            return True
+        start = h.find(n, start + 1)
+    return False
+
+
+def _middle_names(haystack: str, needle: str) -> bool:
+    """"Harry James Potter" for "Harry Potter": a two- or three-word name with one or two extra words after the
+    first one."""
+    words = needle.split()
+    if not 2 <= len(words) <= 3 or any(len(w) < 2 or w.isdigit() for w in words):
+        return False
+    rest = r"\s+".join(re.escape(w) for w in words[1:])
+    return re.search(rf"(?:^|\s){re.escape(words[0])}(?:\s+[^\s]+){{1,2}}\s+{rest}(?:\s|$)", haystack) is not None
+
+
 def value_mentioned(value: str, text: str, *, last_name: bool = False, club: bool = False,
-                    as_list: bool = False) -> bool:  # fmt: skip
+                    as_list: bool = False, first_name: bool = False, aliases: Sequence[str] = ()) -> bool:  # fmt: skip
     """Whether ``text`` mentions ``value`` under the heuristics of the module docstring. ``as_list``: the value is a
-    comma-separated list (an Olympic city's years) and every element must be mentioned. An empty value counts as
-    mentioned (there is nothing to look for)."""
+    comma-separated list (an Olympic city's years) and every element must be mentioned. ``aliases``: other
+    spellings of the value that count too ("United States" for "USA"). An empty value counts as mentioned (there
+    is nothing to look for)."""
     if as_list:
         parts = [p.strip() for p in str(value).split(",") if p.strip()]
-        return all(value_mentioned(p, text, last_name=last_name, club=club) for p in parts)
+        return all(value_mentioned(p, text, last_name=last_name, club=club, first_name=first_name) for p in parts)
     value = str(value).strip()
     if not value:
         return True
+    texts = [text] + ([t] if (t := _POSSESSIVE_RE.sub("", text)) != text else [])
     x = _as_number(value)
     if x is not None and re.fullmatch(r"[-\u2212]?[\d,]*\.?\d+", value.strip()):
-        return _number_mentioned(x, text)
-    for v in variants(value, last_name=last_name, club=club):
-        if not fold(v):  # a name of articles only ("The The"): compare with the articles kept
-            if _contains(fold(text, articles=True), fold(v, articles=True)):
-                return True
-            continue
-        for join in (False, True):
-            if _contains(fold(text, join_punct=join), fold(v, join_punct=join)):
-                return True
-            if _contains(fold(text, join_punct=join, drop_initials=True), fold(v, join_punct=join, drop_initials=True)):
+        decimals = len(value.split(".")[1]) if "." in value else 0
+        if any(_number_mentioned(x, t, decimals) for t in texts):
+            return True
+        value_forms: list[str] = [str(a) for a in aliases]
+    else:
+        value_forms = variants(value, last_name=last_name, club=club, first_name=first_name, aliases=aliases)
+    for t in texts:
+        for v in value_forms:
+            if not fold(v):  # a name of articles only ("The The"): compare with the articles kept
+                if _find(fold(t, articles=True), fold(v, articles=True)):
+                    return True
+                continue
+            for join in (False, True):
+                if _find(fold(t, join_punct=join), fold(v, join_punct=join)):
+                    return True
+                if _find(fold(t, join_punct=join, drop_initials=True), fold(v, join_punct=join, drop_initials=True)):
+                    return True
+            if _middle_names(fold(t), fold(v)):
                 return True
     return False
 
 
+def _how(match: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] | None, i: int, value: str) -> Sequence[str]:
+    if isinstance(match, Mapping):
+        return match.get(str(value), ())
+    if match is not None and i < len(match):
+        return match[i] or ()
+    return ()
+
+
 def rationale_matches(text: str | None, inferred: Sequence[str], *,
-                      match: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] | None = None) -> bool:  # fmt: skip
+                      match: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] | None = None,
+                      aliases: Mapping[str, Sequence[str]] | None = None) -> bool:  # fmt: skip
     """Whether every FD-inferred value of ``inferred`` is mentioned in ``text`` (the rationale check R). ``match``
-    gives each value's extra heuristics (``last_name``, ``club``, ``list``), by position or by value."""
+    gives each value's extra heuristics (``last_name``, ``first_name``, ``club``, ``list``), by position or by
+    value; ``aliases`` maps a value to its other spellings."""
     if text is None:
         return False
     for i, value in enumerate(inferred):
-        how: Sequence[str] = ()
-        if isinstance(match, Mapping):
-            how = match.get(str(value), ())
-        elif match is not None and i < len(match):
-            how = match[i] or ()
+        how = _how(match, i, value)
         if not value_mentioned(str(value), text, last_name="last_name" in how, club="club" in how,
-                               as_list="list" in how):
+                               as_list="list" in how, first_name="first_name" in how,
+                               aliases=tuple((aliases or {}).get(str(value), ()))):
             return False
     return True
 
@@ -214,34 +304,58 @@ def read_binary(text: str | None, question: str | None = None) -> BinaryLabel:
     reads yes and no; "Unsure" and every abstention it recognises read as unsure."""
     if text is None or not text.strip():
         return "unknown"
-    if _UNSURE_RE.match(text):
+    # an answer that echoes the requested format: "Yes/No: Yes", "Yes or no: unsure", "Yes/Unsure." (undecided)
+    text = _FORMAT_ECHO_RE.sub("", text, count=1)
+    if _UNSURE_RE.match(text) or _YES_UNSURE_RE.match(text):
         return "unsure"
     label, rule = explain_yes_no(text, question=question)
     if label in ("yes", "no"):
         return label
+    if rule != "abstain" and _NO_SUCH_RE.match(text):
+        # "There is no such movie." answers "Is there a movie ...?" with no, and "Is it true that there are no
+        # movies ...?" with yes
+        return "yes" if question and _NEGATED_QUESTION_RE.search(question) else "no"
     return "unsure" if rule == "abstain" else "unknown"
+
+
+def _picks(part: str, n_options: int) -> list[str]:
+    """The options ``part`` names as its pick: "Option k" mentions that the text does not call correct, else a
+    verdict naming a number ("The inaccurate option is 2"), else a leading "2." / "(2)"."""
+    picked = []
+    for m in _OPTION_RE.finditer(part):
+        if not _CALLED_TRUE_RE.match(part[m.end():m.end() + 60]):
+            picked.append(m.group(1))
+    if not picked:
+        picked = [g for m in _PICK_RE.finditer(part) for g in m.groups() if g][:1]
+    if not picked:
+        m = _LEAD_NUMBER_RE.match(part)
+        picked = [m.group(1)] if m else []
+    picked = list(dict.fromkeys(picked))
+    return [p for p in picked if 1 <= int(p) <= n_options]
 
 
 def read_option(text: str | None, n_options: int) -> str:
     """The option an MC response picks: ``"1"`` ... ``str(n_options)``, ``"none"`` (None of the above),
     ``"multiple"`` (two different options named first), ``"unsure"`` or ``"unknown"``.
 
-    As the released reader: the first line (or sentence) names the pick, "Option 2" or a leading "2." / "(2)"; a
-    "None of the above" / "all options are correct" answer picks none; else the last sentence may name it."""
+    As the released reader: the first line (or sentence) names the pick, "Option 2", "The inaccurate option is 2"
+    or a leading "2." / "(2)", leaving out options it calls correct ("Option 1 is correct, but Option 2 is
+    false" picks 2); a "None of the above" / "All of the options are correct" answer picks none; else the last
+    sentence may name it."""
     if text is None or not text.strip():
         return "unknown"
     if _UNSURE_RE.match(text):
         return "unsure"
     stripped = text.strip()
     first = re.split(r"\n|(?<=[.!?])\s", stripped, maxsplit=1)[0]
+    verdict = _VERDICT_RE.search(stripped)
+    if verdict and not _picks(first, n_options) and 1 <= int(verdict.group(1)) <= n_options:
+        # "The wrong option regarding the song "X" (feat. Y) is Option 2: ..." names its pick past a period
+        return verdict.group(1)
     for part in (first, re.split(r"(?<=[.!?])\s+", stripped)[-1]):
-        if _NOTA_RE.search(part) and not _OPTION_RE.search(part):
+        picked = _picks(part, n_options)
+        if _NOTA_RE.search(part) and not picked:
             return "none"
-        picked = list(dict.fromkeys(m.group(1) for m in _OPTION_RE.finditer(part)))
-        if not picked:
-            m = _LEAD_NUMBER_RE.match(part)
-            picked = [m.group(1)] if m else []
-        picked = [p for p in picked if 1 <= int(p) <= n_options]
         if len(picked) == 1:
             return picked[0]
         if len(picked) > 1:
@@ -253,33 +367,100 @@ def read_option(text: str | None, n_options: int) -> str:
 
 _KNOWN_NEG = re.compile(r"\b(?:no|not|never|unsure|uncertain|unknown|cannot|can't|don't|doesn't|didn't|isn't|wasn't|"
                         r"aren't|weren't|unable|however|but)\b|n't\b", re.IGNORECASE)
-_KNOWN_YES = re.compile(r"\byes\b", re.IGNORECASE)
+_KNOWN_YES = re.compile(r"\byes\b|^\W*i\s+(?:do\s+)?know\b|^\W*i\s+am\s+familiar\b|^\W*i'm\s+familiar\b",
+                        re.IGNORECASE)
 
 
-def knows_entity(text: str | None, *, names: Sequence[str] = ()) -> bool:
-    """The known-entity reading of the paper (§B.2): True iff the answer says only yes, i.e. it says "yes" and
-    nothing that denies, doubts or qualifies ("no", "not", "unsure", "but", ...). "Yes. Yes. Yes." is known; "Yes,
-    but I am not sure about the director." and "I don't know." are not. ``names`` (the prompt's attribute values)
-    are removed first, so that the "No" of "No Country for Old Men" is not read as a denial (as the released
-    reader removes the title)."""
+KNOWN_RULES = ("only_yes", "released")
+_NO_WORD = re.compile(r"\bno\b", re.IGNORECASE)
+
+
+def knows_entity(text: str | None, *, names: Sequence[str] = (), rule: str = "only_yes") -> bool:
+    """The known-entity reading of the paper (§B.2). ``rule="only_yes"`` (the paper's definition): True iff the
+    answer says only yes, i.e. it says "yes" (or "I know ...") and nothing that denies, doubts or qualifies ("no",
+    "not", "unsure", "but", ...). "Yes. Yes. Yes." is known; "Yes, but I am not sure about the director." and "I
+    don't know." are not. ``rule="released"``: the released scripts' reading, which produced the paper's Tables 2
+    and 13: known unless the answer contains the word "no" (so "I'm not sure." is known there). ``names`` (the
+    prompt's attribute values) are removed first, so that the "No" of "No Country for Old Men" is not read as a
+    denial (as the released reader removes the title)."""
+    if rule not in KNOWN_RULES:
+        raise ValueError(f"knows_entity: rule must be one of {', '.join(KNOWN_RULES)}, got {rule!r}")
     if text is None or not text.strip():
         return False
     text = text.replace("\u2019", "'")
     for name in sorted((str(n) for n in names if n), key=len, reverse=True):
         text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
+    if rule == "released":
+        return not _NO_WORD.search(text)
     return bool(_KNOWN_YES.search(text)) and not _KNOWN_NEG.search(text)
 
 
 # ------------------------------------------------------------------------------------------------------ metrics
 @dataclass(frozen=True)
 class BinaryAnswer:
-    """One binary answer to score: the response ``text``, the ``expected`` answer ("yes" or "no") and the
-    FD-inferred values that a correct rationale mentions."""
+    """One binary answer to score: the response ``text``, the ``expected`` answer ("yes" or "no"), the FD-inferred
+    values that a correct rationale mentions, the question (read for negated questions) and other spellings of the
+    inferred values (``aliases``: value -> spellings)."""
 
     text: str | None
     expected: str
     inferred: tuple[str, ...] = ()
     question: str | None = None
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ChoiceAnswer:
+    """One multiple-choice answer to score: the response ``text``, the number of options shown, the ``expected``
+    pick (the 1-based number of the false option as a string, or ``"none"`` for None of the above), the values the
+    rationale must mention (``inferred``: the false option's true value) and their other spellings (``aliases``)."""
+
+    text: str
+    n_options: int
+    expected: str
+    inferred: tuple[str, ...] = ()
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One answer read: ``label`` (yes / no / unsure / unknown; or the option, none, multiple, unsure, unknown),
+    whether it is ``correct``, whether its rationale mentions every inferred value (None: nothing to check) and
+    whether it counts as ``missing`` (M)."""
+
+    label: str
+    correct: bool
+    rationale: bool | None
+    missing: bool
+
+
+def read_binary_answer(answer: BinaryAnswer, *, match: Sequence[Sequence[str]] | None = None) -> Reading:
+    """The reading of one binary answer, as :func:`binary_metrics` and the suite's scoring count it: unreadable
+    answers are missing, as in the released scripts (an answer that starts with neither yes nor no is unsure).
+    ``match``: each inferred value's extra heuristics (``last_name``, ...), by position."""
+    label = read_binary(answer.text, answer.question)
+    return Reading(label=label, correct=label == answer.expected.strip().lower(),
+                   rationale=rationale_matches(answer.text, answer.inferred, match=match, aliases=answer.aliases),
+                   missing=label in ("unsure", "unknown"))
+
+
+def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None = None) -> Reading:
+    """The reading of one multiple-choice answer, as :func:`choice_metrics` and the suite's scoring count it.
+
+    A is the pick equal to ``expected``; R is every inferred value mentioned (None for a None-of-the-above question:
+    there is no false option whose true value to look for); M is an answer that says it is unsure. An answer whose
+    pick cannot be read, or that names several options, is wrong, not missing: the released reader reads it as
+    "None of the above", which is why the paper's MC columns have H = 1 - A."""
+    label = read_option(answer.text, int(answer.n_options))
+    expected = str(answer.expected).strip().lower()
+    # "none", "None of the above", "NONE OF ABOVE" (the released logs), "nota"; "Option 2" / "2." name option 2
+    if expected.startswith("none") or expected == "nota":
+        expected = "none"
+    elif m := re.fullmatch(r"(?:option\s*)?\(?(\d+)\)?\.?", expected):
+        expected = str(int(m.group(1)))
+    rationale = None if expected == "none" else rationale_matches(answer.text, answer.inferred, match=match,
+                                                                  aliases=answer.aliases)
+    return Reading(label=label, correct=label == expected, rationale=rationale, missing=label == "unsure")
 
 
 @dataclass(frozen=True)
@@ -295,20 +476,34 @@ class ERMetrics:
     H: float
 
 
-def binary_metrics(answers: Iterable[BinaryAnswer]) -> ERMetrics:
-    """A, R, AR, M and H of binary answers (all NaN when there are none). Unreadable answers count as missing, as
-    in the released scripts, which read an answer that starts with neither yes nor no as unsure."""
-    n = a = r = ar = m = 0
-    for ans in answers:
-        label = read_binary(ans.text, ans.question)
-        ok_a = label == ans.expected.strip().lower()
-        ok_r = rationale_matches(ans.text, ans.inferred)
-        n += 1
-        a += ok_a
-        r += ok_r
-        ar += ok_a and ok_r
-        m += label in ("unsure", "unknown")
+def measures(readings: Sequence[Reading]) -> ERMetrics:
+    """A, R, AR, M and H of answers already read (:func:`read_binary_answer`, :func:`read_choice`): R and AR over the
+    readings that have a rationale to check."""
+    n = len(readings)
     if not n:
         nan = math.nan
         return ERMetrics(n=0.0, A=nan, R=nan, AR=nan, M=nan, H=nan)
-    return ERMetrics(n=float(n), A=a / n, R=r / n, AR=ar / n, M=m / n, H=(n - a - m) / n)
+    a = sum(r.correct for r in readings)
+    m = sum(r.missing for r in readings)
+    with_r = [r for r in readings if r.rationale is not None]
+    r_share = sum(bool(r.rationale) for r in with_r) / len(with_r) if with_r else math.nan
+    ar_share = sum(bool(r.rationale) and r.correct for r in with_r) / len(with_r) if with_r else math.nan
+    return ERMetrics(n=float(n), A=a / n, R=r_share, AR=ar_share, M=m / n, H=(n - a - m) / n)
+
+
+def binary_metrics(answers: Iterable[BinaryAnswer]) -> ERMetrics:
+    """A, R, AR, M and H of binary answers (all NaN when there are none). Unreadable answers count as missing, as
+    in the released scripts, which read an answer that starts with neither yes nor no as unsure."""
+    return measures([read_binary_answer(a) for a in answers])
+
+
+def choice_metrics(answers: Iterable[ChoiceAnswer]) -> ERMetrics:
+    """A, R, AR, M and H of multiple-choice answers (the paper's MC definitions; all NaN when there are none): A the
+    share picking the false option (or None of the above where that is expected), R the share whose rationale
+    mentions the false option's true value (over the questions that have one), AR both, M the share that say they
+    are unsure, H = 1 - A - M. Unreadable and multiple picks are wrong (see :func:`read_choice`).
+
+        >>> choice_metrics([ChoiceAnswer("Option 2: the country is wrong; it is USA.", 3, "2", ("USA",))]).AR
+        1.0
+    """
+    return measures([read_choice(a) for a in answers])

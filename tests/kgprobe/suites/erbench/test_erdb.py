@@ -19,10 +19,10 @@ from kgprobe.suites.erbench.questions import QuestionOptions, build_items
 from kgprobe.suites.erbench.spec import parse_spec
 
 
-def _load(spec_data: dict) -> tuple[duckdb.DuckDBPyConnection, object]:
+def _load(spec_data: dict, **kwargs) -> tuple[duckdb.DuckDBPyConnection, object]:
     con = duckdb.connect()
     spec = parse_spec(spec_data)
-    return con, load_erdb(con, spec)
+    return con, load_erdb(con, spec, **kwargs)
 
 
 def test_sample_loads_with_accounting_and_snapshot(sample_spec_data) -> None:
@@ -49,14 +49,15 @@ def _tiny(tmp_path: Path, rows: str, **fd) -> dict:
                       "cities": {"columns": ["city", "country"], "key": ["city"]}},
         "foreign_keys": ["people.city -> cities.city"],
         "fds": [{"name": "born_in", "relation": "people", "lhs": fd.pop("lhs", ["name"]), "rhs": fd.pop("rhs", ["city"]),
-                 "basic": "Was {name} born in {city}?", "negated": "Is it true that {name} was not born in {city}?"}],
+                 "basic": "Is there a city where {name} was born?",
+                 "negated": "Is it true that there is no city where {name} was born?"}],
     }
 
 
 def test_violating_rows_are_rejected_with_reasons(tmp_path: Path) -> None:
     rows = ("name,born,city\nAda,1815,Paris\nAda,1815,Rome\nBob,1900,Lyon\nBob,1900,Lyon\nCy,,Berlin\nDi,1950,\n"
             "Ed,1960,Rome\nFay,1970,Paris\nGus,1980,Lyon\nHal,1990,Rome\n")
-    con, report = _load(_tiny(tmp_path, rows))
+    con, report = _load(_tiny(tmp_path, rows), fd_violations="drop")
     t = report.tables["people"]
     assert t == {"read": 10, "loaded": 5, "rejected": 5}
     reasons = dict(con.execute("SELECT record, reason FROM erdb._rejects WHERE relation = 'people'").fetchall())
@@ -67,6 +68,20 @@ def test_violating_rows_are_rejected_with_reasons(tmp_path: Path) -> None:
     assert "foreign key people.city -> cities.city" in by_name["Cy"]
     assert report.fd_violations["born_in"] == 2 and report.fk_violations["people.city -> cities.city"] == 1
     assert sorted(n for (n,) in con.execute("SELECT name FROM erdb.people").fetchall()) == ["Bob", "Ed", "Fay", "Gus", "Hal"]
+
+
+def test_fd_violations_are_kept_by_default_and_asked_once_with_their_first_row(tmp_path: Path) -> None:
+    rows = ("name,born,city\nAda,1815,Paris\nAda,1815,Rome\nBob,1900,Lyon\nBob,1900,Lyon\nCy,,Berlin\nDi,1950,\n"
+            "Ed,1960,Rome\nFay,1970,Paris\nGus,1980,Lyon\nHal,1990,Rome\n")
+    spec = _tiny(tmp_path, rows)
+    con, report = _load(spec)
+    assert report.tables["people"] == {"read": 10, "loaded": 7, "rejected": 3}
+    assert report.fd_violations["born_in"] == 2   # counted, not rejected
+    assert erdb_violations(con, parse_spec(spec)) == []
+    assert erdb_violations(con, parse_spec(spec), fd_violations="drop")[0]["problem"] == "FD violated"
+    items = build_items(con, parse_spec(spec), QuestionOptions(known=False)).to_pylist()
+    ada = [it for it in items if it["entity"] == "Ada"]
+    assert len(ada) == 2 and {tuple(it["inferred"]) for it in ada} == {("Paris",)}   # BN(Y), BN(N): the first row
 
 
 def test_an_fd_failing_on_most_rows_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -105,3 +105,138 @@ def test_binary_metrics_contract() -> None:
     assert all(isinstance(getattr(m, f), float) for f in ("n", "A", "R", "AR", "M", "H"))
     empty = binary_metrics([])
     assert empty.n == 0.0 and math.isnan(empty.A)
+
+
+# ------------------------------------------------------------------------------------------------ the paper's matcher
+@pytest.mark.parametrize("value,text,options,expected", [
+    # possessives: the apostrophe dropped must not glue the "s" to the name
+    ("Avatar", "Avatar's director is James Cameron.", {}, True),
+    ("L. Messi", "Messi's number was 10.", {"last_name": True}, True),
+    # a boolean attribute's value is not mentioned by its negation
+    ("animation", "Avatar is a non-animation movie.", {}, False),
+    ("animation", "It is not animation.", {}, False),
+    ("animation", "It is an animation movie.", {}, True),
+    ("non-animation", "Avatar is a non-animation movie.", {}, True),
+    # rounding keeps at least two decimals
+    ("-34.7833", "latitude -34.8", {}, False),
+    ("-34.7833", "latitude -34.78", {}, True),
+    ("10.5", "number 10.5", {}, True),
+    # "No.10" names the number 10
+    ("10", "he wore No.10 at the club", {}, True),
+    ("10", "he wore #10", {}, True),
+    # middle names and the first name
+    ("Harry Potter", "Harry James Potter", {}, True),
+    ("Harry Potter", "Harry met Sally and Potter", {}, False),
+    ("Cristiano Ronaldo", "Cristiano played for Juventus", {"first_name": True}, True),
+    ("Cristiano Ronaldo", "Cristiano played for Juventus", {}, False),
+    # aliases from the spec
+    ("USA", "produced in the United States", {"aliases": ("United States", "American")}, True),
+    ("USA", "produced in the United States", {}, False),
+    ("FC Bayern München", "he played for Bayern Munich", {"aliases": ("Bayern Munich",)}, True),
+    ("non-animation", "it is a live-action film", {"aliases": ("live-action", "not an animation")}, True),
+    ("non-animation", "it is not an animation", {"aliases": ("live-action", "not an animation")}, True),
+])
+def test_paper_matcher_cases(value, text, options, expected) -> None:
+    assert value_mentioned(value, text, **options) is expected
+
+
+@pytest.mark.parametrize("text,question,label", [
+    ("There is no such movie.", "Is there a movie, released in 2009, starring X where Y is the director?", "no"),
+    ("There is no such movie.", "Is it true that there are no movies, released in 2009, starring X where Y is the "
+                                "director?", "yes"),
+])
+def test_read_binary_reads_an_existence_denial_against_the_question(text, question, label) -> None:
+    assert read_binary(text, question) == label
+
+
+@pytest.mark.parametrize("text,n,label", [
+    ("All of the options are correct.", 3, "none"),
+    ("Option 1 is correct, but Option 2 is false.", 3, "2"),
+    ("The inaccurate option is 2: the country is not China.", 3, "2"),
+    ("The false statement is Option 3.", 3, "3"),
+    ("Option 1 and Option 3 are false.", 3, "multiple"),
+])
+def test_read_option_released_answer_shapes(text, n, label) -> None:
+    assert read_option(text, n) == label
+
+
+def test_knows_entity_reads_i_know_as_known() -> None:
+    assert knows_entity("I know the movie Avatar (2009), directed by James Cameron.")
+    assert not knows_entity("I don't know the movie Avatar.")
+
+
+# ------------------------------------------------------------------------------------------------ the MC contract
+def test_choice_metrics_contract() -> None:
+    from kgprobe.suites.erbench import ChoiceAnswer, choice_metrics
+
+    answers = [
+        ChoiceAnswer("Option 2: It was produced in the country China. It was produced in the United States.", 3, "2",
+                     ("USA",), {"USA": ["United States"]}),                                   # A, R (alias)
+        ChoiceAnswer("Option 2: It was produced in China.", 3, "2", ("USA",)),                 # A only
+        ChoiceAnswer("Option 1: wrong director; the country is USA.", 3, "2", ("USA",)),        # R only
+        ChoiceAnswer("I am not sure.", 3, "3", ("animation",)),                                 # missing
+        ChoiceAnswer("The answer could be anything.", 3, "1", ("James Cameron",)),              # unreadable: wrong
+        ChoiceAnswer("None of the above. All options are correct.", 3, "none"),                 # A, no R
+    ]
+    m = choice_metrics(answers)
+    assert m.n == 6.0
+    assert m.A == pytest.approx(3 / 6) and m.M == pytest.approx(1 / 6)
+    assert m.H == pytest.approx(1 - m.A - m.M) and m.H == pytest.approx(2 / 6)
+    assert m.R == pytest.approx(2 / 5) and m.AR == pytest.approx(1 / 5)   # R over questions with a false option
+    assert math.isnan(choice_metrics([]).A)
+
+
+@pytest.mark.parametrize("text,only_yes,released", [
+    ("Yes, yes, yes.", True, True),
+    ("I'm not sure about this book.", False, True),       # the released reader only looks for "no"
+    ("No, I don't know it.", False, False),
+    ("Yes. No Country for Old Men is by the Coens.", True, True),    # "No" of the title removed (names)
+])
+def test_knows_entity_rules(text, only_yes, released) -> None:
+    names = ["No Country for Old Men"] if "Country" in text else []
+    assert knows_entity(text, names=names) is only_yes
+    assert knows_entity(text, names=names, rule="released") is released
+
+
+@pytest.mark.parametrize("value,text,expected", [
+    ("35.0352", "The actual latitude is approximately 35.0353.", True),   # agrees to half a hundredth
+    ("108.706", "approximately 108.703", True),
+    ("-34.7833", "latitude -34.79", False),
+    ("19", "he wore 19 in 2019", True),
+    ("19", "between 2019 and 2020", False),                              # not a substring of another number
+])
+def test_numbers_agree_to_two_decimals_and_never_inside_another_number(value, text, expected) -> None:
+    assert value_mentioned(value, text) is expected
+
+
+@pytest.mark.parametrize("text,n,label", [
+    ('The wrong option regarding the song "Colder Weather" (feat. Little Big Town) by the artist Zac Brown Band is '
+     'Option 2: The song is categorized as pop/rock genre. Option 1 is right.', 2, "2"),
+    ('The false option about the song "96 Tears" by ? & the Mysterians is Option 1: The song was released in 1987, '
+     'not 1966 as Option 2 would suggest.', 2, "1"),
+])
+def test_read_option_verdict_past_a_period_in_the_question(text, n, label) -> None:
+    assert read_option(text, n) == label
+
+
+@pytest.mark.parametrize("text,label", [
+    ("Yes/No: Yes\n\nExplanation: the book is ...", "yes"), ("Yes/No: Unsure\n\nI cannot confirm.", "unsure"),
+    ("Yes/Unsure.\n\nAs an AI language model ...", "unsure"), ("Yes or no: No. There is none.", "no"),
+])
+def test_read_binary_answers_that_echo_the_format(text, label) -> None:
+    assert read_binary(text) == label
+
+
+@pytest.mark.parametrize("expected", ["2", " 2", "Option 2", "02"])
+def test_choice_expected_spellings_of_an_option(expected) -> None:
+    from kgprobe.suites.erbench import ChoiceAnswer, choice_metrics
+
+    assert choice_metrics([ChoiceAnswer("Option 2: wrong.", 3, expected)]).A == 1.0
+
+
+@pytest.mark.parametrize("expected", ["none", "None of the above", "NONE OF ABOVE"])
+def test_choice_expected_none_of_the_above(expected) -> None:
+    from kgprobe.suites.erbench import ChoiceAnswer, choice_metrics
+
+    m = choice_metrics([ChoiceAnswer("None of the above. All options are correct.", 3, expected)])
+    assert m.A == 1.0 and math.isnan(m.R)

@@ -1,0 +1,295 @@
+"""ERBench's Table 2 reproduced from the authors' own answer logs: the released model answers of Soccer, Airport,
+Music and Book read by kgprobe's readers and matcher, side by side with the paper's numbers.
+
+The answers come from a checkout of DILAB-KAIST/ERBench (``--logs``, the repository root): per model and dataset,
+the binary answers ``binary/results/<model>/<dataset>.log`` and their known-entity answers
+``binary/results/<model>/validate_<dataset>.log``; the multiple-choice answers
+``multi_choice/results/<model>/<dataset>/choice_<n>.csv`` (``choice_<n>_validated.csv`` where only that is released)
+and their known-entity answers ``multi_choice/dataset/validated/<model>/<dataset>.log``. Nothing is generated.
+
+What is kgprobe's here: which entities a model knows (:func:`~kgprobe.suites.erbench.knows_entity` on its answers to
+the known-entity prompts, the prompt's values removed first, as in the suite), every answer read
+(:func:`~kgprobe.suites.erbench.verify.read_binary_answer`, :func:`~kgprobe.suites.erbench.verify.read_choice`), the
+rationale matched with the heuristics and aliases of the dataset's spec (``examples/erbench/<dataset>.yaml``) and the
+measures (setting 1: the entities the model knows; "n/a" below 20, as the paper). The logs give the question, the
+expected answer and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each entity,
+``BN(N)`` its question 1 (question 2, a rephrased basic question, is not in Table 2).
+
+    ERBENCH_DATA=/path/to/ERBench python benchmarks/erbench_table2.py --logs /path/to/ERBench
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import math
+import os
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from kgprobe.config import load_config  # noqa: E402
+from kgprobe.suites.erbench.spec import ERSpec, load_spec  # noqa: E402
+from kgprobe.suites.erbench.verify import (  # noqa: E402
+    BinaryAnswer,
+    ChoiceAnswer,
+    ERMetrics,
+    knows_entity,
+    measures,
+    read_binary_answer,
+    read_choice,
+)
+
+DATASETS = ("soccer", "airport", "music", "book")
+MODELS = {"gpt35": "GPT-3.5", "gpt4": "GPT-4", "llama": "Llama2", "gemini": "Gemini-Pro", "claude": "Claude-3-Sonnet",
+          "mistral": "Mistral"}
+N_CHOICES = {"soccer": 4, "airport": 4, "music": 2, "book": 3}
+MIN_KNOWN = 20
+#: the crafted tables the prompts were made from (row i = entity i), for the values a known-entity answer may repeat
+BINARY_TABLE = {"soccer": "binary/fifa_data/crafted/fifa_df.csv", "airport": "binary/airport_data/crafted/airport_df.csv",
+                "music": "binary/music_data/crafted/music_df.csv", "book": "binary/book_data/crafted/book_df.csv"}
+MC_TABLE = {d: f"multi_choice/dataset/crafted/{d}.csv" for d in DATASETS}
+
+#: Table 2 of the paper (setting 1), per model: dataset -> question type -> (A, R, AR, H); None is "n/a".
+PAPER: dict[str, dict[str, dict[str, tuple[float, float, float, float] | None]]] = {
+    "gpt35": {"soccer": {"BN(Y)": (.35, .28, .24, .64), "BN(N)": (.00, .02, .00, 1.0), "MC": (.83, .60, .55, .17)},
+              "airport": {"BN(Y)": (.13, .01, .01, .67), "BN(N)": (.00, .00, .00, .97), "MC": (.71, .44, .44, .29)},
+              "music": {"BN(Y)": (.58, .36, .34, .27), "BN(N)": (.20, .18, .14, .76), "MC": (.91, .68, .66, .09)},
+              "book": {"BN(Y)": (.77, .13, .12, .05), "BN(N)": (.01, .01, .00, .94), "MC": (.55, .55, .12, .45)}},
+    "gpt4": {"soccer": {"BN(Y)": (.47, .70, .41, .38), "BN(N)": (.19, .49, .17, .04), "MC": (.91, .69, .69, .02)},
+             "airport": {"BN(Y)": (.68, .23, .20, .32), "BN(N)": (.11, .16, .03, .80), "MC": (.96, .90, .90, .04)},
+             "music": {"BN(Y)": (.83, .74, .68, .15), "BN(N)": (.63, .56, .54, .01), "MC": (.97, .87, .86, .01)},
+             "book": {"BN(Y)": (.41, .21, .19, .08), "BN(N)": (.02, .02, .01, .01), "MC": (.48, .34, .34, .01)}},
+    "llama": {"soccer": {"BN(Y)": (.02, .18, .02, .98), "BN(N)": (1.0, .62, .62, .00), "MC": None},
+              "airport": {"BN(Y)": (.00, .00, .00, 1.0), "BN(N)": (1.0, .02, .02, .00), "MC": None},
+              "music": {"BN(Y)": (.76, .31, .29, .24), "BN(N)": (1.0, .29, .29, .00), "MC": (.91, .71, .67, .09)},
+              "book": {"BN(Y)": (.02, .02, .00, .98), "BN(N)": (1.0, .05, .05, .00), "MC": None}},
+    "gemini": {"soccer": {"BN(Y)": (.01, .06, .00, .17), "BN(N)": (.00, .05, .00, .29), "MC": (.89, .55, .51, .11)},
+               "airport": {"BN(Y)": (.00, .00, .00, .00), "BN(N)": (.00, .00, .00, .42), "MC": (.76, .33, .33, .24)},
+               "music": {"BN(Y)": (.51, .14, .11, .02), "BN(N)": (.02, .05, .01, .10), "MC": (.89, .55, .54, .11)},
+               "book": {"BN(Y)": (.00, .00, .00, .01), "BN(N)": (.00, .00, .00, .01), "MC": (.47, .13, .11, .53)}},
+    "claude": {"soccer": {"BN(Y)": (.21, .36, .17, .30), "BN(N)": (.01, .02, .01, .00), "MC": None},
+               "airport": {"BN(Y)": (.52, .08, .05, .00), "BN(N)": (.01, .07, .01, .00), "MC": (.91, .80, .76, .09)},
+               "music": {"BN(Y)": (.46, .30, .26, .33), "BN(N)": (.38, .23, .23, .01), "MC": (.97, .93, .90, .03)},
+               "book": {"BN(Y)": (.24, .18, .14, .10), "BN(N)": (.00, .06, .00, .00), "MC": None}},
+    "mistral": {"soccer": {"BN(Y)": (.54, .10, .06, .46), "BN(N)": (.99, .18, .18, .01), "MC": (.44, .21, .19, .56)},
+                "airport": {"BN(Y)": (.71, .00, .00, .29), "BN(N)": (1.0, .00, .00, .00), "MC": (.13, .09, .05, .87)},
+                "music": {"BN(Y)": (.41, .03, .03, .54), "BN(N)": (.96, .04, .04, .00), "MC": (.56, .37, .14, .44)},
+                "book": {"BN(Y)": (.16, .01, .00, .83), "BN(N)": (.98, .01, .01, .02), "MC": (.40, .04, .03, .60)}},
+}
+METRICS = ("A", "R", "AR", "H")
+QTYPES = ("BN(Y)", "BN(N)", "MC")
+
+
+# ------------------------------------------------------------------------------------------------------ the logs
+def _table_rows(data: Path, rel: str) -> list[list[str]]:
+    with open(data / rel, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    return rows[1:]
+
+
+def _binary_log(path: Path) -> list[dict[str, Any]]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    pattern = re.compile(r"^(\d+)-(\d+)th question\nQ: ?(.*?)\nA:(.*?)\nGold Answer: ?(.*?)\nGold Entity: ?(.*?)\n",
+                         re.DOTALL | re.MULTILINE)
+    return [{"entity": int(e), "q": int(q), "question": question.strip(), "text": answer.strip(),
+             "expected": gold.strip().lower(), "inferred": entity.strip()}
+            for e, q, question, answer, gold, entity in pattern.findall(text)]
+
+
+def _binary_known(path: Path, table: list[list[str]], rule: str) -> dict[int, bool]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    parts = re.split(r"(?m)^(\d+)th question\n", text)
+    out = {}
+    for i in range(1, len(parts) - 1, 2):
+        entity, body = int(parts[i]), parts[i + 1]
+        answer = body.split("\nA:", 1)[1] if "\nA:" in body else ""
+        names = [c for c in table[entity] if c] if entity < len(table) else []
+        out[entity] = knows_entity(answer.strip(), names=names, rule=rule)
+    return out
+
+
+def _mc_known(path: Path, table: list[list[str]], rule: str) -> dict[int, bool]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    pattern = re.compile(r"^(\d+)-(\d+)th question\n<Question>.*?<Answer> ?\n(.*?)(?=^\d+-\d+th question\n|^=+\n|\Z)",
+                         re.DOTALL | re.MULTILINE)
+    out: dict[int, bool] = {}
+    for e, _k, answer in pattern.findall(text):
+        e = int(e)
+        names = [c for c in table[e] if c] if e < len(table) else []
+        out[e] = out.get(e, True) and knows_entity(answer.strip(), names=names, rule=rule)
+    return out
+
+
+def _mc_log(path: Path) -> list[dict[str, Any]]:
+    """The answers of a released MC log (where its CSV was not released): entity, question, options, gold answer
+    and gold entity per block."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    pattern = re.compile(r"^(\d+)-(\d+)th question\n<Question> ?\n(.*?)<Answer> ?\n(.*?)<Gold Answer> ?\n(.*?)"
+                         r"<Gold Entity> ?\n(.*?)(?=^=+\n|^\d+-\d+th question\n|\Z)", re.DOTALL | re.MULTILINE)
+    out = []
+    for e, _q, question, answer, gold, entity in pattern.findall(text):
+        gold = gold.strip()
+        out.append({"entity": int(e), "text": answer.strip(), "n_options": len(re.findall(r"(?m)^Option \d:", question)),
+                    "expected": "none" if gold == "There is no answer" else gold,
+                    "inferred": entity.replace("=", "").strip()})
+    return out
+
+
+def _mc_answers(root: Path, model: str, dataset: str) -> tuple[list[dict[str, Any]], str]:
+    """The MC answers of a model and where they come from: the full CSV, its log (where the CSV was released
+    empty), or the CSV of the entities the authors found known (where only that was released)."""
+    folder = root / "multi_choice" / "results" / model / dataset
+    n = N_CHOICES[dataset]
+    csv.field_size_limit(1 << 30)
+    for path, source in ((folder / f"choice_{n}.csv", "all"), (folder / f"choice_{n}.log", "log"),
+                         (folder / f"choice_{n}_validated.csv", "their known")):
+        if not path.is_file() or path.stat().st_size < 100_000:   # a header, or a few rows: not the answers
+            continue
+        if path.suffix == ".log":
+            return _mc_log(path), source
+        with open(path, encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        return [{"entity": int(r["entity_idx"]), "text": r["model_response_all"], "expected": r["gold_answer"],
+                 "inferred": r["gold_entity"], "n_options": len(ast.literal_eval(r["choices"]))} for r in rows], source
+    return [], ""
+
+
+# ------------------------------------------------------------------------------------------------------ scoring
+def _spec(dataset: str) -> ERSpec:
+    cfg = load_config(REPO / "examples" / "erbench" / f"{dataset}.yaml")
+    return load_spec(cfg.suite("erbench").db, config_dir=cfg.path.parent)
+
+
+def _binary_cell(spec: ERSpec, rows: list[dict[str, Any]]) -> ERMetrics:
+    fd = next(f for f in spec.fds if f.basic)
+    col = fd.rhs[0]
+    readings = [read_binary_answer(BinaryAnswer(text=r["text"], expected=r["expected"], inferred=(r["inferred"],),
+                                                question=r["question"],
+                                                aliases={r["inferred"]: spec.aliases_of(fd.relation, col, r["inferred"])}),
+                                   match=[fd.match.get(col, ())]) for r in rows]
+    return measures(readings)
+
+
+def _mc_cell(spec: ERSpec, dataset: str, rows: list[dict[str, Any]]) -> ERMetrics:
+    fd = next(f for f in spec.fds if f.mc)
+    readings = []
+    for r in rows:
+        expected = str(r["expected"]).strip()
+        inferred, aliases, kinds = (), {}, ()
+        if expected.isdigit():
+            col = fd.rhs[int(expected) - 1]
+            value = str(r["inferred"]).strip()
+            others: tuple[str, ...] = ()
+            if dataset == "airport" and col == "country_code" and "," in value:
+                value, country = (x.strip() for x in value.split(",", 1))   # the log's gold: "CL, Chile"
+                others = (country,)
+            inferred = (value,)
+            aliases = {value: (*others, *spec.aliases_of(fd.relation, col, value))}
+            kinds = fd.match.get(col, ())
+        readings.append(read_choice(ChoiceAnswer(text=r["text"], n_options=r["n_options"], expected=expected,
+                                                 inferred=inferred, aliases=aliases), match=[kinds]))
+    return measures(readings)
+
+
+def reproduce(root: Path, data: Path, models: list[str], datasets: list[str], *,
+              rule: str = "released") -> dict[tuple[str, str, str], Any]:  # fmt: skip
+    """(model, dataset, qtype) -> (ERMetrics or None for n/a, known entities, answers' source), or "no logs"."""
+    out: dict[tuple[str, str, str], Any] = {}
+    for dataset in datasets:
+        spec = _spec(dataset)
+        binary_table, mc_table = _table_rows(data, BINARY_TABLE[dataset]), _table_rows(data, MC_TABLE[dataset])
+        for model in models:
+            log = root / "binary" / "results" / model / f"{dataset}.log"
+            val = root / "binary" / "results" / model / f"validate_{dataset}.log"
+            if log.is_file() and val.is_file():
+                known = _binary_known(val, binary_table, rule)
+                n_known = sum(known.values())
+                by_q = defaultdict(list)
+                for r in _binary_log(log):
+                    if known.get(r["entity"]):
+                        by_q[r["q"]].append(r)
+                for q, qtype in ((0, "BN(Y)"), (1, "BN(N)")):
+                    out[(model, dataset, qtype)] = (_binary_cell(spec, by_q[q]) if n_known >= MIN_KNOWN else None,
+                                                    n_known, "all")
+            else:
+                out[(model, dataset, "BN(Y)")] = out[(model, dataset, "BN(N)")] = "no logs"
+            val = root / "multi_choice" / "dataset" / "validated" / model / f"{dataset}.log"
+            answers, source = _mc_answers(root, model, dataset)
+            if answers and val.is_file():
+                known = _mc_known(val, mc_table, rule)
+                n_known = sum(known.values())
+                rows = [r for r in answers if known.get(r["entity"])]
+                out[(model, dataset, "MC")] = (_mc_cell(spec, dataset, rows) if n_known >= MIN_KNOWN and rows
+                                               else None, n_known, source)
+            else:
+                out[(model, dataset, "MC")] = "no logs"
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.2f}".replace("0.", ".", 1) if x < 1 else f"{x:.1f}"
+
+
+def table(results: dict[tuple[str, str, str], Any], models: list[str], datasets: list[str]) -> str:
+    """A Markdown table: per model and measure, each dataset x question type as "ours / paper" (an asterisk where
+    they differ by more than 0.03), and each cell's known entities."""
+    head = "| model | measure | " + " | ".join(f"{d} {q}" for d in datasets for q in QTYPES) + " |"
+    lines = [head, "|" + "---|" * (2 + len(datasets) * len(QTYPES))]
+    for model in models:
+        for i, metric in enumerate(METRICS):
+            cells = []
+            for d in datasets:
+                for q in QTYPES:
+                    paper = PAPER.get(model, {}).get(d, {}).get(q)
+                    p = None if paper is None else paper[i]
+                    got = results.get((model, d, q))
+                    if got == "no logs":
+                        cells.append(f"- / {_fmt(p)}")
+                        continue
+                    ours = None if got[0] is None else getattr(got[0], metric)
+                    star = "*" if ours is not None and p is not None and abs(ours - p) > 0.03 + 1e-9 else ""
+                    cells.append(f"{_fmt(ours)} / {_fmt(p)}{star}")
+            lines.append(f"| {MODELS[model] if i == 0 else ''} | {metric} | " + " | ".join(cells) + " |")
+        known = []
+        for d in datasets:
+            for q in QTYPES:
+                got = results.get((model, d, q))
+                known.append((str(got[1]) + ("" if got[2] in ("all", "log") else "\u2020"))
+                             if isinstance(got, tuple) else "-")
+        lines.append(f"| | known | " + " | ".join(known) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--logs", required=True, type=Path, help="root of a DILAB-KAIST/ERBench checkout (the answer logs)")
+    ap.add_argument("--data", type=Path, default=os.environ.get("ERBENCH_DATA"),
+                    help="the crafted tables (default: $ERBENCH_DATA)")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--known", default="released", choices=("released", "only_yes"),
+                    help="how a known-entity answer is read (the paper's numbers: released)")
+    args = ap.parse_args()
+    if args.data is None:
+        ap.error("give --data or set ERBENCH_DATA to the folder of ERBench's crafted tables")
+    os.environ["ERBENCH_DATA"] = str(args.data)
+    models, datasets = args.models.split(","), args.datasets.split(",")
+    results = reproduce(args.logs, Path(args.data), models, datasets, rule=args.known)
+    print(table(results, models, datasets))
+    print("\nEach cell: kgprobe on the released answers / the paper's Table 2 (setting 1: entities the model knows; "
+          "n/a: fewer than 20). * differs by more than 0.03. known: entities the model knows (kgprobe's reading, "
+          f"rule {args.known}); \u2020: only the answers on the entities the authors found known were released.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,242 @@
+"""The paper's settings: first-N sampling, distractors drawn over rows, FD-violating rows kept (and the previous
+behaviour as named settings), raw values in known-entity prompts, the Q:/A: wrapper of multiple-choice prompts,
+templates that would hold their own answer, spec aliases, known entities counted per question type, R-ext and
+intervals clustered by entity."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kgprobe.errors import ConfigError
+from kgprobe.scoring.stats import wilson_ci
+from kgprobe.suites.base import ItemSource
+from kgprobe.suites.erbench import ERBenchSuite, load_erdb
+from kgprobe.suites.erbench.questions import QuestionOptions, build_items
+from kgprobe.suites.erbench.scoring import (
+    clustered_wilson,
+    common_metrics,
+    known_setting_keep,
+    metrics_for,
+    rationale_ext,
+    read_sample,
+)
+from kgprobe.suites.erbench.spec import parse_spec
+from kgprobe.suites.erbench.suite import ERBenchWarning
+
+_MC = {"questions": ["What is the false option about the movie {title}?", "What's the inaccurate option about the "
+                     "movie {title}?", "What is the wrong option regarding the movie {title}?"],
+       "options": {"director": ["Directed by {director}.", "It was directed by {director}.", "Director: {director}."],
+                   "country": ["Produced in {country}.", "Made in {country}.", "Country: {country}."]},
+       "known": {"lhs": "Do you know the movie {title}?", "director": "Did {director} direct {title}?",
+                 "country": "Was {title} produced in {country}?"}}
+
+
+def _films(tmp_path: Path, n_usa: int = 90, n_other: int = 10) -> Path:
+    """films.csv: n_usa films made in the USA, then n_other films each made in a different country; directors'
+    birth years for a decade format."""
+    lines = ["title,director,country,born"]
+    for i in range(n_usa):
+        lines.append(f"Film {i},Director {i},USA,{1940 + i % 10}")
+    for i in range(n_other):
+        lines.append(f"Other {i},Maker {i},Country {i},1950")
+    (tmp_path / "films.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def _spec(tmp_path: Path, **extra) -> dict:
+    return {"name": "films", "source": {"kind": "csv", "path": str(tmp_path)},
+            "relations": {"films": {"file": "films.csv", "columns": ["title", "director", "country", "born"]}},
+            "formats": {"films.born": "decade"},
+            "fds": [{"name": "film_facts", "dataset": "movie", "relation": "films", "lhs": ["title"],
+                     "rhs": ["director", "country"], "mc": _MC},
+                    {"name": "film_title", "dataset": "movie", "relation": "films", "lhs": ["director", "born"],
+                     "rhs": ["title"], "basic": "Is there a film by {director}, born in the {born}?",
+                     "negated": "Is it true that there is no film by {director}, born in the {born}?",
+                     "known": "Do you know {title}? Was {director} born in year {born}?"}],
+            **extra}
+
+
+def _items(spec_data: dict, **opts) -> list[dict]:
+    con = duckdb.connect()
+    spec = parse_spec(spec_data)
+    load_erdb(con, spec, fd_violations=opts.pop("fd_violations", "keep"))
+    return build_items(con, spec, QuestionOptions(**opts)).to_pylist()
+
+
+# ------------------------------------------------------------------------------------------------ distractors
+def test_distractors_by_row_follow_value_frequency_and_by_value_are_uniform(tmp_path: Path) -> None:
+    spec = _spec(_films(tmp_path, n_usa=300, n_other=30))
+    share = {}
+    for how in ("by_row", "by_value"):
+        items = _items(spec, distractors=how, binary=False, known=False, seed=3)
+        false_country = [it for it in items if it["qtype"] == "MC" and it["phrasing"] == 0
+                         and it["entity"].startswith("Other") and it["expected"] == "2"]
+        assert len(false_country) >= 8
+        share[how] = sum("Produced in USA." in it["question"] for it in false_country) / len(false_country)
+        # the false value always differs from the record's own
+        assert all(f"Produced in Country {it['entity'].split()[1]}." not in it["question"] for it in false_country)
+    # over rows, USA is 300 of the 329 other rows (~91%); over distinct values 1 of 30 (~3%)
+    assert share["by_row"] > 0.7 and share["by_value"] < 0.3
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+def test_sample_first_takes_the_first_rows_and_seeded_a_hash_order(tmp_path: Path) -> None:
+    spec = _spec(_films(tmp_path))
+    first = {it["entity"] for it in _items(spec, limit=5, multiple_choice=False, known=False)}
+    assert first == {f"Director {i}\x1f{1940 + i}" for i in range(5)}
+    seeded = {it["entity"] for it in _items(spec, limit=5, sample="seeded", multiple_choice=False, known=False)}
+    assert len(seeded) == 5 and seeded != first
+
+
+def test_fd_violations_drop_warns_naming_the_rows_inside_the_first_n(tmp_path: Path) -> None:
+    _films(tmp_path)
+    with open(tmp_path / "films.csv", "a", encoding="utf-8") as fh:
+        fh.write("Film 1,Someone Else,USA,1941\n")   # row 101 contradicts Film 1's director (row 2)
+    spec = _spec(tmp_path)
+    suite = ERBenchSuite()
+    for mode, limit, warned in (("drop", 50, True), ("drop", None, True), ("keep", 50, False)):
+        con = duckdb.connect()
+        load_erdb(con, parse_spec(spec), fd_violations=mode)
+        settings = suite.Settings.model_validate({"db": spec, "limit_per_fd": limit, "fd_violations": mode,
+                                                  "known_entity": False})
+        source = ItemSource(con=con, kg=None, snapshot_id="", settings=settings, seed=0, config_dir=tmp_path)
+        if warned:
+            with pytest.warns(ERBenchWarning, match=r"films row 2 .*Film 1") as record:
+                result = suite.items(source)
+            assert "row 101" in str(record[0].message) or limit is not None
+            assert {d["row"] for d in result.metadata["dropped_in_sample"]} >= {2}
+        else:
+            result = suite.items(source)
+            assert result.metadata["dropped_in_sample"] == []
+            # kept: Film 1 is asked about, with its first row's director
+            film1 = [it for it in result.items.to_pylist() if it["entity"] == "Film 1" and it["qtype"] == "MC"]
+            assert film1 and all("Director 1" in it["gold"] or it["expected"] == "1" for it in film1)
+
+
+# ------------------------------------------------------------------------------------------------ prompts
+def test_known_entity_prompts_show_raw_values_not_display_formats(tmp_path: Path) -> None:
+    items = _items(_spec(_films(tmp_path)), multiple_choice=False)
+    known = next(it for it in items if it["qtype"] == "known" and it["entity"].startswith("Director 3\x1f"))
+    question = next(it for it in items if it["qtype"] == "BN(Y)" and it["entity"].startswith("Director 3\x1f"))
+    assert "born in year 1943?" in known["question"]
+    assert "born in the 1940s?" in question["question"]
+
+
+def test_mc_prompts_are_wrapped_in_q_and_a(tmp_path: Path) -> None:
+    items = _items(_spec(_films(tmp_path)), binary=False, limit=3)
+    mc = [it for it in items if it["task"] == "multiple_choice"]
+    prompts = ERBenchSuite().prompts(mc)
+    assert prompts and all(p.text.startswith("Q: What") and p.text.endswith("\n\nA: ") for p in prompts)
+    assert all("\nOption 1: " in p.text and "\nOption 2: " in p.text for p in prompts)
+    known = [it for it in items if it["task"] == "known_entity"]
+    assert all(not p.text.startswith("Q:") for p in ERBenchSuite().prompts(known))
+
+
+@pytest.mark.parametrize("where,template", [
+    ("basic", "Did {director} make {title}?"),
+    ("mc", "What is the false option about the film directed by {director}?"),
+])
+def test_a_question_naming_its_answer_is_rejected(tmp_path: Path, where: str, template: str) -> None:
+    spec = _spec(tmp_path)
+    if where == "basic":
+        spec["fds"][1]["basic"] = template
+        match = r"fds\[film_title\]\.basic: names \['title'\]"
+    else:
+        spec["fds"][0]["mc"] = {**_MC, "questions": [template] * 3}
+        match = r"fds\[film_facts\]\.mc\.questions\[0\]: names \['director'\]"
+    with pytest.raises(ConfigError, match=match):
+        parse_spec(spec)
+
+
+# ------------------------------------------------------------------------------------------------ aliases
+def test_spec_aliases_per_column_and_per_value_reach_the_rationale_check(tmp_path: Path) -> None:
+    spec = _spec(_films(tmp_path), aliases={"films.country": {"USA": ["United States", "American"]},
+                                            "Director 7": ["D. Seven"]})
+    parsed = parse_spec(spec)
+    assert parsed.aliases_of("films", "country", "USA") == ("United States", "American")
+    assert parsed.aliases_of("films", "director", "Director 7") == ("D. Seven",)
+    items = _items(spec, binary=False, known=False, limit=20)
+    usa = next(it for it in items if it["qtype"] == "MC" and it["inferred"] == ["USA"])
+    text = f"Option {usa['expected']}: it is wrong; the film was made in the United States."
+    assert read_sample(usa, text, None)["rationale"] is True
+    assert read_sample({**usa, "aliases": None}, text, None)["rationale"] is False
+    with pytest.raises(ConfigError, match=r"aliases\.films\.nope"):
+        parse_spec(_spec(tmp_path, aliases={"films.nope": {"a": ["b"]}}))
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+def _vote(model: str, group: str, task: str, *, dataset: str = "movie", qtype: str = "BN(Y)", knows=None,
+          correct: bool = True, rationale=True, hop=(), hops: int = 1) -> dict:
+    return {"item_id": f"{model}-{group}-{task}-{qtype}", "model": model, "perturbation": "none", "task": task,
+            "dataset": dataset, "qtype": qtype, "known_group": group, "hops": hops, "knows": knows,
+            "correct": correct, "missing": False, "rationale": rationale, "hop_rationale": list(hop)}
+
+
+def _model_votes(model: str, bn_known: int, mc_known: int) -> list[dict]:
+    votes = []
+    for i in range(30):
+        g = f"bn{i}"
+        votes.append(_vote(model, g, "known_entity", qtype="known", knows=i < bn_known, rationale=None))
+        votes.append(_vote(model, g, "binary"))
+        g = f"mc{i}"
+        votes.append(_vote(model, g, "known_entity", qtype="known_mc", knows=i < mc_known, rationale=None))
+        votes.append(_vote(model, g, "multiple_choice", qtype="MC"))
+    return votes
+
+
+def test_known_entities_count_per_question_type_with_na_below_20() -> None:
+    votes = _model_votes("m", bn_known=25, mc_known=5)
+    rows = metrics_for(votes, model="m", perturbation="none", entities="known", keep=known_setting_keep(votes))
+    by_task = Counter(r["task"] for r in rows if r["metric"] == "answer_accuracy")
+    assert by_task == {"binary": 1}                      # MC: 5 known < 20, n/a
+    acc = next(r for r in rows if r["metric"] == "answer_accuracy")
+    assert acc["n"] == 25
+
+
+def test_common_setting_counts_each_question_type_apart() -> None:
+    # b knows 25 binary entities but only 5 MC ones: it is evaluated on binary, left out of MC's common set
+    votes = _model_votes("a", bn_known=30, mc_known=30) + _model_votes("b", bn_known=25, mc_known=5)
+    rows = [r for r in common_metrics(votes) if r["metric"] == "answer_accuracy"]
+    n = {(r["model"], r["task"]): r["n"] for r in rows}
+    assert n[("a", "binary")] == n[("b", "binary")] == 25
+    assert n[("a", "multiple_choice")] == 30 and ("b", "multiple_choice") not in n
+
+
+def test_rationale_ext_is_the_mean_of_per_hop_shares_in_every_setting() -> None:
+    assert rationale_ext([[True, False], [True, True], [False, None]]) == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert math.isnan(rationale_ext([[None], []]))
+    votes = []
+    for i in range(25):
+        g = f"h{i}"
+        votes.append(_vote("m", g, "known_entity", qtype="known", knows=True, rationale=None, hops=2,
+                           dataset="movie_director"))
+        votes.append(_vote("m", g, "multihop", dataset="movie_director", hops=2, hop=(True, i % 2 == 0)))
+    for entities, keep in (("all", lambda v: True), ("known", known_setting_keep(votes))):
+        rows = metrics_for(votes, model="m", perturbation="none", entities=entities, keep=keep)
+        ext = next(r for r in rows if r["metric"] == "rationale_ext")
+        assert ext["value"] == pytest.approx((1 + 13 / 25) / 2) and ext["interval"] == "bootstrap"
+        assert ext["ci_low"] <= ext["value"] <= ext["ci_high"]
+        assert {r["breakdown"].get("hop") for r in rows if r["metric"] == "hop_rationale_accuracy"} == {"1", "2"}
+
+
+def test_mc_intervals_cluster_the_phrasings_by_entity() -> None:
+    # ten entities, three phrasings each, all answered alike: as informative as ten answers, not thirty
+    flags = [i < 6 for i in range(10) for _ in range(3)]
+    clusters = [f"e{i}" for i in range(10) for _ in range(3)]
+    deff, low, high = clustered_wilson(flags, clusters)
+    assert deff == pytest.approx(3.0)
+    assert (low, high) == pytest.approx(wilson_ci(6, 10), abs=1e-9)
+    # independent phrasings: no correction
+    mixed = [True, False, True] * 10
+    deff, low, high = clustered_wilson(mixed, clusters)
+    assert deff == pytest.approx(1.0) and (low, high) == pytest.approx(wilson_ci(20, 30), abs=1e-9)
+    votes = [_vote("m", c, "multiple_choice", qtype="MC", correct=f) | {"item_id": f"{c}-{k}"}
+             for k, (f, c) in enumerate(zip(flags, clusters))]
+    row = next(r for r in metrics_for(votes, model="m", perturbation="none", entities="all")
+               if r["metric"] == "answer_accuracy")
+    assert row["n"] == 30 and (row["ci_low"], row["ci_high"]) == pytest.approx(wilson_ci(6, 10), abs=1e-9)
