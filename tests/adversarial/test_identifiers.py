@@ -102,7 +102,8 @@ def _spec(kind: str, path: Path, source: str) -> dict:
                                      "columns": {"name": INJECT, "country": 'he"ad', "year": "year"},
                                      "key": ["name"]}},
             "fds": [{"name": "born", "relation": "people", "lhs": ["name"], "rhs": ["year"],
-                     "basic": "Was {name} born in {year}?", "negated": "Was {name} not born in {year}?"}]}
+                     "basic": "Is there a person named {name} whose birth year is recorded?",
+                     "negated": "Is there no person named {name} whose birth year is recorded?"}]}
 
 
 def _write(kind: str, tmp_path: Path) -> tuple[Path, str]:
