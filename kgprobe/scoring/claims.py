@@ -181,8 +181,9 @@ def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float) -> frozen
 @dataclass(frozen=True)
 class KGFacts:
     """What claims are checked against: entity labels (and aliases), relation labels and keys, the triples,
-    relations functional in practice, declared inverses and symmetric relations, extra relation phrasings. Ids are
-    whatever the source uses (DuckDB ids, keys)."""
+    relations functional in practice, declared inverses and symmetric relations, relation phrasings besides
+    :data:`DEFAULT_PHRASINGS` (relation id -> phrase -> reversed). Ids are whatever the source uses (DuckDB ids,
+    keys)."""
 
     entities: Mapping[Any, str]
     relations: Mapping[Any, str]
@@ -253,7 +254,6 @@ class KGFacts:
         rels = kg.get("relations", [])
         rkey = {int(r[0]): str(r[2]) for r in rels if len(r) > 2}
         rlab = {int(r[0]): str(r[1]) for r in rels}
-        extra = {int(k): {str(p): bool(v) for p, v in d.items()} for k, d in (kg.get("phrasings") or {}).items()}
         return cls(entities={int(e[0]): str(e[1]) for e in kg.get("entities", [])}, relations=rlab,
                    triples=frozenset((int(h), int(r), int(t)) for h, r, t in kg.get("triples", [])),
                    functional=frozenset(int(r) for r in kg.get("functional", [])), relation_keys=rkey,
@@ -261,7 +261,8 @@ class KGFacts:
                    aliases={int(k): tuple(v) for k, v in (kg.get("aliases") or {}).items()},
                    inverses=_inverse_sets({int(a): int(b) for a, b in kg.get("inverses", [])}),
                    symmetric=frozenset(int(r) for r in kg.get("symmetric", [])),
-                   phrasings=_phrasings(rlab, rkey, None) if not extra else extra)
+                   phrasings={int(k): {str(p): bool(v) for p, v in d.items()}
+                              for k, d in (kg.get("phrasings") or {}).items()})
 
     def to_evidence(self) -> dict[str, Any]:
         """The JSON-able form :meth:`from_evidence` reads (integer ids)."""
@@ -276,6 +277,8 @@ class KGFacts:
             out["inverses"] = sorted([a, b] for a, bs in self.inverses.items() for b in bs)
         if self.symmetric:
             out["symmetric"] = sorted(self.symmetric)
+        if self.phrasings:
+            out["phrasings"] = {str(k): dict(v) for k, v in sorted(self.phrasings.items())}
         return out
 
     # -------------------------------------------------------------------------------------------- indexes
@@ -326,7 +329,8 @@ class KGFacts:
                     add(" ".join(toks[:-1]), rid, True)          # "painted by" -> "Picasso painted Guernica"
                 if toks and toks[-1] not in _PREP_END:
                     add(" ".join(toks) + " of", rid, True)       # "director" -> "X is the director of Y"
-            for phrase, rev in (self.phrasings.get(rid) or {}).items():
+            key = self.relation_keys.get(rid, str(rid))
+            for phrase, rev in {**DEFAULT_PHRASINGS.get(key, {}), **dict(self.phrasings.get(rid) or {})}.items():
                 add(phrase, rid, bool(rev))
         return out
 
@@ -475,7 +479,7 @@ def _phrasings(labels: Mapping[Any, str], keys: Mapping[Any, str],
     out: dict[Any, dict[str, bool]] = {}
     for rid in labels:
         key = keys.get(rid, str(rid))
-        merged = {**DEFAULT_PHRASINGS.get(key, {}), **dict((extra or {}).get(key, {}))}
+        merged = dict((extra or {}).get(key, {}))
         if merged:
             out[rid] = merged
     return out
