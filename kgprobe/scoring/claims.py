@@ -92,9 +92,9 @@ DEFAULT_PHRASINGS: dict[str, dict[str, bool]] = {
     "architect": {"designed by": False, "designed": True},
     "housed_in": {"housed in": False, "housed at": False, "held in": False, "kept in": False, "displayed in": False,
                   "displayed at": False, "exhibited in": False, "exhibited at": False},
-    "located_in": {"located in": False, "situated in": False, "lies in": False},
-    "located_in_city": {"located in": False, "situated in": False, "lies in": False},
-    "country": {"located in": False, "situated in": False, "country": False},
+    "located_in": {"located in": False, "situated in": False, "lies in": False, "in": False},
+    "located_in_city": {"located in": False, "situated in": False, "lies in": False, "in": False},
+    "country": {"located in": False, "situated in": False, "country": False, "in": False},
     "continent": {"located in": False, "situated in": False, "located on": False},
     "shares_border_with": {"borders": False, "shares a border with": False, "borders with": False},
     "capital_of": {"capital of": False, "the capital of": False},
@@ -124,7 +124,7 @@ _AUX = {"is", "was", "are", "were", "be", "been", "being", "has", "have", "had",
         "famously", "originally"}
 _PREP_END = {"of", "in", "by", "at", "to", "with", "from", "on", "for", "into", "through", "after", "under"}
 _NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n['\u2019]t\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs|Mt)\.)(?<=[.!?])\s+(?=[A-Z0-9\"\u201c(])"
+_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs|Mt|No|Op|op|no)\.)(?<!\bVol\.)(?<=[.!?])\s+(?=[A-Z0-9\"\u201c(])"
                        r"|\s*\n+\s*|;\s+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]+|\d+[.)]|\(\d+\))\s+")
 
@@ -511,12 +511,18 @@ def split_facts(answer: str | None) -> list[str]:
     return out
 
 
+_CONJ = {"and", "or", "but", "nor", "as", "well", "also", "both", "either", "neither", "then"}
+_NEG_TOKENS = {"not", "never"}
+
+
 def heuristic_claims(fact: str, kg: KGFacts) -> list[Claim]:
     """The claims of one fact sentence, offline: the KG entity names it mentions, and the words between two
-    consecutive ones as the relation phrase ("The R of X is Y" and "X's R is Y" read as R(X, Y); "A r B and C"
-    as r(A, B), r(A, C)). Negation words (not, never, n't) make the claim negated and leave the phrase."""
-    negated = bool(_NEGATION.search(fact))
-    text = _NEGATION.sub(" ", fact)
+    consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y" read as R(X, Y); "A r B and C" and
+    "A r B, not C" as r(A, B), r(A, C) (the second denied); "A and B r C" as r(A, C), r(B, C). Negation words (not,
+    never, n't, no longer) between two mentions deny that claim, before the first mention every claim; they leave
+    the phrase."""
+    text = re.sub(r"n['\u2019]t\b", " not", fact)
+    text = re.sub(r"\bno longer\b", "not", text, flags=re.IGNORECASE)
     toks = _norm_tokens(text)
     ments = kg.mentions(text)
     out: list[Claim] = []
@@ -526,26 +532,32 @@ def heuristic_claims(fact: str, kg: KGFacts) -> list[Claim]:
     def surface(m: tuple[int, int, Any]) -> str:
         return kg.entities[m[2]] if m[2] is not None else " ".join(toks[m[0]:m[1]])
 
-    prev_rel: str | None = None
-    subj = ments[0]
+    lead = toks[:ments[0][0]]
+    lead_neg = any(t in _NEG_TOKENS for t in lead)
+    lead = _strip_aux(tuple(t for t in lead if t not in _NEG_TOKENS))
+    prev: tuple[tuple[int, int, Any], str] | None = None
+    pending: list[tuple[int, int, Any]] = []
     for a, b in zip(ments, ments[1:]):
         between = toks[a[1]:b[0]]
+        neg = lead_neg != any(t in _NEG_TOKENS for t in between)
+        between = tuple(t for t in between if t not in _NEG_TOKENS)
         core = _strip_aux(between)
-        if a is ments[0]:
-            lead = _strip_aux(toks[:a[0]])
-            if lead and lead[-1] == "of" and (not core or core in {("is",), ("was",), ("are",), ("were",)}):
-                rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges"
-                out.append(Claim(surface(a), rel, surface(b), negated, fact))
-                prev_rel, subj = rel, a
-                continue
-        if (not core or core in {("and",), ("as", "well", "as"), ("or",)}) and prev_rel is not None:
-            out.append(Claim(surface(subj), prev_rel, surface(b), negated, fact))
+        if a is ments[0] and lead and lead[-1] == "of" and len(lead) > 1 and not core:
+            rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges"
+            out.append(Claim(surface(a), rel, surface(b), neg, fact))
+            prev = (a, rel)
             continue
-        if not core:
+        if set(core) <= _CONJ or (neg and len(core) <= 2 and set(core) <= _CONJ | _PREP_END):
+            if prev is not None:  # "A r B and C", "A r B, not C"
+                out.append(Claim(surface(prev[0]), prev[1], surface(b), neg, fact))
+            elif set(core) <= _CONJ:  # "A and B r C": A waits for the relation
+                pending.append(a)
             continue
         rel = " ".join(between)
-        out.append(Claim(surface(a), rel, surface(b), negated, fact))
-        prev_rel, subj = rel, a
+        for subject in [*pending, a]:
+            out.append(Claim(surface(subject), rel, surface(b), neg, fact))
+        pending = []
+        prev = (a, rel)
     return out
 
 
