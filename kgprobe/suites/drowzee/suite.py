@@ -8,7 +8,7 @@ oracle reference model answers it verbatim).
 
 Scores per extractor (the rows' ``judge``): ``heuristic`` is the shared offline claim extractor
 (:func:`.oracle.response_edges`); each configured judge extracts the claims as validated JSON when ``llm_extractor``
-is on (the default). Per task, overall and per rule / operator (and per relation, phrasing): ``hallucination_rate``
+is on. Per task, overall and per rule / operator (and per relation, phrasing): ``hallucination_rate``
 (EK + EI + OL among the answers the oracle can judge: a refusal is a correct, normal response, an answer with no
 triple extracted has its own ``no_triples_share``, and a generation error is missing, counted nowhere), the category
 shares, ``refusal_share``, ``answer_accuracy`` (refusals apart), ``wrong_answer_co_share`` (wrong answers whose
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -87,6 +88,8 @@ DEFAULT_ALIASES: dict[str, list[str]] = {
 }
 
 _HALLUCINATED = ("EK", "EI", "OL")
+#: The fewest new tokens a judge's claim extraction gets.
+EXTRACT_TOKENS = 256
 
 
 class DrowzeeSettings(BaseModel):
@@ -115,8 +118,9 @@ class DrowzeeSettings(BaseModel):
     max_depth: int = Field(2, ge=1)
     domain: tuple[int, int] = (1, 2024)
     threshold: float = Field(0.8, gt=0, le=1)  # θ_n = θ_e = cosine threshold of a semantic match
-    llm_extractor: bool = True
-    """Each configured judge extracts the reasoning's claims too (its own rows); the heuristic rows stay."""
+    llm_extractor: bool = False
+    """Each configured scoring judge extracts the reasoning's claims too, as validated JSON (its own rows, which the
+    report then shows); the heuristic rows stay. Off by default: a CPU judge reads every answer."""
 
     @field_validator("domain")
     @classmethod
@@ -346,6 +350,8 @@ class DrowzeeSuite(Suite):
             asked = [r for r in responses if r.get("error") is None and read_answer(r["text"]) != "refusal"]
             prompts = [extraction_prompt(r["text"], r["response_id"], _claims_gold(offline[r["response_id"]]))
                        for r in asked]
+            # a list of claims needs room that a yes/no verdict does not; the judge's other settings stay
+            spec = replace(spec, params=replace(spec.params, max_tokens=max(spec.params.max_tokens, EXTRACT_TOKENS)))
             verdicts = scoring.judge(spec, prompts) if prompts else {}
             for r in responses:
                 item = by_id[str(r["item_id"])]
