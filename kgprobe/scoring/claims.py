@@ -644,25 +644,20 @@ def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | 
     return out
 
 
-def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], str] | Any = None) -> tuple[list[Claim], str]:
-    """(claims, extractor) of an answer: the judge's (``judge(prompt) -> reply``, or an object with ``name`` and
-    ``__call__``; the extractor is its ``name``, else ``"judge"``) when it replies valid JSON, else the heuristic
-    (extractor ``"heuristic"``). A heuristic fact that yields no claim keeps an empty claim, so it still counts."""
+def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | Any = None) -> tuple[list[Claim], str]:
+    """(claims, extractor) of an answer: the judge's (``judge(prompt) -> reply``, the reply a string, a dict with
+    ``"text"`` or an object with ``.text``; the extractor is the judge's ``name`` or ``model``, else ``"judge"``)
+    when it replies valid JSON, else the heuristic's (extractor ``"heuristic"``). Only whole claims (subject,
+    relation and object) are returned; :func:`parse_claims` keeps the facts that are not relations too."""
     if judge is not None:
         reply = judge(claims_prompt(answer))
-        claims = parse_claims(reply if isinstance(reply, str) else getattr(reply, "text", None), answer)
+        text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
+                                                    else getattr(reply, "text", None))
+        claims = parse_claims(text, answer)
         if claims is not None:
-            return claims, str(getattr(judge, "name", None) or getattr(judge, "model", None) or "judge")
-    return heuristic_fact_claims(answer, kg), HEURISTIC
-
-
-def heuristic_fact_claims(answer: str, kg: KGFacts) -> list[Claim]:
-    """Every heuristic fact's claims, or one empty claim for a fact that yields none."""
-    out = []
-    for fact in split_facts(answer):
-        found = heuristic_claims(fact, kg)
-        out += found or [Claim("", "", "", False, fact)]
-    return out
+            name = getattr(judge, "name", None) or getattr(judge, "model", None) or "judge"
+            return [c for c in claims if c.subject and c.relation and c.object], str(name)
+    return [c for fact in split_facts(answer) for c in heuristic_claims(fact, kg)], HEURISTIC
 
 
 # --------------------------------------------------------------------------------------------------- verification

@@ -192,3 +192,17 @@ def test_a_hash_embedder_does_not_turn_a_wrong_relation_into_a_right_one(sample_
     # RR-style fact: the KG pair with another relation's label; its exact label wins over any embedding
     fact = "Guernica place of birth Pablo Picasso."
     assert check_fact(fact, sample_kg, embedder=HashEmbedder()).label != SUPPORTED
+
+
+def test_heuristic_claims_of_prose(sample_kg):
+    claims, extractor = extract_claims("Guernica was painted by Pablo Picasso, not by Salvador Dalí. Both Don "
+                                       "Giovanni and Così fan tutte were composed by Wolfgang Amadeus Mozart.",
+                                       sample_kg)
+    assert extractor == HEURISTIC
+    got = [(c.subject, c.object, c.negated) for c in claims]
+    assert got == [("Guernica", "Pablo Picasso", False), ("Guernica", "Salvador Dalí", True),
+                   ("Don Giovanni", "Wolfgang Amadeus Mozart", False),
+                   ("Così fan tutte", "Wolfgang Amadeus Mozart", False)]
+    assert [check_claim(c, sample_kg).label for c in claims] == [SUPPORTED, SUPPORTED, SUPPORTED, SUPPORTED]
+    # "It is not true that ..." denies every claim of the sentence
+    assert check_fact("It is not true that Guernica was painted by Pablo Picasso.", sample_kg).label == CONTRADICTED
