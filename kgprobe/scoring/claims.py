@@ -227,7 +227,8 @@ class KGFacts:
         own = isinstance(con, (str, Path))
         conn = duckdb.connect(str(con), read_only=True) if own else con
         try:
-            prefix = f'"{kg}".' if kg else ""
+            # a schema name is an identifier, not a value: quoted, its quotes doubled, so no name can end the quote
+            prefix = '"' + str(kg).replace('"', '""') + '".' if kg else ""
             ents = conn.execute(f"SELECT id, key, label FROM {prefix}entities").fetchall()
             rels = conn.execute(f"SELECT id, key, label FROM {prefix}relations").fetchall()
             trip = frozenset(tuple(map(int, t)) for t in

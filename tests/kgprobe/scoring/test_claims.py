@@ -206,3 +206,18 @@ def test_heuristic_claims_of_prose(sample_kg):
     assert [check_claim(c, sample_kg).label for c in claims] == [SUPPORTED, SUPPORTED, SUPPORTED, SUPPORTED]
     # "It is not true that ..." denies every claim of the sentence
     assert check_fact("It is not true that Guernica was painted by Pablo Picasso.", sample_kg).label == CONTRADICTED
+
+
+def test_from_duckdb_quotes_the_schema_name(tmp_path):
+    con = duckdb.connect()
+    con.execute('CREATE SCHEMA "odd""name"')
+    for stmt in ("CREATE TABLE {s}.entities (id BIGINT, key VARCHAR, label VARCHAR)",
+                 "CREATE TABLE {s}.relations (id BIGINT, key VARCHAR, label VARCHAR)",
+                 "CREATE TABLE {s}.triples (head BIGINT, relation BIGINT, tail BIGINT)"):
+        con.execute(stmt.format(s='"odd""name"'))
+    con.execute("""INSERT INTO "odd""name".entities VALUES (1, 'Q1', 'Guernica'), (2, 'Q2', 'Pablo Picasso')""")
+    con.execute("""INSERT INTO "odd""name".relations VALUES (0, 'painted_by', 'painted by')""")
+    con.execute("""INSERT INTO "odd""name".triples VALUES (1, 0, 2)""")
+    kg = KGFacts.from_duckdb(con, 'odd"name')
+    v = check_fact("Guernica was painted by Pablo Picasso.", kg)
+    assert (v.label, v.triple) == (SUPPORTED, ("Q1", "painted_by", "Q2"))
