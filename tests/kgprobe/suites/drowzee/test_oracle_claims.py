@@ -137,3 +137,22 @@ def test_wrong_answers_with_correct_reasoning_are_reported(rows, embedder):
     overall = {m["metric"]: m for m in scored.metrics if not m["breakdown"] and m["judge"] == "heuristic"}
     assert overall["answer_accuracy"]["value"] == 0.0
     assert overall["wrong_answer_co_share"]["value"] == 1.0 and overall["wrong_answer_co_share"]["n"] == 2
+
+
+def test_report_names_its_extractor_and_shows_wrong_answers_with_co_reasoning():
+    from kgprobe.suites.drowzee.report import section
+
+    def row(judge, metric, value):
+        return {"model": "m", "perturbation": "none", "suite": "drowzee", "task": "rule", "judge": judge,
+                "metric": metric, "breakdown": {}, "higher_is_better": False, "n": 10, "value": value,
+                "ci_low": 0.0, "ci_high": 1.0, "interval": "wilson", "item_ids": []}
+
+    heuristic = [row("heuristic", "hallucination_rate", 0.4), row("heuristic", "wrong_answer_co_share", 0.25)]
+    sec = section(None, heuristic)
+    assert sec.data["extractor"].startswith("heuristic")
+    (table,) = sec.data["tables"]
+    assert table["rate"]["headers"][:3] == ["model", "overall", "wrong answers with CO reasoning"]
+    assert table["rate"]["rows"][0]["cells"][:2] == ["0.40 [0.00, 1.00] n=10", "0.25 [0.00, 1.00] n=10"]
+    judged = section(None, heuristic + [row("smol", "hallucination_rate", 0.7)])
+    assert judged.data["extractor"].startswith("smol")
+    assert judged.data["tables"][0]["rate"]["rows"][0]["cells"][0] == "0.70 [0.00, 1.00] n=10"
