@@ -164,7 +164,14 @@ class Verdict:
 # --------------------------------------------------------------------------------------------------- the KG
 
 
+_NON_WORD = re.compile(r"[\W_]+")
+
+
 def _norm_tokens(text: str) -> tuple[str, ...]:
+    """The words of :func:`normalise_label` (a fast path for plain ASCII text, which needs no unquoting or accent
+    folding)."""
+    if text.isascii() and "%" not in text:
+        return tuple(_NON_WORD.sub(" ", text.lower()).split())
     return tuple(normalise_label(text).split())
 
 
@@ -284,22 +291,32 @@ class KGFacts:
 
     # -------------------------------------------------------------------------------------------- indexes
     @cached_property
-    def _names(self) -> dict[tuple[str, ...], tuple[frozenset[Any], frozenset[Any]]]:
+    def _names(self) -> dict[tuple[str, ...], tuple[tuple[Any, ...], tuple[Any, ...]]]:
         """Normalised name -> (entities whose label it is, entities whose alias it is)."""
-        labels: dict[tuple[str, ...], set[Any]] = {}
-        aliases: dict[tuple[str, ...], set[Any]] = {}
+        labels: dict[tuple[str, ...], list[Any]] = {}
         for eid, label in self.entities.items():
             toks = _norm_tokens(label)
-            if toks and not all(t in _STOP for t in toks) and len("".join(toks)) > 1:
-                labels.setdefault(toks, set()).add(eid)
+            if _nameable(toks):
+                labels.setdefault(toks, []).append(eid)
+        out = {k: (tuple(dict.fromkeys(v)), ()) for k, v in labels.items()}
+        aliases: dict[tuple[str, ...], list[Any]] = {}
         for eid, names in self.aliases.items():
             if eid not in self.entities:
                 continue
             for name in names:
                 toks = _norm_tokens(name)
-                if toks and not all(t in _STOP for t in toks) and len("".join(toks)) > 1:
-                    aliases.setdefault(toks, set()).add(eid)
-        return {k: (frozenset(labels.get(k, ())), frozenset(aliases.get(k, ()))) for k in set(labels) | set(aliases)}
+                if _nameable(toks):
+                    aliases.setdefault(toks, []).append(eid)
+        for k, v in aliases.items():
+            out[k] = (out.get(k, ((), ()))[0], tuple(dict.fromkeys(v)))
+        return out
+
+    @cached_property
+    def _exact(self) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, list[Any]] = {}
+        for eid, label in self.entities.items():
+            out.setdefault(label, []).append(eid)
+        return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
     def _longest(self) -> int:
@@ -339,14 +356,14 @@ class KGFacts:
     def resolve(self, mention: str) -> tuple[Any | None, str]:
         """(entity id or None, status) of a whole mention: ``linked`` by label, normalised label or alias;
         ``ambiguous`` when it names two entities; ``unlinked`` otherwise."""
-        exact = sorted((e for e, lab in self.entities.items() if lab == mention.strip()), key=str)
+        exact = self._exact.get(mention.strip(), ())
         if len(exact) == 1:
             return exact[0], "linked"
         toks = _norm_tokens(mention)
         while toks and toks[0] in {"the", "a", "an"}:
             toks = toks[1:]
         for cand in (toks, _norm_tokens(mention)):
-            labels, aliases = self._names.get(cand, (frozenset(), frozenset()))
+            labels, aliases = self._names.get(cand, ((), ()))
             if len(labels) == 1:
                 return next(iter(labels)), "linked"
             if len(labels) > 1:
@@ -460,6 +477,11 @@ class KGFacts:
     def states_relation(self, text: str, relation: Any) -> bool:
         """Whether the relation phrase ``text`` states ``relation`` (either direction)."""
         return any(r == relation for r, _ in self.relation_candidates(text))
+
+
+def _nameable(toks: tuple[str, ...]) -> bool:
+    """Whether a normalised name can name an entity in text (not empty, not one letter, not only stop words)."""
+    return bool(toks) and (len(toks) > 1 or len(toks[0]) > 1) and not all(t in _STOP for t in toks)
 
 
 def _local_name(key: str) -> str:
