@@ -670,8 +670,9 @@ def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | 
 def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | Any = None) -> tuple[list[Claim], str]:
     """(claims, extractor) of an answer: the judge's (``judge(prompt) -> reply``, the reply a string, a dict with
     ``"text"`` or an object with ``.text``; the extractor is the judge's ``name`` or ``model``, else ``"judge"``)
-    when it replies valid JSON, else the heuristic's (extractor ``"heuristic"``). Only whole claims (subject,
-    relation and object) are returned; :func:`parse_claims` keeps the facts that are not relations too."""
+    when it replies valid JSON, else the heuristic's (extractor ``"heuristic"``). A judge's fact that is not a
+    relation between two things stays as a claim with empty parts (its ``fact`` kept; :func:`check_claim` calls it
+    not in KG, reason ``no_claim``); the heuristic returns whole claims only (:func:`split_facts` gives its facts)."""
     if judge is not None:
         reply = judge(claims_prompt(answer))
         text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
@@ -679,7 +680,7 @@ def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | An
         claims = parse_claims(text, answer)
         if claims is not None:
             name = getattr(judge, "name", None) or getattr(judge, "model", None) or "judge"
-            return [c for c in claims if c.subject and c.relation and c.object], str(name)
+            return claims, str(name)
     return [c for fact in split_facts(answer) for c in heuristic_claims(fact, kg)], HEURISTIC
 
 
