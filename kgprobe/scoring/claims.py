@@ -406,7 +406,8 @@ class KGFacts:
     def relation_candidates(self, phrase: str, *, embedder: Any = None,
                             threshold: float = 0.75) -> list[tuple[Any, bool]]:  # fmt: skip
         """The KG relations a relation phrase states, each with whether it reads reversed: by label, key or a
-        phrasing; else, with an embedder, the closest relation label (the phrase alone) at cosine >= ``threshold``."""
+        phrasing (of the whole phrase, else of its longest ending that is one); else, with an embedder, the closest
+        relation label (the phrase alone) at cosine >= ``threshold``."""
         toks = _strip_aux(_norm_tokens(phrase))
         if not toks:
             return []
@@ -422,6 +423,12 @@ class KGFacts:
         found = self._forms.get(toks)
         if found:
             return list(found)
+        # prose puts a description before the verb ("was a French painter born in"): the longest ending that is a
+        # relation phrase, of two words at least, or one that is not a bare preposition
+        for i in range(1, len(toks)):
+            tail = toks[i:]
+            if (len(tail) >= 2 or tail[0] not in _PREP_END) and tail in self._forms:
+                return list(self._forms[tail])
         if embedder is None or not self.relations:
             return []
         rids = sorted(self.relations, key=str)
