@@ -16,7 +16,9 @@ from kgprobe.suites.drowzee.suite import DrowzeeSettings, DrowzeeSuite
 from .conftest import SAMPLE_SETTINGS
 
 SUITE = DrowzeeSuite()
-SETTINGS = DrowzeeSettings(**SAMPLE_SETTINGS)
+# the oracle is asked about stated facts too: the sample's sibling pairs are stored both ways, and derived_only
+# (the default) would not ask them
+SETTINGS = DrowzeeSettings(**{**SAMPLE_SETTINGS, "derived_only": False})
 
 
 @pytest.fixture(scope="module")
