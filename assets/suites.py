@@ -37,6 +37,7 @@ from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
 from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
+from kgprobe.stages import needed_stages
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
@@ -93,10 +94,9 @@ def build(parts: Partitions, cfg) -> tuple[list, list]:
 
 
 def grounded_enabled(cfg) -> set:
-    """Names of the enabled suites that get a grounded lane: groundable ones, when the config perturbs subgraphs."""
-    if cfg is None or "perturbation" not in cfg.sections:
-        return set()
-    return {s.name for s in enabled_suites(cfg) if s.groundable}
+    """Names of the enabled suites that get a grounded lane: groundable ones, when the config has a perturbation
+    section (not ``none``) and grounds at least one model (:func:`kgprobe.stages.needed_stages`)."""
+    return set(needed_stages(cfg).grounded_suites)
 
 
 def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:

@@ -449,8 +449,8 @@ class PerturbationSettings(_Section):
     """The ``perturbation`` section: OKGQA-P methods and levels (partition keys ``none``, ``RS-0.1`` ...) and the
     triple scorer's training options."""
 
-    methods: tuple[Literal[PERTURBATION_METHODS], ...] = Field(PERTURBATION_METHODS, min_length=1)
-    """Perturbation methods: RS, RR, ER, ED."""
+    methods: tuple[Literal[PERTURBATION_METHODS], ...] = PERTURBATION_METHODS
+    """Perturbation methods: RS, RR, ER, ED ([]: grounded answers on the clean subgraphs only, no triple scorer)."""
     levels: tuple[Annotated[_Float, Field(gt=0, le=1)], ...] = Field(PERTURBATION_LEVELS, min_length=1)
     """Shares of the subgraph's triples to perturb, each in (0, 1]."""
     scorer: Annotated[dict[str, Any], BeforeValidator(_scorer_options, json_schema_input_type=_ScorerOptions)] = Field(
@@ -458,6 +458,14 @@ class PerturbationSettings(_Section):
     """Training options of the triple scorer s_G (fields of kgprobe.grounding.scorer.TrainConfig)."""
     kg: _KGName = Field(None, validate_default=True)
     """The KG whose triples train the scorer (default: the first one under kgs)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _none_is_off(cls, data: Any) -> Any:
+        # `perturbation: none` switches grounding off (kgprobe.stages reads the raw section); no levels either
+        if isinstance(data, str) and data.strip().lower() == "none":
+            return {"methods": []}
+        return data
 
     @property
     def keys(self) -> list[str]:
@@ -542,7 +550,7 @@ class GenerationConfig(_Sampling):
     grounded_limit: _Int | None = Field(None, ge=1)
     """Like limit, for KG-grounded partitions (default: limit)."""
     grounded_models: tuple[_ModelName, ...] | None = None
-    """Models that answer with KG context at every perturbation level (default: all)."""
+    """Models that answer with KG context at every perturbation level (default: all; []: none)."""
     max_run_cost_usd: _Float | None = Field(None, ge=0)
     """Dollars one run may spend over all its models (default: no limit)."""
 
@@ -991,12 +999,21 @@ def project_schema() -> dict[str, Any]:
 
 
 def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
-    """The subgraph stage's settings from the ``queries`` and ``subgraph`` sections; raises :class:`ConfigError`
-    when the config has no queries."""
+    """The subgraph stage's settings from the ``queries`` and ``subgraph`` sections. Without a ``queries`` section
+    the queries are the grounded KG-FPQ subjects and the OKGQA questions; raises :class:`ConfigError` when there are
+    none of those either."""
     q, sg = cfg.queries, cfg.subgraph
     if q is None:
-        raise ConfigError(f"{cfg.path}: queries: the subgraph stage needs queries; give at least one of lists, files, "
-                          "sample or fpq_subjects")
+        # without a queries section, the questions that read subgraphs are the queries: KG-FPQ's subjects when
+        # KG-FPQ is grounded, OKGQA's questions when OKGQA runs
+        from kgprobe.stages import needed_stages
+
+        grounded = needed_stages(cfg).grounded_suites
+        q = QueriesConfig.model_construct(kg=None, lists=(), files=(), sample=None,
+                                          fpq_subjects="fpq" in grounded, okgqa_questions=cfg.has_suite("okgqa"))
+        if not (q.fpq_subjects or q.okgqa_questions):
+            raise ConfigError(f"{cfg.path}: queries: the subgraph stage needs queries; give at least one of lists, "
+                              "files, sample or fpq_subjects")
     return SubgraphSettings(
         kg=str(q.kg or next(iter(cfg.kgs))),
         lists=tuple(dict(e) for e in q.lists),

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
+from kgprobe.stages import Stages
 from pipelines.partitions import Partitions
 
 MAIN_JOB = "kgprobe_sample"
@@ -80,11 +81,15 @@ def _assets(names: Sequence[str]) -> dg.AssetSelection:
 
 
 def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset(),
-             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False
-             ) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
+             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False,
+             stages: Stages | None = None) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
     """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane);
     runs of ``gpu_models``' partitions carry :func:`gpu_run_tags`, and with ``gpu_judge`` (a judge runs on the GPU)
-    so does every run of a job that scores."""
+    so does every run of a job that scores. ``stages`` (:func:`kgprobe.stages.needed_stages`; default: all of them)
+    leaves out the jobs of stages the config does not need: ``subgraphs``, ``perturb``, ``similarity`` and the
+    grounded ones."""
+    if stages is None:
+        stages = Stages(grounded_suites=frozenset(grounded), subgraphs=True, perturb=True, similarity=True, scorer=True)
     names = [s.name for s in suites]
     items = [f"{n}_items" for n in names]
     upstream = [a for s in suites for a in s.upstream]
@@ -92,8 +97,11 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
     closed_scores = [f"{n}_scores" for n in names] + [a for s in suites for a in getattr(s, "closed_extras", ())]
     grounded_answers = [f"{n}_grounded_responses" for n in names if n in grounded]
     grounded_scores = [f"{n}_grounded_scores" for n in names if n in grounded]
-    unpartitioned = (dg.AssetSelection.groups("ingest", "subgraph") | _assets([*upstream, *items])
-                     | dg.AssetSelection.assets("triple_scorer"))
+    unpartitioned = dg.AssetSelection.groups("ingest") | _assets([*upstream, *items])
+    if stages.subgraphs:
+        unpartitioned = unpartitioned | dg.AssetSelection.groups("subgraph")
+    if stages.scorer:
+        unpartitioned = unpartitioned | dg.AssetSelection.assets("triple_scorer")
     in_process = {"executor_def": dg.in_process_executor}
     # answering holds the GPU for GPU models; scoring also for every model when a judge is on the GPU
     answer_model = {**in_process, **_partition_tags(parts.model, gpu_models)}
@@ -129,6 +137,10 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
         dg.define_asset_job("subgraphs", selection=dg.AssetSelection.groups("subgraph"),
                             description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs."),
     ]
+    skip = ({"subgraphs"} if not stages.subgraphs else set()) | ({"perturb"} if not stages.perturb else set()) \
+        | ({"similarity"} if not stages.similarity else set()) \
+        | ({"grounded", "score_grounded", "generate_grounded"} if not stages.grounded else set())
+    jobs = [j for j in jobs if j.name not in skip]
     for suite in suites:
         jobs.append(dg.define_asset_job(
             f"{suite.name}_questions", selection=_assets([*suite.upstream, f"{suite.name}_items"]),
