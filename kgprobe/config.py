@@ -266,6 +266,9 @@ class KGConfig(_Section):
     """rdfs:label language to use for RDF input."""
     infer_types: _Bool = False
     """Type entities from relation keys after loading (for KGs without types, such as FB15k-237)."""
+    require_labels: _Bool = True
+    """Reject every question whose text would show an entity or relation by an id-like key (a Wikidata QID, a
+    Freebase mid, a number, a hash) for want of a label; the rejects are counted and the run prints the coverage."""
 
     @field_validator("encoding")
     @classmethod
@@ -279,7 +282,7 @@ class KGConfig(_Section):
     def source(self, name: str) -> KGSource:
         """The :class:`KGSource` that ingestion reads, named ``name``; keys the file leaves out keep KGSource's
         defaults."""
-        return KGSource(name=name, **self.model_dump(exclude_unset=True, exclude={"infer_types"}))
+        return KGSource(name=name, **self.model_dump(exclude_unset=True, exclude={"infer_types", "require_labels"}))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -895,6 +898,11 @@ class ProjectConfig(_Section):
     def infer_types(self) -> dict[str, bool]:
         """KG name -> whether to infer entity types from relation keys after loading (for KGs without types)."""
         return {name: kg.infer_types for name, kg in self.kg_configs.items()}
+
+    @property
+    def require_labels(self) -> dict[str, bool]:
+        """KG name -> whether questions that would show an id-like key instead of a name are rejected."""
+        return {name: kg.require_labels for name, kg in self.kg_configs.items()}
 
     def suites_configured(self) -> dict[str, Any]:
         """Suite name -> validated settings of every suite the config enables (under ``suites:``, or ``fpq`` at the

@@ -140,6 +140,7 @@ class ERBenchSuite(Suite):
     sampling = Sampling(n=1, temperature=0.0)
     headline = Headline("binary", "answer_rationale_accuracy", "AR: answer and rationale correct (binary)")
     upstream = ("erdb",)
+    names_kg_entities = False  # the text comes from the database's values
 
     # ---------------------------------------------------------------------------------------------------- items
     def spec(self, settings: ERBenchSettings, config_dir: Path | str):
