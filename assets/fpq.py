@@ -12,7 +12,7 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe.config import fpq_settings
-from kgprobe.suites.fpq.edits import DomainSpec, TrueTriple, edit, select_true_triples
+from kgprobe.suites.fpq.edits import DomainSpec, TrueTriple, check_premises, edit, select_true_triples
 from kgprobe.suites.fpq.quality import duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.plots import bar_chart
@@ -69,8 +69,14 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         con.execute(f'USE "{s.kg}"')
         edits = edit(con, [t.triple for t in true_triples], methods=s.methods, max_hops=s.max_hops, seed=cfg.seed,
                      directed=s.directed, hop_sampling=s.hop_sampling)
+        drawn = sum(e.false_object is not None for e in edits)
+        if s.premise_check == "kg":
+            edits = check_premises(con, edits)
+    not_false = drawn - sum(e.false_object is not None for e in edits)
+    context.log.info(f"premise check {s.premise_check}: {not_false} of {drawn} false premises rejected as true in the KG")
     domain = {t.triple: t.domain for t in true_triples}
-    lineage = {"seed": cfg.seed, "max_hops": s.max_hops, "directed": s.directed, "hop_sampling": s.hop_sampling}
+    lineage = {"seed": cfg.seed, "max_hops": s.max_hops, "directed": s.directed, "hop_sampling": s.hop_sampling,
+               "premise_check": s.premise_check}
     rows = [{**e.as_row(), "domain": domain[e.true_triple], **lineage} for e in edits]
     warehouse.write_partition("fpq_edits", pa.Table.from_pylist(rows))
     coverage = method_coverage(rows)
@@ -83,6 +89,8 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         **table_metadata(len(rows)),
         "hops": "directed (head -> tail)" if s.directed else "undirected",
         "hop_sampling": s.hop_sampling,
+        "premise_check": s.premise_check,
+        "premises_rejected_as_true": not_false,
         "coverage": dg.MetadataValue.md(markdown_table([{"method": m, "coverage": c} for m, c in coverage.items()])),
         "hop_histogram": dg.MetadataValue.md(markdown_table(hops)),
         "hop_histogram_vs_paper": image_md(bar_chart(

@@ -44,7 +44,12 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
             if cfg.infer_types.get(name):
                 con.execute(f'USE "{name}"')
                 added = infer_types_from_relations(con)
-                context.log.info(f"KG {name!r}: {added:,} entity types inferred from relation keys")
+                if report.reused:  # the snapshot's types were inferred when it was first loaded
+                    typed = con.execute("SELECT count(*) FROM entity_types").fetchone()[0]
+                    context.log.info(f"KG {name!r}: snapshot reused with its {typed:,} entity types "
+                                     f"({added:,} added now)")
+                else:
+                    context.log.info(f"KG {name!r}: {added:,} entity types inferred from relation keys")
             context.log.info(
                 f"KG {name!r}: read {report.read:,}, loaded {report.loaded:,}, duplicates {report.duplicates:,}, "
                 f"rejected {report.rejected:,} in {report.seconds:.1f}s{' (snapshot reused)' if report.reused else ''}"

@@ -694,6 +694,9 @@ class FPQSettings(_Section):
     """Hops follow edge direction (head -> tail from the subject), as the paper's released paths do."""
     hop_sampling: Literal[HOP_SAMPLING] = "uniform_hop"
     """NSC/NDC: draw the hop first, then an object at it (uniform_hop), or uniformly over all candidates."""
+    premise_check: Literal["kg", "paper"] = "kg"
+    """kg: reject an edit whose false object the KG already links to the subject (through another relation, or by
+    the name of another object of the relation); paper: keep every edit drawn, as KG-FPQ does."""
     limit: _Int | None = Field(None, ge=1)
     """True triples asked per closed-book partition, each with all its questions (default: generation.limit)."""
     grounded_limit: _Int | None = Field(None, ge=1)

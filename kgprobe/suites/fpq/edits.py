@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,8 @@ __all__ = [
     "QuestionReject",
     "TrueTriple",
     "edit",
+    "PREMISE_CHECKS",
+    "check_premises",
     "entity_labels",
     "group_edits",
     "hop_matrix",
@@ -865,6 +867,51 @@ def _check_in_kg(kg: _KG, arr: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> No
             f"{int(bad.sum())} of the {len(arr)} triples to edit are not in the KG's triples table, e.g. {missing}; "
             "pass (head, relation, tail) ids of this warehouse schema (for example from select_true_triples)"
         )
+
+
+#: How false premises are checked: ``kg`` (default) rejects an edit whose false object the KG already links to the
+#: subject (:func:`check_premises`); ``paper`` keeps every edit the method drew, as KG-FPQ does.
+PREMISE_CHECKS: tuple[str, ...] = ("kg", "paper")
+
+
+def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> list[Edit]:
+    """``edits`` with every false premise that the KG makes true or near-true turned into a rejected edit
+    (``false_object`` None, ``reason`` saying why): the false object is another object of the same relation for the
+    subject (by id, or by name: two entities called "United States"), or the subject reaches it through another
+    relation, in either direction ("Is Casino Royale a United Kingdom film?" where the KG holds Casino Royale ->
+    country -> United Kingdom; "Was she born in the USA?" where it holds her nationality). Order is kept; an edit
+    without a false object is returned as it is.
+
+        >>> [e.reason for e in check_premises(con, edits) if e.false_object is None]
+    """
+    subjects = sorted({e.subject for e in edits if e.false_object is not None})
+    if not subjects:
+        return list(edits)
+    linked: dict[int, dict[int, set[int]]] = {}  # subject -> neighbour -> relations
+    named: dict[int, dict[str, set[int]]] = {}  # subject -> neighbour label -> relations
+    for subject, relation, neighbour, label in con.execute(load_sql("fpq/subject_neighbours"),
+                                                           {"subjects": subjects}).fetchall():
+        linked.setdefault(subject, {}).setdefault(neighbour, set()).add(relation)
+        named.setdefault(subject, {}).setdefault(label, set()).add(relation)
+    false_ids = sorted({e.false_object for e in edits if e.false_object is not None})
+    labels = dict(con.execute(load_sql("fpq/entity_labels"), {"ids": false_ids}).fetchall())
+    out = []
+    for e in edits:
+        if e.false_object is None:
+            out.append(e)
+            continue
+        by_id = linked.get(e.subject, {}).get(e.false_object, set())
+        by_name = named.get(e.subject, {}).get(str(labels.get(e.false_object, "")).strip().lower(), set())
+        reason = None
+        if e.relation in by_name:
+            reason = "the false object is another object of the same relation for the subject (same name)"
+        elif by_id:  # another relation, or this one pointing back at the subject (a symmetric relation)
+            reason = "the subject reaches the false object through another relation (the premise is not false)"
+        elif by_name - {e.relation}:
+            reason = ("the subject reaches an entity of the false object's name through another relation "
+                      "(the premise is not false)")
+        out.append(e if reason is None else replace(e, false_object=None, hop=None, path=None, reason=reason))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------------

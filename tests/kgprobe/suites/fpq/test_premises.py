@@ -1,0 +1,47 @@
+"""kgprobe.suites.fpq.edits.check_premises: a false premise the KG makes true is rejected with its reason."""
+
+from __future__ import annotations
+
+import duckdb
+
+from kgprobe.kg.ingest import create_kg_tables
+from kgprobe.suites.fpq.edits import Edit, check_premises
+
+NAMES = ["Casino Royale", "spy film", "United Kingdom", "drama", "United States", "United Kingdom ", "Spy film",
+         "Michelle Ruff", "Detroit", "USA"]
+#          0 Casino Royale -genre-> 1 spy film, -country-> 2 United Kingdom; 7 Michelle Ruff -born in-> 8 Detroit,
+#          -nationality-> 9 USA; 3 drama -genre of-> 0 (an inverse link); 5 is a second "United Kingdom"
+TRIPLES = [(0, 0, 1), (0, 1, 2), (7, 2, 8), (7, 3, 9), (3, 4, 0)]
+
+
+def _con() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    create_kg_tables(con)
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", n) for i, n in enumerate(NAMES)])
+    con.executemany("INSERT INTO relations VALUES (?, ?, ?)",
+                    [(i, k, k) for i, k in enumerate(["genre", "country", "born in", "nationality", "genre of"])])
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)", TRIPLES)
+    return con
+
+
+def test_check_premises() -> None:
+    con = _con()
+    edits = [
+        Edit(0, 0, 1, 2, "NSC", 1, ((0, 1, 2),)),   # UK: the film's country -> rejected
+        Edit(0, 0, 1, 4, "NNSC", None, None),       # United States: not linked -> kept
+        Edit(0, 0, 1, 5, "NNSC", None, None),       # another entity named United Kingdom -> rejected by name
+        Edit(0, 0, 1, 6, "NNSR", None, None),       # "Spy film": the true object's name -> rejected
+        Edit(7, 2, 8, 9, "NSC", 1, ((7, 3, 9),)),   # born in USA, her nationality -> rejected
+        Edit(0, 0, 1, 3, "NDC", 1, ((3, 4, 0),)),   # drama links back to the film -> rejected
+        Edit(0, 0, 1, None, "NDC", None, None, "no different-type entity within 5 directed hops"),
+    ]
+    got = check_premises(con, edits)
+    assert [e.false_object for e in got] == [None, 4, None, None, None, None, None]
+    assert got[1] == edits[1] and got[6] == edits[6]
+    reasons = [e.reason for e in got]
+    assert reasons[0].startswith("the subject reaches the false object through another relation")
+    assert reasons[2].startswith("the subject reaches an entity of the false object's name")
+    assert reasons[3].startswith("the false object is another object of the same relation")
+    assert reasons[4] == reasons[5] == reasons[0]
+    assert all(e.hop is None and e.path is None for e in got if e.false_object is None)
+    assert check_premises(con, []) == []
