@@ -12,7 +12,8 @@
   e.g. after adding a judge: stored answers are read back, nothing is generated again), one job per suite
   (``<suite>_questions``: its items and what comes before them) and per stage (``ingest``, ``subgraphs``).
 
-:data:`MAIN_JOB` (``kgprobe_sample``) is the whole chain for every partition of the config; ``kgprobe run`` runs it
+The whole chain for every partition of the config is named after the project (:func:`chain_name`, :data:`MAIN_JOB`
+for the sample); ``kgprobe run`` runs it
 in-process, stage by stage (:data:`MAIN_SEQUENCE`), and a backfill over the partitioned jobs does the same
 through the daemon.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 
 import dagster as dg
@@ -29,6 +31,13 @@ from kgprobe.stages import Stages
 from pipelines.partitions import Partitions
 
 MAIN_JOB = "kgprobe_sample"
+
+
+def chain_name(cfg) -> str:
+    """The name of a project's whole chain (``kgprobe run``'s default job): ``kgprobe_<project name>``, in the
+    characters a job name allows (:data:`MAIN_JOB` for the bundled sample)."""
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", str(getattr(cfg, "name", None) or "project")).strip("_") or "project"
+    return f"kgprobe_{name}"
 #: The jobs the main chain runs, in order; partitioned ones run once per partition.
 MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "closed_book", "grounded", "publish")
 #: The run tag of a partition whose model runs on a GPU (``dagster.yaml`` runs one of them at a time). It is the one
