@@ -117,6 +117,10 @@ class Prompt:
     ``gold`` and ``answer_kind`` (``"yn"``, ``"wh"``, ``"tf"``, ...) are for the reference backends, which answer
     from the gold label; model backends ignore them. Responses are keyed by the conversation alone (system
     instruction and text), so items that share it share their responses.
+
+    ``raw`` prompts are sent as plain text, without the model's chat template (no turn markers, no default system
+    prompt a template may add): local backends (transformers, vLLM) complete the text as written; chat APIs, which
+    accept only messages, receive it as one user message.
     """
 
     item_id: str
@@ -125,10 +129,14 @@ class Prompt:
     gold: str | None = None
     answer_kind: str | None = None
     system: str | None = None
+    raw: bool = False
 
     def sha256(self) -> str:
         """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system
-        instruction, so keys stored before system instructions existed stay valid; else of both, as JSON."""
+        instruction, so keys stored before system instructions existed stay valid; else of both, as JSON. A raw
+        prompt (sent without a chat template) keys apart from the same text in a chat template."""
+        if self.raw:
+            return sha256_text(json.dumps(["raw", self.system, self.text], ensure_ascii=False, separators=(",", ":")))
         if self.system is None:
             return sha256_text(self.text)
         return sha256_text(json.dumps([self.system, self.text], ensure_ascii=False, separators=(",", ":")))
