@@ -12,7 +12,14 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe.config import fpq_settings
-from kgprobe.suites.fpq.edits import DomainSpec, TrueTriple, check_premises, edit, select_true_triples
+from kgprobe.suites.fpq.edits import (
+    DomainSpec,
+    TrueTriple,
+    check_premises,
+    edit,
+    reject_unnamed_objects,
+    select_true_triples,
+)
 from kgprobe.suites.fpq.quality import duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.plots import bar_chart
@@ -33,7 +40,8 @@ def fpq_true_triples(context: dg.AssetExecutionContext, project: ProjectResource
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, s.kg)
         con.execute(f'USE "{s.kg}"')
-        chosen = select_true_triples(con, domains, s.n_per_domain, seed=cfg.seed)
+        chosen = select_true_triples(con, domains, s.n_per_domain, seed=cfg.seed,
+                                     named_only=cfg.require_labels.get(s.kg, True))
     rows = [{**t.as_row(), "snapshot_id": snapshot, "seed": cfg.seed} for t in chosen]
     warehouse.write_partition("fpq_true_triples", pa.Table.from_pylist(rows))
     per_domain = Counter(r["domain"] for r in rows)
@@ -72,7 +80,10 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         drawn = sum(e.false_object is not None for e in edits)
         if s.premise_check == "kg":
             edits = check_premises(con, edits)
-    not_false = drawn - sum(e.false_object is not None for e in edits)
+        if cfg.require_labels.get(s.kg, True):
+            edits = reject_unnamed_objects(con, edits)
+    not_false = sum(1 for e in edits if e.reason and "premise is not false" in e.reason or
+                    (e.reason or "").startswith("the false object is another object"))
     context.log.info(f"premise check {s.premise_check}: {not_false} of {drawn} false premises rejected as true in the KG")
     domain = {t.triple: t.domain for t in true_triples}
     lineage = {"seed": cfg.seed, "max_hops": s.max_hops, "directed": s.directed, "hop_sampling": s.hop_sampling,

@@ -77,8 +77,10 @@ def _metadata(values) -> dict:
     for key, value in values.items():
         if isinstance(value, bytes):
             out[key] = image_md(value, alt=key)
-        elif isinstance(value, list):
+        elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
             out[key] = dg.MetadataValue.md(markdown_table(value, limit=200))
+        elif isinstance(value, list):  # plain values (relation keys, say)
+            out[key] = dg.MetadataValue.json(value)
         else:
             out[key] = value
     return out

@@ -5,6 +5,7 @@
     kgprobe run --job generate_closed --partition oracle
     kgprobe run --suites fpq,grapheval --models oracle,random --limit 20   # overrides, recorded in the run's tags
     kgprobe jobs                         # the jobs of the config, with their partition keys
+    kgprobe init --config my.yaml        # a config with kgs and models only -> a starter project beside it
     kgprobe plan                         # per model x suite: prompts, stored, tokens and dollars still to spend
     kgprobe schema --output kgprobe.schema.json   # the config's JSON schema, for editors
 
@@ -263,6 +264,18 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _init(args: argparse.Namespace) -> int:
+    from kgprobe.init import format_written, init_project
+
+    chosen = Path(args.config)
+    started = time.perf_counter()
+    written = init_project(chosen, log=lambda line: print(line, flush=True))
+    print(f"kgprobe init: wrote in {time.perf_counter() - started:.0f}s (check each by hand):\n"
+          + format_written(written))
+    print(f"kgprobe init: next: kgprobe plan --config {chosen}; kgprobe run --config {chosen}")
+    return 0
+
+
 def _jobs(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, load_config
     from pipelines.definitions import build_definitions
@@ -328,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="console log level (default: %(default)s)")
     run.set_defaults(func=_run)
+    init = sub.add_parser("init", help="fill a config that names only its KGs and models into a starter project "
+                                       "(domains, question and statement templates, rule candidates)")
+    init.add_argument("--config", required=True, help="the project YAML config to complete (rewritten in place; the "
+                                                      "old text is kept beside it)")
+    init.set_defaults(func=_init)
     jobs = sub.add_parser("jobs", help="list the config's jobs and their partition keys")
     jobs.add_argument("--config", default=None,
                       help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")

@@ -73,6 +73,7 @@ __all__ = [
     "edit",
     "PREMISE_CHECKS",
     "check_premises",
+    "reject_unnamed_objects",
     "entity_labels",
     "group_edits",
     "hop_matrix",
@@ -914,6 +915,19 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
     return out
 
 
+def reject_unnamed_objects(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> list[Edit]:
+    """``edits`` with every false object that has no readable name (an id-like label, as a KG with partial labels
+    has) turned into a rejected edit with that reason: its question would show the id. Order is kept."""
+    from kgprobe.kg.readable import is_id_like
+
+    ids = sorted({e.false_object for e in edits if e.false_object is not None})
+    labels = dict(con.execute(load_sql("fpq/entity_labels"), {"ids": ids}).fetchall()) if ids else {}
+    return [replace(e, false_object=None, hop=None, path=None,
+                    reason="the false object has no readable name (only an id-like key)")
+            if e.false_object is not None and is_id_like(str(labels.get(e.false_object, ""))) else e
+            for e in edits]
+
+
 # --------------------------------------------------------------------------------------------------------------
 # True triples
 # --------------------------------------------------------------------------------------------------------------
@@ -941,6 +955,8 @@ def select_true_triples(
     domains: Mapping[str, DomainSpec],
     n_per_domain: int,
     seed: int = 0,
+    *,
+    named_only: bool = False,
 ) -> list[TrueTriple]:
     """Return a seeded sample of up to ``n_per_domain`` true triples per domain, domain by domain.
 
@@ -951,6 +967,10 @@ def select_true_triples(
     independent of storage order, and adding triples to the KG never reshuffles those already chosen.
 
         >>> select_true_triples(con, {"film": DomainSpec(types=["film"])}, 100, seed=0)
+
+    With ``named_only``, triples whose subject or object has no readable name (its label is an id-like key such as
+    a Wikidata QID: :func:`kgprobe.kg.readable.is_id_like`) are left out before the sample, so a KG with partial
+    labels gives questions about the entities it names rather than questions rejected later.
 
     Raises :class:`ConfigError` when none of a domain's types occurs in ``entity_types`` (a typo, or a KG
     without types: see :func:`infer_types_from_relations`).
@@ -970,6 +990,10 @@ def select_true_triples(
                 "type or type_key); fix the names, or for a KG without types call infer_types_from_relations first"
             )
     rows = con.execute(load_sql("fpq/true_triple_candidates"), {"types": all_types}).fetchall()
+    if named_only:
+        from kgprobe.kg.readable import is_id_like
+
+        rows = [row for row in rows if not (is_id_like(row[3]) or is_id_like(row[6]))]
     chosen: dict[str, list[tuple]] = {name: [] for name in specs}
     for row in rows:
         names = set(row[7]) | set(row[8])

@@ -45,3 +45,19 @@ def test_check_premises() -> None:
     assert reasons[4] == reasons[5] == reasons[0]
     assert all(e.hop is None and e.path is None for e in got if e.false_object is None)
     assert check_premises(con, []) == []
+
+
+def test_unnamed_entities_are_left_out() -> None:
+    from kgprobe.suites.fpq.edits import DomainSpec, reject_unnamed_objects, select_true_triples
+
+    con = _con()
+    con.execute("UPDATE entities SET label = 'Q42' WHERE id = 8")  # Detroit has no name, only its QID
+    con.executemany("INSERT INTO entity_types VALUES (?, ?, ?)", [(0, "film", "film"), (7, "human", "Q5")])
+    domains = {"d": DomainSpec(types=["film", "Q5"])}
+    every = {t.triple for t in select_true_triples(con, domains, 10)}
+    named = {t.triple for t in select_true_triples(con, domains, 10, named_only=True)}
+    assert (7, 2, 8) in every and named == every - {(7, 2, 8)} and (7, 3, 9) in named
+    edits = [Edit(0, 0, 1, 8, "NNSC", None, None), Edit(0, 0, 1, 4, "NNSC", None, None)]
+    got = reject_unnamed_objects(con, edits)
+    assert got[0].false_object is None and got[0].reason.startswith("the false object has no readable name")
+    assert got[1] == edits[1]
