@@ -287,7 +287,7 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
                          "n_per_domain": 50}
         added.append("fpq")
     if "grapheval" not in suites:
-        suites["grapheval"] = {"kg": kg, "templates": files["grapheval-templates"].name, "per_relation": 20}
+        suites["grapheval"] = {"kg": kg, "templates": files["grapheval-templates"].name, "positives": 1000}
         added.append("grapheval")
     if "drowzee" not in suites:
         known = set(questions)
@@ -315,7 +315,7 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
     path.write_text(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
     load_config(path)  # what init wrote must validate as it stands
     written.insert(0, Written(path, f"the config, with suites {', '.join(added) or '(none added)'}",
-                              "the sample sizes (n_per_domain, per_relation, per_rule) and the models"))
+                              "the sample sizes (n_per_domain, positives, per_rule) and the models"))
     review_path = folder / f"{stem}.init-review.md"
     lines = [f"# kgprobe init: {path.name}", "",
              f"KG `{kg}`: {labels['entities']:,} entities, {labels['readable_entities']:,} with a readable name "
