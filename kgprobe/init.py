@@ -189,9 +189,16 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
     from kgprobe.warehouse import connect
 
     path = Path(config)
-    cfg = load_config(path)
     original = path.read_text(encoding="utf-8")
     raw = yaml.safe_load(original) or {}
+    db_written = _database_spec(path, raw, log)
+    if db_written is not None:  # the config now names the spec written for review
+        path.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    try:
+        cfg = load_config(path)
+    except ConfigError:
+        path.write_text(original, encoding="utf-8")
+        raise
     if not raw.get("models"):
         raise ConfigError(f"{path}: models: list at least one model (a reference one, {{name: oracle, backend: "
                           "reference, kind: oracle}}, needs no weights) before kgprobe init")
@@ -316,6 +323,8 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
     load_config(path)  # what init wrote must validate as it stands
     written.insert(0, Written(path, f"the config, with suites {', '.join(added) or '(none added)'}",
                               "the sample sizes (n_per_domain, positives, per_rule) and the models"))
+    if db_written is not None:
+        written.insert(1, db_written)
     review_path = folder / f"{stem}.init-review.md"
     lines = [f"# kgprobe init: {path.name}", "",
              f"KG `{kg}`: {labels['entities']:,} entities, {labels['readable_entities']:,} with a readable name "
@@ -332,6 +341,44 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
     review_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     written.append(Written(review_path, "this list", "-"))
     return written
+
+
+def _database_spec(path: Path, raw: dict, log: Callable[[str], None]) -> Written | None:
+    """When ``suites.erbench.db`` names CSV data (a folder of CSV files, or one file) rather than a spec, write an
+    ERBench spec of it beside the config (candidate FDs with support and violations, :mod:`kgprobe.fds`, plus the
+    FD ERBench asks most: every other column determines the entity's name), point ``db`` at it, and say what to
+    check; else None."""
+    from kgprobe.fds import discover_fds, erbench_spec, read_table
+
+    section = (raw.get("suites") or {}).get("erbench")
+    db = section.get("db") if isinstance(section, dict) else None
+    if not isinstance(db, str) or db.endswith((".yaml", ".yml", ".json")):
+        return None
+    source = Path(db).expanduser()
+    source = source if source.is_absolute() else path.parent / source
+    files = sorted(source.glob("*.csv")) if source.is_dir() else [source]
+    if not files or not all(f.is_file() for f in files):
+        raise ConfigError(f"{path}: suites.erbench.db: no CSV file at {source}; name a spec YAML, a CSV file or a "
+                          "folder of CSV files")
+    tables = {re.sub(r"\W+", "_", f.stem).strip("_").lower() or "table": f for f in files}
+    candidates = [c for rel, f in tables.items() for c in discover_fds(read_table(f), relation=rel)]
+    folder = files[0].parent
+    spec = erbench_spec(path.stem, tables, candidates, folder=folder)
+    spec["source"]["path"] = str(folder.resolve())
+    out = path.parent / f"{path.stem}.erbench-spec.yaml"
+    evidence = "\n".join(f"  {c.relation}: {', '.join(c.lhs)} -> {c.rhs}: {c.groups} groups, support {c.support}, "
+                          f"{c.violations} violations{' (left side is a key)' if c.lhs_is_key else ''}"
+                          for c in candidates)
+    _dump(out, "ERBench spec written by kgprobe init from the data: candidate FDs (at most 3 columns on the left, "
+          "at most 1% of the rows breaking them),\nthe first FD of each table being every other column -> the "
+          "entity's name. Check: keep the FDs that hold in the world,\nrename columns in the templates, write the "
+          "entity name, add foreign keys. Candidates found:\n" + evidence, spec)
+    section["db"] = out.name
+    log(f"kgprobe init: {len(candidates)} candidate FDs in {len(tables)} table(s) of {source}")
+    return Written(out, f"ERBench spec: {len(spec['fds'])} FDs of {len(tables)} table(s), chosen from "
+                        f"{len(candidates)} candidates (listed in its header with support and violations)",
+                   "the FDs must hold in the world, not only in this data; templates name columns by their "
+                   "headers, rewrite them as questions")
 
 
 def format_written(written: Sequence[Written]) -> str:

@@ -82,3 +82,23 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
         bare = tmp_path / "bare.yaml"
         bare.write_text(before.split("models:")[0], encoding="utf-8")
         init_project(bare, log=lambda _: None)
+
+
+@pytest.mark.slow
+def test_init_writes_an_erbench_spec_for_csv_data(tmp_path: Path, shared_data: Path) -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "sample"
+    soccer = shared_data / "seeds" / "erbench" / "binary" / "fifa_data" / "crafted" / "fifa_df.csv"
+    cfg = tmp_path / "soccer.yaml"
+    cfg.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n"
+                   f"kgs:\n  sample:\n    triples: [{sample}/triples.tsv]\n    entity_labels: {sample}/entity_labels.tsv\n"
+                   f"suites:\n  erbench: {{db: {soccer}, limit_per_fd: 5}}\n"
+                   "models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    written = init_project(cfg, log=lambda _: None)
+    assert [w.path.name for w in written][:2] == ["soccer.yaml", "soccer.erbench-spec.yaml"]
+    project = load_config(cfg)
+    assert project.suite("erbench").db == "soccer.erbench-spec.yaml" and project.suite("erbench").limit_per_fd == 5
+    spec = yaml.safe_load((tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8"))
+    # the paper's Soccer FD: club, jersey number, nationality -> player
+    assert (set(spec["fds"][0]["lhs"]), spec["fds"][0]["rhs"]) == ({"entity1", "entity2", "entity3"},
+                                                                   ["common_entity"])
+    assert "support" in (tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8").split("name:")[0]
