@@ -73,10 +73,14 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         return _not_configured(warehouse, "fpq_edits")
     s = fpq_settings(cfg)
     true_triples = _true_triples(warehouse)
+    ranges = cfg.infer_types.get(s.kg, False)  # inferred types: typed edits draw from the relation's range
+    if ranges:
+        context.log.info("types inferred from relation keys: typed edits draw false objects from the range of the "
+                         "triple's relation (its key's last component, e.g. /film/film/genre -> genre)")
     with warehouse.connect(read_only=True) as con:
         con.execute(f'USE "{s.kg}"')
         edits = edit(con, [t.triple for t in true_triples], methods=s.methods, max_hops=s.max_hops, seed=cfg.seed,
-                     directed=s.directed, hop_sampling=s.hop_sampling)
+                     directed=s.directed, hop_sampling=s.hop_sampling, ranges=ranges)
         drawn = sum(e.false_object is not None for e in edits)
         if s.premise_check == "kg":
             edits = check_premises(con, edits)
@@ -101,6 +105,7 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         "hops": "directed (head -> tail)" if s.directed else "undirected",
         "hop_sampling": s.hop_sampling,
         "premise_check": s.premise_check,
+        "type_pool": "range of the relation (inferred types)" if ranges else "every type of the true object",
         "premises_rejected_as_true": not_false,
         "coverage": dg.MetadataValue.md(markdown_table([{"method": m, "coverage": c} for m, c in coverage.items()])),
         "hop_histogram": dg.MetadataValue.md(markdown_table(hops)),

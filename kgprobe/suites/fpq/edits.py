@@ -533,8 +533,11 @@ class _KG:
     the passes over the whole entity table are made once per subject (:class:`_Ball`), not once per triple."""
 
     def __init__(self, n: int, n_rel: int, heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
-                 type_entities: np.ndarray, type_ids: np.ndarray) -> None:  # fmt: skip
+                 type_entities: np.ndarray, type_ids: np.ndarray, range_type: np.ndarray | None = None,
+                 ) -> None:  # fmt: skip
         self.n, self.n_rel = n, n_rel
+        # relation -> the type id of its range (-1: none), when typed edits draw from the relation's range
+        self.range_type = range_type
         self.heads, self.rels, self.tails = _sort_rows([heads, rels, tails])
         self.hr = self.heads * max(n_rel, 1) + self.rels  # sorted: objects of (s, r) are one slice
 
@@ -588,19 +591,28 @@ class _KG:
         return self._adj[directed]
 
     @classmethod
-    def from_connection(cls, con: duckdb.DuckDBPyConnection) -> _KG:
+    def from_connection(cls, con: duckdb.DuckDBPyConnection, *, ranges: bool = False) -> _KG:
         import pyarrow.compute as pc
 
         n, n_rel = con.execute(load_sql("fpq/graph_size")).fetchone()  # type: ignore[misc]
         t = con.execute(load_sql("fpq/triples")).fetchnumpy()
         et = con.execute(load_sql("fpq/entity_types")).to_arrow_table()
         # type keys as small ids: equal keys share an id, which is all "same type" asks
-        keys = pc.dictionary_encode(et.column("type_key").combine_chunks()).indices
+        encoded = pc.dictionary_encode(et.column("type_key").combine_chunks())
+        keys = encoded.indices
+        range_type = None
+        if ranges:
+            ids = {k: i for i, k in enumerate(encoded.dictionary.to_pylist())}
+            range_type = np.full(max(int(n_rel), 1), -1, dtype=np.int64)
+            for rel, key in con.execute(load_sql("fpq/relation_ranges")).fetchall():
+                if rel < len(range_type):
+                    range_type[rel] = ids.get(key, -1)
         return cls(
             int(n), int(n_rel),
             np.asarray(t["head"], dtype=np.int64), np.asarray(t["relation"], dtype=np.int64),
             np.asarray(t["tail"], dtype=np.int64),
             et.column("entity").to_numpy().astype(np.int64), keys.to_numpy(zero_copy_only=False).astype(np.int64),
+            range_type,
         )  # fmt: skip
 
     def object_slices(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -608,11 +620,18 @@ class _KG:
         key = arr[:, 0] * max(self.n_rel, 1) + arr[:, 1]
         return np.searchsorted(self.hr, key, side="left"), np.searchsorted(self.hr, key, side="right")
 
-    def same_type(self, o: int) -> np.ndarray | None:
-        """The sorted ids of the entities that share a type with o (o included), or None when o has no type."""
+    def same_type(self, o: int, r: int | None = None) -> np.ndarray | None:
+        """The sorted ids of the entities that share a type with o (o included), or None when o has no type. With
+        relation ranges (inferred types) and ``r``, only the entities of r's range when o has it: an object of
+        /film/film/genre is compared with genres, not with every type it also has (a country that is a Netflix
+        genre is not a film genre)."""
         types = tuple(self.et_types[self.et_ptr[o] : self.et_ptr[o + 1]].tolist())
         if not types:
             return None
+        if r is not None and self.range_type is not None and 0 <= r < len(self.range_type):
+            t = int(self.range_type[r])
+            if t >= 0 and t in types:
+                return self.te_ents[self.te_ptr[t] : self.te_ptr[t + 1]]
         if len(types) == 1:
             return self.te_ents[self.te_ptr[types[0]] : self.te_ptr[types[0] + 1]]
         if types not in self._same:
@@ -699,6 +718,7 @@ def edit(
     directed: bool = True,
     hop_sampling: str = "uniform_hop",
     batch_size: int = 512,
+    ranges: bool = False,
 ) -> list[Edit]:
     """Return one seeded :class:`Edit` per method for each true triple, in input order (triple, then method).
 
@@ -712,6 +732,10 @@ def edit(
 
         >>> [e.method for e in edit(con, [(0, 1, 2)], methods=("NSC", "NNSR"))]
         ['NSC', 'NNSR']
+
+    With ``ranges`` (for types from :func:`infer_types_from_relations`), the typed methods (NSC, NDC, NNSC, NNDC)
+    take "the true object's type" to be the range of the triple's relation (``relation_ranges.sql``: the key's last
+    component), when the object has it, instead of every type the object has.
     """
     methods = tuple(methods)
     unknown = [m for m in methods if m not in ALL_METHODS]
@@ -729,7 +753,7 @@ def edit(
     arr = np.asarray([tuple(t) for t in triples], dtype=np.int64).reshape(-1, 3)
     if len(arr) == 0 or not methods:
         return []
-    kg = _KG.from_connection(con)
+    kg = _KG.from_connection(con, ranges=ranges)
     return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size, directed=directed, hop_sampling=hop_sampling)
 
 
@@ -776,7 +800,7 @@ def _edit_triple(kg: _KG, ball: _Ball, triple: np.ndarray, methods: tuple[str, .
     near and far arrays with the small pool's members skipped, so no step per triple walks the entity table."""
     s, r, o = (int(x) for x in triple)
     dist = ball.dist
-    same = kg.same_type(o) if needs_types else None
+    same = kg.same_type(o, r) if needs_types else None
     near_same_all = far_same = near_same = None
     if same is not None:
         d = dist[same]

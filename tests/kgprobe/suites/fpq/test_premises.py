@@ -61,3 +61,24 @@ def test_unnamed_entities_are_left_out() -> None:
     got = reject_unnamed_objects(con, edits)
     assert got[0].false_object is None and got[0].reason.startswith("the false object has no readable name")
     assert got[1] == edits[1]
+
+
+def test_inferred_types_draw_from_the_relations_range() -> None:
+    from kgprobe.suites.fpq.edits import edit, infer_types_from_relations
+
+    con = duckdb.connect()
+    create_kg_tables(con)
+    names = ["Casino Royale", "spy film", "United Kingdom", "drama", "Title X", "comedy"]
+    keys = ["/film/film/genre", "/film/film/country", "/media_common/netflix_genre/titles"]
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", n) for i, n in enumerate(names)])
+    con.executemany("INSERT INTO relations VALUES (?, ?, ?)", [(i, k, k) for i, k in enumerate(keys)])
+    # the UK is a Netflix genre (head of netflix_genre/titles) and a film's country; spy film a genre and a
+    # Netflix genre
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)",
+                    [(0, 0, 1), (4, 0, 3), (4, 0, 5), (0, 1, 2), (2, 2, 0), (1, 2, 4)])
+    infer_types_from_relations(con)
+    loose = {e.false_object for s in range(40) for e in edit(con, [(0, 0, 1)], methods=("NSC",), seed=s)}
+    ranged = {e.false_object for s in range(40) for e in edit(con, [(0, 0, 1)], methods=("NSC",), seed=s,
+                                                                ranges=True)}
+    assert 2 in loose  # every type of spy film: the UK is a candidate as a Netflix genre
+    assert ranged == {3, 5}  # the range of /film/film/genre: genres only
