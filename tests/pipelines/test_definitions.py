@@ -123,3 +123,17 @@ def test_clean_grounding_needs_no_scorer(tmp_path: Path) -> None:
     assert {"queries", "ppr_subgraphs", "perturbed_subgraphs", "fpq_grounded_responses"} <= keys
     assert not keys & {"triple_scorer", "kg_similarity"}
     assert d.resolve_job_def("perturb").partitions_def.get_partition_keys() == ["none"]
+
+
+def test_ingest_says_which_relations_typed_the_entities(tmp_path: Path) -> None:
+    from assets import ingest
+
+    (tmp_path / "kg.tsv").write_text("/m/01\t/film/film/genre\t/m/02\n/m/03\t/film/film/genre\t/m/02\n",
+                                     encoding="utf-8")
+    cfg = tmp_path / "fb.yaml"
+    cfg.write_text(f"kgs:\n  fb:\n    triples: [kg.tsv]\n    infer_types: true\n", encoding="utf-8")
+    result = dg.materialize(ingest.ASSETS, resources={"project": ProjectResource(config_path=str(cfg)),
+                                                      "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb"))})
+    meta = result.asset_materializations_for_node("kg")[0].metadata
+    table = meta["inferred_types_fb"].value
+    assert "/film/film/genre" in table and "| film |" in table and "| genre |" in table

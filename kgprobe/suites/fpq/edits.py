@@ -78,6 +78,7 @@ __all__ = [
     "group_edits",
     "hop_matrix",
     "infer_types_from_relations",
+    "inferred_type_sources",
     "load_templates",
     "replace_object",
     "select_true_triples",
@@ -972,6 +973,14 @@ def infer_types_from_relations(con: duckdb.DuckDBPyConnection) -> int:
     """
     row = con.execute(load_sql("fpq/infer_types")).fetchone()
     return int(row[0]) if row else 0
+
+
+def inferred_type_sources(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Per relation (most triples first): the type :func:`infer_types_from_relations` gives its heads (its domain)
+    and its tails (its range), and its triple count: which relations type inference used, to log beside it."""
+    cur = con.execute(load_sql("fpq/infer_types_sources"))
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
 def select_true_triples(

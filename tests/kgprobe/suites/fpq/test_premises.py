@@ -82,3 +82,10 @@ def test_inferred_types_draw_from_the_relations_range() -> None:
                                                                 ranges=True)}
     assert 2 in loose  # every type of spy film: the UK is a candidate as a Netflix genre
     assert ranged == {3, 5}  # the range of /film/film/genre: genres only
+    from kgprobe.suites.fpq.edits import inferred_type_sources
+
+    assert inferred_type_sources(con) == [
+        {"key": "/film/film/genre", "head_type": "film", "tail_type": "genre", "triples": 3},
+        {"key": "/media_common/netflix_genre/titles", "head_type": "netflix_genre", "tail_type": "titles", "triples": 2},
+        {"key": "/film/film/country", "head_type": "film", "tail_type": "country", "triples": 1},
+    ]
