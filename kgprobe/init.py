@@ -34,7 +34,7 @@ import yaml
 
 from kgprobe.errors import ConfigError
 
-__all__ = ["Written", "format_written", "init_project", "question_templates"]
+__all__ = ["Written", "format_written", "init_project", "model_generate", "question_templates"]
 
 #: Relations (and types) whose examples are rendered for review.
 _EXAMPLES = 3
@@ -176,14 +176,43 @@ def _dump(path: Path, header: str, data: Any) -> None:
     path.write_text(text + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
 
 
-def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> list[Written]:
+def model_generate(cfg: Any, name: str) -> Callable[[list[str]], list[str]]:
+    """``prompts -> replies`` through the configured model ``name`` (one greedy sample each, its backend started
+    on the first call), for :func:`kgprobe.kg.verbalise.propose_with_model`; a name that is not a configured model
+    is a :class:`ConfigError` listing those that are."""
+    from kgprobe.config import generation_models
+    from kgprobe.generation.records import Prompt, SamplingParams
+    from kgprobe.generation.runner import make_backend
+
+    specs = {m.name: m for m in generation_models(cfg)}
+    if name not in specs:
+        raise ConfigError(f"--model {name!r} is not a model of {cfg.path}; models: {', '.join(specs) or 'none'}")
+    spec = specs[name]
+
+    def generate(prompts: list[str]) -> list[str]:
+        backend = make_backend(spec)
+        try:
+            asked = [Prompt(item_id=f"init-template-{i}", text=t, template_id="grapheval-figure9")
+                     for i, t in enumerate(prompts)]
+            out = backend.generate(asked, SamplingParams(n=1, temperature=0.0, max_tokens=64, seed=cfg.seed))
+        finally:
+            backend.close()
+        return [(c[0].text or "") if c else "" for c in out]
+
+    return generate
+
+
+def init_project(config: str | Path, *, model: str | None = None,
+                 log: Callable[[str], None] = print) -> list[Written]:
     """Fill the config at ``config`` (kgs and models at least) into a starter project, as the module docstring
-    says; returns every file written, with what to check by hand. Raises :class:`ConfigError` for a config that
-    does not validate or whose first KG has no triple."""
+    says; returns every file written, with what to check by hand. With ``model`` (a configured model's name), that
+    model proposes each relation's statement template from GraphEval's Figure 9 prompt and sample triples; a reply
+    without a usable template keeps the rule-based one. Raises :class:`ConfigError` for a config that does not
+    validate or whose first KG has no triple."""
     from kgprobe.config import load_config
     from kgprobe.kg.ingest import load_kg
     from kgprobe.kg.readable import label_report, unreadable_names
-    from kgprobe.kg.verbalise import propose_template
+    from kgprobe.kg.verbalise import propose_template, propose_with_model
     from kgprobe.suites.drowzee.rules import propose_properties
     from kgprobe.suites.fpq.edits import infer_types_from_relations
     from kgprobe.warehouse import connect
@@ -223,10 +252,20 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
         examples = _examples(con, unreadable)
         log(f"kgprobe init: {kg}: {labels['entities']:,} entities ({labels['readable_share']:.0%} with a readable "
             f"name), {len(relations)} relations")
+        proposed: dict[str, Any] = {}
+        if model is not None:
+            named = [(key, label) for rid, key, label, _ in relations if label.strip() not in rels and examples.get(rid)]
+            proposed = propose_with_model(named, {key: examples[rid] for rid, key, _, _ in relations
+                                                  if examples.get(rid)}, model_generate(cfg, model))
+            log(f"kgprobe init: {model} proposed {sum(p.method == 'model' for p in proposed.values())} of "
+                f"{len(proposed)} statement templates (the others keep the rule-based one)")
         statements, questions, review, skipped = {}, {}, [], []
         for rid, key, label, n in relations:
             pairs = examples.get(rid, [])
             statement = propose_template(key, label) if label.strip() not in rels else None
+            how = "rules"
+            if key in proposed and proposed[key].template is not None:
+                statement, how = proposed[key].template, proposed[key].method
             asks = question_templates(statement) if statement else None
             if statement is None or asks is None:
                 skipped.append({"relation": key, "label": label, "triples": n, "why": "no readable name"})
@@ -244,7 +283,7 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
             statements[key] = statement
             questions[key] = asks
             review.append({"relation": key, "label": label, "triples": n, "statement": rendered[0][2],
-                           "yn": rendered[0][0], "wh": rendered[0][1]})
+                           "yn": rendered[0][0], "wh": rendered[0][1], "source": how})
         if not questions:
             raise ConfigError(f"{path}: kgs.{kg}: no relation has a readable name and a triple between named "
                               "entities; give relation_labels and entity_labels for the KG")
@@ -271,7 +310,8 @@ def init_project(config: str | Path, *, log: Callable[[str], None] = print) -> l
                            "read each rendered example in the file's header: a relation whose label reads "
                            "backwards (an inverse relation) needs its subject and object swapped by hand"))
     _dump(files["grapheval-templates"], "GraphEval statement templates per relation, written by kgprobe init "
-          "(rule-based). Rendered examples:\n" + "\n".join(f"  {r['relation']}: {r['statement']}" for r in review),
+          f"({'proposed by ' + model + ', else ' if model else ''}rule-based). Rendered examples:\n"
+          + "\n".join(f"  {r['relation']} ({r['source']}): {r['statement']}" for r in review),
           statements)
     written.append(Written(files["grapheval-templates"], f"statement templates for {len(statements)} relations",
                        "each statement must be true of its triple as written (direction, tense)"))

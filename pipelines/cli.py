@@ -269,7 +269,7 @@ def _init(args: argparse.Namespace) -> int:
 
     chosen = Path(args.config)
     started = time.perf_counter()
-    written = init_project(chosen, log=lambda line: print(line, flush=True))
+    written = init_project(chosen, model=args.model, log=lambda line: print(line, flush=True))
     print(f"kgprobe init: wrote in {time.perf_counter() - started:.0f}s (check each by hand):\n"
           + format_written(written))
     print(f"kgprobe init: next: kgprobe plan --config {chosen}; kgprobe run --config {chosen}")
@@ -345,6 +345,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "(domains, question and statement templates, rule candidates)")
     init.add_argument("--config", required=True, help="the project YAML config to complete (rewritten in place; the "
                                                       "old text is kept beside it)")
+    init.add_argument("--model", default=None, help="a configured model that proposes the statement templates "
+                                                   "(GraphEval's Figure 9 prompt; default: rule-based only)")
     init.set_defaults(func=_init)
     jobs = sub.add_parser("jobs", help="list the config's jobs and their partition keys")
     jobs.add_argument("--config", default=None,

@@ -102,3 +102,34 @@ def test_init_writes_an_erbench_spec_for_csv_data(tmp_path: Path, shared_data: P
     assert (set(spec["fds"][0]["lhs"]), spec["fds"][0]["rhs"]) == ({"entity1", "entity2", "entity3"},
                                                                    ["common_entity"])
     assert "support" in (tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8").split("name:")[0]
+
+
+@pytest.mark.slow
+def test_init_with_a_model_proposing_templates(tmp_path: Path, shared_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from kgprobe.generation import runner
+    from kgprobe.generation.records import Completion
+
+    asked: list[str] = []
+
+    class Fake:
+        def generate(self, prompts, params):
+            asked.extend(p.text for p in prompts)
+            return [[Completion('statement template: "{head} was born in the town of {tail}."' if
+                                "relation: place of birth" in p.text else "I cannot help.", "stop", None, None, 0.0)]
+                    for p in prompts]
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(runner, "make_backend", lambda spec: Fake())
+    cfg = _codex(tmp_path, shared_data)
+    init_project(cfg, model="oracle", log=lambda _: None)
+    statements = yaml.safe_load((tmp_path / "codex.grapheval-templates.yaml").read_text(encoding="utf-8"))
+    templates = yaml.safe_load((tmp_path / "codex.fpq-templates.yaml").read_text(encoding="utf-8"))
+    assert statements["P19"] == "{head} was born in the town of {tail}."  # the model's, rendered and kept
+    assert templates["P19"]["yn"] == "Was {subject} born in the town of {object}?"
+    assert statements["P20"] == "The place of death of {head} is {tail}."  # no usable reply: the rules' one
+    assert asked and all(p.startswith("You are given a few samples of a relation") for p in asked)
+    with pytest.raises(ConfigError, match="models: oracle"):
+        init_project(cfg, model="gpt-9", log=lambda _: None)
