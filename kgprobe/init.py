@@ -24,6 +24,7 @@ unchanged. The KG is loaded into the config's warehouse on the way, so the run r
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,8 @@ _EXAMPLES = 3
 _MAX_DOMAINS, _MIN_DOMAIN_SHARE = 6, 0.03
 #: Drowzee: candidates listed from this share on; accepted into the config from Drowzee's own threshold.
 _CANDIDATE_SHARE, _ACCEPT_SHARE = 0.8, 0.95
+#: GraphEval positives a starter project asks about (between named entities).
+_GRAPHEVAL_POSITIVES = 1000
 
 
 @dataclass(frozen=True)
@@ -334,7 +337,12 @@ def init_project(config: str | Path, *, model: str | None = None,
                          "n_per_domain": 50}
         added.append("fpq")
     if "grapheval" not in suites:
-        suites["grapheval"] = {"kg": kg, "templates": files["grapheval-templates"].name, "positives": 1000}
+        # about 1,000 positives between named entities: with a share s of entities named, s^2 of the triples
+        grapheval: dict[str, Any] = {"kg": kg, "templates": files["grapheval-templates"].name}
+        wanted = math.ceil(_GRAPHEVAL_POSITIVES / max(labels["readable_share"] ** 2, 1e-6))
+        if wanted < sum(r[3] for r in relations):
+            grapheval["positives"] = wanted
+        suites["grapheval"] = grapheval
         added.append("grapheval")
     if "drowzee" not in suites:
         known = set(questions)
