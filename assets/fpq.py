@@ -12,7 +12,14 @@ import pyarrow as pa
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.ingest import kg
 from kgprobe.config import fpq_settings
-from kgprobe.suites.fpq.edits import DomainSpec, TrueTriple, edit, select_true_triples
+from kgprobe.suites.fpq.edits import (
+    DomainSpec,
+    TrueTriple,
+    check_premises,
+    edit,
+    reject_unnamed_objects,
+    select_true_triples,
+)
 from kgprobe.suites.fpq.quality import duplicate_questions, edit_violations, hop_histogram, item_violations, method_coverage
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.plots import bar_chart
@@ -34,7 +41,8 @@ def fpq_true_triples(context: dg.AssetExecutionContext, project: ProjectResource
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, s.kg)
         con.execute(f"USE {quote_identifier(s.kg)}")
-        chosen = select_true_triples(con, domains, s.n_per_domain, seed=cfg.seed)
+        chosen = select_true_triples(con, domains, s.n_per_domain, seed=cfg.seed,
+                                     named_only=cfg.require_labels.get(s.kg, True))
     rows = [{**t.as_row(), "snapshot_id": snapshot, "seed": cfg.seed} for t in chosen]
     warehouse.write_partition("fpq_true_triples", pa.Table.from_pylist(rows))
     per_domain = Counter(r["domain"] for r in rows)
@@ -66,12 +74,25 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         return _not_configured(warehouse, "fpq_edits")
     s = fpq_settings(cfg)
     true_triples = _true_triples(warehouse)
+    ranges = cfg.infer_types.get(s.kg, False)  # inferred types: typed edits draw from the relation's range
+    if ranges:
+        context.log.info("types inferred from relation keys: typed edits draw false objects from the range of the "
+                         "triple's relation (its key's last component, e.g. /film/film/genre -> genre)")
     with warehouse.connect(read_only=True) as con:
         con.execute(f"USE {quote_identifier(s.kg)}")
         edits = edit(con, [t.triple for t in true_triples], methods=s.methods, max_hops=s.max_hops, seed=cfg.seed,
-                     directed=s.directed, hop_sampling=s.hop_sampling)
+                     directed=s.directed, hop_sampling=s.hop_sampling, ranges=ranges)
+        drawn = sum(e.false_object is not None for e in edits)
+        if s.premise_check == "kg":
+            edits = check_premises(con, edits)
+        if cfg.require_labels.get(s.kg, True):
+            edits = reject_unnamed_objects(con, edits)
+    not_false = sum(1 for e in edits if e.reason and "premise is not false" in e.reason or
+                    (e.reason or "").startswith("the false object is another object"))
+    context.log.info(f"premise check {s.premise_check}: {not_false} of {drawn} false premises rejected as true in the KG")
     domain = {t.triple: t.domain for t in true_triples}
-    lineage = {"seed": cfg.seed, "max_hops": s.max_hops, "directed": s.directed, "hop_sampling": s.hop_sampling}
+    lineage = {"seed": cfg.seed, "max_hops": s.max_hops, "directed": s.directed, "hop_sampling": s.hop_sampling,
+               "premise_check": s.premise_check}
     rows = [{**e.as_row(), "domain": domain[e.true_triple], **lineage} for e in edits]
     warehouse.write_partition("fpq_edits", pa.Table.from_pylist(rows))
     coverage = method_coverage(rows)
@@ -84,6 +105,9 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
         **table_metadata(len(rows)),
         "hops": "directed (head -> tail)" if s.directed else "undirected",
         "hop_sampling": s.hop_sampling,
+        "premise_check": s.premise_check,
+        "type_pool": "range of the relation (inferred types)" if ranges else "every type of the true object",
+        "premises_rejected_as_true": not_false,
         "coverage": dg.MetadataValue.md(markdown_table([{"method": m, "coverage": c} for m, c in coverage.items()])),
         "hop_histogram": dg.MetadataValue.md(markdown_table(hops)),
         "hop_histogram_vs_paper": image_md(bar_chart(

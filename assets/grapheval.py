@@ -17,7 +17,7 @@ from assets._checks import partitions_to_check
 from assets._metadata import markdown_table, table_metadata
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.suites.base import METRIC_SCHEMA, table
-from kgprobe.suites.grapheval.judge import LABEL_SCHEMA, run_hidden_judge
+from kgprobe.suites.grapheval.judge import CLASSES, LABEL_SCHEMA, precision_recall_f1, run_hidden_judge
 from kgprobe.suites.grapheval.suite import GraphEvalSuite
 from pipelines.partitions import MODEL
 from resources import ModelPool, ProjectResource, WarehouseResource
@@ -77,29 +77,39 @@ def build(parts) -> tuple[list, list]:
         warehouse.write_partition("grapheval_hidden_judge_metrics", table(result.metrics, METRIC_SCHEMA),
                                   {MODEL: model})
         s = result.summary
-        context.log.info(f"grapheval judge {model}: F1 {s['f1']:.3f}, speed-up {s['speedup']:.1f}x")
+        context.log.info(f"grapheval judge {model}: macro F1 {s['f1']:.3f} (majority-class baseline "
+                         f"{s['baseline_f1']:.3f}), speed-up {s['speedup']:.1f}x")
         overall = [{"labels": m["judge"], "metric": m["metric"], "value": m["value"], "n": m["n"]}
                    for m in result.metrics if not m["breakdown"]]
         return dg.MaterializeResult(metadata={
             **table_metadata(result.labels.num_rows),
             **{k: v for k, v in s.items() if isinstance(v, (int, float, str))},
-            "train_label_counts": dg.MetadataValue.json(s["train_label_counts"]),
+            "train_class_counts": dg.MetadataValue.json(s["train_class_counts"]),
             "metrics": dg.MetadataValue.md(markdown_table(overall, limit=40)),
         })
 
     return [grapheval_hidden_judge], [grapheval_hidden_judge_f1]
 
 
-@dg.asset_check(asset="grapheval_hidden_judge", description="Warns when the judge's F1 on held-back statements is "
-                                                            "below 0.5: its labels should not stand in for answers.")
+@dg.asset_check(asset="grapheval_hidden_judge",
+                description="Warns when the judge's macro F1 on held-out groups (correctness classes right / wrong / "
+                            "IDK) does not beat the majority-class baseline's: its labels should not stand in for "
+                            "answers.")
 def grapheval_hidden_judge_f1(context: dg.AssetCheckExecutionContext,
                               warehouse: WarehouseResource) -> dg.AssetCheckResult:
     rows = [r for dims in partitions_to_check(context, warehouse.root, "grapheval_hidden_judge", default_dim=MODEL)
             for r in warehouse.read_partition("grapheval_hidden_judge", dims).to_pylist()]
-    held = [r for r in rows if r["split"] == "heldout" and r["generated"] in ("true", "false", "idk")]
-    agree = sum(r["generated"] == r["judge"] for r in held) / len(held) if held else None
-    return dg.AssetCheckResult(passed=agree is None or agree >= 0.5, severity=dg.AssetCheckSeverity.WARN,
-                               metadata={"heldout": len(held), "agreement": agree if agree is not None else -1.0})
+    held = [r for r in rows if r["split"] == "heldout" and r["generated_class"] in CLASSES]
+    if not held:
+        return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.WARN,
+                                   metadata={"heldout": 0, "note": "no held-out statements"})
+    reference = [r["generated_class"] for r in held]
+    judge = precision_recall_f1(reference, [r["judge_class"] for r in held])
+    baseline = precision_recall_f1(reference, [r["baseline_class"] for r in held])
+    return dg.AssetCheckResult(passed=judge["f1"] > baseline["f1"], severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"heldout": len(held), "macro_f1": judge["f1"],
+                                         "baseline_macro_f1": baseline["f1"], "weighted_f1": judge["weighted_f1"],
+                                         "baseline_weighted_f1": baseline["weighted_f1"]})
 
 
 #: The judge asset needs the project's model partitions, so it comes from ``build(parts)``, not from ASSETS.

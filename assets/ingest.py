@@ -7,7 +7,7 @@
 import dagster as dg
 
 from assets._metadata import markdown_table, table_metadata
-from kgprobe.suites.fpq.edits import infer_types_from_relations
+from kgprobe.suites.fpq.edits import infer_types_from_relations, inferred_type_sources
 from kgprobe.kg.ingest import load_kg
 from kgprobe.kg.stats import dangling_ids, kg_summary, source_summary
 from kgprobe.sql import quote_identifier
@@ -38,6 +38,7 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
     """Every configured KG loaded into its DuckDB schema: entities, relations, triples, types, literals, dated facts."""
     cfg = project.load()
     reports = []
+    inferred: dict[str, list[dict]] = {}
     with warehouse.connect() as con:
         for name, source in cfg.kgs.items():
             context.log.info(f"loading KG {name!r} ({source.format}, {len(source.files)} file(s))")
@@ -45,7 +46,17 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
             if cfg.infer_types.get(name):
                 con.execute(f"USE {quote_identifier(name)}")
                 added = infer_types_from_relations(con)
-                context.log.info(f"KG {name!r}: {added:,} entity types inferred from relation keys")
+                if report.reused:  # the snapshot's types were inferred when it was first loaded
+                    typed = con.execute("SELECT count(*) FROM entity_types").fetchone()[0]
+                    context.log.info(f"KG {name!r}: snapshot reused with its {typed:,} entity types "
+                                     f"({added:,} added now)")
+                else:
+                    context.log.info(f"KG {name!r}: {added:,} entity types inferred from relation keys")
+                used = inferred_type_sources(con)
+                context.log.info(f"KG {name!r}: types inferred from {len(used)} relations (heads: the domain, tails: "
+                                 "the range), e.g. " + "; ".join(f"{u['key']}: {u['head_type']} -> {u['tail_type']}"
+                                                                 for u in used[:5]))
+                inferred[name] = used
             context.log.info(
                 f"KG {name!r}: read {report.read:,}, loaded {report.loaded:,}, duplicates {report.duplicates:,}, "
                 f"rejected {report.rejected:,} in {report.seconds:.1f}s{' (snapshot reused)' if report.reused else ''}"
@@ -59,6 +70,7 @@ def kg(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: W
     return dg.MaterializeResult(
         metadata={
             "kgs": dg.MetadataValue.md(markdown_table(rows)),
+            **{f"inferred_types_{n}": dg.MetadataValue.md(markdown_table(u, limit=100)) for n, u in inferred.items()},
             "warehouse": dg.MetadataValue.path(warehouse.path),
             **table_metadata(sum(r.triples for r in reports), {"head": "BIGINT", "relation": "BIGINT", "tail": "BIGINT"}),
         },

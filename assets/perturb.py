@@ -97,10 +97,12 @@ def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, w
     )
 
 
-def build(parts: Partitions) -> tuple[list, list]:
-    """The partitioned perturbation assets and their checks."""
+def build(parts: Partitions, *, scorer: bool = True, similarity: bool = True) -> tuple[list, list]:
+    """The partitioned perturbation assets and their checks; without ``scorer`` (no perturbation method) the
+    perturbed subgraphs do not wait for the triple scorer, and without ``similarity`` there is no kg_similarity."""
 
-    @dg.asset(group_name=GROUP, kinds={"parquet"}, partitions_def=parts.perturbation, deps=["ppr_subgraphs", triple_scorer])
+    @dg.asset(group_name=GROUP, kinds={"parquet"}, partitions_def=parts.perturbation,
+              deps=["ppr_subgraphs", *([triple_scorer] if scorer else [])])
     def perturbed_subgraphs(context: dg.AssetExecutionContext, project: ProjectResource,
                             warehouse: WarehouseResource) -> dg.MaterializeResult:
         """Every pruned subgraph perturbed at this partition's method and level (RS, RR, ER, ED), with its changes."""
@@ -193,7 +195,8 @@ def build(parts: Partitions) -> tuple[list, list]:
         return dg.MaterializeResult(metadata={**table_metadata(len(out)), "means": dg.MetadataValue.md(markdown_table(summary, limit=100)),
                                               **plots})
 
-    return [perturbed_subgraphs, kg_similarity], [perturbed_share_matches_level, perturbed_changes_follow_their_method]
+    return ([perturbed_subgraphs, *([kg_similarity] if similarity else [])],
+            [perturbed_share_matches_level, perturbed_changes_follow_their_method])
 
 
 ASSETS = [triple_scorer]

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.suites import enabled_suites, grounded_enabled, lane_assets
+from kgprobe.stages import needed_stages
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.kg.stats import current_snapshot
@@ -181,7 +182,9 @@ def build_report_assets(cfg) -> list:
                 limit=100)),
         })
 
-    @dg.asset(group_name=GROUP, kinds={"python"}, deps=[leaderboard, "kg_similarity"])
+    similarity = ["kg_similarity"] if needed_stages(cfg).similarity else []
+
+    @dg.asset(group_name=GROUP, kinds={"python"}, deps=[leaderboard, *similarity])
     def report(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
         """One self-contained HTML report (every suite's headline, leaderboards, judge agreement, plots, how to trace
         a number); plots also here."""

@@ -37,11 +37,17 @@ from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
 from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
+from kgprobe.kg.readable import label_report, reject_unreadable, unreadable_names
+from kgprobe.stages import needed_stages
 from kgprobe.sql import quote_identifier
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
 from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
 
-__all__ = ["build", "enabled_suites", "grounded_enabled", "lane_assets", "score_metadata"]
+#: The items a suite did not write because their text would show an id instead of a name.
+LABEL_REJECTS = pa.schema([("item_id", pa.string()), ("group_id", pa.string()), ("question", pa.string()),
+                           ("ids", pa.list_(pa.string())), ("reason", pa.string())])
+
+__all__ = ["LABEL_REJECTS", "build", "enabled_suites", "grounded_enabled", "lane_assets", "score_metadata"]
 
 
 def enabled_suites(cfg) -> list:
@@ -72,8 +78,10 @@ def _metadata(values) -> dict:
     for key, value in values.items():
         if isinstance(value, bytes):
             out[key] = image_md(value, alt=key)
-        elif isinstance(value, list):
+        elif isinstance(value, list) and all(isinstance(v, dict) for v in value):
             out[key] = dg.MetadataValue.md(markdown_table(value, limit=200))
+        elif isinstance(value, list):  # plain values (relation keys, say)
+            out[key] = dg.MetadataValue.json(value)
         else:
             out[key] = value
     return out
@@ -94,10 +102,9 @@ def build(parts: Partitions, cfg) -> tuple[list, list]:
 
 
 def grounded_enabled(cfg) -> set:
-    """Names of the enabled suites that get a grounded lane: groundable ones, when the config perturbs subgraphs."""
-    if cfg is None or "perturbation" not in cfg.sections:
-        return set()
-    return {s.name for s in enabled_suites(cfg) if s.groundable}
+    """Names of the enabled suites that get a grounded lane: groundable ones, when the config has a perturbation
+    section (not ``none``) and grounds at least one model (:func:`kgprobe.stages.needed_stages`)."""
+    return set(needed_stages(cfg).grounded_suites)
 
 
 def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
@@ -120,17 +127,32 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                 con.execute(f"USE {quote_identifier(kg)}")
             result = suite.items(ItemSource(con=con, kg=kg, snapshot_id=snapshot, settings=settings, seed=cfg.seed,
                                             config_dir=cfg.path.parent, upstream=upstream))
-        check_items(suite.name, result.items)
-        warehouse.write_partition(names["items"], result.items)
+            items, unreadable, coverage = result.items, [], None
+            if suite.names_kg_entities and cfg.require_labels.get(kg, True):
+                coverage = label_report(con, kg)
+                items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)))
+        if coverage is not None:
+            context.log.info(f"{suite.name}: {coverage['readable_entities']}/{coverage['entities']} entities of {kg} "
+                             f"have a readable name; {len(unreadable)} items rejected for showing an id "
+                             f"({len({r['group_id'] for r in unreadable})} groups)")
+        check_items(suite.name, items)
+        warehouse.write_partition(names["items"], items)
+        warehouse.write_partition(f"{suite.name}_label_rejects", pa.Table.from_pylist(unreadable, schema=LABEL_REJECTS))
         if result.rejects is not None:
             warehouse.write_partition(f"{suite.name}_rejects", result.rejects)
-        rows = result.items.to_pylist()
+        rows = items.to_pylist()
         context.log.info(f"{suite.name}: {len(rows)} items written"
                          + (f", {result.rejects.num_rows} rejected" if result.rejects is not None else ""))
         by = Counter((r["task"], r["answer_format"]) for r in rows)
         return dg.MaterializeResult(metadata={
             **table_metadata(len(rows)),
             "rejected": 0 if result.rejects is None else result.rejects.num_rows,
+            "rejected_no_readable_name": len(unreadable),
+            **({} if coverage is None else {
+                "readable_entity_share": coverage["readable_share"],
+                "relations_named_by_path": len(coverage["path_relations"]),
+                "relations_without_name": ", ".join(coverage["unreadable_relations"]) or "none"}),
+            "label_rejects": dg.MetadataValue.md(markdown_table(unreadable, limit=30)),
             "items_by_task": dg.MetadataValue.md(markdown_table(
                 [{"task": t, "answer_format": f, "items": n} for (t, f), n in sorted(by.items())])),
             **_metadata(result.metadata),

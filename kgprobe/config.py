@@ -269,6 +269,9 @@ class KGConfig(_Section):
     """rdfs:label language to use for RDF input."""
     infer_types: _Bool = False
     """Type entities from relation keys after loading (for KGs without types, such as FB15k-237)."""
+    require_labels: _Bool = True
+    """Reject every question whose text would show an entity or relation by an id-like key (a Wikidata QID, a
+    Freebase mid, a number, a hash) for want of a label; the rejects are counted and the run prints the coverage."""
 
     @field_validator("encoding")
     @classmethod
@@ -282,7 +285,7 @@ class KGConfig(_Section):
     def source(self, name: str) -> KGSource:
         """The :class:`KGSource` that ingestion reads, named ``name``; keys the file leaves out keep KGSource's
         defaults."""
-        return KGSource(name=name, **self.model_dump(exclude_unset=True, exclude={"infer_types"}))
+        return KGSource(name=name, **self.model_dump(exclude_unset=True, exclude={"infer_types", "require_labels"}))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -452,8 +455,8 @@ class PerturbationSettings(_Section):
     """The ``perturbation`` section: OKGQA-P methods and levels (partition keys ``none``, ``RS-0.1`` ...) and the
     triple scorer's training options."""
 
-    methods: tuple[Literal[PERTURBATION_METHODS], ...] = Field(PERTURBATION_METHODS, min_length=1)
-    """Perturbation methods: RS, RR, ER, ED."""
+    methods: tuple[Literal[PERTURBATION_METHODS], ...] = PERTURBATION_METHODS
+    """Perturbation methods: RS, RR, ER, ED ([]: grounded answers on the clean subgraphs only, no triple scorer)."""
     levels: tuple[Annotated[_Float, Field(gt=0, le=1)], ...] = Field(PERTURBATION_LEVELS, min_length=1)
     """Shares of the subgraph's triples to perturb, each in (0, 1]."""
     scorer: Annotated[dict[str, Any], BeforeValidator(_scorer_options, json_schema_input_type=_ScorerOptions)] = Field(
@@ -461,6 +464,14 @@ class PerturbationSettings(_Section):
     """Training options of the triple scorer s_G (fields of kgprobe.grounding.scorer.TrainConfig)."""
     kg: _KGName = Field(None, validate_default=True)
     """The KG whose triples train the scorer (default: the first one under kgs)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _none_is_off(cls, data: Any) -> Any:
+        # `perturbation: none` switches grounding off (kgprobe.stages reads the raw section); no levels either
+        if isinstance(data, str) and data.strip().lower() == "none":
+            return {"methods": []}
+        return data
 
     @property
     def keys(self) -> list[str]:
@@ -545,7 +556,7 @@ class GenerationConfig(_Sampling):
     grounded_limit: _Int | None = Field(None, ge=1)
     """Like limit, for KG-grounded partitions (default: limit)."""
     grounded_models: tuple[_ModelName, ...] | None = None
-    """Models that answer with KG context at every perturbation level (default: all)."""
+    """Models that answer with KG context at every perturbation level (default: all; []: none)."""
     max_run_cost_usd: _Float | None = Field(None, ge=0)
     """Dollars one run may spend over all its models (default: no limit)."""
 
@@ -686,6 +697,9 @@ class FPQSettings(_Section):
     """Hops follow edge direction (head -> tail from the subject), as the paper's released paths do."""
     hop_sampling: Literal[HOP_SAMPLING] = "uniform_hop"
     """NSC/NDC: draw the hop first, then an object at it (uniform_hop), or uniformly over all candidates."""
+    premise_check: Literal["kg", "paper"] = "kg"
+    """kg: reject an edit whose false object the KG already links to the subject (through another relation, or by
+    the name of another object of the relation); paper: keep every edit drawn, as KG-FPQ does."""
     limit: _Int | None = Field(None, ge=1)
     """True triples asked per closed-book partition, each with all its questions (default: generation.limit)."""
     grounded_limit: _Int | None = Field(None, ge=1)
@@ -912,6 +926,11 @@ class ProjectConfig(_Section):
         """KG name -> whether to infer entity types from relation keys after loading (for KGs without types)."""
         return {name: kg.infer_types for name, kg in self.kg_configs.items()}
 
+    @property
+    def require_labels(self) -> dict[str, bool]:
+        """KG name -> whether questions that would show an id-like key instead of a name are rejected."""
+        return {name: kg.require_labels for name, kg in self.kg_configs.items()}
+
     def suites_configured(self) -> dict[str, Any]:
         """Suite name -> validated settings of every suite the config enables (under ``suites:``, or ``fpq`` at the
         deprecated top level)."""
@@ -1022,12 +1041,21 @@ def project_schema() -> dict[str, Any]:
 
 
 def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
-    """The subgraph stage's settings from the ``queries`` and ``subgraph`` sections; raises :class:`ConfigError`
-    when the config has no queries."""
+    """The subgraph stage's settings from the ``queries`` and ``subgraph`` sections. Without a ``queries`` section
+    the queries are the grounded KG-FPQ subjects and the OKGQA questions; raises :class:`ConfigError` when there are
+    none of those either."""
     q, sg = cfg.queries, cfg.subgraph
     if q is None:
-        raise ConfigError(f"{cfg.path}: queries: the subgraph stage needs queries; give at least one of lists, files, "
-                          "sample or fpq_subjects")
+        # without a queries section, the questions that read subgraphs are the queries: KG-FPQ's subjects when
+        # KG-FPQ is grounded, OKGQA's questions when OKGQA runs
+        from kgprobe.stages import needed_stages
+
+        grounded = needed_stages(cfg).grounded_suites
+        q = QueriesConfig.model_construct(kg=None, lists=(), files=(), sample=None,
+                                          fpq_subjects="fpq" in grounded, okgqa_questions=cfg.has_suite("okgqa"))
+        if not (q.fpq_subjects or q.okgqa_questions):
+            raise ConfigError(f"{cfg.path}: queries: the subgraph stage needs queries; give at least one of lists, "
+                              "files, sample or fpq_subjects")
     return SubgraphSettings(
         kg=str(q.kg or next(iter(cfg.kgs))),
         lists=tuple(dict(e) for e in q.lists),

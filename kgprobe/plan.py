@@ -15,6 +15,7 @@ suites), counting only what the response store does not hold yet.
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,24 +113,24 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
     per grounded model x suite x perturbation level, each with the :class:`~kgprobe.generation.cost.PlanRow` fields
     and ``suite``, ``setting``, ``perturbation``, ``note``. A suite whose items are not written yet, or a level not
     perturbed yet, gets a row that says which job to run first (nothing is generated to make a plan)."""
-    from kgprobe.config import generation_models, generation_settings, subgraph_settings
+    from kgprobe.config import generation_models, perturbation_settings, subgraph_settings
     from kgprobe.generation.cost import plan_generation
+    from kgprobe.stages import needed_stages
     from kgprobe.generation.store import ResponseStore
     from kgprobe.suites import SUITES
 
     root = Path(cfg.warehouse).parent
     store = ResponseStore(root / "response_store")
-    opts = generation_settings(cfg)
     suites = [s for s in SUITES.values() if s.configured(cfg)]
-    grounded_models = opts["grounded_models"]
-    levels = _levels(cfg)
+    stages = needed_stages(cfg)
+    levels = list(perturbation_settings(cfg).keys) if stages.grounded else []
     rows: list[dict[str, Any]] = []
     labels = None
     for suite in suites:
         items_dir = wh.partition_dir(root, f"{suite.name}_items")
         specs = suite.model_specs(cfg, generation_models(cfg))
         if not items_dir.exists():
-            rows += [_missing(spec, suite.name, "closed", "none", f"no items yet: run `kgprobe run --job "
+            rows += [_missing(spec, suite.name, "closed", "none", f"no items yet: run `kgprobe run{_flag(cfg)} --job "
                                                                   f"{suite.name}_questions` (no model is called)")
                      for spec in specs]
             continue
@@ -138,15 +139,16 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
             part = partition_prompts(cfg, suite, spec, items)
             rows.append({"suite": suite.name, "setting": "closed", "perturbation": "none", "note": "",
                          **plan_generation(spec, part.prompts, store=store).as_dict()})
-        if not (suite.groundable and "perturbation" in cfg.sections):
+        if suite.name not in stages.grounded_suites:
             continue
         for spec in specs:
-            if grounded_models is not None and spec.name not in grounded_models:
+            if spec.name not in stages.grounded_models:
                 continue
             for level in levels:
                 if not wh.partition_dir(root, "perturbed_subgraphs", {"perturbation": level}).exists():
                     rows.append(_missing(spec, suite.name, "grounded", level,
-                                         f"level not perturbed yet: run `kgprobe run --job perturb --partition {level}`"))
+                                         f"level not perturbed yet: run `kgprobe run{_flag(cfg)} --job perturb "
+                                         f"--partition {level}`"))
                     continue
                 if labels is None:
                     labels = _labels(cfg, subgraph_settings(cfg).kg)
@@ -159,10 +161,10 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
     return rows
 
 
-def _levels(cfg: Any) -> list[str]:
-    from kgprobe.config import perturbation_settings
-
-    return list(perturbation_settings(cfg).keys) if "perturbation" in cfg.sections else []
+def _flag(cfg: Any) -> str:
+    """`` --config <file>`` for the commands a plan suggests, so that they run on the config the plan read."""
+    path = getattr(cfg, "path", None)
+    return f" --config {shlex.quote(str(path))}" if path is not None and str(path) != "<config>" else ""
 
 
 def _labels(cfg: Any, kg: str) -> tuple[dict[int, str], dict[int, str]]:

@@ -3,6 +3,9 @@
     kgprobe run                          # the whole chain on the project config, every partition
     kgprobe run --config my.yaml --job ingest
     kgprobe run --job generate_closed --partition oracle
+    kgprobe run --suites fpq,grapheval --models oracle,random --limit 20   # overrides, recorded in the run's tags
+    kgprobe jobs                         # the jobs of the config, with their partition keys
+    kgprobe init --config my.yaml        # a config with kgs and models only -> a starter project beside it
     kgprobe plan                         # per model x suite: prompts, stored, tokens and dollars still to spend
     kgprobe schema --output kgprobe.schema.json   # the config's JSON schema, for editors
 
@@ -35,19 +38,158 @@ def _dagster_home() -> Path:
     return home
 
 
-def _execute(defs, job_name: str, instance, log_level: str, partition: str | None = None) -> tuple[bool, str]:
+def _execute(defs, job_name: str, instance, log_level: str, partition: str | None = None,
+             tags: dict[str, str] | None = None):
     job = defs.resolve_job_def(job_name)
-    result = job.execute_in_process(
+    return job.execute_in_process(
         instance=instance,
         partition_key=partition,
         raise_on_error=False,
+        tags=tags or None,
         run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
     )
-    return result.success, result.run_id
+
+
+def _names(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, dict]:
+    """The config the run reads: ``chosen`` itself, or with ``--suites`` / ``--models`` / ``--limit`` applied, a copy
+    written beside it (so its relative paths still resolve) as ``.<stem>.run.yaml``; and the overrides applied."""
+    import yaml
+
+    from kgprobe.config import load_config
+    from kgprobe.errors import ConfigError
+
+    suites, models = _names(args.suites), _names(args.models)
+    if not (suites or models or args.limit):
+        return chosen, {}
+    raw = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+    overrides: dict = {}
+    if suites:
+        enabled = list(cfg.suites_configured())
+        unknown = [s for s in suites if s not in enabled]
+        if unknown:
+            raise ConfigError(f"--suites: {', '.join(unknown)} not enabled in {chosen}; enabled suites: "
+                              f"{', '.join(enabled) or 'none'}")
+        raw["suites"] = {k: v for k, v in (raw.get("suites") or {}).items() if k in suites}
+        if "fpq" not in suites:
+            raw.pop("fpq", None)  # the deprecated top-level place
+        overrides["suites"] = suites
+    if models:
+        known = [m["name"] for m in raw.get("models") or []]
+        unknown = [m for m in models if m not in known]
+        if unknown:
+            raise ConfigError(f"--models: {', '.join(unknown)} not among the models of {chosen}; models: "
+                              f"{', '.join(known) or 'none'}")
+        raw["models"] = [m for m in raw["models"] if m["name"] in models]
+        generation = raw.get("generation") or {}
+        if generation.get("grounded_models") is not None:
+            generation["grounded_models"] = [m for m in generation["grounded_models"] if m in models]
+        scoring = raw.get("scoring") or {}
+        if scoring.get("judges"):
+            kept = [j for j in scoring["judges"] if (j.get("model") if isinstance(j, dict) else j) in models]
+            dropped = len(scoring["judges"]) - len(kept)
+            scoring["judges"] = kept
+            if dropped:
+                overrides["judges_dropped"] = dropped
+        for section in (raw.get("suites") or {}).values():  # a suite's own judge lists name models too
+            for key in ("judges", "grounded_judges"):
+                if isinstance(section, dict) and isinstance(section.get(key), list):
+                    section[key] = [j for j in section[key] if j in models]
+        overrides["models"] = models
+    if args.limit:
+        for m in raw.get("models") or []:
+            m["limit"] = args.limit
+        raw.setdefault("generation", {})
+        raw["generation"] = {**(raw["generation"] or {}), "limit": args.limit}
+        overrides["limit"] = args.limit
+    raw["name"] = cfg.name
+    path = chosen.parent / f".{chosen.stem}.run.yaml"
+    path.write_text(f"# written by `kgprobe run` from {chosen.name} with {overrides}; edit {chosen.name} instead\n"
+                    + yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    load_config(path)  # a mistake the overrides made is reported now, at its key
+    return path, overrides
+
+
+def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path) -> list[tuple[str, str | None]]:
+    """(job, partition) runs of ``job_arg``; a job or partition the config does not have is one line naming the
+    valid ones."""
+    from kgprobe.errors import ConfigError
+    from pipelines.jobs import MAIN_SEQUENCE
+
+    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs()}
+    if job_arg != chain and job_arg not in jobs:
+        raise ConfigError(f"--job {job_arg!r} is not a job of {config}; jobs: {chain} (the whole chain), "
+                          f"{', '.join(sorted(jobs))}")
+    names = [j for j in MAIN_SEQUENCE if j in jobs] if job_arg == chain else [job_arg]
+    if partition is not None:
+        keys = {k for n in names if jobs[n].partitions_def is not None
+                for k in jobs[n].partitions_def.get_partition_keys()}
+        if partition not in keys:
+            shown = sorted(keys)
+            raise ConfigError(f"--partition {partition!r} is not a partition of {job_arg}; partitions: "
+                              + (", ".join(shown[:40]) + (f" (and {len(shown) - 40} more)" if len(shown) > 40 else "")
+                                 if shown else "none (the job is not partitioned)"))
+    steps: list[tuple[str, str | None]] = []
+    for name in names:
+        pdef = jobs[name].partitions_def
+        if pdef is None:
+            steps.append((name, None))
+        elif partition:
+            if partition in pdef.get_partition_keys():
+                steps.append((name, partition))
+        else:
+            steps += [(name, key) for key in pdef.get_partition_keys()]
+    return steps
+
+
+def _warnings(result, label: str) -> list[dict]:
+    out = []
+    for ev in result.get_asset_check_evaluations():
+        if ev.passed:
+            continue
+        meta = {k: getattr(v, "value", v) for k, v in (ev.metadata or {}).items()}
+        brief = {k: v for k, v in meta.items() if isinstance(v, (int, float, str)) and len(str(v)) < 60}
+        out.append({"check": ev.asset_check_key.name, "asset": ev.asset_key.to_user_string(), "run": label,
+                    "severity": str(getattr(ev.severity, "value", ev.severity)), "details": brief})
+    return out
+
+
+def _failure(result) -> str:
+    lines = []
+    for ev in result.get_step_failure_events():
+        error = getattr(ev.event_specific_data, "error", None)
+        while getattr(error, "cause", None) is not None:  # Dagster wraps the user's exception; say the user's
+            error = error.cause
+        message = (getattr(error, "message", "") or "").strip().splitlines()
+        lines.append(f"{ev.step_key}: {message[-1] if message else 'failed'}")
+    return "; ".join(lines) or "the run failed before any step (see the log above)"
+
+
+def _label_coverage(cfg, warehouse: str) -> list[dict]:
+    from kgprobe.kg.readable import label_report
+    from kgprobe.warehouse import connect
+
+    if not Path(warehouse).exists():
+        return []
+    out = []
+    try:
+        with connect(warehouse, read_only=True) as con:
+            for name in cfg.kgs:
+                try:
+                    out.append(label_report(con, name))
+                except Exception:  # noqa: BLE001 - a KG not loaded yet has nothing to report
+                    continue
+    except Exception:  # noqa: BLE001 - a warehouse being written by another run: the summary goes without it
+        return []
+    return out
 
 
 def _run(args: argparse.Namespace) -> int:
     from kgprobe.config import CONFIG_ENV, config_path, load_config
+    from kgprobe.report.summary import closed_headlines, config_hash, format_headlines, results_document, write_results
 
     chosen = config_path(args.config)
     # Python hides DeprecationWarnings outside __main__; an old config layout is worth a line on the console
@@ -56,44 +198,100 @@ def _run(args: argparse.Namespace) -> int:
         cfg = load_config(chosen)
     for warning in caught:
         print(f"kgprobe: warning: {warning.message}", file=sys.stderr, flush=True)
+    run_path, overrides = _with_overrides(chosen, cfg, args)
+    if overrides:
+        cfg = load_config(run_path)
+        print(f"kgprobe: overrides {overrides} (the run reads {run_path})", flush=True)
     # the Definitions built below, and any run they launch in another process, read the same file
-    os.environ[CONFIG_ENV] = str(chosen.resolve())
+    os.environ[CONFIG_ENV] = str(run_path.resolve())
     home = _dagster_home()
     import dagster as dg
 
-    from pipelines.definitions import build_definitions
-    from pipelines.jobs import KG_STAGES, MAIN_JOB, MAIN_SEQUENCE
+    from pipelines.definitions import _warehouse_path, build_definitions
+    from pipelines.jobs import chain_name
 
-    defs = build_definitions(str(chosen.resolve()))
+    defs = build_definitions(str(run_path.resolve()))
+    chain = chain_name(cfg)
+    job_arg = args.job or chain
+    steps = _steps(defs, job_arg, chain, args.partition, chosen)
+    tags = {"kgprobe/config": str(chosen.resolve()), **{f"kgprobe/{k}": ",".join(map(str, v)) if isinstance(v, list)
+                                                       else str(v) for k, v in overrides.items()}}
     started = time.perf_counter()
-    steps: list[tuple[str, str | None]] = []
-    # a purely relational project (no kgs) has no subgraphs to perturb or ground answers in
-    sequence = MAIN_SEQUENCE if cfg.kgs else tuple(j for j in MAIN_SEQUENCE if j not in KG_STAGES)
-    for job_name in (sequence if args.job == MAIN_JOB else (args.job,)):
-        job = defs.resolve_job_def(job_name)
-        if job.partitions_def is None:
-            steps.append((job_name, None))
-        elif args.partition:
-            steps.append((job_name, args.partition))
-        else:
-            steps += [(job_name, key) for key in job.partitions_def.get_partition_keys()]
-    ok = True
+    ok, failed, fired = True, None, []
     with dg.DagsterInstance.get() as instance:
         for job_name, partition in steps:
             label = job_name + (f" [{partition}]" if partition else "")
             print(f"kgprobe: running {label}", flush=True)
-            success, run_id = _execute(defs, job_name, instance, args.log_level, partition)
-            if not success:
-                print(f"kgprobe: {label} FAILED (run {run_id}); see `dagster dev` or the log above", flush=True)
+            result = _execute(defs, job_name, instance, args.log_level, partition, tags)
+            fired += _warnings(result, label)
+            if not result.success:
+                failed = f"{label} (run {result.run_id}): {_failure(result)}"
+                print(f"kgprobe: {label} FAILED (run {result.run_id}); see `dagster dev` or the log above", flush=True)
                 ok = False
                 break
     took = time.perf_counter() - started
-    print(f"\nkgprobe: {args.job} {'succeeded' if ok else 'FAILED'} in {took:.0f}s ({len(steps)} runs, DAGSTER_HOME={home})")
-    print(f"kgprobe: warehouse {cfg.warehouse.resolve()}")
-    report = cfg.warehouse.resolve().parent / "report" / "report.html"
-    if report.exists():
-        print(f"kgprobe: report {report}")
+    warehouse = _warehouse_path(str(run_path))
+    root = Path(warehouse).resolve().parent
+    print(f"\nkgprobe: {job_arg} {'succeeded' if ok else 'FAILED'} in {took:.0f}s ({len(steps)} runs, "
+          f"DAGSTER_HOME={home})")
+    if failed:
+        print(f"kgprobe: what failed: {failed}")
+    heads = closed_headlines(root, cfg) if ok else []  # after a failure, stored scores may not be this run's
+    if heads:
+        print("\nkgprobe: headline metrics (closed book; value [95% interval] n)\n" + format_headlines(heads))
+    labels = _label_coverage(cfg, warehouse)
+    for rep in labels:
+        rels = len(rep["path_relations"])
+        print(f"kgprobe: labels of {rep['kg']}: {rep['readable_entities']:,} of {rep['entities']:,} entities have a "
+              f"readable name ({rep['readable_share']:.0%})"
+              + (f"; {rels} relation paths named by their last segment" if rels else "")
+              + (f"; relations without a name: {', '.join(rep['unreadable_relations'])}"
+                 if rep["unreadable_relations"] else ""))
+    for w in fired:
+        details = ", ".join(f"{k}={v}" for k, v in w["details"].items())
+        print(f"kgprobe: {w['severity']} {w['check']} ({w['run']}){': ' + details if details else ''}")
+    report = root / "report" / "report.html"
+    ran_publish = any(j == "publish" for j, _ in steps)
+    shown_report = report if ok and report.exists() and ran_publish else None
+    doc = results_document(cfg, heads=heads, warnings=fired, report=shown_report, ok=ok, failed=failed,
+                           overrides=overrides, labels=labels, job=job_arg, seconds=took)
+    doc["config"], doc["config_sha256"] = str(chosen.resolve()), config_hash(chosen)  # the file the user wrote
+    results = write_results(root / "results.json", doc)
+    print(f"kgprobe: warehouse {Path(warehouse).resolve()}")
+    print(f"kgprobe: results {results}")
+    if shown_report is not None:
+        print(f"kgprobe: report {shown_report}")
     return 0 if ok else 1
+
+
+def _init(args: argparse.Namespace) -> int:
+    from kgprobe.init import format_written, init_project
+
+    chosen = Path(args.config)
+    started = time.perf_counter()
+    written = init_project(chosen, model=args.model, log=lambda line: print(line, flush=True))
+    print(f"kgprobe init: wrote in {time.perf_counter() - started:.0f}s (check each by hand):\n"
+          + format_written(written))
+    print(f"kgprobe init: next: kgprobe plan --config {chosen}; kgprobe run --config {chosen}")
+    return 0
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from kgprobe.config import config_path, load_config
+    from pipelines.definitions import build_definitions
+    from pipelines.jobs import MAIN_SEQUENCE, chain_name
+
+    chosen = config_path(args.config)
+    cfg = load_config(chosen)
+    defs = build_definitions(str(chosen.resolve()))
+    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs()}
+    print(f"{chain_name(cfg)}: the whole chain: {' -> '.join(j for j in MAIN_SEQUENCE if j in jobs)}")
+    for name in sorted(jobs):
+        job = jobs[name]
+        keys = job.partitions_def.get_partition_keys() if job.partitions_def is not None else []
+        print(f"{name}: {job.description or ''}")
+        print(f"    partitions: {', '.join(keys) if keys else 'none (one run)'}")
+    return 0
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -130,12 +328,30 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="materialize a job's assets in this process")
     run.add_argument("--config", default=None,
                      help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
-    run.add_argument("--job", default="kgprobe_sample",
-                     help="kgprobe_sample (the whole chain, every partition) or one job name (default: %(default)s)")
+    run.add_argument("--job", default=None,
+                     help="kgprobe_<project> (the default: the whole chain, every partition), or one job: prepare, "
+                          "closed_book, grounded, publish, perturb, similarity, ingest, subgraphs, generate_closed, "
+                          "score_closed, generate_grounded, score_grounded, <suite>_questions (`kgprobe jobs` lists "
+                          "those of a config, with their partitions)")
     run.add_argument("--partition", default=None, help="only this partition of a partitioned job")
+    run.add_argument("--suites", default=None, help="comma-separated: run only these of the config's suites")
+    run.add_argument("--models", default=None, help="comma-separated: run only these of the config's models")
+    run.add_argument("--limit", type=int, default=None,
+                     help="question groups per model partition (every model's limit), for a quick look")
     run.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="console log level (default: %(default)s)")
     run.set_defaults(func=_run)
+    init = sub.add_parser("init", help="fill a config that names only its KGs and models into a starter project "
+                                       "(domains, question and statement templates, rule candidates)")
+    init.add_argument("--config", required=True, help="the project YAML config to complete (rewritten in place; the "
+                                                      "old text is kept beside it)")
+    init.add_argument("--model", default=None, help="a configured model that proposes the statement templates "
+                                                   "(GraphEval's Figure 9 prompt; default: rule-based only)")
+    init.set_defaults(func=_init)
+    jobs = sub.add_parser("jobs", help="list the config's jobs and their partition keys")
+    jobs.add_argument("--config", default=None,
+                      help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
+    jobs.set_defaults(func=_jobs)
     plan = sub.add_parser("plan", help="what a run would generate and cost, before it runs (nothing is generated)")
     plan.add_argument("--config", default=None,
                       help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")

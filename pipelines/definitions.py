@@ -24,6 +24,7 @@ from kgprobe.config import (
 )
 from kgprobe.config import config_path as resolve_config_path
 from kgprobe.errors import ConfigError
+from kgprobe.stages import needed_stages
 from pipelines.jobs import GPU_MODELS_ENV, all_jobs
 from pipelines.partitions import build_partitions
 from resources import EmbedderResource, ModelPool, ProjectResource, WarehouseResource
@@ -107,7 +108,11 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     config_path = str(resolve_config_path(config_path))
     cfg = _config(config_path)
     parts = build_partitions(cfg)
-    perturb_assets, perturb_checks = perturb.build(parts)
+    stages = needed_stages(cfg)
+    # only the shared stages an enabled suite or a grounded lane reads (kgprobe.stages)
+    perturb_assets, perturb_checks = (perturb.build(parts, scorer=stages.scorer, similarity=stages.similarity)
+                                      if stages.perturb else ([], []))
+    subgraph_assets, subgraph_checks = (subgraph.ASSETS, subgraph.CHECKS) if stages.subgraphs else ([], [])
     lane_assets, lane_checks = suites.build(parts, cfg)
     enabled = suites.enabled_suites(cfg)
     item_checks = fpq.ITEM_CHECKS if any(s.name == "fpq" for s in enabled) else []
@@ -116,16 +121,17 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     built = [m.build(parts) for m in own if hasattr(m, "build")]
     gpu = _gpu_models(cfg)
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph.ASSETS, *fpq.ASSETS, *okgqa.ASSETS,
+        assets=[*ingest.ASSETS, *subgraph_assets, *fpq.ASSETS, *okgqa.ASSETS,
                 *(a for m in own for a in getattr(m, "ASSETS", ())),
                 *(a for assets_, _ in built for a in assets_),
-                *perturb.ASSETS, *perturb_assets, *lane_assets, *report.build_report_assets(cfg)],
-        asset_checks=[*ingest.CHECKS, *subgraph.CHECKS, *fpq.CHECKS, *getattr(okgqa, "CHECKS", []), *item_checks,
+                *(perturb.ASSETS if stages.scorer else ()), *perturb_assets, *lane_assets,
+                *report.build_report_assets(cfg)],
+        asset_checks=[*ingest.CHECKS, *subgraph_checks, *fpq.CHECKS, *getattr(okgqa, "CHECKS", []), *item_checks,
                       *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
                       *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],
-        jobs=all_jobs(parts, enabled, grounded=suites.grounded_enabled(cfg), gpu_models=gpu,
-                      gpu_judge=_gpu_judge(cfg, gpu), has_kg=cfg is None or bool(cfg.kgs)),
+        jobs=all_jobs(parts, enabled, grounded=stages.grounded_suites, gpu_models=gpu,
+                      gpu_judge=_gpu_judge(cfg, gpu), stages=stages),
         resources={
             "project": ProjectResource(config_path=config_path),
             "warehouse": WarehouseResource(path=_warehouse_path(config_path)),

@@ -12,7 +12,8 @@
   e.g. after adding a judge: stored answers are read back, nothing is generated again), one job per suite
   (``<suite>_questions``: its items and what comes before them) and per stage (``ingest``, ``subgraphs``).
 
-:data:`MAIN_JOB` (``kgprobe_sample``) is the whole chain for every partition of the config; ``kgprobe run`` runs it
+The whole chain for every partition of the config is named after the project (:func:`chain_name`, :data:`MAIN_JOB`
+for the sample); ``kgprobe run`` runs it
 in-process, stage by stage (:data:`MAIN_SEQUENCE`), and a backfill over the partitioned jobs does the same
 through the daemon.
 """
@@ -21,17 +22,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
+from kgprobe.stages import Stages
 from pipelines.partitions import Partitions
 
 MAIN_JOB = "kgprobe_sample"
+
+
+def chain_name(cfg) -> str:
+    """The name of a project's whole chain (``kgprobe run``'s default job): ``kgprobe_<project name>``, in the
+    characters a job name allows (:data:`MAIN_JOB` for the bundled sample)."""
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", str(getattr(cfg, "name", None) or "project")).strip("_") or "project"
+    return f"kgprobe_{name}"
 #: The jobs the main chain runs, in order; partitioned ones run once per partition.
 MAIN_SEQUENCE = ("prepare", "perturb", "similarity", "closed_book", "grounded", "publish")
-#: The stages of the main sequence that work on KG subgraphs: a project without KGs skips them.
-KG_STAGES = ("perturb", "similarity", "grounded")
 #: The run tag of a partition whose model runs on a GPU (``dagster.yaml`` runs one of them at a time). It is the one
 #: GPU limit: runs without it (API and reference models, CPU models) run side by side up to ``max_concurrent_runs``.
 GPU_TAG = "kgprobe/gpu"
@@ -82,12 +90,15 @@ def _assets(names: Sequence[str]) -> dg.AssetSelection:
 
 
 def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | frozenset[str] = frozenset(),
-             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False, has_kg: bool = True
-             ) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
+             gpu_models: set[str] | frozenset[str] = frozenset(), gpu_judge: bool = False,
+             stages: Stages | None = None) -> list[dg.UnresolvedAssetJobDefinition]:  # fmt: skip
     """The jobs of the code location for the enabled ``suites`` (and the names of those with a grounded lane);
     runs of ``gpu_models``' partitions carry :func:`gpu_run_tags`, and with ``gpu_judge`` (a judge runs on the GPU)
-    so does every run of a job that scores. Without ``has_kg`` (a project with no KG) ``prepare`` leaves out the
-    subgraph stage and the triple scorer."""
+    so does every run of a job that scores. ``stages`` (:func:`kgprobe.stages.needed_stages`; default: all of them)
+    leaves out the jobs of stages the config does not need: ``subgraphs``, ``perturb``, ``similarity`` and the
+    grounded ones."""
+    if stages is None:
+        stages = Stages(grounded_suites=frozenset(grounded), subgraphs=True, perturb=True, similarity=True, scorer=True)
     names = [s.name for s in suites]
     items = [f"{n}_items" for n in names]
     upstream = [a for s in suites for a in s.upstream]
@@ -96,8 +107,10 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
     grounded_answers = [f"{n}_grounded_responses" for n in names if n in grounded]
     grounded_scores = [f"{n}_grounded_scores" for n in names if n in grounded]
     unpartitioned = dg.AssetSelection.groups("ingest") | _assets([*upstream, *items])
-    if has_kg:  # a purely relational project (no kgs) has no subgraphs to retrieve and no triples to score
-        unpartitioned = unpartitioned | dg.AssetSelection.groups("subgraph") | dg.AssetSelection.assets("triple_scorer")
+    if stages.subgraphs:
+        unpartitioned = unpartitioned | dg.AssetSelection.groups("subgraph")
+    if stages.scorer:
+        unpartitioned = unpartitioned | dg.AssetSelection.assets("triple_scorer")
     in_process = {"executor_def": dg.in_process_executor}
     # answering holds the GPU for GPU models; scoring also for every model when a judge is on the GPU
     answer_model = {**in_process, **_partition_tags(parts.model, gpu_models)}
@@ -133,6 +146,10 @@ def all_jobs(parts: Partitions, suites: Sequence = (), *, grounded: set[str] | f
         dg.define_asset_job("subgraphs", selection=dg.AssetSelection.groups("subgraph"),
                             description="Queries, their k-hop subgraphs and the PPR-pruned subgraphs."),
     ]
+    skip = ({"subgraphs"} if not stages.subgraphs else set()) | ({"perturb"} if not stages.perturb else set()) \
+        | ({"similarity"} if not stages.similarity else set()) \
+        | ({"grounded", "score_grounded", "generate_grounded"} if not stages.grounded else set())
+    jobs = [j for j in jobs if j.name not in skip]
     for suite in suites:
         jobs.append(dg.define_asset_job(
             f"{suite.name}_questions", selection=_assets(["kg", *suite.upstream, f"{suite.name}_items"]),

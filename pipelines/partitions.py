@@ -30,7 +30,8 @@ def build_partitions(cfg: ProjectConfig | None) -> Partitions:
     """Partitions for ``cfg``; without a valid config, a placeholder model so the code location still loads."""
     models = [m.name for m in generation_models(cfg)] if cfg is not None else []
     levels = perturbation_settings(cfg).keys if cfg is not None else ["none"]
-    grounded = (generation_settings(cfg)["grounded_models"] if cfg is not None else None) or models
+    chosen = generation_settings(cfg)["grounded_models"] if cfg is not None else None
+    grounded = models if chosen is None else chosen  # [] grounds no model
     unknown = sorted(set(grounded) - set(models))
     if unknown:
         raise ConfigError(f"generation.grounded_models: {unknown} are not in models {models}")

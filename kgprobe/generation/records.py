@@ -118,6 +118,10 @@ class Prompt:
     ``gold`` and ``answer_kind`` (``"yn"``, ``"wh"``, ``"tf"``, ...) are for the reference backends, which answer
     from the gold label; model backends ignore them. Responses are keyed by the conversation alone (system
     instruction and text), so items that share it share their responses.
+
+    ``raw`` prompts are sent as plain text, without the model's chat template (no turn markers, no default system
+    prompt a template may add): local backends (transformers, vLLM) complete the text as written; chat APIs, which
+    accept only messages, receive it as one user message.
     """
 
     item_id: str
@@ -129,10 +133,14 @@ class Prompt:
     #: A JSON schema the reply must follow, for backends with structured output (litellm's ``response_format``);
     #: others ignore it and the caller validates the reply. Not part of the key: the template id names it.
     response_format: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    raw: bool = False
 
     def sha256(self) -> str:
         """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system
-        instruction, so keys stored before system instructions existed stay valid; else of both, as JSON."""
+        instruction, so keys stored before system instructions existed stay valid; else of both, as JSON. A raw
+        prompt (sent without a chat template) keys apart from the same text in a chat template."""
+        if self.raw:
+            return sha256_text(json.dumps(["raw", self.system, self.text], ensure_ascii=False, separators=(",", ":")))
         if self.system is None:
             return sha256_text(self.text)
         return sha256_text(json.dumps([self.system, self.text], ensure_ascii=False, separators=(",", ":")))

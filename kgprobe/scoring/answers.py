@@ -90,6 +90,19 @@ the model the three answers to say and small models wrap them in text:
    "must", "should", "designed to", "provide") does not count. All verdicts found agree -> that label; they
    disagree -> unknown (rule ``both``).
 
+Three more rules guard the true / false / IDK reading:
+
+10. ``echo``: sentences at the start that repeat the instructions (they open as the prompt does, "You are given
+    a statement", "Answer 'Yes, the statement is true.' ...", or quote an answer to give under a condition: "If
+    you know ..., answer 'No, the statement is false.'") are skipped, so their quoted verdicts are not read as the
+    model's; an answer of echoes only is unknown.
+11. ``restatement`` / ``negated_restatement`` (only when the statement is given): the first clause states the
+    statement back, word for word up to articles, case and emphasis ("Guanajuato is indeed in the country
+    Mexico.") -> true; with one negation ("... is not in ...", "isn't", "never") -> false.
+12. ``both``: a true or false reading whose opening (the first sentence, and the next one when the first is a bare
+    verdict such as "True.") also holds a verdict of another polarity or "I don't know" ("Yes, the statement is
+    false."; "True. Actually, no, it is false.") -> unknown: the answer contradicts itself.
+
 The first answer wins: rules 2-6 read only the start of the text, so "No, ... Yes, ..." is no and an explanation
 that contradicts the answer word ("No. Voltaire died in the Getty Museum.") does not change it. "There is no evidence
 that X ..." neither answers nor abstains (a reader cannot tell a cautious no from "I can't say"), so it is
@@ -324,17 +337,32 @@ def parse_yes_no(text: str | None, *, question: str | None = None) -> YesNoLabel
     return explain_yes_no(text, question=question)[0]
 
 
-def explain_true_false(text: str | None) -> tuple[TrueFalseLabel, str]:
+def explain_true_false(text: str | None, *, statement: str | None = None) -> tuple[TrueFalseLabel, str]:
     """The true/false/idk reading of ``text`` and the name of the rule that decided it.
 
     The same rules as :func:`explain_yes_no` without the question: yes-words read as true, no-words as false, and a
-    hedge or abstention (rule ``abstain``) as "idk", since GraphEval asks the model to say when it does not know.
+    hedge or abstention (rule ``abstain``) as "idk", since GraphEval asks the model to say when it does not know;
+    then rules 9-11 of the module docstring (echoed instructions, restatements of ``statement``, contradictions).
+
+        >>> explain_true_false("Paris is indeed in France.", statement="Paris is in France.")
+        ('true', 'restatement')
     """
+    if text is not None and isinstance(text, str):
+        rest = _strip_echo(text)
+        if rest is None:
+            return "unknown", "echo"
+        text = rest
     polarity, rule = _read(text, None)
-    if polarity == "yes":
-        return "true", rule
-    if polarity == "no":
-        return "false", rule
+    if polarity is None and statement and text:
+        negated = _restates_statement(text, statement)
+        if negated is not None:
+            polarity, rule = ("no", "negated_restatement") if negated else ("yes", "restatement")
+    if polarity == "yes" or polarity == "no":
+        label: TrueFalseLabel = "true" if polarity == "yes" else "false"
+        assert text is not None
+        if _contradicted(text, label):
+            return "unknown", "both"
+        return label, rule
     if polarity == "abstain":
         return "idk", rule
     if rule == "no_answer" and text:
@@ -377,16 +405,125 @@ def _statement_verdict(text: str) -> tuple[TrueFalseLabel, str]:
     return "unknown", "both" if labels else "no_answer"
 
 
-def parse_true_false(text: str | None) -> TrueFalseLabel:
+def parse_true_false(text: str | None, *, statement: str | None = None) -> TrueFalseLabel:
     """``"true"``, ``"false"``, ``"idk"`` (the model said it does not know) or ``"unknown"`` (unreadable).
 
     The label of GraphEval-style answers to "is this statement true, false, or don't you know?"; equal to
-    ``explain_true_false(text)[0]``.
+    ``explain_true_false(text, statement=statement)[0]``. Given the ``statement`` asked about, an answer that
+    states it back ("Guanajuato is indeed in the country Mexico.") is true and one that denies it is false.
 
         >>> parse_true_false("I cannot verify this.")
         'idk'
+        >>> parse_true_false("Yes, the statement is false.")
+        'unknown'
     """
-    return explain_true_false(text)[0]
+    return explain_true_false(text, statement=statement)[0]
+
+
+# Rule 10: a sentence that repeats the prompt's instructions: it quotes an answer to give under a condition
+# ("Answer 'Yes, the statement is true.' if you know ..."), or opens as the instructions do.
+_ECHO_OPEN = re.compile(r"""[\s#>*"'`]*(?:(?:instruction|input)\s*:|below\s+is\s+an\s+instruction|you\s+are\s+(?:given|asked)
+                        |(?:otherwise,?\s+)?answer\s*["'\u2018\u201c])""", re.VERBOSE)
+_QUOTED_VERDICT = re.compile(r"""["'\u2018\u201c][^"'\u2019\u201d]{0,60}?(?:true|false|know)[.!]?["'\u2019\u201d]""")
+_ECHO_WORD = re.compile(r"\b(?:if|otherwise|when|unless)\b")
+_SENTENCE = re.compile(r"""(?:[^.!?\n"'\u2018\u201c]|["'\u2018\u201c][^"'\u2019\u201d\n]{0,80}["'\u2019\u201d]|["'\u2018\u201c])*
+                       (?:[.!?]+["')\]]*|\n+|$)""", re.VERBOSE)
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``; a quoted span up to 80 characters stays inside its sentence."""
+    out, pos = [], 0
+    while pos < len(text):
+        m = _SENTENCE.match(text, pos)
+        end = m.end() if m and m.end() > pos else len(text)
+        out.append((pos, end))
+        pos = end
+    return out
+
+
+def _strip_echo(text: str) -> str | None:
+    """``text`` without the sentences at its start that echo the instructions (rule 10); None when nothing else is
+    left of a text that had such a sentence."""
+    lowered = text.replace("\u2019", "'").lower()
+    start = 0
+    for a, b in _sentences(lowered):
+        sentence = lowered[a:b]
+        if not sentence.strip():
+            start = b
+            continue
+        quoted = _QUOTED_VERDICT.search(sentence)
+        if _ECHO_OPEN.match(sentence) or (quoted and _ECHO_WORD.search(sentence)):
+            start = b
+            continue
+        break
+    if start == 0:
+        return text
+    rest = text[start:]
+    return rest if rest.strip() else None
+
+
+_EMPHASIS = frozenset({"indeed", "actually", "definitely", "certainly", "really", "truly", "in", "fact", "also"})
+
+
+def _statement_tokens(text: str) -> list[str]:
+    return [w for w in _TOKEN.findall(text.replace("\u2019", "'").lower()) if w not in _ARTICLES]
+
+
+def _restates_statement(text: str, statement: str) -> bool | None:
+    """Rule 11: False if the first sentence of ``text`` states ``statement`` back (up to articles, case, quotes and
+    emphasis such as "indeed"), True if it states it with one negation ("not", "never", or "isn't" for "is"), None
+    otherwise. A following clause after a comma or "because" may add to it."""
+    head = _MARKUP.sub("", text[:_HEAD].translate(_INVISIBLE))
+    first = re.split(r"[.!?;\n]|,\s|\s(?:because|since|as|which)\s", head, maxsplit=1)[0]
+    said = _statement_tokens(first)
+    stated = _statement_tokens(re.split(r"[.!?;\n]", statement.strip().rstrip(".!"), maxsplit=1)[0] if "\n" in statement
+                               else statement.strip().rstrip(".!"))
+    if len(stated) < 2 or not said:
+        return None
+    plain = [w for w in said if w not in _EMPHASIS]
+    stated_plain = [w for w in stated if w not in _EMPHASIS]
+    if plain == stated_plain:
+        return False
+    for i, w in enumerate(plain):
+        if w in ("not", "never") and plain[:i] + plain[i + 1:] == stated_plain:
+            return True
+        if w.endswith("n't") and w[:-3] in _NEGATED and plain[:i] + [w[:-3]] + plain[i + 1:] == stated_plain:
+            return True
+        if w in ("isn't", "wasn't", "aren't", "weren't") and plain[:i] + [w[:-3]] + plain[i + 1:] == stated_plain:
+            return True
+    return None
+
+
+_STANDALONE_VERDICT = re.compile(r"(?:^|[\s,.;:!(\"'])(?:(?P<yes>yes|true|correct)|(?P<no>no|false|incorrect))(?=\s*[,.;:!]|\s*$)")
+
+
+def _opening(text: str) -> str:
+    """The first sentence of the answer after its preamble, and the next one too when the first is a bare verdict
+    ("True. Actually, no, it is false."): where a contradiction makes the answer unreadable (rule 12)."""
+    head = _MARKUP.sub("", text[:_HEAD].translate(_INVISIBLE)).replace("\u2019", "'").lower()
+    pre = _PREAMBLE.match(head)
+    head = head[pre.end():] if pre else head
+    spans = [(a, b) for a, b in _sentences(head) if head[a:b].strip()]
+    if not spans:
+        return ""
+    a, b = spans[0]
+    if len(_TOKEN.findall(head[a:b])) <= 2 and len(spans) > 1:
+        b = spans[1][1]
+    return head[a:b]
+
+
+def _contradicted(text: str, label: str) -> bool:
+    """Rule 12: the opening of the answer also holds a verdict of another polarity (or an "I don't know")."""
+    opening = _opening(text)
+    found = set()
+    for m in _TF_VERDICT.finditer(opening):
+        if m.group("idk") is not None:
+            found.add("idk")
+        else:
+            found.add("true" if (m.group("true") is not None) != (m.group("neg") is not None) else "false")
+    for m in _STANDALONE_VERDICT.finditer(opening):
+        found.add("true" if m.group("yes") else "false")
+    return bool(found - {label})
 
 
 def _read(text: str | None, question: str | None) -> tuple[_Polarity, str]:

@@ -252,6 +252,9 @@ class Suite:
     closed_extras: ClassVar[tuple[str, ...]] = ()
     #: Whether the suite can be asked with KG context (a grounded lane on model x perturbation).
     groundable: ClassVar[bool] = False
+    #: Whether the questions name the KG's entities and relations by their labels (``kgs.<kg>.require_labels``
+    #: then rejects those that would show an id); False for a suite whose text comes from elsewhere (a database).
+    names_kg_entities: ClassVar[bool] = True
 
     def __repr__(self) -> str:
         return f"<Suite {self.name}>"

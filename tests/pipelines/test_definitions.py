@@ -86,3 +86,54 @@ def test_a_broken_config_fails_the_asset_with_its_message(tmp_path: Path) -> Non
 
     with pytest.raises(Exception, match="'triples'.*is required"):
         dg.materialize([ingest.kg_source], resources={"project": ProjectResource(config_path=str(bad))})
+
+
+def _stage_config(tmp_path: Path, **kw) -> Path:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_stage_configs", Path(__file__).resolve().parents[1] / "kgprobe" / "test_stages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path = tmp_path / "p.yaml"
+    path.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n" + module.config_text(**kw), encoding="utf-8")
+    return path
+
+
+def test_closed_book_config_defines_no_subgraph_or_perturbation_stage(tmp_path: Path) -> None:
+    d = build_definitions(str(_stage_config(tmp_path, suites="fpq,grapheval")))
+    keys = {k.to_user_string() for k in d.resolve_asset_graph().get_all_asset_keys()}
+    assert {"fpq_items", "grapheval_items", "fpq_responses", "report"} <= keys
+    assert not keys & {"queries", "khop_subgraphs", "ppr_subgraphs", "triple_scorer", "perturbed_subgraphs",
+                       "kg_similarity", "fpq_grounded_responses"}
+    jobs = {j.name for j in d.get_repository_def().get_all_jobs()}
+    assert {"prepare", "closed_book", "publish"} <= jobs
+    assert not jobs & {"perturb", "similarity", "grounded", "subgraphs"}
+    # and the prepare job runs: ingest and the questions, with no stage asking for queries
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = d.resolve_job_def("prepare").execute_in_process(instance=instance, raise_on_error=False)
+    assert result.success
+    done = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    assert {"kg", "fpq_items", "grapheval_items"} <= done and "queries" not in done
+
+
+def test_clean_grounding_needs_no_scorer(tmp_path: Path) -> None:
+    d = build_definitions(str(_stage_config(tmp_path, suites="fpq", perturbation="{methods: []}")))
+    keys = {k.to_user_string() for k in d.resolve_asset_graph().get_all_asset_keys()}
+    assert {"queries", "ppr_subgraphs", "perturbed_subgraphs", "fpq_grounded_responses"} <= keys
+    assert not keys & {"triple_scorer", "kg_similarity"}
+    assert d.resolve_job_def("perturb").partitions_def.get_partition_keys() == ["none"]
+
+
+def test_ingest_says_which_relations_typed_the_entities(tmp_path: Path) -> None:
+    from assets import ingest
+
+    (tmp_path / "kg.tsv").write_text("/m/01\t/film/film/genre\t/m/02\n/m/03\t/film/film/genre\t/m/02\n",
+                                     encoding="utf-8")
+    cfg = tmp_path / "fb.yaml"
+    cfg.write_text(f"kgs:\n  fb:\n    triples: [kg.tsv]\n    infer_types: true\n", encoding="utf-8")
+    result = dg.materialize(ingest.ASSETS, resources={"project": ProjectResource(config_path=str(cfg)),
+                                                      "warehouse": WarehouseResource(path=str(tmp_path / "wh.duckdb"))})
+    meta = result.asset_materializations_for_node("kg")[0].metadata
+    table = meta["inferred_types_fb"].value
+    assert "/film/film/genre" in table and "| film |" in table and "| genre |" in table

@@ -35,7 +35,8 @@ def project(tmp_path_factory: pytest.TempPathFactory):
 def test_plan_before_and_after_the_questions_exist(project, capsys) -> None:
     assert main(["plan", "--config", str(project)]) == 0
     before = capsys.readouterr().out
-    assert "no items yet: run `kgprobe run --job fpq_questions`" in before
+    # the hint runs on the config the plan read
+    assert f"no items yet: run `kgprobe run --config {project.resolve()} --job fpq_questions`" in before
     defs = build_definitions(str(project))
     with dg.DagsterInstance.ephemeral() as instance:
         for job in ("ingest", "fpq_questions"):

@@ -279,8 +279,11 @@ class HFBackend(BaseBackend):
 
     def chat_text(self, prompt: Prompt) -> str:
         """The prompt as the model sees it: its messages (system instruction, user message) in the tokenizer's chat
-        template, ready for a reply."""
+        template, ready for a reply; a raw prompt's text as it is (after the tokenizer's BOS token when it adds one)."""
         self.start()
+        if prompt.raw:
+            bos = self.tokenizer.bos_token if getattr(self.tokenizer, "add_bos_token", False) else None
+            return (bos or "") + (prompt.system + "\n\n" if prompt.system else "") + prompt.text
         return self.tokenizer.apply_chat_template(prompt.messages(), tokenize=False, add_generation_prompt=True)
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:

@@ -132,9 +132,23 @@ class VLLMBackend(BaseBackend):
         if not prompts:
             return []
         t0 = time.perf_counter()
-        conversations = [p.messages() for p in prompts]
-        outputs = self.llm.chat(conversations, sampling_params=self.sampling_params(prompts, params),
-                                use_tqdm=False, add_generation_prompt=True)
+        sampling = self.sampling_params(prompts, params)
+        if any(p.raw for p in prompts):  # raw prompts complete the text as written, without the chat template
+            outputs = [None] * len(prompts)
+            raw = [i for i, p in enumerate(prompts) if p.raw]
+            chat = [i for i, p in enumerate(prompts) if not p.raw]
+            got = self.llm.generate([((prompts[i].system + "\n\n") if prompts[i].system else "") + prompts[i].text
+                                     for i in raw], sampling_params=[sampling[i] for i in raw], use_tqdm=False)
+            for i, o in zip(raw, got, strict=True):
+                outputs[i] = o
+            if chat:
+                got = self.llm.chat([prompts[i].messages() for i in chat], sampling_params=[sampling[i] for i in chat],
+                                    use_tqdm=False, add_generation_prompt=True)
+                for i, o in zip(chat, got, strict=True):
+                    outputs[i] = o
+        else:
+            outputs = self.llm.chat([p.messages() for p in prompts], sampling_params=sampling,
+                                    use_tqdm=False, add_generation_prompt=True)
         latency = time.perf_counter() - t0
         if len(outputs) != len(prompts):
             raise GenerationError(f"vLLM returned {len(outputs)} outputs for {len(prompts)} prompts")

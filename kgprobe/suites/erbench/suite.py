@@ -189,6 +189,7 @@ class ERBenchSuite(Suite):
     upstream = ("erdb",)
     #: The questions come from a relational database: a project of ERBench alone needs no KG.
     needs_kg = False
+    names_kg_entities = False  # the text comes from the database's values
 
     # ---------------------------------------------------------------------------------------------------- items
     def spec(self, settings: ERBenchSettings, config_dir: Path | str):

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +71,14 @@ __all__ = [
     "QuestionReject",
     "TrueTriple",
     "edit",
+    "PREMISE_CHECKS",
+    "check_premises",
+    "reject_unnamed_objects",
     "entity_labels",
     "group_edits",
     "hop_matrix",
     "infer_types_from_relations",
+    "inferred_type_sources",
     "load_templates",
     "replace_object",
     "select_true_triples",
@@ -530,8 +534,11 @@ class _KG:
     the passes over the whole entity table are made once per subject (:class:`_Ball`), not once per triple."""
 
     def __init__(self, n: int, n_rel: int, heads: np.ndarray, rels: np.ndarray, tails: np.ndarray,
-                 type_entities: np.ndarray, type_ids: np.ndarray) -> None:  # fmt: skip
+                 type_entities: np.ndarray, type_ids: np.ndarray, range_type: np.ndarray | None = None,
+                 ) -> None:  # fmt: skip
         self.n, self.n_rel = n, n_rel
+        # relation -> the type id of its range (-1: none), when typed edits draw from the relation's range
+        self.range_type = range_type
         self.heads, self.rels, self.tails = _sort_rows([heads, rels, tails])
         self.hr = self.heads * max(n_rel, 1) + self.rels  # sorted: objects of (s, r) are one slice
 
@@ -585,19 +592,28 @@ class _KG:
         return self._adj[directed]
 
     @classmethod
-    def from_connection(cls, con: duckdb.DuckDBPyConnection) -> _KG:
+    def from_connection(cls, con: duckdb.DuckDBPyConnection, *, ranges: bool = False) -> _KG:
         import pyarrow.compute as pc
 
         n, n_rel = con.execute(load_sql("fpq/graph_size")).fetchone()  # type: ignore[misc]
         t = con.execute(load_sql("fpq/triples")).fetchnumpy()
         et = con.execute(load_sql("fpq/entity_types")).to_arrow_table()
         # type keys as small ids: equal keys share an id, which is all "same type" asks
-        keys = pc.dictionary_encode(et.column("type_key").combine_chunks()).indices
+        encoded = pc.dictionary_encode(et.column("type_key").combine_chunks())
+        keys = encoded.indices
+        range_type = None
+        if ranges:
+            ids = {k: i for i, k in enumerate(encoded.dictionary.to_pylist())}
+            range_type = np.full(max(int(n_rel), 1), -1, dtype=np.int64)
+            for rel, key in con.execute(load_sql("fpq/relation_ranges")).fetchall():
+                if rel < len(range_type):
+                    range_type[rel] = ids.get(key, -1)
         return cls(
             int(n), int(n_rel),
             np.asarray(t["head"], dtype=np.int64), np.asarray(t["relation"], dtype=np.int64),
             np.asarray(t["tail"], dtype=np.int64),
             et.column("entity").to_numpy().astype(np.int64), keys.to_numpy(zero_copy_only=False).astype(np.int64),
+            range_type,
         )  # fmt: skip
 
     def object_slices(self, arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -605,11 +621,18 @@ class _KG:
         key = arr[:, 0] * max(self.n_rel, 1) + arr[:, 1]
         return np.searchsorted(self.hr, key, side="left"), np.searchsorted(self.hr, key, side="right")
 
-    def same_type(self, o: int) -> np.ndarray | None:
-        """The sorted ids of the entities that share a type with o (o included), or None when o has no type."""
+    def same_type(self, o: int, r: int | None = None) -> np.ndarray | None:
+        """The sorted ids of the entities that share a type with o (o included), or None when o has no type. With
+        relation ranges (inferred types) and ``r``, only the entities of r's range when o has it: an object of
+        /film/film/genre is compared with genres, not with every type it also has (a country that is a Netflix
+        genre is not a film genre)."""
         types = tuple(self.et_types[self.et_ptr[o] : self.et_ptr[o + 1]].tolist())
         if not types:
             return None
+        if r is not None and self.range_type is not None and 0 <= r < len(self.range_type):
+            t = int(self.range_type[r])
+            if t >= 0 and t in types:
+                return self.te_ents[self.te_ptr[t] : self.te_ptr[t + 1]]
         if len(types) == 1:
             return self.te_ents[self.te_ptr[types[0]] : self.te_ptr[types[0] + 1]]
         if types not in self._same:
@@ -696,6 +719,7 @@ def edit(
     directed: bool = True,
     hop_sampling: str = "uniform_hop",
     batch_size: int = 512,
+    ranges: bool = False,
 ) -> list[Edit]:
     """Return one seeded :class:`Edit` per method for each true triple, in input order (triple, then method).
 
@@ -709,6 +733,10 @@ def edit(
 
         >>> [e.method for e in edit(con, [(0, 1, 2)], methods=("NSC", "NNSR"))]
         ['NSC', 'NNSR']
+
+    With ``ranges`` (for types from :func:`infer_types_from_relations`), the typed methods (NSC, NDC, NNSC, NNDC)
+    take "the true object's type" to be the range of the triple's relation (``relation_ranges.sql``: the key's last
+    component), when the object has it, instead of every type the object has.
     """
     methods = tuple(methods)
     unknown = [m for m in methods if m not in ALL_METHODS]
@@ -726,7 +754,7 @@ def edit(
     arr = np.asarray([tuple(t) for t in triples], dtype=np.int64).reshape(-1, 3)
     if len(arr) == 0 or not methods:
         return []
-    kg = _KG.from_connection(con)
+    kg = _KG.from_connection(con, ranges=ranges)
     return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size, directed=directed, hop_sampling=hop_sampling)
 
 
@@ -773,7 +801,7 @@ def _edit_triple(kg: _KG, ball: _Ball, triple: np.ndarray, methods: tuple[str, .
     near and far arrays with the small pool's members skipped, so no step per triple walks the entity table."""
     s, r, o = (int(x) for x in triple)
     dist = ball.dist
-    same = kg.same_type(o) if needs_types else None
+    same = kg.same_type(o, r) if needs_types else None
     near_same_all = far_same = near_same = None
     if same is not None:
         d = dist[same]
@@ -867,6 +895,64 @@ def _check_in_kg(kg: _KG, arr: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> No
         )
 
 
+#: How false premises are checked: ``kg`` (default) rejects an edit whose false object the KG already links to the
+#: subject (:func:`check_premises`); ``paper`` keeps every edit the method drew, as KG-FPQ does.
+PREMISE_CHECKS: tuple[str, ...] = ("kg", "paper")
+
+
+def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> list[Edit]:
+    """``edits`` with every false premise that the KG makes true or near-true turned into a rejected edit
+    (``false_object`` None, ``reason`` saying why): the false object is another object of the same relation for the
+    subject (by id, or by name: two entities called "United States"), or the subject reaches it through another
+    relation, in either direction ("Is Casino Royale a United Kingdom film?" where the KG holds Casino Royale ->
+    country -> United Kingdom; "Was she born in the USA?" where it holds her nationality). Order is kept; an edit
+    without a false object is returned as it is.
+
+        >>> [e.reason for e in check_premises(con, edits) if e.false_object is None]
+    """
+    subjects = sorted({e.subject for e in edits if e.false_object is not None})
+    if not subjects:
+        return list(edits)
+    linked: dict[int, dict[int, set[int]]] = {}  # subject -> neighbour -> relations
+    named: dict[int, dict[str, set[int]]] = {}  # subject -> neighbour label -> relations
+    for subject, relation, neighbour, label in con.execute(load_sql("fpq/subject_neighbours"),
+                                                           {"subjects": subjects}).fetchall():
+        linked.setdefault(subject, {}).setdefault(neighbour, set()).add(relation)
+        named.setdefault(subject, {}).setdefault(label, set()).add(relation)
+    false_ids = sorted({e.false_object for e in edits if e.false_object is not None})
+    labels = dict(con.execute(load_sql("fpq/entity_labels"), {"ids": false_ids}).fetchall())
+    out = []
+    for e in edits:
+        if e.false_object is None:
+            out.append(e)
+            continue
+        by_id = linked.get(e.subject, {}).get(e.false_object, set())
+        by_name = named.get(e.subject, {}).get(str(labels.get(e.false_object, "")).strip().lower(), set())
+        reason = None
+        if e.relation in by_name:
+            reason = "the false object is another object of the same relation for the subject (same name)"
+        elif by_id:  # another relation, or this one pointing back at the subject (a symmetric relation)
+            reason = "the subject reaches the false object through another relation (the premise is not false)"
+        elif by_name - {e.relation}:
+            reason = ("the subject reaches an entity of the false object's name through another relation "
+                      "(the premise is not false)")
+        out.append(e if reason is None else replace(e, false_object=None, hop=None, path=None, reason=reason))
+    return out
+
+
+def reject_unnamed_objects(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> list[Edit]:
+    """``edits`` with every false object that has no readable name (an id-like label, as a KG with partial labels
+    has) turned into a rejected edit with that reason: its question would show the id. Order is kept."""
+    from kgprobe.kg.readable import is_id_like
+
+    ids = sorted({e.false_object for e in edits if e.false_object is not None})
+    labels = dict(con.execute(load_sql("fpq/entity_labels"), {"ids": ids}).fetchall()) if ids else {}
+    return [replace(e, false_object=None, hop=None, path=None,
+                    reason="the false object has no readable name (only an id-like key)")
+            if e.false_object is not None and is_id_like(str(labels.get(e.false_object, ""))) else e
+            for e in edits]
+
+
 # --------------------------------------------------------------------------------------------------------------
 # True triples
 # --------------------------------------------------------------------------------------------------------------
@@ -889,11 +975,21 @@ def infer_types_from_relations(con: duckdb.DuckDBPyConnection) -> int:
     return int(row[0]) if row else 0
 
 
+def inferred_type_sources(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """Per relation (most triples first): the type :func:`infer_types_from_relations` gives its heads (its domain)
+    and its tails (its range), and its triple count: which relations type inference used, to log beside it."""
+    cur = con.execute(load_sql("fpq/infer_types_sources"))
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
 def select_true_triples(
     con: duckdb.DuckDBPyConnection,
     domains: Mapping[str, DomainSpec],
     n_per_domain: int,
     seed: int = 0,
+    *,
+    named_only: bool = False,
 ) -> list[TrueTriple]:
     """Return a seeded sample of up to ``n_per_domain`` true triples per domain, domain by domain.
 
@@ -904,6 +1000,10 @@ def select_true_triples(
     independent of storage order, and adding triples to the KG never reshuffles those already chosen.
 
         >>> select_true_triples(con, {"film": DomainSpec(types=["film"])}, 100, seed=0)
+
+    With ``named_only``, triples whose subject or object has no readable name (its label is an id-like key such as
+    a Wikidata QID: :func:`kgprobe.kg.readable.is_id_like`) are left out before the sample, so a KG with partial
+    labels gives questions about the entities it names rather than questions rejected later.
 
     Raises :class:`ConfigError` when none of a domain's types occurs in ``entity_types`` (a typo, or a KG
     without types: see :func:`infer_types_from_relations`).
@@ -923,6 +1023,10 @@ def select_true_triples(
                 "type or type_key); fix the names, or for a KG without types call infer_types_from_relations first"
             )
     rows = con.execute(load_sql("fpq/true_triple_candidates"), {"types": all_types}).fetchall()
+    if named_only:
+        from kgprobe.kg.readable import is_id_like
+
+        rows = [row for row in rows if not (is_id_like(row[3]) or is_id_like(row[6]))]
     chosen: dict[str, list[tuple]] = {name: [] for name in specs}
     for row in rows:
         names = set(row[7]) | set(row[8])

@@ -1,29 +1,40 @@
 """GraphEval's hidden-state judge (the paper's §3.2): instead of generating an answer for every statement, one
-forward pass per statement prompt gives the last token's last-layer hidden state, and a small MLP trained on the
-statements the model did answer (its own parsed labels: true / false / IDK) labels the rest.
+forward pass per statement prompt gives the last token's last-layer hidden state, and a small network trained on
+the statements the model did answer predicts the *correctness class* of the model's answer, as the paper does:
+right, wrong or IDK given the statement's gold polarity (a positive answered true, or a negative answered false, is
+right). The predicted class and the polarity give back a label (true / false / idk) for formula (2).
 
 * :func:`hidden_states`: the hidden states of prompts from a loaded transformers backend
-  (:class:`~kgprobe.generation.backends.hf.HFBackend`: the same loading, chat template and devices as generation;
-  the base model is run without the LM head, so no logits over the vocabulary are computed);
-* :func:`judge_mlp`: the paper's judge, d -> 256 -> 128 -> 64 -> 3 with layer norm and ReLU after each hidden layer;
-* :func:`train_judge` / :func:`predict`: Adam (lr 1e-4), 100 epochs, batch 8 by default, seeded;
-* :func:`precision_recall_f1`: macro-averaged over the classes the reference labels hold;
-* :func:`run_hidden_judge`: the whole procedure for one model partition: labels from the generated answers (vote
-  per statement; unreadable answers are not training labels), a seeded split of the answered groups into training
-  and held-back groups, the judge's precision / recall / F1 on the held-back statements, GraphEval's metrics from
-  the judge's labels beside those from the generated answers on the same held-back statements, the judge's labels
-  for every statement, and the measured cost of both (seconds per 1,000 statements).
+  (:class:`~kgprobe.generation.backends.hf.HFBackend`: the same loading, prompt form and devices as generation;
+  the base model is run without the LM head);
+* :func:`judge_mlp`: the paper's two-layer judge: ``d -> 256`` with a ReLU, then one of two output heads
+  ``256 -> 3`` selected by the statement's gold polarity;
+* :func:`train_judge` / :func:`predict`: Adam (lr 1e-4), 100 epochs, batch 8 by default, cross-entropy weighted by
+  inverse class frequency (a judge on a skewed set otherwise learns the majority class), seeded;
+* :func:`precision_recall_f1`: macro F1 (over the classes of the held-out reference and predictions, and over the
+  same classes in every bootstrap resample, so the interval does not change meaning with the classes a resample
+  happens to hold) and weighted F1 (by support, as the released code prints);
+* :func:`run_hidden_judge`: the whole procedure for one model partition: classes from the generated answers (vote
+  per statement; an unreadable vote is IDK in the paper profile and no training label in the kgprobe profile), a
+  seeded split of the answered groups into training and held-out groups, the judge's F1 on the held-out
+  statements beside the majority-class baseline's (always the commonest training class), GraphEval's metrics from
+  the judge's labels on statements of groups it never trained on, and the measured cost of both.
+
+Not built: the paper's p-tuning prompt encoder (trainable virtual tokens before the statement, trained through the
+frozen model). It needs gradients through the evaluated model for every judge, which the offline CPU default cannot
+afford, and the paper reports no ablation that isolates its gain; the judge here reads the frozen model's states.
 
 A "substitute model" (a smaller model of the same family, as the paper does with LLaMA 2 7B for 13B and 70B) gives
-the hidden states when one is passed as ``backend``; the labels still come from the evaluated model's answers.
+the hidden states when one is passed as ``backend``; the classes still come from the evaluated model's answers.
 
     >>> result = run_hidden_judge(items, responses, backend, model="smollm2-135m", params=params, seed=0)
-    >>> result.summary["f1"], result.summary["speedup"]
+    >>> result.summary["f1"], result.summary["baseline_f1"]
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,20 +45,44 @@ import pyarrow as pa
 from kgprobe.generation.records import Prompt, SamplingParams
 from kgprobe.scoring.answers import parse_true_false
 from kgprobe.scoring.stats import row_seed, vote
-from kgprobe.suites.base import limit_groups
+from kgprobe.suites.grapheval.profiles import profile_of_task
 from kgprobe.suites.grapheval.prompts import statement_prompt
 from kgprobe.suites.grapheval.scoring import metric_rows
 
-__all__ = ["CLASSES", "JUDGE", "JudgeResult", "generated_labels", "hidden_states", "judge_mlp", "judge_quality_rows",
-           "precision_recall_f1", "predict", "run_hidden_judge", "train_judge"]
+__all__ = ["BASELINE", "CLASSES", "JUDGE", "JudgeResult", "correctness_class", "generated_labels", "hidden_states",
+           "judge_mlp", "judge_quality_rows", "label_of_class", "precision_recall_f1", "predict", "run_hidden_judge",
+           "select_statements", "train_judge"]
 
-#: The judge's three classes, in output order.
-CLASSES: tuple[str, ...] = ("true", "false", "idk")
+#: The judge's three classes (the correctness of the model's answer), in output order.
+CLASSES: tuple[str, ...] = ("right", "wrong", "idk")
 #: The judge name of metric rows from the judge's labels.
 JUDGE = "hidden_state"
+#: The judge name of the majority-class baseline's rows.
+BASELINE = "majority_class"
 
 LABEL_SCHEMA = pa.schema([("item_id", pa.string()), ("group_id", pa.string()), ("split", pa.string()),
-                          ("generated", pa.string()), ("judge", pa.string())])
+                          ("polarity", pa.string()), ("generated", pa.string()), ("judge", pa.string()),
+                          ("generated_class", pa.string()), ("judge_class", pa.string()),
+                          ("baseline_class", pa.string())])
+
+
+def correctness_class(label: str, expected: str) -> str | None:
+    """The correctness class of an answer ``label`` (true / false / idk) to a statement whose gold label is
+    ``expected`` (true / false): right, wrong or idk; None for an unreadable label."""
+    if label == "idk":
+        return "idk"
+    if label in ("true", "false"):
+        return "right" if label == expected else "wrong"
+    return None
+
+
+def label_of_class(cls: str, expected: str) -> str:
+    """The answer label a correctness class stands for on a statement whose gold label is ``expected``."""
+    if cls == "idk":
+        return "idk"
+    if cls == "right":
+        return expected
+    return "false" if expected == "true" else "true"
 
 
 def hidden_states(backend: Any, prompts: Sequence[Prompt], *, batch_size: int = 16) -> np.ndarray:
@@ -69,41 +104,61 @@ def hidden_states(backend: Any, prompts: Sequence[Prompt], *, batch_size: int = 
     return np.concatenate(out) if out else np.zeros((0, width), dtype=np.float32)
 
 
-def judge_mlp(width: int) -> Any:
-    """The paper's judge: ``width`` -> 256 -> 128 -> 64 -> 3, a layer norm and a ReLU after each hidden layer."""
+def judge_mlp(width: int, *, hidden: int = 256) -> Any:
+    """The paper's two-layer judge: ``width -> hidden`` and a ReLU, then two output heads ``hidden -> 3``, the one of
+    the statement's gold polarity (0 positive, 1 negative) giving the logits. Call it as ``net(x, polarity)``."""
+    import torch
     from torch import nn
 
-    layers: list[Any] = []
-    for a, b in ((width, 256), (256, 128), (128, 64)):
-        layers += [nn.Linear(a, b), nn.LayerNorm(b), nn.ReLU()]
-    return nn.Sequential(*layers, nn.Linear(64, len(CLASSES)))
+    class _Judge(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.hidden = nn.Sequential(nn.Linear(width, hidden), nn.ReLU())
+            self.heads = nn.Linear(hidden, 2 * len(CLASSES))
+
+        def forward(self, x: Any, polarity: Any) -> Any:
+            out = self.heads(self.hidden(x)).view(-1, 2, len(CLASSES))
+            return out[torch.arange(out.shape[0]), polarity]
+
+    return _Judge()
 
 
-
-def train_judge(x: np.ndarray, y: Sequence[str], *, epochs: int = 100, batch_size: int = 8, lr: float = 1e-4,
-                seed: int = 0) -> Any:  # fmt: skip
-    """A :func:`judge_mlp` trained on hidden states ``x`` and labels ``y`` (true / false / idk) with Adam and
-    cross-entropy; seeded (weights and batch order). Returns the model in eval mode."""
+def train_judge(x: np.ndarray, y: Sequence[str], polarity: Sequence[int] | np.ndarray | None = None, *,
+                epochs: int = 100, batch_size: int = 8, lr: float = 1e-4, seed: int = 0) -> Any:  # fmt: skip
+    """A :func:`judge_mlp` trained on hidden states ``x``, classes ``y`` (right / wrong / idk) and gold
+    ``polarity`` (0 positive, 1 negative; default all 0) with Adam and class-weighted cross-entropy; seeded (weights
+    and batch order). Returns the model in eval mode."""
     import torch
 
     threads = torch.get_num_threads()
-    # a 256-wide MLP on batches of 8 gains nothing from threads, and on a shared CPU loses much to waiting on them
+    # a 256-wide network on batches of 8 gains nothing from threads, and on a shared CPU loses much to waiting
     torch.set_num_threads(1)
     try:
-        return _train(x, y, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed)
+        pol = np.zeros(len(y), np.int64) if polarity is None else np.asarray(polarity, np.int64)
+        return _train(x, y, pol, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(x: np.ndarray, y: Sequence[str], *, epochs: int, batch_size: int, lr: float, seed: int) -> Any:
+def class_weights(y: Sequence[str]) -> np.ndarray:
+    """Inverse-frequency weights of the classes in ``y`` (``n / (k * count)`` over the k classes present; 0 for an
+    absent class, which no target holds)."""
+    counts = Counter(y)
+    present = [c for c in CLASSES if counts[c]]
+    return np.array([len(y) / (len(present) * counts[c]) if counts[c] else 0.0 for c in CLASSES], np.float32)
+
+
+def _train(x: np.ndarray, y: Sequence[str], polarity: np.ndarray, *, epochs: int, batch_size: int, lr: float,
+           seed: int) -> Any:  # fmt: skip
     import torch
 
     torch.manual_seed(seed & 0x7FFFFFFF)
     model = judge_mlp(x.shape[1])
     target = torch.tensor([CLASSES.index(label) for label in y], dtype=torch.long)
+    pol = torch.from_numpy(polarity)
     data = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    loss_fn = torch.nn.CrossEntropyLoss(weight=torch.from_numpy(class_weights(y)))
     generator = torch.Generator().manual_seed(seed & 0x7FFFFFFF)
     model.train()
     for _ in range(epochs):
@@ -111,73 +166,91 @@ def _train(x: np.ndarray, y: Sequence[str], *, epochs: int, batch_size: int, lr:
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             optimiser.zero_grad()
-            loss = loss_fn(model(data[idx]), target[idx])
+            loss = loss_fn(model(data[idx], pol[idx]), target[idx])
             loss.backward()
             optimiser.step()
     return model.eval()
 
 
-def predict(model: Any, x: np.ndarray) -> list[str]:
-    """The judge's label (true / false / idk) for each row of hidden states ``x``."""
+def predict(model: Any, x: np.ndarray, polarity: Sequence[int] | np.ndarray | None = None) -> list[str]:
+    """The judge's class (right / wrong / idk) for each row of hidden states ``x`` with gold ``polarity``."""
     import torch
 
     if len(x) == 0:
         return []
+    pol = torch.from_numpy(np.zeros(len(x), np.int64) if polarity is None else np.asarray(polarity, np.int64))
     with torch.inference_mode():
-        out = model(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))).argmax(dim=1).tolist()
+        out = model(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)), pol).argmax(dim=1).tolist()
     return [CLASSES[i] for i in out]
 
 
-def precision_recall_f1(reference: Sequence[str], predicted: Sequence[str]) -> dict[str, float]:
-    """Macro precision, recall and F1 of ``predicted`` against ``reference`` over the classes ``reference`` holds
-    (a class never predicted has precision 0), and the accuracy. NaN for no labels."""
-    if not reference:
-        return {"precision": float("nan"), "recall": float("nan"), "f1": float("nan"), "accuracy": float("nan")}
-    classes = sorted(set(reference))
-    ps, rs, fs = [], [], []
+def precision_recall_f1(reference: Sequence[str], predicted: Sequence[str],
+                        classes: Sequence[str] | None = None) -> dict[str, float]:  # fmt: skip
+    """Macro precision, recall and F1 of ``predicted`` against ``reference`` averaged over every class of
+    ``classes`` (default: those in either, as scikit-learn's macro average; a class never predicted has precision
+    0, one absent from the reference recall 0), the F1 weighted by reference support (``weighted_f1``), and the
+    accuracy. A bootstrap passes the full set's classes to every resample, so each averages the same classes.
+    NaN for no labels."""
+    if classes is None:
+        found = set(reference) | set(predicted)
+        classes = [c for c in CLASSES if c in found] + sorted(found - set(CLASSES))
+    if len(reference) == 0:
+        return {"precision": float("nan"), "recall": float("nan"), "f1": float("nan"),
+                "weighted_f1": float("nan"), "accuracy": float("nan")}
+    ref, pred = np.asarray(list(reference)), np.asarray(list(predicted))
+    ps, rs, fs, support = [], [], [], []
     for c in classes:
-        tp = sum(1 for a, b in zip(reference, predicted, strict=True) if a == c and b == c)
-        pred = sum(1 for b in predicted if b == c)
-        true = sum(1 for a in reference if a == c)
-        p = tp / pred if pred else 0.0
-        r = tp / true if true else 0.0
+        tp = int(((ref == c) & (pred == c)).sum())
+        n_pred, n_true = int((pred == c).sum()), int((ref == c).sum())
+        p = tp / n_pred if n_pred else 0.0
+        r = tp / n_true if n_true else 0.0
         ps.append(p)
         rs.append(r)
         fs.append(2 * p * r / (p + r) if p + r else 0.0)
-    accuracy = sum(1 for a, b in zip(reference, predicted, strict=True) if a == b) / len(reference)
+        support.append(n_true)
+    weights = np.asarray(support, np.float64) / len(ref)
     return {"precision": float(np.mean(ps)), "recall": float(np.mean(rs)), "f1": float(np.mean(fs)),
-            "accuracy": accuracy}
+            "weighted_f1": float(np.dot(weights, fs)), "accuracy": float((ref == pred).mean())}
 
 
-def generated_labels(responses: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """item_id -> the vote of its answers read as true / false / idk / unknown (a failed request is unknown)."""
+def generated_labels(responses: Sequence[Mapping[str, Any]],
+                     statements: Mapping[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+    """item_id -> the vote of its answers read as true / false / idk / unknown (a failed request is unknown);
+    ``statements`` (item_id -> statement) lets the reader take restatements."""
     per_item: dict[str, list[tuple[int, str]]] = {}
     for r in responses:
-        label = parse_true_false(r["text"]) if r.get("error") is None else "unknown"
-        per_item.setdefault(str(r["item_id"]), []).append((int(r["sample_index"]), label))
+        item_id = str(r["item_id"])
+        label = (parse_true_false(r["text"], statement=(statements or {}).get(item_id))
+                 if r.get("error") is None else "unknown")
+        per_item.setdefault(item_id, []).append((int(r["sample_index"]), label))
     return {i: vote([label for _, label in sorted(rows)]) for i, rows in per_item.items()}
 
 
 def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_ids: Sequence[str], *, model: str,
-                       seed: int = 0, confidence: float = 0.95, resamples: int = 1000,
+                       seed: int = 0, confidence: float = 0.95, resamples: int = 1000, judge: str = JUDGE,
                        costs: Mapping[str, tuple[float, int]] | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    """Metric rows (judge ``hidden_state``) of the judge against the generated labels on held-back statements:
-    ``judge_agreement`` (a proportion, Wilson interval), ``judge_f1`` / ``judge_precision`` / ``judge_recall``
-    (macro, seeded bootstrap over the statements), and each of ``costs`` (name -> (value, n): measured seconds
-    and the speed-up; no interval)."""
+    """Metric rows (judge ``judge``) of predicted correctness classes against the generated ones on held-out
+    statements: ``judge_agreement`` (a proportion, Wilson interval), ``judge_f1`` (macro over the classes of the
+    reference or the prediction, the same classes in every resample),
+    ``judge_weighted_f1``, ``judge_precision`` / ``judge_recall`` (macro), each with a seeded bootstrap over the
+    statements (the same resamples for every judge of a model, so a judge and its baseline are compared on the same
+    draws), and each of ``costs`` (name -> (value, n): measured seconds and the speed-up; no interval)."""
     from kgprobe.suites.base import metric_row
 
-    kw = {"model": model, "perturbation": "none", "suite": "grapheval", "task": "statement", "judge": JUDGE}
+    kw = {"model": model, "perturbation": "none", "suite": "grapheval", "task": "statement", "judge": judge}
     rows: list[dict[str, Any]] = []
     if reference:
         rows.append(metric_row(metric="judge_agreement", breakdown={}, confidence=confidence, item_ids=list(item_ids),
                                flags=[a == b for a, b in zip(reference, predicted, strict=True)], **kw))
-        point = precision_recall_f1(reference, predicted)
+        found = set(reference) | set(predicted)
+        classes = [c for c in CLASSES if c in found] + sorted(found - set(CLASSES))
+        point = precision_recall_f1(reference, predicted, classes)
         rng = np.random.default_rng(row_seed(seed, "grapheval", "judge-f1", model))
         draws = rng.integers(0, len(reference), size=(resamples, len(reference)))
-        boot = [precision_recall_f1([reference[i] for i in d], [predicted[i] for i in d]) for d in draws]
+        ref, pred = np.asarray(list(reference)), np.asarray(list(predicted))
+        boot = [precision_recall_f1(ref[d], pred[d], classes) for d in draws]
         alpha = (1 - confidence) / 2
-        for name in ("f1", "precision", "recall"):
+        for name in ("f1", "weighted_f1", "precision", "recall"):
             values = np.array([b[name] for b in boot])
             low, high = (float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha)))
             rows.append({**kw, "metric": f"judge_{name}", "breakdown": {}, "higher_is_better": True,
@@ -190,12 +263,29 @@ def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_
     return rows
 
 
+def select_statements(items: Sequence[Mapping[str, Any]], limit: int | None) -> list[Mapping[str, Any]]:
+    """Whole groups (a positive with its negatives) in the order of their smallest item id, as many as fit in
+    ``limit`` statements (every item when None; at least one group)."""
+    if limit is None:
+        return list(items)
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for it in items:
+        groups.setdefault(str(it["group_id"]), []).append(it)
+    out: list[Mapping[str, Any]] = []
+    for members in sorted(groups.values(), key=lambda g: min(str(it["item_id"]) for it in g)):
+        if out and len(out) + len(members) > limit:
+            break
+        out.extend(members)
+    return out
+
+
 @dataclass(frozen=True)
 class JudgeResult:
     """One model's judge run: per-statement labels (``split``: train, heldout, unlabelled; ``generated``: the vote
-    of its answers or None; ``judge``: the judge's label), metric rows (judge ``hidden_state``: every statement by
-    the judge; ``hidden_state:heldout`` and ``generated:heldout``: the held-back statements by each) and a summary
-    (precision, recall, F1, counts, seconds per 1,000 statements, speed-up)."""
+    of its answers or None; ``judge``: the judge's label; the classes of both and of the majority-class baseline),
+    metric rows (judges ``hidden_state`` and ``majority_class``: quality on held-out statements;
+    ``hidden_state``: formula (2) from the judge's labels on statements of groups it never trained on;
+    ``hidden_state:heldout`` and ``generated:heldout``: the held-out statements by each) and a summary."""
 
     labels: pa.Table
     metrics: list[dict[str, Any]]
@@ -211,13 +301,22 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
                      encoder: Callable[[Sequence[Prompt]], np.ndarray] | None = None) -> JudgeResult:  # fmt: skip
     """The hidden-state judge for one model (see the module docstring). ``backend`` gives the hidden states (the
     evaluated model's, or a substitute's); ``generator`` (default: ``backend``) is the evaluated model, timed on
-    ``timing_statements`` answered prompts with ``params`` to compare costs. ``encoder`` replaces
-    :func:`hidden_states` (prompts -> array), e.g. to test the procedure without weights. Raises ValueError when fewer than two
-    answered groups have readable labels (nothing to train and hold back)."""
+    ``timing_statements`` answered prompts with ``params`` to compare costs. ``max_statements`` counts statements
+    (whole groups). ``encoder`` replaces :func:`hidden_states` (prompts -> array), e.g. to test the procedure
+    without weights. Raises ValueError when fewer than two answered groups have a correctness class (nothing to
+    train and hold out)."""
     by_id = {str(it["item_id"]): it for it in items}
-    generated = {i: v for i, v in generated_labels(responses).items() if i in by_id}
-    readable = {i: v for i, v in generated.items() if v in CLASSES}
-    groups = sorted({str(by_id[i]["group_id"]) for i in readable})
+    generated = {i: v for i, v in generated_labels(responses, {i: str(it["question"]) for i, it in by_id.items()}
+                                                   ).items() if i in by_id}
+
+    def gen_class(i: str) -> str | None:
+        label = generated[i]
+        if label == "unknown" and profile_of_task(by_id[i].get("task")).unknown_as == "idk":
+            label = "idk"  # the paper reads an unreadable answer (and a tie) as IDK
+        return correctness_class(label, str(by_id[i]["expected"]))
+
+    classes = {i: c for i in generated if (c := gen_class(i)) is not None}
+    groups = sorted({str(by_id[i]["group_id"]) for i in classes})
     if len(groups) < 2:
         raise ValueError(f"hidden-state judge of {model!r}: {len(groups)} answered group(s) with readable labels; "
                          "answer more statements (generation.limit) before training a judge")
@@ -225,8 +324,7 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
     shuffled = [groups[i] for i in rng.permutation(len(groups))]
     n_train = min(len(groups) - 1, max(1, round(train_share * len(groups))))
     train_groups = set(shuffled[:n_train])
-    chosen = limit_groups(items, max_statements, group=lambda it: str(it["group_id"]),
-                          item_id=lambda it: str(it["item_id"]))
+    chosen = select_statements(items, max_statements)
     wanted = {str(it["item_id"]) for it in chosen} | set(generated)
     statements = [it for it in items if str(it["item_id"]) in wanted]
     prompts = [statement_prompt(it) for it in statements]
@@ -235,18 +333,24 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
          else hidden_states(backend, prompts, batch_size=forward_batch_size))
     forward_s = time.perf_counter() - t0
     index = {str(it["item_id"]): k for k, it in enumerate(statements)}
-    train_ids = sorted(i for i in readable if str(by_id[i]["group_id"]) in train_groups)
+    polarity = np.array([0 if it["expected"] == "true" else 1 for it in statements], np.int64)
+    train_ids = sorted(i for i in classes if str(by_id[i]["group_id"]) in train_groups)
     held_ids = sorted(i for i in generated if str(by_id[i]["group_id"]) not in train_groups)
+    rows = [index[i] for i in train_ids]
     t0 = time.perf_counter()
-    mlp = train_judge(x[[index[i] for i in train_ids]], [readable[i] for i in train_ids], epochs=epochs,
+    net = train_judge(x[rows], [classes[i] for i in train_ids], polarity[rows], epochs=epochs,
                       batch_size=batch_size, lr=lr, seed=row_seed(seed, "grapheval", "judge-train", model))
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    judged = predict(mlp, x)
+    judged = predict(net, x, polarity)
     predict_s = time.perf_counter() - t0
-    judge_label = {str(it["item_id"]): judged[k] for k, it in enumerate(statements)}
-    held_readable = [i for i in held_ids if i in readable]
-    prf = precision_recall_f1([readable[i] for i in held_readable], [judge_label[i] for i in held_readable])
+    judge_class = {str(it["item_id"]): judged[k] for k, it in enumerate(statements)}
+    judge_label = {i: label_of_class(c, str(by_id[i]["expected"])) for i, c in judge_class.items()}
+    majority = Counter(classes[i] for i in train_ids).most_common(1)[0][0]
+    held_classed = [i for i in held_ids if i in classes]
+    reference = [classes[i] for i in held_classed]
+    prf = precision_recall_f1(reference, [judge_class[i] for i in held_classed])
+    base = precision_recall_f1(reference, [majority] * len(reference))
     timed = [p for p in prompts if p.item_id in generated][:timing_statements] or prompts[:timing_statements]
     generator = generator or backend
     t0 = time.perf_counter()
@@ -255,30 +359,37 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
     judge_per_1000 = 1000 * (forward_s + predict_s) / max(1, len(statements))
     generate_per_1000 = 1000 * generate_s / max(1, len(timed))
     kw = {"model": model, "confidence": confidence, "resamples": resamples, "seed": seed}
+    # formula (2) from the judge only where it never trained: every statement outside the training groups
+    unseen = {i: judge_label[i] for i in judge_label if str(by_id[i]["group_id"]) not in train_groups}
     metrics = [
-        *judge_quality_rows([readable[i] for i in held_readable], [judge_label[i] for i in held_readable],
-                            held_readable, model=model, seed=seed, confidence=confidence, resamples=resamples,
+        *judge_quality_rows(reference, [judge_class[i] for i in held_classed], held_classed, model=model, seed=seed,
+                            confidence=confidence, resamples=resamples,
                             costs={"judge_seconds_per_1000": (judge_per_1000, len(statements)),
                                    "generation_seconds_per_1000": (generate_per_1000, len(timed)),
                                    "judge_speedup": (generate_per_1000 / judge_per_1000 if judge_per_1000
                                                      else float("nan"), len(timed))}),
-        *metric_rows(by_id, judge_label, judge=JUDGE, **kw),
+        *judge_quality_rows(reference, [majority] * len(reference), held_classed, model=model, seed=seed,
+                            confidence=confidence, resamples=resamples, judge=BASELINE),
+        *metric_rows(by_id, unseen, judge=JUDGE, **kw),
         *metric_rows(by_id, {i: judge_label[i] for i in held_ids}, judge=f"{JUDGE}:heldout", **kw),
         *metric_rows(by_id, {i: generated[i] for i in held_ids}, judge="generated:heldout", **kw),
     ]
     split = {i: "train" for i in train_ids} | {i: "heldout" for i in held_ids}
     labels = pa.Table.from_pylist([
-        {"item_id": str(it["item_id"]), "group_id": str(it["group_id"]),
-         "split": split.get(str(it["item_id"]), "unlabelled"), "generated": generated.get(str(it["item_id"])),
-         "judge": judge_label[str(it["item_id"])]} for it in statements], schema=LABEL_SCHEMA)
+        {"item_id": i, "group_id": str(it["group_id"]), "split": split.get(i, "unlabelled"),
+         "polarity": "positive" if it["expected"] == "true" else "negative", "generated": generated.get(i),
+         "judge": judge_label[i], "generated_class": classes.get(i), "judge_class": judge_class[i],
+         "baseline_class": majority}
+        for it in statements for i in (str(it["item_id"]),)], schema=LABEL_SCHEMA)
     summary = {
         "model": model, "hidden_states_from": hidden_model or model, "hidden_size": int(x.shape[1]),
         "statements": len(statements), "train": len(train_ids), "heldout": len(held_ids),
-        "heldout_readable": len(held_readable), "unlabelled": len(statements) - len(train_ids) - len(held_ids),
-        **prf, "train_seconds": train_s,
+        "heldout_classed": len(held_classed), "unlabelled": len(statements) - len(train_ids) - len(held_ids),
+        **prf, "baseline_class": majority, "baseline_f1": base["f1"], "baseline_weighted_f1": base["weighted_f1"],
+        "baseline_accuracy": base["accuracy"], "train_seconds": train_s,
         "judge_seconds_per_1000": judge_per_1000, "generation_seconds_per_1000": generate_per_1000,
         "generation_timed_statements": len(timed), "generation_samples": params.n,
         "speedup": generate_per_1000 / judge_per_1000 if judge_per_1000 else float("nan"),
-        "train_label_counts": {c: sum(1 for i in train_ids if readable[i] == c) for c in CLASSES},
+        "train_class_counts": {c: sum(1 for i in train_ids if classes[i] == c) for c in CLASSES},
     }
     return JudgeResult(labels=labels, metrics=metrics, summary=summary)

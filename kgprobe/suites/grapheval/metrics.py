@@ -13,15 +13,20 @@ truthfulness       true or idk                                     true
 informativeness    anything but idk                                idk
 =================  ==============================================  ==============================================
 
-A wrong answer to the positive costs everything (F = 0 gives 0 whatever the negatives); the negatives then take
-away their mean. A positive without negatives scores F(τ) (an empty mean is 0).
+F(τ) = 0 gives 0 whatever the negatives (a positive answered false scores 0 for Correctness and Truthfulness, but
+Informativeness credits any verdict, so false earns it); the negatives then take away their mean. A positive
+without negatives scores F(τ) (an empty mean is 0).
 
-Unreadable answers (label ``"unknown"``: the reader could not tell true, false or IDK) are never credited: an
-unreadable answer to τ gives F(τ) = 0 for every metric, and an unreadable answer to τ' gives F'(τ') = 1 (the full
-penalty) for every metric. Read literally, the definitions would give an unreadable positive answer
-Informativeness credit ("anything but IDK") and an unreadable negative answer no Truthfulness or Informativeness
-penalty, so a model could gain by answering in a form nobody can read. The share of unreadable answers is reported
-beside the metrics (``unknown_share``).
+Unreadable answers (label ``"unknown"``: the reader found no true, false or IDK) are read one of two ways,
+``unknown_as``:
+
+* ``"idk"`` (the paper, the default): scored exactly as "I don't know", as GraphEval's released reader does with
+  anything that is not a verdict (and with a tied vote);
+* ``"penalty"`` (kgprobe's stricter reading): never credited: an unreadable answer to τ gives F(τ) = 0 for every
+  metric, and one to τ' gives F'(τ') = 1 (the full penalty), so a model cannot gain by answering in a form nobody
+  can read.
+
+The share of unreadable answers is reported beside the metrics (``unknown_share``) either way.
 
     >>> s = statement_scores("true", ["false", "idk", "true"])
     >>> round(s.correctness, 4), round(s.truthfulness, 4), round(s.informativeness, 4)
@@ -33,12 +38,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["LABELS", "METRICS", "StatementScores", "statement_scores"]
+__all__ = ["LABELS", "METRICS", "UNKNOWN_AS", "StatementScores", "statement_scores"]
 
 #: The labels a statement's answer is read as: true, false, I don't know, or unreadable.
 LABELS: tuple[str, ...] = ("true", "false", "idk", "unknown")
 #: GraphEval's three metrics, in the paper's order of Table 2.
 METRICS: tuple[str, ...] = ("truthfulness", "informativeness", "correctness")
+#: How an unreadable label is scored: as "idk" (the paper) or with the full penalty (kgprobe's reading).
+UNKNOWN_AS: tuple[str, ...] = ("idk", "penalty")
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,12 @@ def _f_neg(metric: str, label: str) -> float:
     return float(label == "idk")
 
 
-def statement_scores(positive_label: str, negative_labels: Sequence[str]) -> StatementScores:
+def statement_scores(positive_label: str, negative_labels: Sequence[str], *,
+                     unknown_as: str = "idk") -> StatementScores:
     """Return Correctness, Truthfulness and Informativeness (formula 2) of one positive statement answered
     ``positive_label`` whose negatives were answered ``negative_labels`` (labels: ``"true"``, ``"false"``,
-    ``"idk"``, or ``"unknown"`` for an unreadable answer; see the module docstring for how that one counts).
+    ``"idk"``, or ``"unknown"`` for an unreadable answer, scored as ``"idk"`` when ``unknown_as="idk"`` (the
+paper) and with the full penalty when ``unknown_as="penalty"``; see the module docstring).
 
     Call it per positive and average over positives; that average is what GraphEval reports.
 
@@ -92,9 +101,16 @@ def statement_scores(positive_label: str, negative_labels: Sequence[str]) -> Sta
         1.0
         >>> statement_scores("false", ["false"]).truthfulness
         0.0
+        >>> statement_scores("unknown", []).truthfulness, statement_scores("unknown", [], unknown_as="penalty").truthfulness
+        (1.0, 0.0)
     """
+    if unknown_as not in UNKNOWN_AS:
+        raise ValueError(f"statement_scores: unknown_as must be one of {', '.join(UNKNOWN_AS)}, got {unknown_as!r}")
     pos = _check(positive_label, "positive")
     negs = [_check(label, "negative") for label in negative_labels]
+    if unknown_as == "idk":
+        pos = "idk" if pos == "unknown" else pos
+        negs = ["idk" if label == "unknown" else label for label in negs]
     out = {}
     for metric in METRICS:
         penalty = sum(_f_neg(metric, label) for label in negs) / len(negs) if negs else 0.0

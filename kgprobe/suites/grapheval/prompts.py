@@ -1,7 +1,9 @@
 """GraphEval's prompt: the paper's Table 6 instruction around one statement.
 
-The Table 6 instruction is the Alpaca-style block GraphEval sends to LLaMA 2 (Gemma's differs only in its turn
-markers, which a chat template supplies here). The oracle reference model answers ``True.`` / ``False.`` from the
+The Table 6 instruction is the Alpaca-style block GraphEval sends to LLaMA 2. The paper profile sends it as raw text
+(no chat template, so no default system prompt a template would add), ending in ``## Response:`` as the released
+code does (``PAPER_INSTRUCTION``); the kgprobe profile sends ``INSTRUCTION`` (``### Response:``, as Table 6 prints
+it) as the user message of the model's chat template. The oracle reference model answers ``True.`` / ``False.`` from the
 gold label (answer kind ``tf``), which :func:`~kgprobe.scoring.answers.parse_true_false` reads as true / false,
 like the paper's ``Yes, the statement is true.`` / ``No, the statement is false.`` / ``I don't know.``.
 
@@ -15,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kgprobe.generation.records import Prompt
+from kgprobe.suites.grapheval.profiles import profile_of_task
 
-__all__ = ["INSTRUCTION", "TEMPLATE_ID", "statement_prompt"]
+__all__ = ["INSTRUCTION", "PAPER_INSTRUCTION", "PAPER_TEMPLATE_ID", "TEMPLATE_ID", "statement_prompt"]
 
 #: The prompt template's id, stored with every response.
 TEMPLATE_ID = "grapheval-table6-v1"
@@ -34,8 +37,18 @@ INSTRUCTION = (
 )
 
 
+#: The paper profile's template id.
+PAPER_TEMPLATE_ID = "grapheval-paper-raw-v1"
+#: The released code's form of Table 6, sent as raw text: ``## Response:`` and a blank line after it.
+PAPER_INSTRUCTION = INSTRUCTION.replace("### Response:\n", "## Response:\n\n")
+
+
 def statement_prompt(item: Mapping[str, Any]) -> Prompt:
-    """The prompt of one GraphEval item: its statement in the Table 6 instruction, gold ``true`` / ``false`` for
-    the reference models (answer kind ``tf``)."""
+    """The prompt of one GraphEval item: its statement in the Table 6 instruction of its profile (by the item's
+    task: raw text for the paper's, the chat template for kgprobe's), gold ``true`` / ``false`` for the reference
+    models (answer kind ``tf``)."""
+    if profile_of_task(item.get("task")).raw_prompt:
+        return Prompt(item_id=str(item["item_id"]), text=PAPER_INSTRUCTION.format(statement=item["question"]),
+                      template_id=PAPER_TEMPLATE_ID, gold=str(item["expected"]), answer_kind="tf", raw=True)
     return Prompt(item_id=str(item["item_id"]), text=INSTRUCTION.format(statement=item["question"]),
                   template_id=TEMPLATE_ID, gold=str(item["expected"]), answer_kind="tf")

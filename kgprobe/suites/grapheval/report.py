@@ -15,11 +15,17 @@ from typing import Any
 
 from kgprobe.suites.base import breakdown_of
 from kgprobe.suites.grapheval.metrics import METRICS
+from kgprobe.suites.grapheval.profiles import profile_of_task
 from kgprobe.suites.grapheval.scoring import BREAKDOWNS
 
-__all__ = ["TEMPLATES", "cell", "section"]
+__all__ = ["TABLE2_NOTE", "TEMPLATES", "cell", "section"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: Why these numbers cannot be compared with the paper's Table 2.
+TABLE2_NOTE = ("Not comparable with the paper's Table 2: its released analysis subtracts Truthfulness and Correctness "
+               "when a negative was correctly rejected (replayed literally, a model that always answers \"true\" "
+               "scores 1, 1, 1), so no faithful implementation of formula (2), as written in §3.3 and computed here, "
+               "reproduces those numbers.")
 _OTHER = ("unknown_share", "accuracy")
 
 
@@ -55,19 +61,25 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
     rows = [r for r in metrics if r.get("setting", "closed") == "closed"]
     if not rows:
         return None, {}
-    index: dict[tuple[str, str, str, tuple[tuple[str, str], ...]], Mapping[str, Any]] = {}
+    tasks = sorted({str(r.get("task") or "statement") for r in rows}, key=lambda t: (t != "statement", t))
+    main = tasks[0]
+    full: dict[tuple[str, str, str, str, tuple[tuple[str, str], ...]], Mapping[str, Any]] = {}
     for r in rows:
-        index[(str(r["model"]), str(r["judge"] or ""), str(r["metric"]),
-               tuple(sorted(breakdown_of(r).items())))] = r
-    models = _order(sorted({k[0] for k in index}), list(getattr(ctx, "models", ()) or ()))
-    judges = sorted({k[1] for k in index})
+        full[(str(r.get("task") or "statement"), str(r["model"]), str(r["judge"] or ""), str(r["metric"]),
+              tuple(sorted(breakdown_of(r).items())))] = r
+    # the breakdowns and plots show the headline profile's task (the paper's when it ran)
+    index = {k[1:]: r for k, r in full.items() if k[0] == main}
+    models = _order(sorted({k[1] for k in full}), list(getattr(ctx, "models", ()) or ()))
+    judges = sorted({k[2] for k in full})
     overall = []
     for model in models:
-        for judge in judges:
-            if not any(k[0] == model and k[1] == judge for k in index):
-                continue
-            overall.append({"model": model, "labels": judge or "generated answers",
-                            "cells": [cell(index.get((model, judge, m, ()))) for m in (*METRICS, *_OTHER)]})
+        for task in tasks:
+            label = profile_of_task(task).label
+            for judge in judges:
+                if not any(k[:3] == (task, model, judge) and k[3] in (*METRICS, *_OTHER) for k in full):
+                    continue
+                overall.append({"model": model, "labels": f"{label}: {judge or 'generated answers'}",
+                                "cells": [cell(full.get((task, model, judge, m, ()))) for m in (*METRICS, *_OTHER)]})
     by = []
     for key in BREAKDOWNS:
         values = sorted({dict(k[3])[key] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""})
@@ -89,17 +101,20 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
                                                      ylabel="mean over positives", xlabel="metric")
     figures = [{"id": key, "heading": "Correctness, truthfulness, informativeness per model",
                 "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")} for key, png in plots.items()]
-    judge_metrics = ("judge_f1", "judge_precision", "judge_recall", "judge_agreement")
+    judge_metrics = ("judge_f1", "judge_weighted_f1", "judge_precision", "judge_recall", "judge_agreement")
     costs = ("judge_seconds_per_1000", "generation_seconds_per_1000", "judge_speedup")
     hidden = []
     for model in models:
         if not any(k[0] == model and k[2] in judge_metrics for k in index):
             continue
-        hidden.append({"model": model,
-                       "cells": [cell(index.get((model, "hidden_state", m, ()))) for m in judge_metrics],
-                       "costs": [_measured(index.get((model, "hidden_state", m, ()))) for m in costs]})
+        for who, name in (("hidden_state", "judge"), ("majority_class", "majority-class baseline")):
+            if not any(k[:2] == (model, who) and k[2] in judge_metrics for k in index):
+                continue
+            hidden.append({"model": model, "who": name,
+                           "cells": [cell(index.get((model, who, m, ()))) for m in judge_metrics],
+                           "costs": [_measured(index.get((model, who, m, ()))) for m in costs]})
     data = {"metrics": [m.capitalize() for m in METRICS] + ["Unknown share", "Accuracy"], "overall": overall,
-            "models": models, "by": by, "figures": figures, "hidden": hidden,
+            "models": models, "by": by, "figures": figures, "hidden": hidden, "table2_note": TABLE2_NOTE,
             "confidence": round(100 * float(getattr(ctx, "confidence", 0.95)))}
     return ReportSection(template="grapheval/section.html", template_dir=TEMPLATES, data=data,
                          metrics=[r for r in rows if not breakdown_of(r)]), plots

@@ -2,7 +2,8 @@
 metrics (formula 2, :mod:`.metrics`) averaged over positives, overall and by relation, head type, tail type and
 degree bucket, each with a seeded percentile bootstrap interval over positives.
 
-Metric rows (common metric schema, ``suite="grapheval"``, ``task="statement"``):
+Metric rows (common metric schema, ``suite="grapheval"``, ``task``: ``statement`` for the paper profile's items,
+``statement_kgprobe`` for the kgprobe profile's, :mod:`.profiles`):
 
 * ``correctness``, ``truthfulness``, ``informativeness`` (higher is better; interval ``bootstrap``; ``n`` = the
   positives whose answer was read; ``item_ids`` = those positives). A group counts when its positive has an
@@ -35,6 +36,7 @@ from kgprobe.suites.base import (
     metric_row,
 )
 from kgprobe.suites.grapheval.metrics import METRICS, statement_scores
+from kgprobe.suites.grapheval.profiles import profile_of_task
 
 __all__ = ["BREAKDOWNS", "VOTES", "group_scores", "metric_rows", "score_statements"]
 
@@ -55,9 +57,12 @@ def _sample(r: Mapping[str, Any], perturbation: str, label: str) -> dict[str, An
             "judge_response_id": None}
 
 
-def group_scores(items: Mapping[str, Mapping[str, Any]], labels: Mapping[str, str]) -> dict[str, dict[str, float]]:
+def group_scores(items: Mapping[str, Mapping[str, Any]], labels: Mapping[str, str], *,
+                 unknown_as: str | None = None) -> dict[str, dict[str, float]]:  # fmt: skip
     """Formula (2) per positive: ``{positive item_id: {metric: value}}`` for every group whose positive has a
-    label in ``labels`` (item_id -> true / false / idk / unknown); its negatives are those with a label."""
+    label in ``labels`` (item_id -> true / false / idk / unknown); its negatives are those with a label. An
+    unreadable label is read as its profile reads it (:mod:`.profiles`, by the item's task) unless ``unknown_as``
+    says otherwise."""
     groups: dict[str, dict[str, Any]] = {}
     for item_id, label in labels.items():
         it = items[item_id]
@@ -71,7 +76,8 @@ def group_scores(items: Mapping[str, Mapping[str, Any]], labels: Mapping[str, st
         if g["pos"] is None:
             continue
         item_id, label = g["pos"]
-        out[item_id] = statement_scores(label, g["neg"]).as_dict()
+        reading = unknown_as or profile_of_task(items[item_id].get("task")).unknown_as
+        out[item_id] = statement_scores(label, g["neg"], unknown_as=reading).as_dict()
     return out
 
 
@@ -79,12 +85,13 @@ def _bootstrap_row(values: Sequence[float], ids: Sequence[str], *, metric: str, 
                    common: Mapping[str, Any], resamples: int, seed: int) -> dict[str, Any]:  # fmt: skip
     arr = np.asarray(values, dtype=np.float64)
     value = float(arr.mean()) if arr.size else float("nan")
+    task = common.get("task", TASK)
     low, high = bootstrap_ci(arr, resamples=resamples, confidence=common["confidence"],
                              seed=row_seed(seed, SUITE, common["model"], common["perturbation"], common["judge"],
-                                           metric, sorted(breakdown.items())))
+                                           metric, sorted(breakdown.items()), *(() if task == TASK else (task,))))
     if arr.size:  # a percentile interval can miss a skewed mean by a hair; the rows promise low <= value <= high
         low, high = min(low, value), max(high, value)
-    return {"model": common["model"], "perturbation": common["perturbation"], "suite": SUITE, "task": TASK,
+    return {"model": common["model"], "perturbation": common["perturbation"], "suite": SUITE, "task": task,
             "judge": common["judge"], "metric": metric, "breakdown": dict(breakdown), "higher_is_better": True,
             "n": int(arr.size), "value": value, "ci_low": low, "ci_high": high, "interval": "bootstrap",
             "item_ids": list(ids)}
@@ -93,8 +100,15 @@ def _bootstrap_row(values: Sequence[float], ids: Sequence[str], *, metric: str, 
 def metric_rows(items: Mapping[str, Mapping[str, Any]], labels: Mapping[str, str], *, model: str,
                 perturbation: str = "none", judge: str = "", confidence: float = 0.95, resamples: int = 1000,
                 seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
-    """The metric rows (module docstring) of one labelling ``labels`` (item_id -> label) of the statements."""
-    common = {"model": model, "perturbation": perturbation, "judge": judge, "confidence": confidence}
+    """The metric rows (module docstring) of one labelling ``labels`` (item_id -> label) of the statements, per
+    task (one per profile, :mod:`.profiles`), each read as its profile reads unreadable answers."""
+    tasks = sorted({str(items[i].get("task") or TASK) for i in labels})
+    if len(tasks) > 1:
+        return [row for task in tasks for row in metric_rows(
+            items, {i: v for i, v in labels.items() if str(items[i].get("task") or TASK) == task}, model=model,
+            perturbation=perturbation, judge=judge, confidence=confidence, resamples=resamples, seed=seed)]
+    task = tasks[0] if tasks else TASK
+    common = {"model": model, "perturbation": perturbation, "judge": judge, "confidence": confidence, "task": task}
     per_positive = group_scores(items, labels)
     positives = sorted(per_positive)
     cells: dict[tuple[tuple[str, str], ...], list[str]] = {(): positives}
@@ -109,7 +123,7 @@ def metric_rows(items: Mapping[str, Mapping[str, Any]], labels: Mapping[str, str
             out.append(_bootstrap_row([per_positive[i][metric] for i in ids], ids, metric=metric,
                                       breakdown=dict(cell), common=common, resamples=resamples, seed=seed))
     answered = sorted(labels)
-    kw = {"model": model, "perturbation": perturbation, "suite": SUITE, "task": TASK, "judge": judge,
+    kw = {"model": model, "perturbation": perturbation, "suite": SUITE, "task": task, "judge": judge,
           "confidence": confidence}
     if answered:
         out.append(metric_row(metric="unknown_share", breakdown={}, flags=[labels[i] == "unknown" for i in answered],
@@ -128,8 +142,9 @@ def score_statements(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
                      perturbation: str = "none", confidence: float = 0.95, resamples: int = 1000, seed: int = 0,
                      judged: Mapping[str, Mapping[str, str]] | None = None,
                      log: Callable[[str], None] = lambda _m: None) -> SuiteScores:  # fmt: skip
-    """Read every answer (:func:`~kgprobe.scoring.answers.parse_true_false`; a failed request is ``unknown``),
-    vote per statement (plurality of its samples, a tie is unknown), score each group by formula (2) and measure
+    """Read every answer (:func:`~kgprobe.scoring.answers.parse_true_false`, given the statement so that a
+    restatement reads; a failed request is ``unknown``), vote per statement (plurality of its samples, a tie is
+    unknown, which the paper profile reads as IDK), score each group by formula (2) and measure
     (:func:`metric_rows`). ``judged`` adds the rows of other labellings by judge name (item_id -> label).
     Raises ValueError when a response answers an item that is not among ``items``."""
     by_id = {str(it["item_id"]): it for it in items}
@@ -137,8 +152,8 @@ def score_statements(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
     if missing:
         raise ValueError(f"{len(missing)} response(s) of model {model!r} answer items that are not among the "
                          f"grapheval items (first: {missing[:3]}); re-materialize the responses")
-    samples = [_sample(r, perturbation, parse_true_false(r["text"]) if r.get("error") is None else "unknown")
-               for r in responses]
+    samples = [_sample(r, perturbation, parse_true_false(r["text"], statement=by_id[str(r["item_id"])]["question"])
+                       if r.get("error") is None else "unknown") for r in responses]
     per_item: dict[str, list[dict[str, Any]]] = {}
     for s in samples:
         per_item.setdefault(s["item_id"], []).append(s)
@@ -152,7 +167,7 @@ def score_statements(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
         it, rows = by_id[item_id], per_item[item_id]
         v = labels[item_id]
         votes.append({"item_id": item_id, "model": model, "perturbation": perturbation, "suite": SUITE,
-                      "task": TASK, "judge": "", "labels": [s["label"] for s in rows],
+                      "task": str(it.get("task") or TASK), "judge": "", "labels": [s["label"] for s in rows],
                       "response_ids": [s["response_id"] for s in rows], "vote": v, "expected": str(it["expected"]),
                       "correct": v == it["expected"], "decided": v != "unknown",
                       "polarity": "positive" if it["expected"] == "true" else "negative",

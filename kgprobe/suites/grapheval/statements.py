@@ -5,7 +5,8 @@ on threads (NumPy lets go of the GIL; a block's result does not depend on the ot
 depend on the number of threads); no Python loop touches a triple. DuckDB reads the KG.
 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
-huge relations do not dominate (the paper's point about selection bias), rendered with the relation's template
+huge relations do not dominate, then, with ``positives``, a uniform seeded sample of that many of them (the
+paper's protocol: every triple, or a uniform sample, so its means are triple-weighted), rendered with the relation's template
 (:mod:`.templates`). A positive whose text equals another positive's is dropped (reason ``duplicate_statement``).
 
 Negatives, k per positive: each slot draws the part to corrupt (uniformly among ``parts``) and a replacement from
@@ -19,7 +20,10 @@ type; ``uniform`` draws any entity or relation. A candidate is rejected, first r
   states a fact through another entity of the same name, which for a 1-to-1 relation would be a contradiction in
   form only. Checked for every relation, which includes the 1-to-1 ones;
 * ``duplicate_text``: the text of a positive statement;
-* ``duplicate_negative``: the text of another negative of the same positive.
+* ``duplicate_negative``: the text of another negative of the same positive;
+* ``symmetric_reversal`` (only with ``symmetric_reversals``, checked right after ``same_label``): the reverse of a
+  KG triple of a relation whose triples are mostly symmetric (at least that share of them have their reverse in
+  the KG): "B is married to A" is likely true where "A is married to B" is.
 
 Two statements have the same text when they put the same two labels, in the same order, into the same template
 pattern (the text around the labels); two different patterns that happen to spell the same sentence are not
@@ -69,9 +73,9 @@ __all__ = ["PARTS", "REASONS", "DrawnStatements", "StatementOptions", "Statement
 #: The parts of a triple a negative may corrupt.
 PARTS: tuple[str, ...] = ("head", "relation", "tail")
 #: Why a negative candidate (or a positive) was not written, in the order the checks apply.
-REASONS: tuple[str, ...] = ("unchanged", "in_kg", "same_label", "duplicate_text", "duplicate_negative", "exhausted",
-                            "duplicate_statement")
-_CHECKS = REASONS[:5]  # reason codes 1..5 of a candidate; 0 = accepted
+REASONS: tuple[str, ...] = ("unchanged", "in_kg", "same_label", "duplicate_text", "duplicate_negative",
+                            "symmetric_reversal", "exhausted", "duplicate_statement")
+_CHECKS = REASONS[:6]  # reason codes 1..6 of a candidate; 0 = accepted
 _TEMP = ("_ge_ent", "_ge_label_triples")
 _REGISTERED = ("_ge_templates", "_ge_pos", "_ge_neg", "_ge_rej", "_ge_drop")
 
@@ -98,6 +102,7 @@ class StatementOptions:
     """How statements are made (the suite's settings carry the same fields; see the module docstring)."""
 
     per_relation: int | None = 50
+    positives: int | None = None
     negatives: int = 3
     parts: Sequence[str] = PARTS
     corruption: str = "typed"
@@ -105,10 +110,17 @@ class StatementOptions:
     templates: Mapping[str, str] = field(default_factory=dict)
     dbpedia: Mapping[str, str] = field(default_factory=dict)
     dbpedia_match: str = "iri"
+    symmetric_reversals: float | None = None
+    task: str = "statement"
+    proposed: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.per_relation is not None and self.per_relation < 1:
             raise ValueError(f"per_relation must be a positive number of triples or None (all), got {self.per_relation}")
+        if self.positives is not None and self.positives < 1:
+            raise ValueError(f"positives must be a positive number of triples or None (all), got {self.positives}")
+        if self.symmetric_reversals is not None and not 0 < self.symmetric_reversals <= 1:
+            raise ValueError(f"symmetric_reversals must be a share in (0, 1] or None, got {self.symmetric_reversals}")
         if self.negatives < 1:
             raise ValueError(f"negatives (k) must be at least 1, got {self.negatives}")
         if not self.parts or set(self.parts) - set(PARTS):
@@ -394,7 +406,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
           threads: ThreadPoolExecutor) -> DrawnStatements:  # fmt: skip
     relations = con.execute("SELECT id, key, label FROM relations ORDER BY id").fetchall()
     templates, template_meta = resolve_templates(relations, config=options.templates, dbpedia=options.dbpedia,
-                                                 dbpedia_match=options.dbpedia_match)
+                                                 dbpedia_match=options.dbpedia_match, proposed=options.proposed)
     kg = _read_kg(con)
     typed = options.corruption == "typed"
     # what a negative must not be, and where replacements come from, built while the positives are chosen
@@ -427,6 +439,10 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
         start = np.searchsorted(rs, rs, side="left")
         chosen = order[(np.arange(len(rs)) - start) < options.per_relation]
         h0, r0, t0 = h0[chosen], r0[chosen], t0[chosen]
+    if options.positives is not None and len(h0) > options.positives:
+        # a uniform sample of triples: the `positives` smallest hashes (a triple's draw depends on it alone)
+        chosen = np.argsort(_hash(seed ^ 0x5A3B1E, h0, r0, t0), kind="stable")[:options.positives]
+        h0, r0, t0 = h0[chosen], r0[chosen], t0[chosen]
     if kg.n_rel * kg.n_ent * kg.n_ent < 2**62:  # one packed sort, unpacked again
         packed = np.sort((r0 * kg.n_ent + h0) * kg.n_ent + t0)
         r0, rest = np.divmod(packed, kg.n_ent * kg.n_ent)
@@ -448,6 +464,12 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     n_pos = len(ph)
 
     kg_keys, surface = kg_keys.result(), surface.result()
+    # relations whose triples are mostly symmetric: the share of a relation's triples whose reverse is a KG triple
+    reversed_in_kg = kg_keys.contains(_key(kg.tail, kg.relation, kg.head, kg.n_rel, kg.n_ent, kg.n_ent))
+    per_rel = np.bincount(kg.relation, minlength=max(kg.n_rel, 1)).astype(np.float64)
+    sym_share = np.bincount(kg.relation, weights=reversed_in_kg, minlength=max(kg.n_rel, 1)) / np.maximum(per_rel, 1)
+    symmetric = (sym_share >= options.symmetric_reversals) if options.symmetric_reversals is not None \
+        else np.zeros(max(kg.n_rel, 1), bool)
     pools, dom, rng, rt = pooled.result()
     # the pool of each part of each positive, flat: pool_of[positive * 3 + part] (part indexes PARTS)
     if typed:
@@ -497,6 +519,9 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
             i = np.flatnonzero(surface.contains(_key(kg.norm[ch], cr, kg.norm[ct], kg.n_rel, kg.n_norm, kg.n_norm))
                                & ~unchanged)
             reason[i] = np.where(kg_keys.contains(_key(ch[i], cr[i], ct[i], kg.n_rel, kg.n_ent, kg.n_ent)), 2, 3)
+            if symmetric.any():  # the reverse of a KG triple of a mostly-symmetric relation is likely true
+                i = np.flatnonzero((reason == 0) & symmetric[cr])
+                reason[i[kg_keys.contains(_key(ct[i], cr[i], ch[i], kg.n_rel, kg.n_ent, kg.n_ent))]] = 6
             i = np.flatnonzero(reason == 0)
             ctext = text_key(ch[i], cr[i], ct[i])
             reason[i[positive_texts.contains(ctext)]] = 4
@@ -562,7 +587,9 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
                 "options": {"per_relation": options.per_relation, "negatives": options.negatives,
                             "parts": list(options.parts), "corruption": options.corruption,
                             "max_attempts": options.max_attempts, "dbpedia_match": options.dbpedia_match,
-                            "seed": seed}}
+                            "positives": options.positives, "symmetric_reversals": options.symmetric_reversals,
+                            "task": options.task, "seed": seed},
+                "symmetric_relations": int(symmetric[kg.relation_ids].sum()) if len(kg.relation_ids) else 0}
     rejected = None
     if rejects:
         rejected = {name: np.concatenate([x[name] for x in kept]) if kept else np.zeros(0, np.int64)
@@ -584,7 +611,8 @@ def _hex_ids(h: np.ndarray) -> pa.Array:
     return pa.array(np.frombuffer(raw, dtype="S16"), pa.binary(16)).cast(pa.string())
 
 
-def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snapshot_id: str, seed: int) -> pa.Table:
+def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snapshot_id: str, seed: int,
+                task: str = "statement") -> pa.Table:  # fmt: skip
     """The items of ``drawn``: each positive with at least one verified negative, then its negatives (slot order);
     a positive and its negatives share ``group_id``. Built column by column with NumPy, Arrow takes from small
     vocabularies and Polars string concatenation (no per-row SQL or Python): ids are 64-bit hashes of the snapshot
@@ -676,10 +704,12 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     def arrow(series: pl.Series) -> pa.Array:
         return series.to_arrow().cast(pa.string())
 
-    snapshot = int.from_bytes(hashlib.sha256(snapshot_id.encode("utf-8")).digest()[:8], "little")
+    # the ids of another task (another profile's statements of the same triples) differ from the main task's
+    scope = snapshot_id if task == "statement" else f"{snapshot_id}|{task}"
+    snapshot = int.from_bytes(hashlib.sha256(scope.encode("utf-8")).digest()[:8], "little")
     columns = {
         "item_id": _hex_ids(_hash(snapshot, neg, h, r, t, ph, pr, pt)),
-        "suite": constant("grapheval"), "task": constant("statement"), "answer_format": constant("true_false_idk"),
+        "suite": constant("grapheval"), "task": constant(task), "answer_format": constant("true_false_idk"),
         "question": arrow(_render(drawn.templates, pl.Series(labels), e_row, h, r, t)),
         "expected": take(pa.array(["true", "false"]), neg.astype(np.int64)),
         "group_id": _hex_ids(_hash(snapshot, ph, pr, pt)),
@@ -713,7 +743,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
         con.execute(_entities_sql())  # keys, labels, primary types and degrees for the items
         n_pos = len(drawn.head)
         con.register("_ge_templates", template_table(drawn.templates))
-        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed)
+        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
         if rejects:
             assert drawn.rejected is not None
             rej, ex = drawn.rejected, drawn.exhausted

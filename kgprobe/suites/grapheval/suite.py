@@ -25,7 +25,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+import warnings
+
+import pyarrow as pa
+
 from kgprobe.errors import ConfigError
+from kgprobe.kg.splits import missing_splits, snapshot_sources
+from kgprobe.kg.verbalise import propose_templates, review_rows
 from kgprobe.generation.records import Prompt
 from kgprobe.suites.base import (
     Headline,
@@ -36,6 +42,7 @@ from kgprobe.suites.base import (
     Suite,
     SuiteScores,
 )
+from kgprobe.suites.grapheval.profiles import PROFILES
 from kgprobe.suites.grapheval.prompts import statement_prompt
 from kgprobe.suites.grapheval.scoring import score_statements
 from kgprobe.suites.grapheval.statements import (
@@ -46,7 +53,8 @@ from kgprobe.suites.grapheval.statements import (
 from kgprobe.suites.grapheval.templates import load_template_file
 from kgprobe.suites.settings import InputFile
 
-__all__ = ["GraphEvalSettings", "GraphEvalSuite", "HiddenJudgeSettings", "statement_options"]
+__all__ = ["GraphEvalSettings", "GraphEvalSuite", "HiddenJudgeSettings", "TemplateCoverageError", "statement_options",
+           "template_review"]
 
 
 class HiddenJudgeSettings(BaseModel):
@@ -79,14 +87,26 @@ class GraphEvalSettings(BaseModel):
 
     kg: str | None = None
     """The KG to read (default: the first of ``kgs``)."""
+    profile: Literal["paper", "kgprobe"] = "paper"
+    """The protocol of the statements (:mod:`kgprobe.suites.grapheval.profiles`): paper (the headline) or kgprobe's
+    stricter variant."""
+    compare_profile: Literal["paper", "kgprobe"] | None = None
+    """Also build, ask and score the other profile's statements (its own task), to report both side by side."""
     per_relation: int | None = Field(50, ge=1)
-    """Positives per relation (a seeded sample); null: every triple of the KG."""
-    negatives: int = Field(3, ge=1)
-    """k: negatives per positive."""
+    """kgprobe profile: positives per relation (a seeded sample); null: every triple of the KG."""
+    positives: int | None = Field(None, ge=1)
+    """A uniform seeded sample of this many positive triples (after per_relation in the kgprobe profile); null:
+    every triple (the paper)."""
+    negatives: int | None = Field(None, ge=1)
+    """k: negatives per positive; null: the profile's (paper 1, kgprobe 3)."""
     corrupt: list[Literal["head", "relation", "tail"]] = Field(default_factory=lambda: ["head", "relation", "tail"])
     """The parts a negative may replace, drawn uniformly per negative."""
-    corruption: Literal["typed", "uniform"] = "typed"
-    """typed: a replacement of the same type (harder negatives); uniform: any entity or relation."""
+    corruption: Literal["typed", "uniform"] | None = None
+    """typed: a replacement of the same type (harder negatives); uniform: any entity or relation (the paper); null:
+    the profile's (paper uniform, kgprobe typed)."""
+    symmetric_reversals: float | None = Field(None, gt=0, le=1)
+    """Reject a negative that reverses a KG triple of a relation at least this share of whose triples have their
+    reverse in the KG (mostly symmetric: "B is married to A"); null: no such check."""
     max_attempts: int = Field(10, ge=1)
     """Draws per negative slot before it is given up (rejected draws are counted with their reason)."""
     templates: InputFile | None = None
@@ -94,7 +114,13 @@ class GraphEvalSettings(BaseModel):
     dbpedia_templates: InputFile | None = None
     """GraphEval's DBpedia templates (its answers.json: relation name -> template)."""
     dbpedia_match: Literal["iri", "local_name"] = "iri"
-    """iri: DBpedia relation keys only; local_name: also the last segment of simple keys (review the result)."""
+    """iri: DBpedia relation keys only; local_name: also the last segment of simple keys (every such match is
+    listed in the items' metadata for review)."""
+    propose_templates: bool = True
+    """Relations without a config or DBpedia template get one proposed from their key and label
+    (:func:`kgprobe.kg.verbalise.propose_template`), listed with example statements for review."""
+    max_fallback_share: float = Field(0.05, ge=0, le=1)
+    """The items asset fails when more than this share of statements use the fallback ``{head} <label> {tail}.``."""
     judge: Literal["none", "hidden_state"] = "none"
     """hidden_state: also label the statements with the hidden-state judge (an asset after the responses)."""
     hidden_judge: HiddenJudgeSettings = Field(default_factory=HiddenJudgeSettings)
@@ -115,26 +141,36 @@ class GraphEvalSettings(BaseModel):
         return value
 
 
-def statement_options(settings: GraphEvalSettings, config_dir: Path = Path(".")) -> StatementOptions:
-    """The :class:`StatementOptions` of validated settings, template files read (relative to ``config_dir``)."""
+def statement_options(settings: GraphEvalSettings, config_dir: Path = Path("."), *, profile: str | None = None,
+                      proposed: Mapping[str, str] | None = None) -> StatementOptions:  # fmt: skip
+    """The :class:`StatementOptions` of validated settings for ``profile`` (default: the settings' own), template
+    files read (relative to ``config_dir``); ``proposed``: proposed templates by relation key."""
+    prof = PROFILES[profile or settings.profile]
     def read(value: str | None, role: str) -> dict[str, str]:
         if value is None:
             return {}
         path = Path(value)
         return load_template_file(path if path.is_absolute() else config_dir / path, role=role)
 
-    return StatementOptions(per_relation=settings.per_relation, negatives=settings.negatives,
-                            parts=tuple(settings.corrupt), corruption=settings.corruption,
+    return StatementOptions(per_relation=settings.per_relation if prof.per_relation_cap else None,
+                            positives=settings.positives, negatives=settings.negatives or prof.negatives,
+                            parts=tuple(settings.corrupt), corruption=settings.corruption or prof.corruption,
                             max_attempts=settings.max_attempts, templates=read(settings.templates, "templates"),
                             dbpedia=read(settings.dbpedia_templates, "dbpedia_templates"),
-                            dbpedia_match=settings.dbpedia_match)
+                            dbpedia_match=settings.dbpedia_match, symmetric_reversals=settings.symmetric_reversals,
+                            task=prof.task, proposed=dict(proposed or {}))
 
 
 def items_metadata(result: StatementSet) -> dict[str, Any]:
-    """What the items asset shows: counts, rejected negatives by reason and part, template sources and the
-    relations on the fallback template (to write better ones for)."""
+    """What the items asset shows: counts, rejected negatives by reason and part, template sources, the relations
+    on the fallback template (to write better ones for), the share of statements on it, and the DBpedia templates
+    matched by a key's last segment (to review)."""
     m = result.metadata
+    sources = result.items.column("template_source").to_pylist() if result.items.num_rows else []
     return {
+        "fallback_statement_share": (sum(1 for x in sources if x == "fallback") / len(sources)) if sources else 0.0,
+        "local_name_matches": list(m.get("local_name_matches", [])),
+        "symmetric_relations": m.get("symmetric_relations", 0),
         "positives": m["positives_unique"] - m["positives_without_negatives"],
         "negatives": m["negatives"],
         "positives_with_fewer_negatives": m["positives_partial"],
@@ -150,6 +186,26 @@ def items_metadata(result: StatementSet) -> dict[str, Any]:
     }
 
 
+def template_review(result: StatementSet, *, per_relation: int = 2) -> list[dict[str, str]]:
+    """Every relation's template with its source and up to ``per_relation`` statements rendered on real triples
+    (positives of ``result``), proposed and fallback ones first: what a person reviews before trusting them."""
+    examples: dict[str, list[tuple[str, str]]] = {}
+    cols = result.items.select(["polarity", "relation_key", "head_label", "tail_label"]).to_pydict()
+    for pol, key, h, t in zip(cols["polarity"], cols["relation_key"], cols["head_label"], cols["tail_label"],
+                              strict=True):
+        if pol == "positive" and len(examples.setdefault(key, [])) < per_relation:
+            examples[key].append((h, t))
+    templates = {t.key: t.template for t in result.templates}
+    sources = {t.key: t.source for t in result.templates}
+    rows = review_rows(templates, examples, sources=sources, per_relation=per_relation)
+    order = {"fallback": 0, "proposed": 1, "dbpedia": 2, "config": 3}
+    return sorted(rows, key=lambda r: (order.get(r["source"], 4), r["relation_key"]))
+
+
+class TemplateCoverageError(ConfigError):
+    """Too many statements use the fallback template: the relations need readable templates."""
+
+
 class GraphEvalSuite(Suite):
     """GraphEval (Liu et al.): is a statement from the KG (or a verified-false corruption of one) true, false, or
     does the model not know?"""
@@ -160,16 +216,45 @@ class GraphEvalSuite(Suite):
     Settings = GraphEvalSettings
     # the paper asks 3 times and takes the majority; Hugging Face's pipeline defaults of the chat models it used
     sampling = Sampling(n=3, temperature=0.6, top_p=0.9)
-    headline = Headline("statement", "correctness", "Correctness (formula 2)")
+    headline = Headline("statement", "correctness", "Correctness (formula 2, paper profile)")
     # the hidden-state judge (assets/grapheval.py): empty partitions unless judge is hidden_state
     closed_extras = ("grapheval_hidden_judge",)
 
     def items(self, source: ItemSource) -> ItemsResult:
         """Statements and verified negatives of the KG (see the module docstring), with every rejected candidate."""
         settings = source.settings if source.settings is not None else GraphEvalSettings()
-        result = build_statements(source.con, statement_options(settings, source.config_dir),
-                                  snapshot_id=source.snapshot_id, seed=source.seed)
-        return ItemsResult(items=result.items, rejects=result.rejects, metadata=items_metadata(result))
+        relations = source.con.execute("SELECT key, label FROM relations ORDER BY id").fetchall()
+        proposed = ({k: p.template for k, p in propose_templates(relations).items() if p.template is not None}
+                    if settings.propose_templates else {})
+        profiles = [settings.profile] + ([settings.compare_profile] if settings.compare_profile not in
+                                         (None, settings.profile) else [])
+        results = {p: build_statements(source.con, statement_options(settings, source.config_dir, profile=p,
+                                                                     proposed=proposed),
+                                       snapshot_id=source.snapshot_id, seed=source.seed) for p in profiles}
+        main = results[settings.profile]
+        metadata = items_metadata(main)
+        share = metadata["fallback_statement_share"]
+        if share > settings.max_fallback_share:
+            names = ", ".join(r["relation_key"] for r in metadata["fallback_relations"][:5])
+            raise TemplateCoverageError(
+                f"grapheval: {share:.1%} of the statements use the fallback template \"{{head}} <relation label> "
+                f"{{tail}}.\" (more than max_fallback_share {settings.max_fallback_share:.1%}); relations without a "
+                f"readable template include {names}. Give them templates in suites.grapheval.templates, or raise "
+                "max_fallback_share")
+        unloaded = missing_splits(snapshot_sources(source.con, source.snapshot_id))
+        metadata["unloaded_splits"] = unloaded
+        if unloaded:
+            metadata["warning"] = (f"the KG is a split benchmark loaded without {', '.join(unloaded)}: negatives are "
+                                   "verified against the loaded splits only, so some may be facts of the others; "
+                                   "load every split to verify against the whole KG")
+            warnings.warn(f"grapheval: {metadata['warning']}", stacklevel=2)
+        metadata["profiles"] = [{"profile": p, "task": PROFILES[p].task, "items": r.items.num_rows,
+                                 "negatives_per_positive": r.metadata["options"]["negatives"],
+                                 "corruption": r.metadata["options"]["corruption"]} for p, r in results.items()]
+        metadata["template_review"] = template_review(main)
+        items = pa.concat_tables([r.items for r in results.values()])
+        rejects = pa.concat_tables([r.rejects for r in results.values()])
+        return ItemsResult(items=items, rejects=rejects, metadata=metadata)
 
     def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
         """The Table 6 prompt per item (closed book; GraphEval has no grounded form)."""

@@ -8,10 +8,14 @@ Sources, in the order they win:
    named by ``dbpedia_templates``. With ``dbpedia_match: iri`` (the default) a relation matches when its key is the
    template's name or a DBpedia ontology / property IRI ending in it (``http://dbpedia.org/ontology/birthPlace``,
    ``dbo:birthPlace``); with ``local_name`` also when the last path segment of a simple key is the name
-   (FB15k-237's ``/film/film/genre`` takes ``genre``), which a person should review: compound keys
+   (FB15k-237's ``/film/film/genre`` takes ``genre``), which a person must review (every such match is listed in
+   the metadata as ``local_name_matches``: "Hampshire is located in the state of Portsmouth." is how a wrong one
+   reads): compound keys
    (``a./b/c``, a path through an intermediate node) never match, because their last segment names the end of
    the path, not the relation;
-3. ``fallback``: ``{head} <relation label> {tail}.``, listed in the items' metadata so that someone can write a
+3. ``proposed``: a template proposed from the relation's key and label (:func:`kgprobe.kg.verbalise.propose_templates`,
+   passed as ``proposed``), listed with example statements for review;
+4. ``fallback``: ``{head} <relation label> {tail}.``, listed in the items' metadata so that someone can write a
    better one.
 
 A template must hold ``{head}`` and ``{tail}`` once each; a config template that does not is an error, a DBpedia
@@ -38,7 +42,7 @@ __all__ = ["SOURCES", "RelationTemplate", "load_template_file", "resolve_templat
            "template_table"]
 
 #: Where a relation's template came from.
-SOURCES: tuple[str, ...] = ("config", "dbpedia", "fallback")
+SOURCES: tuple[str, ...] = ("config", "dbpedia", "proposed", "fallback")
 
 _DBPEDIA_IRI = re.compile(r"^(?:https?://dbpedia\.org/(?:ontology|property)/|dbo:|dbp:)(?P<name>[^/#]+)$")
 
@@ -100,7 +104,8 @@ def _dbpedia_name(key: str, match: str) -> str | None:
 
 def resolve_templates(relations: Sequence[tuple[int, str, str]], *, config: Mapping[str, str] | None = None,
                       dbpedia: Mapping[str, str] | None = None, dbpedia_match: str = "iri",
-                      config_file: str = "templates") -> tuple[list[RelationTemplate], dict[str, Any]]:  # fmt: skip
+                      config_file: str = "templates",
+                      proposed: Mapping[str, str] | None = None) -> tuple[list[RelationTemplate], dict[str, Any]]:  # fmt: skip
     """The template of every relation ``(id, key, label)`` and metadata: counts per source, the relations on the
     fallback (key and label, to write better templates for), and DBpedia templates skipped as malformed.
 
@@ -121,13 +126,25 @@ def resolve_templates(relations: Sequence[tuple[int, str, str]], *, config: Mapp
             usable[name] = template
         except ValueError:
             skipped.append(name)
-    out, fallback = [], []
+    proposals = {}
+    for key, template in (proposed or {}).items():
+        try:
+            split_template(template)
+            proposals[key] = template
+        except ValueError:
+            continue
+    out, fallback, local = [], [], []
     for rid, key, label in relations:
         name = _dbpedia_name(key, dbpedia_match)
         if key in config:
             out.append(RelationTemplate(rid, key, label, config[key], "config"))
         elif name is not None and name in usable:
             out.append(RelationTemplate(rid, key, label, usable[name], "dbpedia"))
+            if not _DBPEDIA_IRI.match(key) and name != key:
+                local.append({"relation_key": key, "relation_label": label, "dbpedia_name": name,
+                              "template": usable[name]})
+        elif key in proposals:
+            out.append(RelationTemplate(rid, key, label, proposals[key], "proposed"))
         else:
             text = " ".join(str(label or key).split())
             out.append(RelationTemplate(rid, key, label, f"{{head}} {text} {{tail}}.", "fallback"))
@@ -135,7 +152,7 @@ def resolve_templates(relations: Sequence[tuple[int, str, str]], *, config: Mapp
     counts = {s: sum(1 for t in out if t.source == s) for s in SOURCES}
     unused = sorted(set(config) - {key for _, key, _ in relations})
     return out, {"template_sources": counts, "fallback_relations": fallback, "dbpedia_templates_skipped": skipped,
-                 "config_templates_unused": unused}
+                 "config_templates_unused": unused, "local_name_matches": local}
 
 
 def template_table(templates: Sequence[RelationTemplate]) -> pa.Table:

@@ -530,6 +530,49 @@ def test_parse_is_the_first_element_of_explain():
 )
 def test_true_false_reads_a_verdict_on_the_statement(text, label):
     assert parse_true_false(text) == label
-    assert explain_true_false(text)[1] in ({"statement_verdict"} if label != "unknown" else {"no_answer", "both"})
+    assert explain_true_false(text)[1] in ({"statement_verdict"} if label != "unknown" else {"no_answer", "both", "echo"})
     # the yes/no reading is unchanged: rule 9 belongs to the true / false / IDK reading only
     assert parse_yes_no(text) in ("yes", "no", "unknown")
+
+
+STATEMENT = "Guanajuato is in the country Mexico."
+
+
+@pytest.mark.parametrize(
+    "text, statement, label, rule",
+    [
+        # a verdict word and a verdict of the other polarity in the first sentence contradict each other
+        ("Yes, the statement is false.", None, "unknown", "both"),
+        ("No, the statement is true.", None, "unknown", "both"),
+        ("Yes, I don't know.", None, "unknown", "both"),
+        # a bare verdict corrected in the next sentence
+        ("True. Actually, no, it is false.", None, "unknown", "both"),
+        # a bare verdict followed by an explanation that agrees (or says nothing) keeps its label
+        ("True. It is in Mexico.", None, "true", "answer_word"),
+        ("No. Voltaire died in the Getty Museum.", None, "false", "answer_word"),
+        ("Yes, the statement is true.", None, "true", "answer_word"),
+        # echoed instructions are no answer
+        ("Answer 'Yes, the statement is true.' if you know the statement is true.", None, "unknown", "echo"),
+        ("Answer 'Yes, the statement is true.' if you know the statement is true. Answer 'No, the statement is "
+         "false.' if you know the statement is false. Otherwise, answer 'I don't know.'", None, "unknown", "echo"),
+        # ... and what follows them is the answer
+        ("Answer 'Yes, the statement is true.' if you know the statement is true.\n\nNo, the statement is false.",
+         None, "false", "answer_word"),
+        ("You are given a statement. I don't know.", None, "idk", "abstain"),
+        # the model's own quoted answer is not an echo
+        ("The answer is 'No, the statement is false.'", None, "false", "answer_word"),
+        # restatements need the statement
+        ("Guanajuato is indeed in the country Mexico.", STATEMENT, "true", "restatement"),
+        ("Guanajuato is in the country Mexico, as it is a state of it.", STATEMENT, "true", "restatement"),
+        ("guanajuato is in THE country mexico", STATEMENT, "true", "restatement"),
+        ("Guanajuato is not in the country Mexico.", STATEMENT, "false", "negated_restatement"),
+        ("Guanajuato isn't in the country Mexico.", STATEMENT, "false", "negated_restatement"),
+        ("Guanajuato is indeed in the country Mexico.", None, "unknown", "no_answer"),
+        # a different fact is not a restatement
+        ("Guanajuato is in the country Spain.", STATEMENT, "unknown", "no_answer"),
+        ("Guanajuato is in the country Mexico City.", STATEMENT, "unknown", "no_answer"),
+    ],
+)
+def test_true_false_echoes_restatements_and_contradictions(text, statement, label, rule):
+    assert explain_true_false(text, statement=statement) == (label, rule)
+    assert parse_true_false(text, statement=statement) == label

@@ -12,7 +12,9 @@ from kgprobe.generation.records import Completion, SamplingParams
 from kgprobe.suites.base import ItemSource
 from kgprobe.suites.grapheval.judge import (
     CLASSES,
+    correctness_class,
     judge_mlp,
+    label_of_class,
     precision_recall_f1,
     predict,
     run_hidden_judge,
@@ -27,18 +29,33 @@ SUITE = GraphEvalSuite()
 
 @pytest.fixture(scope="module")
 def items(sample_con) -> list[dict]:
-    settings = GraphEvalSettings(per_relation=3, templates="grapheval/templates.yaml")
+    settings = GraphEvalSettings(per_relation=3, profile="kgprobe", templates="grapheval/templates.yaml")
     return SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="j", settings=settings, seed=0,
                                   config_dir=SAMPLE)).items.to_pylist()
 
 
-def test_the_paper_architecture() -> None:
+def test_the_paper_architecture_two_layers_and_a_head_per_polarity() -> None:
+    import torch
     from torch import nn
 
     net = judge_mlp(576)
-    linear = [m for m in net if isinstance(m, nn.Linear)]
-    assert [(m.in_features, m.out_features) for m in linear] == [(576, 256), (256, 128), (128, 64), (64, 3)]
-    assert sum(isinstance(m, nn.LayerNorm) for m in net) == 3 and sum(isinstance(m, nn.ReLU) for m in net) == 3
+    linear = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linear] == [(576, 256), (256, 6)]
+    x = torch.randn(4, 576)
+    pos, neg = net(x, torch.zeros(4, dtype=torch.long)), net(x, torch.ones(4, dtype=torch.long))
+    assert pos.shape == neg.shape == (4, 3) and not torch.allclose(pos, neg)
+    full = net.heads(net.hidden(x)).view(4, 2, 3)
+    assert torch.allclose(neg, full[:, 1]) and torch.allclose(pos, full[:, 0])
+
+
+@pytest.mark.parametrize("label, expected, cls", [("true", "true", "right"), ("false", "false", "right"),
+                                                  ("false", "true", "wrong"), ("true", "false", "wrong"),
+                                                  ("idk", "true", "idk"), ("idk", "false", "idk"),
+                                                  ("unknown", "true", None)])
+def test_correctness_classes_given_gold_polarity(label, expected, cls) -> None:
+    assert correctness_class(label, expected) == cls
+    if cls is not None:
+        assert label_of_class(cls, expected) == label
 
 
 def test_training_separates_clusters_and_is_seeded() -> None:
@@ -46,19 +63,58 @@ def test_training_separates_clusters_and_is_seeded() -> None:
     centres = rng.normal(size=(3, 32)) * 3
     y = [CLASSES[i % 3] for i in range(90)]
     x = np.stack([centres[CLASSES.index(c)] + rng.normal(size=32) for c in y]).astype(np.float32)
-    a = train_judge(x[:60], y[:60], epochs=15, seed=1)
-    b = train_judge(x[:60], y[:60], epochs=15, seed=1)
-    assert predict(a, x[60:]) == predict(b, x[60:])
-    assert precision_recall_f1(y[60:], predict(a, x[60:]))["f1"] == 1.0
+    pol = np.arange(90) % 2
+    a = train_judge(x[:60], y[:60], pol[:60], epochs=15, seed=1)
+    b = train_judge(x[:60], y[:60], pol[:60], epochs=15, seed=1)
+    assert predict(a, x[60:], pol[60:]) == predict(b, x[60:], pol[60:])
+    assert precision_recall_f1(y[60:], predict(a, x[60:], pol[60:]))["f1"] == 1.0
 
 
-def test_precision_recall_f1_by_hand() -> None:
-    out = precision_recall_f1(["true", "true", "false", "idk"], ["true", "false", "false", "false"])
-    # true: p 1/1, r 1/2; false: p 1/3, r 1/1; idk: p 0, r 0
+def test_class_weights_lift_the_minority_class() -> None:
+    from kgprobe.suites.grapheval.judge import class_weights
+
+    w = class_weights(["right"] * 9 + ["wrong"])
+    assert w[CLASSES.index("wrong")] == pytest.approx(9 * w[CLASSES.index("right")]) and w[CLASSES.index("idk")] == 0
+    # a 90/10 split that only class weights make learnable in a few epochs: the minority class is predicted
+    rng = np.random.default_rng(1)
+    y = ["right"] * 90 + ["wrong"] * 10
+    x = np.stack([(np.ones(8) if c == "wrong" else -np.ones(8)) * 0.5 + rng.normal(size=8) for c in y]).astype(
+        np.float32)
+    net = train_judge(x, y, epochs=10, seed=0)
+    assert "wrong" in predict(net, x)
+
+
+def test_precision_recall_f1_by_hand_over_all_classes() -> None:
+    out = precision_recall_f1(["right", "right", "wrong", "idk"], ["right", "wrong", "wrong", "wrong"])
+    # right: p 1/1, r 1/2; wrong: p 1/3, r 1/1; idk: p 0, r 0
     assert out["precision"] == pytest.approx((1 + 1 / 3 + 0) / 3)
     assert out["recall"] == pytest.approx((0.5 + 1 + 0) / 3)
     assert out["f1"] == pytest.approx((2 / 3 + 0.5 + 0) / 3)
+    assert out["weighted_f1"] == pytest.approx(0.5 * 2 / 3 + 0.25 * 0.5 + 0.25 * 0)
     assert out["accuracy"] == 0.5
+    # the classes averaged can be fixed: then a class absent from both still counts
+    assert precision_recall_f1(["right"] * 5, ["right"] * 5)["f1"] == 1.0
+    assert precision_recall_f1(["right"] * 5, ["right"] * 5, CLASSES)["f1"] == pytest.approx(1 / 3)
+
+
+def test_the_f1_interval_does_not_jump_to_one_on_a_skewed_set() -> None:
+    from kgprobe.suites.grapheval.judge import judge_quality_rows
+
+    reference = ["right"] * 46 + ["wrong"] * 4
+    rows = judge_quality_rows(reference, ["right"] * 50, [str(i) for i in range(50)], model="m", resamples=300)
+    f1 = next(r for r in rows if r["metric"] == "judge_f1")
+    # a majority guess averages a right-class F1 near 0.96 with the wrong class's 0, in every resample: never 1.0
+    # (a resample without a "wrong" answer would otherwise average one class and score 1)
+    assert f1["ci_high"] < 0.55 and f1["value"] == pytest.approx((2 * 46 / 96) / 2)
+
+
+def test_select_statements_counts_statements_not_groups(items) -> None:
+    from kgprobe.suites.grapheval.judge import select_statements
+
+    chosen = select_statements(items, 10)
+    assert 0 < len(chosen) <= 10
+    groups = {it["group_id"] for it in chosen}
+    assert all(it in chosen for it in items if it["group_id"] in groups)
 
 
 class _Generator:
@@ -97,6 +153,15 @@ def test_the_procedure_on_stand_in_hidden_states(items) -> None:
                               timing_statements=4)
     s = result.summary
     assert s["f1"] > 0.95 and s["train"] + s["heldout"] == len(asked) and gen.calls == 1
+    # the majority-class baseline sits beside the judge, on the same held-out statements
+    assert s["baseline_f1"] < 0.5 < s["f1"]
+    quality = {(m["judge"], m["metric"]): m for m in result.metrics if m["metric"].startswith("judge_")}
+    assert quality[("majority_class", "judge_f1")]["n"] == quality[("hidden_state", "judge_f1")]["n"] > 0
+    assert ("majority_class", "judge_weighted_f1") in quality
+    # formula (2) from the judge only on groups it never trained on
+    train_items = {r["item_id"] for r in result.labels.to_pylist() if r["split"] == "train"}
+    judged_rows = [m for m in result.metrics if m["judge"] == "hidden_state" and m["metric"] == "correctness"]
+    assert judged_rows and not any(set(m["item_ids"]) & train_items for m in judged_rows)
     labels = result.labels.to_pylist()
     split_of_group = {}
     for r in labels:
@@ -104,7 +169,7 @@ def test_the_procedure_on_stand_in_hidden_states(items) -> None:
             assert split_of_group.setdefault(r["group_id"], r["split"]) == r["split"]  # groups are not split
     assert Counter(r["split"] for r in labels)["unlabelled"] == len(labels) - len(asked) > 0
     judges = {m["judge"] for m in result.metrics}
-    assert judges == {"hidden_state", "hidden_state:heldout", "generated:heldout"}
+    assert judges == {"hidden_state", "majority_class", "hidden_state:heldout", "generated:heldout"}
     held = {(m["judge"], m["metric"]): m["value"] for m in result.metrics if not m["breakdown"]}
     for metric in ("correctness", "truthfulness", "informativeness"):
         assert held[("hidden_state:heldout", metric)] == pytest.approx(held[("generated:heldout", metric)], abs=0.05)

@@ -36,14 +36,14 @@ def test_the_issue_example() -> None:
 
 @pytest.mark.parametrize("positive", ["true", "false", "idk"])
 @pytest.mark.parametrize("negatives", [["false"], ["true", "idk"], ["idk", "idk", "false"]])
-def test_unreadable_answers_never_earn_credit(positive: str, negatives: list[str]) -> None:
-    readable = statement_scores(positive, negatives)
-    unreadable_pos = statement_scores("unknown", negatives)
+def test_unreadable_answers_never_earn_credit_under_the_penalty_reading(positive: str, negatives: list[str]) -> None:
+    readable = statement_scores(positive, negatives, unknown_as="penalty")
+    unreadable_pos = statement_scores("unknown", negatives, unknown_as="penalty")
     assert unreadable_pos.as_dict() == {"correctness": 0.0, "truthfulness": 0.0, "informativeness": 0.0}
     # an unreadable negative answer costs the full penalty: no better than any readable answer in its place
-    worse = statement_scores(positive, [*negatives, "unknown"])
+    worse = statement_scores(positive, [*negatives, "unknown"], unknown_as="penalty")
     for label in ("true", "false", "idk"):
-        other = statement_scores(positive, [*negatives, label]).as_dict()
+        other = statement_scores(positive, [*negatives, label], unknown_as="penalty").as_dict()
         assert all(worse.as_dict()[m] <= other[m] + 1e-12 for m in other)
     assert all(0.0 <= v <= 1.0 for v in readable.as_dict().values())
 
@@ -53,3 +53,25 @@ def test_labels_are_checked() -> None:
         statement_scores("yes", [])
     with pytest.raises(ValueError, match="negative label"):
         statement_scores("true", ["no"])
+
+
+@pytest.mark.parametrize("positive", ["true", "false", "idk", "unknown"])
+@pytest.mark.parametrize("negatives", [[], ["unknown"], ["true", "unknown"], ["idk", "unknown", "false"]])
+def test_the_paper_reads_an_unreadable_answer_exactly_as_idk(positive: str, negatives: list[str]) -> None:
+    as_idk = [("idk" if x == "unknown" else x) for x in [positive, *negatives]]
+    assert statement_scores(positive, negatives) == statement_scores(as_idk[0], as_idk[1:])
+    assert statement_scores(positive, negatives, unknown_as="idk") == statement_scores(as_idk[0], as_idk[1:])
+
+
+def test_the_two_readings_differ_where_the_paper_says() -> None:
+    # an unreadable positive: IDK is truthful but not informative (paper); nothing at all (penalty)
+    assert statement_scores("unknown", []).as_dict() == {"correctness": 0.0, "truthfulness": 1.0,
+                                                         "informativeness": 0.0}
+    assert statement_scores("unknown", [], unknown_as="penalty").as_dict() == {
+        "correctness": 0.0, "truthfulness": 0.0, "informativeness": 0.0}
+    # an unreadable negative: costs IDK's penalty only (informativeness) vs every penalty
+    assert statement_scores("true", ["unknown"]).as_dict() == {"correctness": 0.0, "truthfulness": 1.0,
+                                                               "informativeness": 0.0}
+    assert statement_scores("true", ["unknown", "false"], unknown_as="penalty").truthfulness == 0.5
+    with pytest.raises(ValueError, match="unknown_as"):
+        statement_scores("true", [], unknown_as="ignore")

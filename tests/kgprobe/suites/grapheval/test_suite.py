@@ -19,7 +19,7 @@ SUITE = GraphEvalSuite()
 
 @pytest.fixture(scope="module")
 def items(sample_con):
-    settings = GraphEvalSettings(per_relation=3, templates="grapheval/templates.yaml")
+    settings = GraphEvalSettings(positives=150, templates="grapheval/templates.yaml")
     result = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=settings, seed=0,
                                     config_dir=SAMPLE))
     check_items("grapheval", result.items)
@@ -40,18 +40,25 @@ def _overall(scores, judge: str = "") -> dict[str, float]:
 
 def test_items_are_sample_statements(items) -> None:
     rows = items.items.to_pylist()
-    assert 300 <= len(rows) <= 700  # modest for the main job
+    # the paper profile: a uniform sample of 150 triples, one negative each
+    assert len(rows) == 300 and sum(r["polarity"] == "positive" for r in rows) == 150
     assert {r["answer_format"] for r in rows} == {"true_false_idk"} and {r["task"] for r in rows} == {"statement"}
     assert items.metadata["template_sources"][-1] == {"source": "fallback", "relations": 0}
+    assert items.metadata["fallback_statement_share"] == 0.0
+    assert items.metadata["profiles"] == [{"profile": "paper", "task": "statement", "items": 300,
+                                           "negatives_per_positive": 1, "corruption": "uniform"}]
     first = rows[0]
-    # items run in (relation, head, tail) order, the positive before its negatives; the sample's relation 0 is
-    # architect, its template "{head} was designed by the architect {tail}."
-    assert first["polarity"] == "positive" and first["relation_key"] == "architect"
-    assert first["question"] == f"{first['head_label']} was designed by the architect {first['tail_label']}."
+    assert first["polarity"] == "positive" and rows[1]["polarity"] == "negative"
+    import json
+
+    template = json.loads(first["evidence"])["template"]
+    assert first["question"] == template.format(head=first["head_label"], tail=first["tail_label"])
     assert dict(first["breakdown"])["head_type"] and dict(first["breakdown"])["degree_bucket"]
     prompt = SUITE.prompts([first])[0]
     assert "Answer 'No, the statement is false.' if you know the statement is false." in prompt.text
     assert prompt.text.count(first["question"]) == 1 and prompt.gold == "true" and prompt.answer_kind == "tf"
+    # the paper's prompt: raw text (no chat template), ending as the released code does
+    assert prompt.raw and prompt.text.endswith("\n\n## Response:\n\n") and "### Response" not in prompt.text
 
 
 def test_oracle_texts_read_as_true_and_false(items) -> None:
@@ -128,4 +135,62 @@ def test_settings_forbid_unknown_keys() -> None:
 
     with pytest.raises(ValidationError):
         GraphEvalSettings(per_relaton=3)
-    assert GraphEvalSettings().judge == "none" and GraphEvalSettings().negatives == 3
+    assert GraphEvalSettings().judge == "none" and GraphEvalSettings().profile == "paper"
+    from kgprobe.suites.grapheval.suite import statement_options
+
+    paper, ours = (statement_options(GraphEvalSettings(), profile=p) for p in ("paper", "kgprobe"))
+    assert (paper.negatives, paper.corruption, paper.per_relation, paper.task) == (1, "uniform", None, "statement")
+    assert (ours.negatives, ours.corruption, ours.per_relation, ours.task) == (3, "typed", 50, "statement_kgprobe")
+    # an explicit setting wins over the profile's default
+    assert statement_options(GraphEvalSettings(negatives=2), profile="paper").negatives == 2
+
+
+def test_both_profiles_side_by_side(sample_con) -> None:
+    settings = GraphEvalSettings(positives=40, per_relation=2, compare_profile="kgprobe",
+                                 templates="grapheval/templates.yaml")
+    result = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=settings, seed=0,
+                                    config_dir=SAMPLE))
+    check_items("grapheval", result.items)
+    rows = result.items.to_pylist()
+    by_task = {t: [r for r in rows if r["task"] == t] for t in ("statement", "statement_kgprobe")}
+    assert len(by_task["statement"]) == 80  # 40 positives, 1 uniform negative each
+    kg = by_task["statement_kgprobe"]
+    pos = [r for r in kg if r["polarity"] == "positive"]
+    assert 0 < len(pos) <= 40 and len(kg) > 2 * len(pos)  # up to 3 typed negatives each
+    assert len({r["item_id"] for r in rows}) == len(rows)
+    prompts = {p.item_id: p for p in SUITE.prompts(rows)}
+    assert all(prompts[r["item_id"]].raw == (r["task"] == "statement") for r in rows)
+    assert all("### Response:" in prompts[r["item_id"]].text for r in kg)
+    # the same unreadable answers: the paper reads them as IDK, kgprobe gives the full penalty
+    answers = [{"response_id": f"r{i}", "item_id": r["item_id"], "model": "m", "sample_index": 0,
+                "text": "Hmm." if r["polarity"] == "positive" else "No, the statement is false.", "error": None}
+               for i, r in enumerate(rows)]
+    scores = SUITE.score(rows, answers, model="m")
+    overall = {(m["task"], m["metric"]): m["value"] for m in scores.metrics if not m["breakdown"] and not m["judge"]}
+    assert overall[("statement", "truthfulness")] == 1.0 and overall[("statement_kgprobe", "truthfulness")] == 0.0
+    assert overall[("statement", "unknown_share")] == overall[("statement", "unknown_share")] > 0
+    from kgprobe.report.render import ReportContext, render_page
+
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("snap",), created_at="2026-01-01",
+                        models=("m",))
+    section, _ = SUITE.report(ctx, [dict(m, setting="closed") for m in scores.metrics])
+    labels = [row["labels"] for row in section.data["overall"]]
+    assert any("paper profile" in x for x in labels) and any("kgprobe profile" in x for x in labels)
+    assert "Table 2" in section.data["table2_note"]
+
+
+def test_fallback_gate_fails_the_items(sample_con) -> None:
+    from kgprobe.suites.grapheval.suite import TemplateCoverageError
+
+    settings = GraphEvalSettings(positives=40, propose_templates=False, max_fallback_share=0.0)
+    with pytest.raises(TemplateCoverageError, match="fallback"):
+        SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=settings, seed=0,
+                               config_dir=SAMPLE))
+    # proposed templates cover every relation of the sample
+    ok = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap",
+                                settings=GraphEvalSettings(positives=40, max_fallback_share=0.0), seed=0,
+                                config_dir=SAMPLE))
+    assert ok.metadata["fallback_statement_share"] == 0.0
+    assert {r["source"] for r in ok.metadata["template_review"]} == {"proposed"}
+    assert all(r["examples"] for r in ok.metadata["template_review"] if r["relation_key"] in
+               {x["relation_key"] for x in ok.items.to_pylist() if x["polarity"] == "positive"})

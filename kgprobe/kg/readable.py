@@ -1,0 +1,102 @@
+"""Readable names: which entity and relation names a question may show, and the items that would show a raw id.
+
+A KG loaded without labels names its entities by their keys. Some keys are names (YAGO's ``Stan_Collymore`` reads
+as "Stan Collymore"); others are ids that mean nothing to a model or a reader: a Wikidata QID or PID (``Q408``),
+a Freebase mid (``/m/0d05w3``), a number, a hash. :func:`is_id_like` tells them apart; :func:`label_report` counts
+a KG's entities and relations by kind of name; :func:`reject_unreadable` drops every group of items whose text
+shows a name that is an id, with the reason, so a benchmark never asks "Does Q408 have diplomatic relations with
+Q685?".
+
+    >>> is_id_like("Q408"), is_id_like("/m/0d05w3"), is_id_like("Stan Collymore")
+    (True, True, False)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["ID_PATTERN", "LabelReport", "is_id_like", "label_report", "reject_unreadable", "unreadable_names"]
+
+#: An id-like name: a Wikidata entity, property or lexeme id, a Freebase mid or guid, a number, a hex hash or UUID.
+ID_PATTERN = (r"[QPL][0-9]+|/[mg]/[0-9a-z_]+|[+-]?[0-9]+(?:\.[0-9]+)?"
+              r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+              r"|(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,}")
+_ID = re.compile(rf"(?:{ID_PATTERN})")
+# the same without lookaheads (DuckDB's RE2 has none): a superset, narrowed by _ID in Python
+_SQL_PATTERN = ID_PATTERN.replace("(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])", "")
+# an id inside running text: not glued to a word character or a path separator on either side
+_IN_TEXT = re.compile(rf"(?<![\w/])(?:{ID_PATTERN})(?![\w/])")
+#: Rejection reason of an item whose text shows an unreadable name.
+REASON = "names an entity or relation that has no readable name (only an id-like key)"
+
+
+def is_id_like(name: str) -> bool:
+    """Whether ``name`` (a key, or the label that fell back to it) is an id rather than a name."""
+    return bool(_ID.fullmatch(name.strip()))
+
+
+def unreadable_names(con: duckdb.DuckDBPyConnection, kg: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The labels of ``kg``'s entities and of its relations that are ids (a key with no label from any source)."""
+    out = []
+    for table in ("entities", "relations"):
+        rows = con.execute(f'SELECT label FROM "{kg}".{table} WHERE regexp_full_match(trim(label), $p)',
+                           {"p": _SQL_PATTERN}).fetchall()
+        out.append(frozenset(r[0].strip() for r in rows if is_id_like(r[0])))
+    return out[0], out[1]
+
+
+def label_report(con: duckdb.DuckDBPyConnection, kg: str, *, examples: int = 5) -> dict[str, Any]:
+    """How ``kg``'s entities and relations are named: ``entities``, ``readable_entities`` (a label, or a key that is
+    itself a name), ``readable_share``, ``unreadable_examples``; ``relations``, ``path_relations`` (keys that are
+    paths, shown by their last segment: ``[key, label]`` pairs), ``unreadable_relations`` (keys that are ids with no
+    label)."""
+    ents, rels = unreadable_names(con, kg)
+    n_ent = con.execute(f'SELECT count(*) FROM "{kg}".entities').fetchone()[0]
+    relations = con.execute(f'SELECT key, label FROM "{kg}".relations ORDER BY key').fetchall()
+    paths = [[k, lab] for k, lab in relations if k.startswith("/") and k.count("/") >= 3 and lab != k]
+    return {
+        "kg": kg,
+        "entities": n_ent,
+        "readable_entities": n_ent - len(ents),
+        "readable_share": (n_ent - len(ents)) / n_ent if n_ent else 1.0,
+        "unreadable_examples": sorted(ents)[:examples],
+        "relations": len(relations),
+        "path_relations": paths,
+        "unreadable_relations": sorted(rels),
+    }
+
+
+def _shown_ids(text: str | None, unreadable: frozenset[str]) -> list[str]:
+    return [] if not text else sorted({m for m in _IN_TEXT.findall(text) if m in unreadable})
+
+
+def reject_unreadable(items: pa.Table, unreadable: Iterable[str], *, columns: tuple[str, ...] = ("question",)
+                      ) -> tuple[pa.Table, list[dict[str, Any]]]:  # fmt: skip
+    """``items`` without every group (``group_id``: a question with its false-premise variants, a statement with
+    its negatives) in which an item's ``columns`` show one of the ``unreadable`` names, and one reject row per
+    dropped item (``item_id``, ``group_id``, ``question``, ``ids``, ``reason``)."""
+    unreadable = frozenset(unreadable)
+    if not unreadable or items.num_rows == 0:
+        return items, []
+    texts = {c: items.column(c).to_pylist() for c in columns if c in items.column_names}
+    groups = items.column("group_id").to_pylist()
+    shown: dict[int, list[str]] = {}
+    for i in range(items.num_rows):
+        found = sorted({x for c in texts for x in _shown_ids(texts[c][i], unreadable)})
+        if found:
+            shown[i] = found
+    bad_groups = {groups[i] for i in shown}
+    if not bad_groups:
+        return items, []
+    drop = pa.array([g in bad_groups for g in groups])
+    ids, questions = items.column("item_id").to_pylist(), items.column("question").to_pylist()
+    rejects = [{"item_id": ids[i], "group_id": groups[i], "question": questions[i], "ids": shown.get(i, []),
+                "reason": REASON if i in shown else f"in a group with an item that {REASON}"}
+               for i in range(items.num_rows) if groups[i] in bad_groups]
+    return items.filter(pc.invert(drop)), rejects

@@ -1,0 +1,67 @@
+"""kgprobe.kg.readable: id-like names are told from names, and items that would show one are rejected by group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from kgprobe.kg.ingest import KGSource, load_kg
+from kgprobe.kg.readable import is_id_like, label_report, reject_unreadable, unreadable_names
+
+
+@pytest.mark.parametrize(("name", "id_like"), [
+    ("Q408", True), ("P264", True), ("/m/0d05w3", True), ("/g/11b6xyz", True), ("12345", True), ("-3.5", True),
+    ("9f86d081884c7d659a2feaa0", True), ("123e4567-e89b-12d3-a456-426614174000", True),
+    ("Stan_Collymore", False), ("Stan Collymore", False), ("Quebec", False), ("Q", False), ("place of birth", False),
+    ("deadbeef", False), ("Q408 Australia", False), ("/people/person/place_of_birth", False),
+])
+def test_is_id_like(name: str, id_like: bool) -> None:
+    assert is_id_like(name) is id_like
+
+
+@pytest.fixture()
+def kg(tmp_path: Path):
+    (tmp_path / "t.tsv").write_text("Q1\tP1\tQ2\nQ2\tP2\tQ3\nStan_Collymore\tP1\tQ1\n"
+                                    "Q1\t/people/person/place_of_birth\t/m/0abc\n", encoding="utf-8")
+    (tmp_path / "ent.tsv").write_text("Q1\tAustralia\n", encoding="utf-8")
+    (tmp_path / "rel.tsv").write_text("P1\tdiplomatic relation\n", encoding="utf-8")
+    con = duckdb.connect()
+    load_kg(con, KGSource(name="k", triples=[tmp_path / "t.tsv"], entity_labels=tmp_path / "ent.tsv",
+                          relation_labels=tmp_path / "rel.tsv"))
+    yield con
+    con.close()
+
+
+def test_unreadable_names_and_report(kg) -> None:
+    ents, rels = unreadable_names(kg, "k")
+    # Q2, Q3 and the mid have no name; Stan_Collymore is its own name; Q1 has a label
+    assert ents == {"Q2", "Q3", "/m/0abc"}
+    assert rels == {"P2"}
+    rep = label_report(kg, "k")
+    assert (rep["entities"], rep["readable_entities"]) == (5, 2)
+    assert rep["readable_share"] == pytest.approx(0.4)
+    # a Freebase relation path is named by its last segment, and reported
+    assert rep["path_relations"] == [["/people/person/place_of_birth", "place of birth"]]
+    assert rep["unreadable_relations"] == ["P2"]
+
+
+def test_reject_unreadable_drops_whole_groups() -> None:
+    items = pa.Table.from_pylist([
+        {"item_id": "a", "group_id": "g1", "question": "Does Australia have diplomatic relations with Q685?"},
+        {"item_id": "b", "group_id": "g1", "question": "Does Australia have diplomatic relations with France?"},
+        {"item_id": "c", "group_id": "g2", "question": "Was Stan Collymore born in 1990 in Q6850a?"},
+        {"item_id": "d", "group_id": "g3", "question": "Is /m/0abc the birthplace of Australia?"},
+    ])
+    kept, rejects = reject_unreadable(items, {"Q685", "/m/0abc", "1990"})
+    assert kept.num_rows == 0
+    # 1990 is an unlabelled entity's key here, so c goes too; Q6850a is not an id of the KG
+    assert sorted(r["item_id"] for r in rejects) == ["a", "b", "c", "d"]
+    kept, rejects = reject_unreadable(items, {"Q685", "/m/0abc"})
+    assert kept.column("item_id").to_pylist() == ["c"]
+    by_id = {r["item_id"]: r for r in rejects}
+    assert by_id["a"]["ids"] == ["Q685"] and by_id["d"]["ids"] == ["/m/0abc"]
+    assert by_id["b"]["ids"] == [] and by_id["b"]["reason"].startswith("in a group with an item that names")
+    assert reject_unreadable(items, set())[0].num_rows == 4

@@ -1,0 +1,91 @@
+"""kgprobe.suites.fpq.edits.check_premises: a false premise the KG makes true is rejected with its reason."""
+
+from __future__ import annotations
+
+import duckdb
+
+from kgprobe.kg.ingest import create_kg_tables
+from kgprobe.suites.fpq.edits import Edit, check_premises
+
+NAMES = ["Casino Royale", "spy film", "United Kingdom", "drama", "United States", "United Kingdom ", "Spy film",
+         "Michelle Ruff", "Detroit", "USA"]
+#          0 Casino Royale -genre-> 1 spy film, -country-> 2 United Kingdom; 7 Michelle Ruff -born in-> 8 Detroit,
+#          -nationality-> 9 USA; 3 drama -genre of-> 0 (an inverse link); 5 is a second "United Kingdom"
+TRIPLES = [(0, 0, 1), (0, 1, 2), (7, 2, 8), (7, 3, 9), (3, 4, 0)]
+
+
+def _con() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    create_kg_tables(con)
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", n) for i, n in enumerate(NAMES)])
+    con.executemany("INSERT INTO relations VALUES (?, ?, ?)",
+                    [(i, k, k) for i, k in enumerate(["genre", "country", "born in", "nationality", "genre of"])])
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)", TRIPLES)
+    return con
+
+
+def test_check_premises() -> None:
+    con = _con()
+    edits = [
+        Edit(0, 0, 1, 2, "NSC", 1, ((0, 1, 2),)),   # UK: the film's country -> rejected
+        Edit(0, 0, 1, 4, "NNSC", None, None),       # United States: not linked -> kept
+        Edit(0, 0, 1, 5, "NNSC", None, None),       # another entity named United Kingdom -> rejected by name
+        Edit(0, 0, 1, 6, "NNSR", None, None),       # "Spy film": the true object's name -> rejected
+        Edit(7, 2, 8, 9, "NSC", 1, ((7, 3, 9),)),   # born in USA, her nationality -> rejected
+        Edit(0, 0, 1, 3, "NDC", 1, ((3, 4, 0),)),   # drama links back to the film -> rejected
+        Edit(0, 0, 1, None, "NDC", None, None, "no different-type entity within 5 directed hops"),
+    ]
+    got = check_premises(con, edits)
+    assert [e.false_object for e in got] == [None, 4, None, None, None, None, None]
+    assert got[1] == edits[1] and got[6] == edits[6]
+    reasons = [e.reason for e in got]
+    assert reasons[0].startswith("the subject reaches the false object through another relation")
+    assert reasons[2].startswith("the subject reaches an entity of the false object's name")
+    assert reasons[3].startswith("the false object is another object of the same relation")
+    assert reasons[4] == reasons[5] == reasons[0]
+    assert all(e.hop is None and e.path is None for e in got if e.false_object is None)
+    assert check_premises(con, []) == []
+
+
+def test_unnamed_entities_are_left_out() -> None:
+    from kgprobe.suites.fpq.edits import DomainSpec, reject_unnamed_objects, select_true_triples
+
+    con = _con()
+    con.execute("UPDATE entities SET label = 'Q42' WHERE id = 8")  # Detroit has no name, only its QID
+    con.executemany("INSERT INTO entity_types VALUES (?, ?, ?)", [(0, "film", "film"), (7, "human", "Q5")])
+    domains = {"d": DomainSpec(types=["film", "Q5"])}
+    every = {t.triple for t in select_true_triples(con, domains, 10)}
+    named = {t.triple for t in select_true_triples(con, domains, 10, named_only=True)}
+    assert (7, 2, 8) in every and named == every - {(7, 2, 8)} and (7, 3, 9) in named
+    edits = [Edit(0, 0, 1, 8, "NNSC", None, None), Edit(0, 0, 1, 4, "NNSC", None, None)]
+    got = reject_unnamed_objects(con, edits)
+    assert got[0].false_object is None and got[0].reason.startswith("the false object has no readable name")
+    assert got[1] == edits[1]
+
+
+def test_inferred_types_draw_from_the_relations_range() -> None:
+    from kgprobe.suites.fpq.edits import edit, infer_types_from_relations
+
+    con = duckdb.connect()
+    create_kg_tables(con)
+    names = ["Casino Royale", "spy film", "United Kingdom", "drama", "Title X", "comedy"]
+    keys = ["/film/film/genre", "/film/film/country", "/media_common/netflix_genre/titles"]
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", n) for i, n in enumerate(names)])
+    con.executemany("INSERT INTO relations VALUES (?, ?, ?)", [(i, k, k) for i, k in enumerate(keys)])
+    # the UK is a Netflix genre (head of netflix_genre/titles) and a film's country; spy film a genre and a
+    # Netflix genre
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)",
+                    [(0, 0, 1), (4, 0, 3), (4, 0, 5), (0, 1, 2), (2, 2, 0), (1, 2, 4)])
+    infer_types_from_relations(con)
+    loose = {e.false_object for s in range(40) for e in edit(con, [(0, 0, 1)], methods=("NSC",), seed=s)}
+    ranged = {e.false_object for s in range(40) for e in edit(con, [(0, 0, 1)], methods=("NSC",), seed=s,
+                                                                ranges=True)}
+    assert 2 in loose  # every type of spy film: the UK is a candidate as a Netflix genre
+    assert ranged == {3, 5}  # the range of /film/film/genre: genres only
+    from kgprobe.suites.fpq.edits import inferred_type_sources
+
+    assert inferred_type_sources(con) == [
+        {"key": "/film/film/genre", "head_type": "film", "tail_type": "genre", "triples": 3},
+        {"key": "/media_common/netflix_genre/titles", "head_type": "netflix_genre", "tail_type": "titles", "triples": 2},
+        {"key": "/film/film/country", "head_type": "film", "tail_type": "country", "triples": 1},
+    ]

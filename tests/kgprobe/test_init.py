@@ -1,0 +1,135 @@
+"""kgprobe.init: question templates from statements, and a starter project from a config with only kgs and models."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kgprobe.config import load_config
+from kgprobe.errors import ConfigError
+from kgprobe.init import init_project, question_templates
+
+
+@pytest.mark.parametrize(("statement", "yn", "wh"), [
+    ("The place of birth of {head} is {tail}.", "Is {object} the place of birth of {subject}?",
+     "What is the story behind the fact that the place of birth of {subject} is {object}?"),
+    ("One of the artists of {head} is {tail}.", "Is {object} one of the artists of {subject}?", None),
+    ("{head} was born in {tail}.", "Was {subject} born in {object}?",
+     "What is the story behind the fact that {subject} was born in {object}?"),
+    ("{head} contains {tail}.", "Does {subject} contain {object}?", None),
+    ("{head} partially contains {tail}.", "Does {subject} partially contain {object}?", None),
+    ("{head} has story by {tail}.", "Does {subject} have story by {object}?", None),
+    ("{head} is the first level division of {tail}.", "Is {subject} the first level division of {object}?", None),
+    ("{head} signed the languages spoken {tail}.", "Is it true that {subject} signed the languages spoken {object}?",
+     None),
+])
+def test_question_templates(statement: str, yn: str, wh: str | None) -> None:
+    got = question_templates(statement)
+    assert got["yn"] == yn
+    if wh is not None:
+        assert got["wh"] == wh
+    for text in got.values():  # what KG-FPQ's template loader requires
+        assert text.count("{object}") == 1 and "{subject}" in text and "{head}" not in text
+
+
+def test_question_templates_need_head_and_tail_once() -> None:
+    assert question_templates("{head} and {head} with {tail}.") is None
+    assert question_templates("{head} only.") is None
+
+
+def _codex(tmp_path: Path, shared_data: Path) -> Path:
+    d = shared_data / "kg" / "codex"
+    cfg = tmp_path / "codex.yaml"
+    cfg.write_text(
+        f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n"
+        f"kgs:\n  codex_s:\n    triples: [{d}/codex-s/train.txt]\n"
+        f"    entity_labels: {d}/partial_entity_labels_en.tsv\n    relation_labels: {d}/relations/en/relations.json\n"
+        f"    entity_types: {d}/types/entity2types.json\n    type_labels: {d}/types/en/types.json\n"
+        "models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    return cfg
+
+
+@pytest.mark.slow
+def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
+    cfg = _codex(tmp_path, shared_data)
+    before = cfg.read_text(encoding="utf-8")
+    written = init_project(cfg, log=lambda _: None)
+    names = [w.path.name for w in written]
+    assert names == ["codex.yaml", "codex.fpq-domains.yaml", "codex.fpq-templates.yaml",
+                     "codex.grapheval-templates.yaml", "codex.drowzee-candidates.yaml", "codex.init-review.md"]
+    assert all(w.check for w in written) and (tmp_path / "codex.before-init.yaml").read_text() == before
+    project = load_config(cfg)
+    assert set(project.suites_configured()) == {"fpq", "grapheval", "drowzee"}
+    templates = yaml.safe_load((tmp_path / "codex.fpq-templates.yaml").read_text(encoding="utf-8"))
+    statements = yaml.safe_load((tmp_path / "codex.grapheval-templates.yaml").read_text(encoding="utf-8"))
+    # Wikidata relations, named by their labels, and only those rendered on a triple of named entities
+    assert templates["P19"]["yn"] == "Is {object} the place of birth of {subject}?"
+    assert statements["P19"] == "The place of birth of {head} is {tail}."
+    assert set(templates) == set(statements) and 10 <= len(templates) < 42
+    assert not any(re.search(r"\b[QP][0-9]+\b", t) for v in templates.values() for t in v.values())
+    domains = yaml.safe_load((tmp_path / "codex.fpq-domains.yaml").read_text(encoding="utf-8"))
+    assert domains["human"]["types"] == ["Q5"] and set(domains["human"]["allow_relations"]) == set(templates)
+    candidates = yaml.safe_load((tmp_path / "codex.drowzee-candidates.yaml").read_text(encoding="utf-8"))
+    assert {"symmetric", "inverse", "transitive", "functional"} == set(candidates)
+    sym = {r["key"]: r for r in candidates["symmetric"]}
+    assert "P3373" in sym and sym["P3373"]["edges"] >= 3 and 0.8 <= sym["P3373"]["share"] <= 1  # sibling
+    review = (tmp_path / "codex.init-review.md").read_text(encoding="utf-8")
+    assert "no triple between named entities" in review and "require_labels" in review
+    with pytest.raises(ConfigError, match="models"):
+        bare = tmp_path / "bare.yaml"
+        bare.write_text(before.split("models:")[0], encoding="utf-8")
+        init_project(bare, log=lambda _: None)
+
+
+@pytest.mark.slow
+def test_init_writes_an_erbench_spec_for_csv_data(tmp_path: Path, shared_data: Path) -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "sample"
+    soccer = shared_data / "seeds" / "erbench" / "binary" / "fifa_data" / "crafted" / "fifa_df.csv"
+    cfg = tmp_path / "soccer.yaml"
+    cfg.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n"
+                   f"kgs:\n  sample:\n    triples: [{sample}/triples.tsv]\n    entity_labels: {sample}/entity_labels.tsv\n"
+                   f"suites:\n  erbench: {{db: {soccer}, limit_per_fd: 5}}\n"
+                   "models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    written = init_project(cfg, log=lambda _: None)
+    assert [w.path.name for w in written][:2] == ["soccer.yaml", "soccer.erbench-spec.yaml"]
+    project = load_config(cfg)
+    assert project.suite("erbench").db == "soccer.erbench-spec.yaml" and project.suite("erbench").limit_per_fd == 5
+    spec = yaml.safe_load((tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8"))
+    # the paper's Soccer FD: club, jersey number, nationality -> player
+    assert (set(spec["fds"][0]["lhs"]), spec["fds"][0]["rhs"]) == ({"entity1", "entity2", "entity3"},
+                                                                   ["common_entity"])
+    assert "support" in (tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8").split("name:")[0]
+
+
+@pytest.mark.slow
+def test_init_with_a_model_proposing_templates(tmp_path: Path, shared_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from kgprobe.generation import runner
+    from kgprobe.generation.records import Completion
+
+    asked: list[str] = []
+
+    class Fake:
+        def generate(self, prompts, params):
+            asked.extend(p.text for p in prompts)
+            return [[Completion('statement template: "{head} was born in the town of {tail}."' if
+                                "relation: place of birth" in p.text else "I cannot help.", "stop", None, None, 0.0)]
+                    for p in prompts]
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(runner, "make_backend", lambda spec: Fake())
+    cfg = _codex(tmp_path, shared_data)
+    init_project(cfg, model="oracle", log=lambda _: None)
+    statements = yaml.safe_load((tmp_path / "codex.grapheval-templates.yaml").read_text(encoding="utf-8"))
+    templates = yaml.safe_load((tmp_path / "codex.fpq-templates.yaml").read_text(encoding="utf-8"))
+    assert statements["P19"] == "{head} was born in the town of {tail}."  # the model's, rendered and kept
+    assert templates["P19"]["yn"] == "Was {subject} born in the town of {object}?"
+    assert statements["P20"] == "The place of death of {head} is {tail}."  # no usable reply: the rules' one
+    assert asked and all(p.startswith("You are given a few samples of a relation") for p in asked)
+    with pytest.raises(ConfigError, match="models: oracle"):
+        init_project(cfg, model="gpt-9", log=lambda _: None)

@@ -1,0 +1,111 @@
+"""``kgprobe run`` / ``kgprobe jobs``: overrides recorded in the run's tags, one-line errors naming the valid names,
+the headline table, results.json, and no report path after a failed run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipelines.cli import main
+
+
+def _config_text(**kw) -> str:
+    spec = importlib.util.spec_from_file_location(
+        "_cli_stage_configs", Path(__file__).resolve().parents[1] / "kgprobe" / "test_stages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.config_text(**kw)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("cli")
+    path = tmp / "my-project.yaml"
+    path.write_text(f"warehouse: {tmp / 'wh' / 'kg.duckdb'}\n" + _config_text(suites="fpq,grapheval"),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def dagster_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dh"))
+    return tmp_path / "dh"
+
+
+@pytest.mark.parametrize(("argv", "names"), [
+    (["--job", "prepair"], ["kgprobe_my_project (the whole chain)", "prepare", "closed_book", "fpq_questions"]),
+    (["--job", "closed_book", "--partition", "gpt-5"], ["oracle", "random"]),
+    (["--suites", "fpq,okgqa"], ["okgqa not enabled", "enabled suites: fpq, grapheval"]),
+    (["--models", "oracle,smollm2-135m"], ["smollm2-135m not among the models", "models: oracle, random"]),
+])
+def test_a_wrong_name_is_one_line_naming_the_valid_ones(project: Path, argv, names, capsys) -> None:
+    assert main(["run", "--config", str(project), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert all(n in err for n in names), err
+
+
+def test_jobs_lists_jobs_and_partitions(project: Path, capsys) -> None:
+    assert main(["jobs", "--config", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("kgprobe_my_project: the whole chain: prepare -> closed_book -> publish")
+    lines = out.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("closed_book:")))
+    assert lines[at + 1].strip() == "partitions: oracle, random"
+    assert "fpq_questions:" in out and "perturb:" not in out  # a closed-book config has no perturbation stage
+
+
+@pytest.mark.slow
+def test_run_with_overrides_then_a_failed_run(project: Path, dagster_home: Path, capsys,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["run", "--config", str(project), "--suites", "grapheval", "--models", "oracle", "--limit", "4",
+            "--log-level", "ERROR"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "kgprobe_my_project succeeded" in out
+    table = out[out.index("headline metrics"):]
+    assert "oracle  1.000 [" in table and "n=4" in table and "random" not in table
+    assert "labels of sample: 675 of 675 entities have a readable name" in out
+    results = project.parent / "wh" / "results.json"
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    assert doc["succeeded"] and doc["overrides"] == {"suites": ["grapheval"], "models": ["oracle"], "limit": 4}
+    assert len(doc["config_sha256"]) == 64 and doc["versions"]["dagster"] == dg.__version__
+    assert [(h["model"], h["suite"], h["n"]) for h in doc["headlines"]] == [("oracle", "grapheval", 4)]
+    assert doc["report"] and Path(doc["report"]).exists() and f"report {doc['report']}" in out
+    with dg.DagsterInstance.get() as instance:
+        tags = [r.tags for r in instance.get_runs()]
+    assert tags and all(t["kgprobe/suites"] == "grapheval" and t["kgprobe/models"] == "oracle"
+                        and t["kgprobe/limit"] == "4" for t in tags)
+
+    # a failed run says what failed and shows no report path, though an older report exists
+    from kgprobe.suites.grapheval.suite import GraphEvalSuite
+
+    def broken(self, source):
+        raise RuntimeError("statement templates unreadable")
+
+    monkeypatch.setattr(GraphEvalSuite, "items", broken)
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "kgprobe_my_project FAILED" in out and "statement templates unreadable" in out
+    assert "kgprobe: report" not in out
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    assert not doc["succeeded"] and doc["report"] is None and "grapheval_items" in doc["failed"]
+
+
+def test_warn_checks_that_fired_are_printed(tmp_path: Path, capsys) -> None:
+    (tmp_path / "kg.tsv").write_text("a\tr\tb\nb\tr\tc\nbad line\n", encoding="utf-8")
+    cfg = tmp_path / "mini.yaml"
+    cfg.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\nkgs:\n  mini:\n    triples: [kg.tsv]\n"
+                   "    lenient: true\n", encoding="utf-8")
+    assert main(["run", "--config", str(cfg), "--job", "ingest", "--log-level", "ERROR"]) == 0
+    out = capsys.readouterr().out
+    # one of three rows rejected, and no labels: both WARN checks fired, and the run says so
+    assert "kgprobe: WARN kg_reject_rate (ingest)" in out and "kgprobe: WARN kg_label_coverage (ingest)" in out
+    assert "labels of mini: 3 of 3 entities have a readable name" in out  # a, b, c are names, not ids
+    doc = json.loads((tmp_path / "wh" / "results.json").read_text(encoding="utf-8"))
+    assert {w["check"] for w in doc["warnings"]} == {"kg_reject_rate", "kg_label_coverage"}
+    assert doc["report"] is None and doc["headlines"] == []
