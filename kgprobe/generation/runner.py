@@ -432,7 +432,11 @@ def _generate(
     unique: dict[str, Prompt] = {}
     for prompt in prompts:
         unique.setdefault(prompt.sha256(), prompt)
-    done = store.done_keys(model, params_sha)
+    with warnings.catch_warnings(record=True) as caught:  # a shard with damaged pages, found by reading it all
+        warnings.simplefilter("always", RuntimeWarning)
+        done = store.done_keys(model, params_sha)
+    for warning in caught:
+        say(f"{model}: {warning.message}")
     work: list[tuple[Prompt, list[int]]] = []
     reused = 0
     for sha, prompt in unique.items():

@@ -319,9 +319,12 @@ class ResponseStore:
 
     def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
         """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
+        # hash(t) reads every column of every row, so a shard with a damaged page in any column is found (and set
+        # aside) here, before the run decides what to generate, not later when the answers are read
         table = self._read(model, """
-            SELECT DISTINCT prompt_sha256, sample_index FROM {src}
-            WHERE model = $model AND params_sha256 = $params AND error IS NULL""", {"params": params_sha256})
+            SELECT DISTINCT prompt_sha256, sample_index FROM {src} AS t
+            WHERE model = $model AND params_sha256 = $params AND error IS NULL AND hash(t) IS NOT NULL""",
+                           {"params": params_sha256})
         if table is None:
             return set()
         return set(zip(table.column("prompt_sha256").to_pylist(), table.column("sample_index").to_pylist()))
