@@ -320,23 +320,25 @@ class LiteLLMBackend(BaseBackend):
         return text[:2000]
 
     def _kind(self, exc: BaseException) -> str:
-        """What went wrong, honestly: ``timeout`` and ``connection refused`` / ``connection error`` when no HTTP
-        answer came (litellm gives those a status code of its own, 408 or 500, that no server sent), else ``HTTP
-        <status>``, else ``no HTTP status``."""
+        """What went wrong, honestly: ``timeout``, ``connection refused`` or ``connection error`` when no HTTP answer
+        came (litellm wraps those in errors with a status code of its own, 408 or 500, that no server sent; the
+        cause chain says what happened), else ``HTTP <status>``, else ``no HTTP status``."""
         litellm = self._litellm
         timeouts = tuple(getattr(litellm, n) for n in ("Timeout",) if litellm is not None and hasattr(litellm, n))
         connection = tuple(getattr(litellm, n) for n in ("APIConnectionError",)
                            if litellm is not None and hasattr(litellm, n))
-        if isinstance(exc, (asyncio.TimeoutError, TimeoutError, *timeouts)):
+        chain, seen, kinds = exc, set(), []
+        while chain is not None and id(chain) not in seen:
+            seen.add(id(chain))
+            kinds.append(chain)
+            chain = chain.__cause__ or chain.__context__
+        if any(isinstance(c, ConnectionRefusedError) for c in kinds):
+            return "connection refused"
+        if any(isinstance(c, (asyncio.TimeoutError, TimeoutError, *timeouts)) for c in kinds):
             return "timeout"
-        if isinstance(exc, (ConnectionError, *connection)):
-            chain, seen = exc, set()
-            while chain is not None and id(chain) not in seen:
-                seen.add(id(chain))
-                if isinstance(chain, ConnectionRefusedError) or "connection refused" in str(chain).lower() \
-                        or "connect call failed" in str(chain).lower():
-                    return "connection refused"
-                chain = chain.__cause__ or chain.__context__
+        names = {type(c).__name__ for c in kinds}
+        if any(isinstance(c, (ConnectionError, *connection)) for c in kinds) \
+                or names & {"APIConnectionError", "ConnectError", "ClientConnectorError", "RemoteProtocolError"}:
             return "connection error"
         status = _status(exc)
         return f"HTTP {status}" if status else "no HTTP status"
