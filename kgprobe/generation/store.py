@@ -313,8 +313,16 @@ class ResponseStore:
         files = self.shards(model) if model is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
         if not files:
             return 0.0
-        where, params = ("WHERE run_id = $run", {"run": run_id}) if run_id is not None else ("", {})
-        table = self._query(files, f"SELECT coalesce(sum(cost), 0) AS usd FROM {{src}} {where}", params)
+        # always filtered on the stored name: a folder an older version wrote may hold another model's rows too
+        conditions, params = ["TRUE"], {}
+        if model is not None:
+            conditions.append("model = $model")
+            params["model"] = model
+        if run_id is not None:
+            conditions.append("run_id = $run")
+            params["run"] = run_id
+        table = self._query(files, f"SELECT coalesce(sum(cost), 0) AS usd FROM {{src}} WHERE {' AND '.join(conditions)}",
+                            params)
         return float(table.column("usd")[0].as_py())
 
     def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:

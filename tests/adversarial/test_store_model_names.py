@@ -23,13 +23,13 @@ LITELLM = {"openai/x": "yes", "llama3:8b": "yes", "my model": "yes", "a/b": "no"
 JUDGE = "judge/v:1 x"
 
 
-def _row(model: str, text: str, prompt: str = "q") -> dict:
+def _row(model: str, text: str, prompt: str = "q", cost: float | None = None) -> dict:
     from datetime import datetime, timezone
 
     return {"model": model, "backend": "litellm", "prompt_sha256": Prompt("i", prompt, "t").sha256(), "prompt": prompt,
             "sampling_params": SamplingParams(n=1).to_json(), "params_sha256": SamplingParams(n=1).sha256(),
             "sample_index": 0, "text": text, "finish_reason": "stop", "tokens_in": 1, "tokens_out": 1,
-            "latency_s": 0.1, "cost": None, "error": None, "retries": 0, "run_id": "r",
+            "latency_s": 0.1, "cost": cost, "error": None, "retries": 0, "run_id": "r",
             "created_at": datetime.now(timezone.utc)}
 
 
@@ -58,11 +58,13 @@ def test_rows_an_older_version_wrote_under_a_shared_folder_are_read_by_their_own
 
     from kgprobe.generation.store import STORE_SCHEMA
 
-    pq.write_table(pa.Table.from_pylist([_row("a/b", "old a/b"), _row("a_b", "old a_b")], schema=STORE_SCHEMA),
+    pq.write_table(pa.Table.from_pylist([_row("a/b", "old a/b", cost=1.0), _row("a_b", "old a_b", cost=2.0)],
+                                        schema=STORE_SCHEMA),
                    legacy / "shard-20240101T000000000000-000000000000.parquet")
     params = SamplingParams(n=1)
     assert [r["text"] for r in store.rows_for("a/b", [Prompt("i", "q", "t")], params).to_pylist()] == ["old a/b"]
     assert [r["text"] for r in store.rows_for("a_b", [Prompt("i", "q", "t")], params).to_pylist()] == ["old a_b"]
+    assert (store.spent("a/b"), store.spent("a_b"), store.spent(run_id="r")) == (1.0, 2.0, 3.0)
 
 
 def test_partition_folders_are_escaped_and_read_back_with_their_real_names(tmp_path: Path) -> None:
