@@ -121,6 +121,8 @@ def test_model_and_judge_names_with_slash_colon_and_space_run_end_to_end(tmp_pat
                     for name in (*LITELLM, "always-yes", "always-no"):
                         assert job.execute_in_process(instance=instance, partition_key=name).success, name
                     sent.append(len(server.requests))
+                # the leaderboard and the report over partitions named so
+                assert defs.resolve_job_def("publish").execute_in_process(instance=instance).success
         finally:
             path.unlink()
 
@@ -138,6 +140,8 @@ def test_model_and_judge_names_with_slash_colon_and_space_run_end_to_end(tmp_pat
         reference = _metrics(root, f"always-{kind}")
         assert _metrics(root, name) == reference, name
     assert any(v[1] == 1.0 for v in _metrics(root, "a_b").values())  # not a run of missing answers
+    report = (root / "report" / "report.html").read_text(encoding="utf-8")
+    assert all(name in report for name in LITELLM)
     con = duckdb.connect()
     wh.register_views(con, root)
     shown = {m for (m,) in con.execute("SELECT DISTINCT model FROM fpq_responses").fetchall()}
