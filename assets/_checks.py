@@ -24,8 +24,7 @@ def partitions_to_check(context: Any, root: str | Path, asset: str, *, default_d
         return written
     wanted = {k.split("/")[-1]: v for k, v in tags.items() if k.startswith("dagster/partition/")}
     wanted = wanted or {default_dim: tags["dagster/partition"]}
-    safe = {k: wh.safe_value(v) for k, v in wanted.items()}
-    return [d for d in written if d == safe]
+    return [d for d in written if d == wanted]
 
 
 def expectations_result(outcomes: Sequence[ExpectationOutcome]) -> dg.AssetCheckResult:

@@ -176,7 +176,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         budget = Budget.for_model(spec, store, run_id=context.run.run_id, max_run_cost_usd=opts["max_run_cost_usd"])
         summary = run_generation(models.pool.get(spec), model=spec.name, prompts=prompts, params=spec.params,
                                  store=store, run_id=context.run.run_id, shard_size=opts["shard_size"],
-                                 batch_size=spec.batch_size, log=context.log.info, budget=budget)
+                                 batch_size=spec.batch_size, log=context.log.info, budget=budget,
+                                 max_failed_share=opts["max_failed_share"])
         return summary, store.rows_for(spec.name, prompts, spec.params), plan
 
     def _response_metadata(summary, table: pa.Table, plan) -> dict:
@@ -215,11 +216,16 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         cfg = project.load()
         settings = scoring_settings(cfg)
         store = ResponseStore(warehouse.root / "response_store")
-        judge = judge_runner(models.pool, store, run_id=context.run.run_id,
-                             shard_size=generation_settings(cfg)["shard_size"], log=context.log.info)
+        opts = generation_settings(cfg)
+        judge = judge_runner(models.pool, store, run_id=context.run.run_id, shard_size=opts["shard_size"],
+                             log=context.log.info, max_failed_share=opts["max_failed_share"])
         items = warehouse.read_partition(names["items"]).to_pylist()
-        responses = warehouse.read_partition(responses_name, dims).to_pylist()
-        context.log.info(f"{suite.name}: scoring {len(responses)} answers of {dims}")
+        stored = warehouse.read_partition(responses_name, dims).to_pylist()
+        # a failed request is a missing answer, never a wrong one: it is not scored
+        responses = [r for r in stored if r.get("error") is None]
+        context.log.info(f"{suite.name}: scoring {len(responses)} answers of {dims}"
+                         + (f" ({len(stored) - len(responses)} failed requests left out, not scored)"
+                            if len(responses) < len(stored) else ""))
         return suite.score(items, responses, model=dims[MODEL], perturbation=dims.get(PERTURBATION, "none"),
                            scoring=ScoringOptions(judges=settings.judges, judge=judge, confidence=settings.confidence,
                                                   resamples=settings.resamples, seed=settings.seed,
@@ -328,7 +334,7 @@ def _responses_check(suite, asset: str):
     def check(context: dg.AssetCheckExecutionContext, project: ProjectResource,
               warehouse: WarehouseResource) -> dg.AssetCheckResult:
         cfg = project.load()
-        specs = {wh.safe_value(m.name): m for m in suite.model_specs(cfg, generation_models(cfg))}
+        specs = {m.name: m for m in suite.model_specs(cfg, generation_models(cfg))}
         outcomes, problems = [], []
         for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
             table = warehouse.read_partition(asset, dims)
@@ -398,7 +404,7 @@ def _score_checks(suite, asset: str) -> list:
         judges = {"", *(j.name for j in scoring_settings(cfg).judges if j.name in oracles)}
         checked, bad = [], []
         for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
-            if dims.get(MODEL) not in {wh.safe_value(o) for o in oracles}:
+            if dims.get(MODEL) not in oracles:
                 continue
             checked.append(dims[MODEL])
             for m in warehouse.read_partition(f"{asset}_metrics", dims).to_pylist():

@@ -548,7 +548,10 @@ class GenerationConfig(_Sampling):
     """The ``generation`` section: sampling defaults of every model, and run options."""
 
     shard_size: _Int = Field(64, ge=1)
-    """Responses per stored shard (what a killed run can lose)."""
+    """Most responses per stored shard (answers are stored as they arrive; this only splits large batches)."""
+    max_failed_share: _Float = Field(0.0, ge=0, le=1)
+    """Share of a partition's samples that may fail (after retries) with the run still succeeding; failures are
+    stored, never scored, and asked again by the next run (default 0: any failure fails the run)."""
     limit: _Int | None = Field(None, ge=1)
     """True triples per closed-book partition, each with all its questions, for a quick look (default: all)."""
     formats: tuple[Literal["yn", "wh"], ...] = Field(("yn", "wh"), min_length=1)
@@ -1091,7 +1094,8 @@ def generation_models(cfg: ProjectConfig) -> list[ModelSpec]:
 
 
 def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
-    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``limit`` (true
+    """The ``generation`` section's run options: ``shard_size`` (responses per stored shard), ``max_failed_share``
+    (the share of failed samples a run may end with and still succeed), ``limit`` (true
     triples per partition, each with all its questions, for a quick look), ``grounded_limit`` and
     ``grounded_models`` (which models answer with KG context; None: all) and the question ``formats``."""
     g = cfg.generation
@@ -1102,6 +1106,7 @@ def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:
         "grounded_limit": g.grounded_limit if "grounded_limit" in g.model_fields_set else g.limit,
         "grounded_models": None if g.grounded_models is None else list(g.grounded_models),
         "max_run_cost_usd": g.max_run_cost_usd,
+        "max_failed_share": g.max_failed_share,
     }
 
 

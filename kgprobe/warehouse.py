@@ -2,7 +2,12 @@
 
 A partitioned asset writes ``<root>/<asset>/<dim>=<value>[/<dim>=<value>]/part-0.parquet``; writing a partition
 replaces exactly that folder (written beside it, then renamed), so parallel partition runs never write the same
-file and a re-run is idempotent. :func:`register_views` exposes each asset as a DuckDB view with hive partitioning.
+file and a re-run is idempotent. A value is escaped in the folder name (:func:`safe_value`: ``openai/gpt-4o`` is
+``model=openai%2Fgpt-4o``), so two values never share a folder and :func:`partitions` gives the real values back;
+nothing reads a column from a folder name (no hive partitioning): rows carry their own ``model`` and
+``perturbation``. Hidden folders (``.<name>.<id>.tmp`` of a write killed before its rename, ``.old`` ones) are
+never read, are reported, and are removed by the next write of that partition. :func:`register_views` exposes each
+asset as a DuckDB view.
 
 Several runs use one warehouse at once (a backfill with ``max_concurrent_runs`` above 1): DuckDB lets many processes
 read the file or one process write it, so :func:`connect` waits out a conflicting lock (ingestion or the leaderboard
@@ -18,17 +23,22 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["connect", "is_lock_conflict", "partition_dir", "partitions", "read_partition", "register_views",
-           "safe_value", "write_partition"]
+__all__ = ["connect", "is_lock_conflict", "leftovers", "partition_dir", "partitions", "read_partition",
+           "register_views", "safe_value", "unsafe_value", "write_partition"]
 
-_SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+_KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+#: Longest escaped value in a folder name (file systems allow 255 bytes per name, with ``<dim>=`` before it).
+_MAX_NAME = 200
+#: A hidden leftover folder of a killed write older than this is removed by the next write of its partition (a
+#: younger one may belong to a write still running beside this one).
+STALE_S = 600.0
 _LOCK = re.compile(r"Could not set lock on file|Conflicting lock is held", re.IGNORECASE)
 #: How long :func:`connect` waits for another process's lock on the DuckDB file before giving up, by default.
 LOCK_TIMEOUT_S = 300.0
@@ -63,12 +73,34 @@ def connect(path: str | Path, *, read_only: bool = False, timeout_s: float = LOC
 
 
 def safe_value(value: str) -> str:
-    """A partition value as it appears in folder names (and in :func:`partitions`): file-name safe."""
-    return _SAFE.sub("_", value)
+    """A partition value as it appears in a folder name: letters, digits and ``_.+-`` kept, every other byte of its
+    UTF-8 as ``%XX``, so distinct values get distinct folders (``a/b`` is ``a%2Fb``, ``a_b`` stays ``a_b``) and
+    :func:`unsafe_value` gives the value back. Values that were already file-name safe keep their old folder.
+
+        >>> safe_value("llama3:8b")
+        'llama3%3A8b'
+    """
+    text = "".join(chr(b) if b in _KEEP else f"%{b:02X}" for b in value.encode("utf-8"))
+    if value in ("", ".", ".."):  # never an empty or relative folder name
+        text = "".join(f"%{b:02X}" for b in value.encode("utf-8")) or "%"
+    if len(text) > _MAX_NAME:
+        from kgprobe.errors import ConfigError
+
+        raise ConfigError(f"partition value {value[:60]!r}... is too long for a folder name ({len(text)} characters "
+                          f"escaped, at most {_MAX_NAME}); give it a shorter name in the config")
+    return text
+
+
+def unsafe_value(text: str) -> str:
+    """The value that :func:`safe_value` escaped as ``text`` (a folder name of an older version, with ``_`` for
+    every unsafe character, reads as itself)."""
+    from urllib.parse import unquote
+
+    return "" if text == "%" else unquote(text, errors="replace")
 
 
 def partition_dir(root: str | Path, asset: str, dims: Mapping[str, str] | None = None) -> Path:
-    """The folder of one partition of ``asset`` (dimensions in sorted order, values made file-name safe)."""
+    """The folder of one partition of ``asset`` (dimensions in sorted order, values escaped by :func:`safe_value`)."""
     out = Path(root) / asset
     for dim in sorted(dims or {}):
         out = out / f"{dim}={safe_value(str(dims[dim]))}"  # type: ignore[index]
@@ -76,9 +108,18 @@ def partition_dir(root: str | Path, asset: str, dims: Mapping[str, str] | None =
 
 
 def write_partition(root: str | Path, asset: str, table: pa.Table, dims: Mapping[str, str] | None = None) -> Path:
-    """Write ``table`` as the whole content of one partition, atomically replacing what was there."""
+    """Write ``table`` as the whole content of one partition, atomically replacing what was there. Leftovers of
+    earlier writes of this partition killed before their rename (hidden ``.tmp`` / ``.old`` folders older than
+    :data:`STALE_S`) are removed first."""
     final = partition_dir(root, asset, dims)
     final.parent.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for left in final.parent.glob(f".{glob_escape(final.name)}.*"):
+        try:
+            if left.name.endswith((".tmp", ".old")) and now - left.stat().st_mtime > STALE_S:
+                shutil.rmtree(left, ignore_errors=True)
+        except FileNotFoundError:
+            pass
     tmp = final.parent / f".{final.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir()
     pq.write_table(table, tmp / "part-0.parquet")
@@ -109,6 +150,13 @@ def write_partition(root: str | Path, asset: str, table: pa.Table, dims: Mapping
     return final
 
 
+def glob_escape(name: str) -> str:
+    """``name`` with the characters that :meth:`pathlib.Path.glob` reads as a pattern made literal."""
+    import glob
+
+    return glob.escape(name)
+
+
 def read_partition(root: str | Path, asset: str, dims: Mapping[str, str] | None = None) -> pa.Table:
     """Read one partition back (all its Parquet files)."""
     folder = partition_dir(root, asset, dims)
@@ -118,31 +166,85 @@ def read_partition(root: str | Path, asset: str, dims: Mapping[str, str] | None 
     return pa.concat_tables(pq.read_table(f) for f in files)
 
 
+def _data_files(base: Path) -> tuple[dict[tuple[tuple[str, str], ...], list[Path]], list[Path]]:
+    """The Parquet files under ``base`` grouped by partition (dimension, value) pairs, and the hidden leftovers that
+    were skipped. Hidden folders (a killed write's ``.tmp``, a replaced ``.old``) and set-aside ``damaged-`` shards
+    are never data."""
+    groups: dict[tuple[tuple[str, str], ...], list[Path]] = {}
+    hidden: list[Path] = []
+    if not base.is_dir():
+        return groups, hidden
+    for dirpath, dirnames, filenames in os.walk(base):
+        here = Path(dirpath)
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                hidden.append(here / d)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        files = sorted(here / f for f in filenames if f.endswith(".parquet") and not f.startswith((".", "damaged-")))
+        if files:
+            parts = here.relative_to(base).parts
+            key = tuple((k, unsafe_value(v)) for k, v in (p.split("=", 1) for p in parts if "=" in p))
+            groups.setdefault(key, []).extend(files)
+    return groups, hidden
+
+
+def leftovers(root: str | Path, asset: str) -> list[Path]:
+    """Hidden folders under ``asset`` that readers skip: what a write killed before its rename left behind (the
+    next write of that partition removes them once they are :data:`STALE_S` old)."""
+    return _data_files(Path(root) / asset)[1]
+
+
+def _warn_leftovers(hidden: Sequence[Path]) -> None:
+    if hidden:
+        import warnings
+
+        warnings.warn(f"warehouse: skipped {len(hidden)} leftover folder(s) of interrupted writes (not data): "
+                      f"{', '.join(str(h) for h in hidden[:5])}; the next write of each partition removes them",
+                      RuntimeWarning, stacklevel=3)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ident(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
 def register_views(con: duckdb.DuckDBPyConnection, root: str | Path) -> list[str]:
-    """Create (or replace) one DuckDB view per asset folder under ``root``, reading its Parquet with hive partitioning."""
+    """Create (or replace) one DuckDB view per asset folder under ``root`` over its Parquet files (hidden leftovers
+    and set-aside shards skipped). Columns come from the files only (no hive partitioning, which would overwrite a
+    stored ``model`` with its folder name); a partition whose rows lack a dimension column get it from the
+    unescaped folder name. Returns the view names."""
     names = []
     root = Path(root)
     if not root.is_dir():
         return names
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        pattern = str(folder / "**" / "*.parquet")
-        if not any(folder.rglob("*.parquet")):
+        groups, hidden = _data_files(folder)
+        _warn_leftovers(hidden)
+        if not groups:
             continue
-        con.execute(
-            f'CREATE OR REPLACE VIEW "{folder.name}" AS SELECT * FROM read_parquet($p, hive_partitioning = true, union_by_name = true)'.replace(
-                "$p", "'" + pattern.replace("'", "''") + "'"
-            )
-        )
+        selects = []
+        for key, files in sorted(groups.items()):
+            columns = set()
+            for f in files:
+                try:
+                    columns.update(pq.read_schema(f).names)
+                except Exception:  # noqa: BLE001 - an unreadable file fails the view's query, with DuckDB's message
+                    pass
+            fill = "".join(f", {_literal(v)} AS {_ident(k)}" for k, v in key if k not in columns)
+            paths = "[" + ", ".join(_literal(str(f)) for f in files) + "]"
+            selects.append(f"SELECT *{fill} FROM read_parquet({paths}, hive_partitioning = false, "
+                           "union_by_name = true)")
+        con.execute(f"CREATE OR REPLACE VIEW {_ident(folder.name)} AS " + " UNION ALL BY NAME ".join(selects))
         names.append(folder.name)
     return names
 
 
 def partitions(root: str | Path, asset: str) -> list[dict[str, str]]:
-    """The partitions of ``asset`` written so far, as dimension -> value dicts (file-name-safe values)."""
-    base = Path(root) / asset
-    out = []
-    for part in sorted(base.rglob("*.parquet")):
-        dims = dict(p.split("=", 1) for p in part.parent.relative_to(base).parts if "=" in p)
-        if dims not in out:
-            out.append(dims)
-    return out
+    """The partitions of ``asset`` written so far, as dimension -> value dicts (the real values, unescaped).
+    Leftover hidden folders of interrupted writes are not partitions: they are skipped with a warning."""
+    groups, hidden = _data_files(Path(root) / asset)
+    _warn_leftovers(hidden)
+    return [dict(key) for key in sorted(groups)]

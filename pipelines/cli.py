@@ -12,7 +12,9 @@
 The project config is ``--config``, else the ``KGPROBE_CONFIG`` environment variable, else
 ``examples/sample.yaml`` (:func:`kgprobe.config.config_path`, the rule ``dagster dev`` follows too). ``run`` uses
 ``DAGSTER_HOME`` when set, else ``.dagster_home`` in the working directory (created with the repository's
-``dagster.yaml``), so runs show up in ``dagster dev`` afterwards.
+``dagster.yaml``), so runs show up in ``dagster dev`` afterwards. Each in-process run is tagged with the process
+that runs it (:data:`PROCESS_TAG`); a run left "started" by a process that was killed (``kill -9``, a lost machine
+session) is marked failed by the next ``kgprobe run`` on that machine (:func:`fail_abandoned_runs`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import sys
 import time
 import warnings
@@ -38,6 +41,67 @@ def _dagster_home() -> Path:
     return home
 
 
+#: The run tag that names the process of an in-process run: ``<host>:<pid>:<process start time>``.
+PROCESS_TAG = "kgprobe/process"
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux ``/proc``), so a reused pid is told apart; "" where
+    there is no ``/proc``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def _process_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}"
+
+
+def _alive(pid: int, started: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    if started and Path("/proc").is_dir():
+        now = _start_time(pid)
+        if not now or now != started:  # gone, or the pid now belongs to another process
+            return False
+        try:  # a killed child its parent has not reaped yet is a zombie: dead
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
+        except OSError:
+            return False
+    return True
+
+
+def fail_abandoned_runs(instance) -> list[str]:
+    """Mark failed every run of this machine that Dagster's run storage still shows as started or starting while
+    the process that ran it in-process (:data:`PROCESS_TAG`) is gone: a ``kill -9`` leaves no process to report
+    the failure, so the run would show "started" for ever. Returns the run ids marked."""
+    import dagster as dg
+
+    host = socket.gethostname()
+    marked = []
+    runs = instance.get_runs(filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED,
+                                                             dg.DagsterRunStatus.STARTING]))
+    for run in runs:
+        owner = run.tags.get(PROCESS_TAG, "")
+        parts = owner.split(":")
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        if _alive(int(parts[1]), parts[2]):
+            continue
+        instance.report_run_failed(run, message=f"kgprobe: the process that ran this run in-process (pid {parts[1]} "
+                                                "on this machine) is gone, killed before it could report; marked "
+                                                "failed by the next kgprobe run. Its stored answers are kept and "
+                                                "reused.")
+        marked.append(run.run_id)
+    return marked
+
+
 def _execute(defs, job_name: str, instance, log_level: str, partition: str | None = None,
              tags: dict[str, str] | None = None):
     job = defs.resolve_job_def(job_name)
@@ -45,8 +109,8 @@ def _execute(defs, job_name: str, instance, log_level: str, partition: str | Non
         instance=instance,
         partition_key=partition,
         raise_on_error=False,
-        tags=tags or None,
         run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        tags={**(tags or {}), PROCESS_TAG: _process_id()},
     )
 
 
@@ -219,6 +283,9 @@ def _run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     ok, failed, fired = True, None, []
     with dg.DagsterInstance.get() as instance:
+        for run_id in fail_abandoned_runs(instance):
+            print(f"kgprobe: run {run_id} was left started by a process that is gone (killed); marked failed",
+                  flush=True)
         for job_name, partition in steps:
             label = job_name + (f" [{partition}]" if partition else "")
             print(f"kgprobe: running {label}", flush=True)

@@ -21,8 +21,9 @@ give a model a new name when its weights, chat template or backend options chang
 from __future__ import annotations
 
 import math
+import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, fields, replace
 from datetime import datetime, timezone
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     from kgprobe.generation.cost import Budget
     from kgprobe.generation.store import ResponseStore
 
-__all__ = ["BackendPool", "make_backend", "model_specs", "run_generation"]
+__all__ = ["BackendPool", "error_kind", "make_backend", "model_specs", "run_generation"]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -269,26 +270,46 @@ class _Progress:
                  f"elapsed {_clock(elapsed)}, ETA {_clock(eta)}")
 
 
+#: A run that wrote more shards than this folds them into one at its end.
+_FOLD_SHARDS = 16
+
+
 class _ShardBuffer:
+    """Writes rows to the store as soon as they are added (one shard per ``shard_size`` rows at most), so a killed
+    run loses only what it had not received yet. A key added twice in one run (an answer stored as it arrived, then
+    again with its batch) is written once. Thread-safe: an API backend adds each prompt's answers from its event
+    loop's thread."""
+
     def __init__(self, store: ResponseStore, model: str, shard_size: int) -> None:
         self.store, self.model, self.shard_size = store, model, shard_size
         self.rows: list[dict[str, Any]] = []
         self.shards = 0
+        self.paths: list[Any] = []
+        self._seen: set[tuple[str, int]] = set()
+        self._lock = threading.Lock()
 
     def add(self, rows: list[dict[str, Any]]) -> None:
-        self.rows.extend(rows)
-        while len(self.rows) >= self.shard_size:
-            self._write(self.rows[: self.shard_size])
-            self.rows = self.rows[self.shard_size:]
+        with self._lock:
+            for r in rows:
+                key = (r["prompt_sha256"], r["sample_index"])
+                if key not in self._seen:
+                    self._seen.add(key)
+                    self.rows.append(r)
+            while self.rows:
+                self._write(self.rows[: self.shard_size])
+                self.rows = self.rows[self.shard_size:]
 
     def flush(self) -> None:
-        if self.rows:
-            self._write(self.rows)
-            self.rows = []
+        with self._lock:
+            if self.rows:
+                self._write(self.rows)
+                self.rows = []
 
     def _write(self, rows: list[dict[str, Any]]) -> None:
-        self.store.write_shard(self.model, rows)
-        self.shards += 1
+        path = self.store.write_shard(self.model, rows)
+        if path is not None:
+            self.paths.append(path)
+            self.shards += 1
 
 
 def _plan(work: list[tuple[Prompt, list[int]]], batch_size: int) -> list[tuple[int, list[tuple[Prompt, list[int]]]]]:
@@ -329,21 +350,74 @@ def run_generation(
     log: Callable[[str], None] | None = None,
     max_failed_batches: int = 3,
     budget: Budget | None = None,
+    max_failed_share: float | None = None,
 ) -> GenerationSummary:
     """Generate every sample of ``prompts`` that ``store`` lacks for ``model`` and ``params``, and store it.
 
     Distinct prompt texts are generated once; samples the store holds as successes are reused; the rest go to
     ``backend.generate`` in batches of ``batch_size`` prompts, grouped by template and length (prompts missing only
-    some samples ask for just those). Rows are appended to the store one shard per ``shard_size`` responses, so a killed run loses at most the
-    responses of its unflushed shard. A request that fails (an exception from the backend fails its whole batch) is
-    stored with its error and asked again by the next run; when every request of ``max_failed_batches`` consecutive
-    batches fails, the run stops with :class:`GenerationError` after storing those failures (0 never stops).
-    ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA). With a ``budget``
-    (:class:`~kgprobe.generation.cost.Budget`), a batch that could pass one of its limits is not sent: what was
-    generated is stored and :class:`BudgetExceeded` says what was spent and what is left; raising the limit resumes.
+    some samples ask for just those). Answers are stored as they arrive: an API backend (litellm) hands over each
+    request's answers as it completes and they are written at once; a local backend's (transformers, vLLM,
+    reference) when its call returns (shards of at most ``shard_size`` rows). So a killed run (even ``kill -9``)
+    loses at most the requests in flight: for litellm at most ``max_concurrency`` requests, for a local backend
+    the one call of ``batch_size`` prompts it was computing. A run that wrote many small shards folds them into one
+    at its end.
+
+    The run holds a lock of its work (``model``, sampling parameters, prompt set) in the store for its whole
+    length (:meth:`~kgprobe.generation.store.ResponseStore.lock`): a second run of the same partition at once waits
+    for it and then reuses its answers instead of sending every request a second time.
+
+    A request that fails (an exception from the backend fails its whole batch) is stored with its error and asked
+    again by the next run; when every request of ``max_failed_batches`` consecutive batches fails, the run stops
+    with :class:`GenerationError` after storing those failures (0 never stops). With ``max_failed_share`` (0 to
+    1), a run whose failed samples are more than that share of the samples asked for raises
+    :class:`GenerationError` with the counts by kind of error, after storing everything (0: any failure fails it;
+    None: never). ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA). With
+    a ``budget`` (:class:`~kgprobe.generation.cost.Budget`), a batch that could pass one of its limits is not sent:
+    what was generated is stored and :class:`BudgetExceeded` says what was spent and what is left; raising the
+    limit resumes.
 
     Returns a :class:`GenerationSummary`; read the rows back with ``store.rows_for(model, prompts, params)``.
     """
+    if max_failed_share is not None and not 0 <= max_failed_share <= 1:
+        raise ValueError(f"max_failed_share must be between 0 and 1, got {max_failed_share}")
+    say = log or (lambda _msg: None)
+    key = params.sha256() + "|" + "|".join(sorted({p.sha256() for p in prompts}))
+    with store.lock(model, key, log=say):
+        summary, errors = _generate(backend, model=model, prompts=prompts, params=params, store=store, run_id=run_id,
+                                    shard_size=shard_size, batch_size=batch_size, log=log,
+                                    max_failed_batches=max_failed_batches, budget=budget)
+    if max_failed_share is not None and summary.failed > max_failed_share * summary.requested:
+        kinds = ", ".join(f"{n} x {kind}" for kind, n in errors.most_common())
+        raise GenerationError(
+            f"{model}: {summary.failed} of {summary.requested} samples failed ({kinds}); "
+            f"{summary.generated} generated, {summary.reused} reused. The failures are stored (never scored) and are "
+            f"asked again by the next run: fix the cause and run again, or allow a share of failures with "
+            f"generation.max_failed_share (now {max_failed_share:g})")
+    return summary
+
+
+def error_kind(error: str) -> str:
+    """The kind of a stored error, for counts: its text up to the first ``": "`` (``"HTTP 503"``,
+    ``"connection refused"``, an exception's class name)."""
+    return error.split(": ", 1)[0].strip()[:80] or "error"
+
+
+def _generate(
+    backend: Backend,
+    *,
+    model: str,
+    prompts: Sequence[Prompt],
+    params: SamplingParams,
+    store: ResponseStore,
+    run_id: str = "",
+    shard_size: int = 64,
+    batch_size: int = 32,
+    log: Callable[[str], None] | None = None,
+    max_failed_batches: int = 3,
+    budget: Budget | None = None,
+) -> tuple[GenerationSummary, Counter[str]]:
+    """:func:`run_generation` under its lock; also returns the failures counted by :func:`error_kind`."""
     if shard_size < 1 or batch_size < 1:
         raise ValueError(f"shard_size and batch_size must be at least 1, got {shard_size} and {batch_size}")
     say = log or (lambda _msg: None)
@@ -359,7 +433,11 @@ def run_generation(
     unique: dict[str, Prompt] = {}
     for prompt in prompts:
         unique.setdefault(prompt.sha256(), prompt)
-    done = store.done_keys(model, params_sha)
+    with warnings.catch_warnings(record=True) as caught:  # a shard with damaged pages, found by reading it all
+        warnings.simplefilter("always", RuntimeWarning)
+        done = store.done_keys(model, params_sha)
+    for warning in caught:
+        say(f"{model}: {warning.message}")
     work: list[tuple[Prompt, list[int]]] = []
     reused = 0
     for sha, prompt in unique.items():
@@ -382,7 +460,9 @@ def run_generation(
     generated = failed = tokens_in = tokens_out = retries = 0
     cost: float | None = None
     failed_batches = 0
+    errors: Counter[str] = Counter()
     batches = _plan(work, batch_size)
+    streams = hasattr(backend, "on_result")
     try:
         for position, (k, batch) in enumerate(batches):
             asked = [p for p, _ in batch]
@@ -398,6 +478,8 @@ def run_generation(
                         f"{model}: stopped before passing {name} (${most:.4f}): ${before + run_cost:.4f} spent "
                         f"(${run_cost:.4f} in this generation), {left} sample(s) of {total} not generated. Everything "
                         f"generated is stored; raise the limit and run again to resume.")
+            if streams:  # each request's answers are stored as they arrive, not when the whole batch is back
+                backend.on_result = _storer(buffer, batch, model, backend_name, params_json, params_sha, run_id)
             t0 = time.perf_counter()
             try:
                 out = backend.generate(asked, params if k == params.n else replace(params, n=k))
@@ -433,6 +515,7 @@ def run_generation(
                             cost = (cost or 0.0) + c.cost
                     else:
                         last_error = c.error
+                        errors[error_kind(c.error or "")] += 1
             buffer.add(rows)
             generated += batch_ok
             failed += len(rows) - batch_ok
@@ -444,7 +527,11 @@ def run_generation(
                     f"{model}: every request of the last {failed_batches} batches failed (last error: {last_error}); "
                     f"{failed} failures are stored and will be retried: fix the backend and run again")
     finally:
+        if streams:
+            backend.on_result = None
         buffer.flush()
+        if len(buffer.paths) > _FOLD_SHARDS:  # many small shards (one per request): fold them into one
+            store.compact(model, files=buffer.paths)
     seconds = time.perf_counter() - started
     summary = GenerationSummary(
         model=model, backend=backend_name, items=len(prompts), unique_prompts=len(unique), requested=requested,
@@ -453,4 +540,17 @@ def run_generation(
     say(f"{model}: done in {_clock(seconds)}: {generated} generated, {reused} reused, {failed} failed"
         + (" (failures are stored and retried by the next run)" if failed else "")
         + f", {tokens_out} completion tokens, {buffer.shards} shard(s) written")
-    return summary
+    return summary, errors
+
+
+def _storer(buffer: _ShardBuffer, batch: list[tuple[Prompt, list[int]]], model: str, backend_name: str,
+            params_json: str, params_sha: str, run_id: str) -> Callable[[int, list[Completion]], None]:
+    """The callback a streaming backend calls with one prompt's completions (by its index in the batch)."""
+
+    def store(index: int, completions: list[Completion]) -> None:
+        prompt, missing = batch[index]
+        now = datetime.now(timezone.utc)
+        buffer.add([_row(model, backend_name, prompt, params_json, params_sha, i, c, run_id, now)
+                    for i, c in zip(missing, completions)])
+
+    return store

@@ -1,8 +1,13 @@
 """The response store: every generated sample, appended as Parquet shards, keyed for resuming.
 
-Layout: ``<root>/model=<safe model name>/shard-<UTC timestamp>-<uuid>.parquet``. A shard is written to a hidden
-temporary file beside it and renamed into place (``os.replace``), so a reader never sees half a shard and a run
-killed at any moment loses only the rows it had not flushed yet. Shards are never modified; the logical view keeps,
+Layout: ``<root>/model=<escaped model name>/shard-<UTC timestamp>-<uuid>.parquet``; the name is escaped by
+:func:`kgprobe.warehouse.safe_value` (``openai/gpt-4o`` is ``model=openai%2Fgpt-4o``), so two names never share a
+folder, and the exact name is in every row: reads never take a column from a folder name (no hive partitioning)
+and always filter on the stored ``model``. (Shards an older version wrote under ``model=<name with _ for every
+unsafe character>`` are read too, filtered the same way.) A shard is written to a hidden temporary file beside it
+and renamed into place (``os.replace``), so a reader never sees half a shard and a run killed at any moment loses
+only the rows it had not written yet. A shard that cannot be read (cut short, or with damaged pages) is set aside
+as ``damaged-<name>`` and the read retried without it. Shards are never modified; the logical view keeps,
 per key ``(model, prompt_sha256, params_sha256, sample_index)``, the latest success, or the latest failure when no
 success exists. Parallel runs (for example two perturbation partitions of one model) write their own shards.
 
@@ -16,12 +21,13 @@ shards; :meth:`ResponseStore.compact` folds a model's shards into one when there
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore", "response_id"]
 
-_SAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+_LEGACY = re.compile(r"[^A-Za-z0-9_.+-]")
 _TS = pa.timestamp("us", tz="UTC")
 
 #: Columns of a stored response (one per model, prompt text, sampling parameters and sample index).
@@ -100,8 +106,9 @@ def response_id(model: str, prompt_sha256: str, params_sha256: str, sample_index
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def _safe(model: str) -> str:
-    return _SAFE.sub("_", model) or "_"
+def _legacy_folder(model: str) -> str:
+    # the folder name of an older version: every unsafe character as "_", so "a/b" and "a_b" shared one
+    return "model=" + (_LEGACY.sub("_", model) or "_")
 
 
 class ResponseStore:
@@ -114,22 +121,32 @@ class ResponseStore:
         return f"ResponseStore({str(self.root)!r})"
 
     def model_dir(self, model: str) -> Path:
-        """The folder of one model's shards (the name is made file-name safe; rows keep the exact name)."""
-        return self.root / f"model={_safe(model)}"
+        """The folder this store writes one model's shards to: ``model=<escaped name>``, a folder of its own (the
+        rows keep the exact name)."""
+        from kgprobe.warehouse import safe_value
 
-    def shards(self, model: str) -> list[Path]:
-        """The model's complete shards, oldest first (temporary files of unfinished writes are not listed)."""
+        return self.root / f"model={safe_value(model)}"
+
+    def _own_shards(self, model: str) -> list[Path]:
         folder = self.model_dir(model)
         return sorted(folder.glob("shard-*.parquet")) if folder.is_dir() else []
 
+    def shards(self, model: str) -> list[Path]:
+        """The shards that may hold the model's rows, oldest first: its folder's, and those of the folder an older
+        version used when that name differs (temporary files of unfinished writes are not listed)."""
+        files = self._own_shards(model)
+        legacy = self.root / _legacy_folder(model)
+        if legacy != self.model_dir(model) and legacy.is_dir():
+            files += sorted(legacy.glob("shard-*.parquet"))
+        return sorted(files, key=lambda f: f.name)
+
     def models(self) -> list[str]:
-        """Model names that have at least one shard."""
-        names: set[str] = set()
-        for folder in sorted(self.root.glob("model=*")):
-            files = sorted(folder.glob("shard-*.parquet"))
-            if files:
-                names.update(pq.read_table(files[-1], columns=["model"]).column("model").to_pylist())
-        return sorted(names)
+        """Model names that have at least one stored row (as stored in the rows, not as the folders spell them)."""
+        files = sorted(self.root.glob("model=*/shard-*.parquet"))
+        if not files:
+            return []
+        table = self._query(files, "SELECT DISTINCT model FROM {src}", {})
+        return sorted(m for m in table.column("model").to_pylist() if m is not None)
 
     # -- writing ------------------------------------------------------------------------------------------------------
 
@@ -162,17 +179,22 @@ class ResponseStore:
         _fsync_dir(folder)
         return final
 
-    def compact(self, model: str) -> int:
+    def compact(self, model: str, files: Sequence[Path] | None = None) -> int:
         """Fold the model's shards into one that holds only the logical view (latest success, else latest failure,
         per key), then delete the folded shards and stale temporary files. Returns the number of shards removed.
+        ``files``: fold only these shards of the model's folder (a run folds the small shards it wrote itself).
 
         Safe beside a running writer: shards written after the listing are kept. Superseded failures are dropped.
         """
-        files = self.shards(model)
         folder = self.model_dir(model)
+        own = self._own_shards(model)
+        files = own if files is None else [f for f in files if f in set(own)]
         for tmp in folder.glob(".shard-*.tmp") if folder.is_dir() else []:
-            if time.time() - tmp.stat().st_mtime > _STALE_TMP_S:
-                tmp.unlink(missing_ok=True)
+            try:
+                if time.time() - tmp.stat().st_mtime > _STALE_TMP_S:
+                    tmp.unlink(missing_ok=True)
+            except FileNotFoundError:
+                pass
         if len(files) <= 1:
             return 0
         table = self._query(files, _LATEST.format(src="{src}", extra=""), {"model": model})
@@ -180,6 +202,40 @@ class ResponseStore:
         for f in files:
             f.unlink(missing_ok=True)
         return len(files)
+
+    @contextlib.contextmanager
+    def lock(self, model: str, key: str, *, log: Callable[[str], None] | None = None,
+             poll_s: float = 0.5) -> Iterator[bool]:
+        """Hold the lock of one unit of work (``key``, e.g. a partition's prompts and sampling parameters) of
+        ``model`` while it is generated, so two runs of one partition at once do not both send (and pay for) its
+        requests: the second waits, then finds the first one's answers stored. A file lock (``flock``) under
+        ``<root>/locks/``: the operating system releases it when its process dies, even by ``kill -9``. Yields
+        whether a lock was taken (False where the platform has no ``flock``)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: no lock; concurrent runs of one partition may both send
+            yield False
+            return
+        from kgprobe.warehouse import safe_value
+
+        folder = self.root / "locks" / f"model={safe_value(model)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.lock", "a+b") as fh:
+            said = False
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not said and log is not None:
+                        log(f"{model}: another run is generating these prompts now; waiting for it to finish, then "
+                            "its stored answers are reused")
+                        said = True
+                    time.sleep(poll_s)
+            try:
+                yield True
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     # -- reading ------------------------------------------------------------------------------------------------------
 
@@ -189,7 +245,7 @@ class ResponseStore:
             for name, table in (tables or {}).items():
                 con.register(name, table)
             if files:
-                src, params = "read_parquet($files, union_by_name = true)", {"files": [str(f) for f in files], **params}
+                src, params = "read_parquet($files, union_by_name = true, hive_partitioning = false)", {"files": [str(f) for f in files], **params}
             else:  # no shard yet: the same query over an empty store
                 con.register("empty_store", STORE_SCHEMA.empty_table())
                 src = "empty_store"
@@ -200,40 +256,53 @@ class ResponseStore:
     def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None, *,
               empty_ok: bool = False) -> pa.Table | None:
         # A compaction may delete a listed shard before DuckDB opens it; list again and retry. A damaged shard (cut
-        # short by a full disk or a copy, say) is set aside and the read retried without it.
-        for attempt in range(3):
+        # short by a full disk or a copy, or with a readable footer and damaged pages) is set aside and the read
+        # retried without it.
+        for attempt in range(4):
             files = self.shards(model)
             if not files and not empty_ok:
                 return None
             try:
                 return self._query(files, sql, {"model": model, **params}, tables)
-            except duckdb.IOException:
-                if attempt == 2 or all(f.exists() for f in files):
+            except duckdb.Error:
+                if attempt == 3:
                     raise
-            except duckdb.InvalidInputException:
-                if not self.quarantine_damaged(files) or attempt == 2:
+                if not all(f.exists() for f in files):
+                    continue
+                if not self.quarantine_damaged(files, deep=True):
                     raise
         return None
 
-    def quarantine_damaged(self, files: Sequence[Path] | None = None) -> list[Path]:
+    def quarantine_damaged(self, files: Sequence[Path] | None = None, *, deep: bool = False) -> list[Path]:
         """Set aside shards that are not readable Parquet (renamed ``damaged-<name>``, kept for a person to look at),
         with a warning that names each; their responses are missing from then on, so the next run generates exactly
-        those again. Returns the new paths. ``files``: the shards to check (default: every model's)."""
+        those again. Returns the new paths. ``files``: the shards to check (default: every model's). ``deep``: read
+        every page of every shard (what a failed query does), not only the footer."""
         import warnings
 
         files = list(files) if files is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
         moved = []
-        for f in files:
-            try:
-                pq.ParquetFile(f).metadata  # noqa: B018 - reading the footer is the check
-            except FileNotFoundError:
-                continue
-            except Exception as exc:  # any unreadable footer: pyarrow raises ArrowInvalid or OSError
-                target = f.with_name(f"damaged-{f.name}")
-                os.replace(f, target)
-                moved.append(target)
-                warnings.warn(f"response store: shard {f} is damaged ({exc}); set aside as {target.name}. Its "
-                              "responses will be generated again by the next run.", RuntimeWarning, stacklevel=2)
+        con = duckdb.connect() if deep else None
+        try:
+            for f in files:
+                try:
+                    pq.ParquetFile(f).metadata  # noqa: B018 - reading the footer is the check
+                    if con is not None:
+                        con.execute("SELECT * FROM read_parquet($f, hive_partitioning = false)",
+                                    {"f": str(f)}).to_arrow_table()
+                except FileNotFoundError:
+                    continue
+                except Exception as exc:  # any unreadable footer or page: ArrowInvalid, OSError, duckdb.Error
+                    if not f.exists():
+                        continue
+                    target = f.with_name(f"damaged-{f.name}")
+                    os.replace(f, target)
+                    moved.append(target)
+                    warnings.warn(f"response store: shard {f} is damaged ({exc}); set aside as {target.name}. Its "
+                                  "responses will be generated again by the next run.", RuntimeWarning, stacklevel=2)
+        finally:
+            if con is not None:
+                con.close()
         return moved
 
     def spent(self, model: str | None = None, *, run_id: str | None = None) -> float:
@@ -244,15 +313,26 @@ class ResponseStore:
         files = self.shards(model) if model is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
         if not files:
             return 0.0
-        where, params = ("WHERE run_id = $run", {"run": run_id}) if run_id is not None else ("", {})
-        table = self._query(files, f"SELECT coalesce(sum(cost), 0) AS usd FROM {{src}} {where}", params)
+        # always filtered on the stored name: a folder an older version wrote may hold another model's rows too
+        conditions, params = ["TRUE"], {}
+        if model is not None:
+            conditions.append("model = $model")
+            params["model"] = model
+        if run_id is not None:
+            conditions.append("run_id = $run")
+            params["run"] = run_id
+        table = self._query(files, f"SELECT coalesce(sum(cost), 0) AS usd FROM {{src}} WHERE {' AND '.join(conditions)}",
+                            params)
         return float(table.column("usd")[0].as_py())
 
     def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
         """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
+        # hash(t) reads every column of every row, so a shard with a damaged page in any column is found (and set
+        # aside) here, before the run decides what to generate, not later when the answers are read
         table = self._read(model, """
-            SELECT DISTINCT prompt_sha256, sample_index FROM {src}
-            WHERE model = $model AND params_sha256 = $params AND error IS NULL""", {"params": params_sha256})
+            SELECT DISTINCT prompt_sha256, sample_index FROM {src} AS t
+            WHERE model = $model AND params_sha256 = $params AND error IS NULL AND hash(t) IS NOT NULL""",
+                           {"params": params_sha256})
         if table is None:
             return set()
         return set(zip(table.column("prompt_sha256").to_pylist(), table.column("sample_index").to_pylist()))

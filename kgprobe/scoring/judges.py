@@ -28,11 +28,13 @@ def oracle_cannot_judge(spec: ModelSpec, prompt: Prompt) -> bool:
 
 
 def judge_runner(pool: BackendPool, store: ResponseStore, *, run_id: str | None = None, shard_size: int = 64,
-                 log: Callable[[str], None] = lambda _msg: None) -> Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]]:  # fmt: skip
+                 log: Callable[[str], None] = lambda _msg: None, max_failed_share: float | None = None
+                 ) -> Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]]:  # fmt: skip
     """A function that runs one judge on prompts and returns its verdict per prompt ``item_id`` (the judged
     answer's response id): raw text, error and the verdict's own response id. The judge's model comes from
     ``pool``, so a model that both answers and judges in one run is loaded once. The reference oracle is not asked
-    what it has no gold verdict for (:func:`oracle_cannot_judge`): that verdict's error says so."""
+    what it has no gold verdict for (:func:`oracle_cannot_judge`): that verdict's error says so. A judge whose failed
+    requests pass ``max_failed_share`` of its prompts fails the run (:func:`run_generation`)."""
 
     def judge(spec: ModelSpec, prompts: list[Prompt]) -> dict[str, dict[str, Any]]:
         unique = list({p.item_id: p for p in prompts}.values())
@@ -42,7 +44,8 @@ def judge_runner(pool: BackendPool, store: ResponseStore, *, run_id: str | None 
         if not unique:
             return verdicts
         run_generation(pool.get(spec), model=spec.name, prompts=unique, params=spec.params, store=store,
-                       run_id=run_id, shard_size=shard_size, batch_size=spec.batch_size, log=log)
+                       run_id=run_id, shard_size=shard_size, batch_size=spec.batch_size, log=log,
+                       max_failed_share=max_failed_share)
         rows = store.rows_for(spec.name, unique, spec.params).to_pylist()
         verdicts.update({r["item_id"]: {"text": r["text"], "error": r["error"], "response_id": r["response_id"]}
                          for r in rows})

@@ -280,11 +280,15 @@ def test_generation_options_and_model_defaults(tmp_path: Path) -> None:
 
     cfg = load_config(_cfg(tmp_path, _MODELS + "generation:\n  n: 1\n  limit: 4\n"))
     assert generation_settings(cfg) == {"shard_size": 64, "limit": 4, "formats": ("yn", "wh"), "grounded_limit": 4,
-                                        "grounded_models": None, "max_run_cost_usd": None}
+                                        "grounded_models": None, "max_run_cost_usd": None, "max_failed_share": 0.0}
     assert [(m.name, m.params.n, m.params.temperature) for m in generation_models(cfg)] == [("oracle", 1, 0.6),
                                                                                          ("coin", 1, 0.6)]
     cfg = load_config(_cfg(tmp_path, _MODELS + "generation:\n  limit: 4\n  grounded_limit: null\n"))
     assert generation_settings(cfg)["grounded_limit"] is None
+    cfg = load_config(_cfg(tmp_path, _MODELS + "generation:\n  max_failed_share: 0.25\n"))
+    assert generation_settings(cfg)["max_failed_share"] == 0.25
+    with pytest.raises(ConfigError, match="max_failed_share"):
+        load_config(_cfg(tmp_path, _MODELS + "generation:\n  max_failed_share: 1.5\n"))
 
 
 def test_config_path_prefers_the_flag_then_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

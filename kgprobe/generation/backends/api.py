@@ -248,10 +248,23 @@ class LiteLLMBackend(BaseBackend):
     #: An interrupted :meth:`generate`'s answers (failures for the requests it did not send), for the runner.
     partial: list[list[Completion]] | None = None
     _stop: threading.Event | None = None
+    #: Set by the runner: called with (prompt index, its completions) as soon as each prompt's requests are done,
+    #: so its answers are stored at once (a killed run then loses only the requests in flight). Not called for
+    #: requests an interruption kept from being sent.
+    on_result: Any = None
 
     async def _generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         limit = asyncio.Semaphore(self.config.max_concurrency)
-        return list(await asyncio.gather(*(self._prompt(limit, p, params) for p in prompts)))
+        emit = self.on_result
+
+        async def one(index: int, prompt: Prompt) -> list[Completion]:
+            out = await self._prompt(limit, prompt, params)
+            stopped = self._stop is not None and self._stop.is_set()
+            if emit is not None and (not stopped or all(c.ok for c in out)):
+                emit(index, out)
+            return out
+
+        return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(prompts))))
 
     async def _prompt(self, limit: asyncio.Semaphore, prompt: Prompt, params: SamplingParams) -> list[Completion]:
         n = params.n
@@ -306,9 +319,32 @@ class LiteLLMBackend(BaseBackend):
         return status is not None and (status in _RETRY_STATUS or status >= 500)
 
     def _describe(self, exc: BaseException) -> str:
-        status = _status(exc)
-        text = f"{type(exc).__name__}{f' (HTTP {status})' if status else ''}: {exc}"
+        text = f"{type(exc).__name__} ({self._kind(exc)}): {exc}"
         return (mask_secrets(text, secrets=(self._key,)) or text)[:2000]
+
+    def _kind(self, exc: BaseException) -> str:
+        """What went wrong, honestly: ``timeout``, ``connection refused`` or ``connection error`` when no HTTP answer
+        came (litellm wraps those in errors with a status code of its own, 408 or 500, that no server sent; the
+        cause chain says what happened), else ``HTTP <status>``, else ``no HTTP status``."""
+        litellm = self._litellm
+        timeouts = tuple(getattr(litellm, n) for n in ("Timeout",) if litellm is not None and hasattr(litellm, n))
+        connection = tuple(getattr(litellm, n) for n in ("APIConnectionError",)
+                           if litellm is not None and hasattr(litellm, n))
+        chain, seen, kinds = exc, set(), []
+        while chain is not None and id(chain) not in seen:
+            seen.add(id(chain))
+            kinds.append(chain)
+            chain = chain.__cause__ or chain.__context__
+        if any(isinstance(c, ConnectionRefusedError) for c in kinds):
+            return "connection refused"
+        if any(isinstance(c, (asyncio.TimeoutError, TimeoutError, *timeouts)) for c in kinds):
+            return "timeout"
+        names = {type(c).__name__ for c in kinds}
+        if any(isinstance(c, (ConnectionError, *connection)) for c in kinds) \
+                or names & {"APIConnectionError", "ConnectError", "ClientConnectorError", "RemoteProtocolError"}:
+            return "connection error"
+        status = _status(exc)
+        return f"HTTP {status}" if status else "no HTTP status"
 
     def _wait(self, attempt: int, exc: BaseException) -> float:
         backoff = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)

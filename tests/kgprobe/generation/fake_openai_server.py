@@ -4,7 +4,8 @@ Tests load it by path (pytest runs with --import-mode=importlib). The server lis
 a daemon thread, answers ``POST /v1/chat/completions`` (and ``/chat/completions``), and for each request looks up
 an action with ``plan(prompt_text, attempt)`` (attempt counts from 0 per prompt text):
 
-* ``"ok"``: a completion with ``n`` choices (one when ``supports_n`` is False), text ``"<prompt> #<choice> s<seed>"``,
+* ``"ok"``: a completion with ``n`` choices (one when ``supports_n`` is False), text ``"<prompt> #<choice> s<seed>"``
+  (or ``answer(prompt, model)`` when given; ``model`` as the request names it, without litellm's ``openai/``),
   usage ``prompt_tokens`` = words in the prompt, ``completion_tokens`` = 3 per choice;
 * ``"429"``: rate limited, with ``Retry-After: <retry_after>``;
 * ``"500"`` / ``"503"``: server errors;
@@ -59,8 +60,9 @@ class FakeOpenAIServer:
 
     def __init__(self, plan: Callable[[str, int], str] | None = None, *, supports_n: bool = True,
                  retry_after: str = "1", hang_s: float = 3.0, delay_s: float = 0.02, lifetime_s: float = 120.0,
-                 batch_polls: int = 2) -> None:
+                 batch_polls: int = 2, answer: Callable[[str, str], str] | None = None) -> None:
         self.plan = plan or (lambda prompt, attempt: "ok")
+        self.answer = answer
         self.supports_n = supports_n
         self.retry_after = retry_after
         self.hang_s = hang_s
@@ -323,7 +325,8 @@ class FakeOpenAIServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", "fake"),
-            "choices": [{"index": i, "message": {"role": "assistant", "content": f"{prompt} #{i} s{seed}"},
+            "choices": [{"index": i, "message": {"role": "assistant", "content": f"{prompt} #{i} s{seed}" if self.answer
+                                                  is None else self.answer(prompt, str(body.get("model", "")))},
                          "finish_reason": "stop" if i % 2 == 0 else "length"} for i in range(k)],
             "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 3 * k,
                       "total_tokens": len(prompt.split()) + 3 * k},

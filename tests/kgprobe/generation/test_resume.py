@@ -1,9 +1,9 @@
-"""A generation run killed with SIGKILL resumes: every item ends with its answer and nothing is answered twice,
-except the responses of the one shard the killed run had not flushed yet.
+"""A generation run killed with SIGKILL resumes: every item ends with its answer and nothing answered before the
+kill is answered twice (each backend call's answers are stored when it returns, whatever ``shard_size``).
 
 The run happens in a subprocess with a counting backend that appends each prompt it answers to a log file (before
 returning it to the runner). On its ``block_at``-th call the backend writes a marker and blocks, and the test kills
-the process then, so the count of what was lost is exact: the answers of the batches since the last flushed shard.
+the process then, so the count of what was lost is exact: only the call in flight, which had answered nothing.
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ def _start(script: Path, root: Path, log: Path, marker: Path, block_at: int, sha
 @pytest.mark.slow
 @pytest.mark.parametrize("shard_size, block_at, shards_before_kill, lost", [
     (4, 6, 5, 0),   # a shard per batch: all 5 answered batches were flushed before the 6th call
-    (8, 6, 2, 4),   # a shard per two batches: the 5th batch was answered but not flushed, its 4 answers are lost
+    (2, 6, 10, 0),  # shard_size below the batch: two shards per batch, all stored
+    (8, 6, 5, 0),   # shard_size above the batch: each batch is still stored when it returns, nothing answered is lost
 ])
 def test_a_killed_run_resumes_without_answering_twice(tmp_path, shard_size, block_at, shards_before_kill, lost):
     script = tmp_path / "run.py"

@@ -182,7 +182,8 @@ def test_batches_and_shards(tmp_path):
     assert [len(texts) for texts, _ in backend.calls] == [4, 4, 2]
     # within the run, batches are sorted by prompt length (less padding)
     assert [len(t) for t in backend.asked] == list(range(1, 11))
-    assert summary.shards == len(store.shards("m")) == 4  # 3 + 3 + 3 + 1
+    # each batch is stored when it returns, at most shard_size rows a shard: 3 + 1, 3 + 1, 2
+    assert summary.shards == len(store.shards("m")) == 5
     assert (summary.tokens_in, summary.tokens_out, summary.cost) == (55, 20, 5.0)
 
 

@@ -32,7 +32,7 @@ def sha(text: str) -> str:
 def test_shard_layout_and_schema(tmp_path):
     store = ResponseStore(tmp_path)
     path = store.write_shard("org/Model 7B", [row("q1", 0, model="org/Model 7B")])
-    assert path.parent == tmp_path / "model=org_Model_7B"
+    assert path.parent == tmp_path / "model=org%2FModel%207B"  # escaped: "org_Model 7B" gets another folder
     assert path.name.startswith("shard-") and path.suffix == ".parquet"
     table = pq.read_table(path)
     assert table.schema.equals(STORE_SCHEMA)  # all-null columns (cost) keep their types
