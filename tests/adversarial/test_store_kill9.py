@@ -114,7 +114,9 @@ def test_kgprobe_run_tags_its_runs_with_their_process(tmp_path: Path, monkeypatc
     defs = dg.Definitions(assets=[dg.asset(name="thing")(lambda: 1)],
                           jobs=[dg.define_asset_job("one", selection=["thing"])])
     with dg.DagsterInstance.get() as instance:
-        ok, run_id = cli._execute(defs, "one", instance, "ERROR")
-        assert ok
-        owner = instance.get_run_by_id(run_id).tags[cli.PROCESS_TAG]
+        result = cli._execute(defs, "one", instance, "ERROR", tags={"kgprobe/config": "x.yaml"})
+        assert result.success
+        tags = instance.get_run_by_id(result.run_id).tags
+        owner = tags[cli.PROCESS_TAG]
+        assert tags["kgprobe/config"] == "x.yaml"  # the run's own tags are kept beside the process tag
     assert owner == cli._process_id() and owner.split(":")[1] == str(os.getpid())
