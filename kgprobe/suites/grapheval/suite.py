@@ -256,6 +256,16 @@ class GraphEvalSuite(Suite):
         rejects = pa.concat_tables([r.rejects for r in results.values()])
         return ItemsResult(items=items, rejects=rejects, metadata=metadata)
 
+    def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None,
+               **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip
+        """As :meth:`Suite.select`, per task: with ``limit`` each profile's statements (its task) keep ``limit``
+        groups, so a limited run asks both profiles when both were built."""
+        tasks = sorted({str(it.get("task") or "statement") for it in items})
+        if limit is None or len(tasks) < 2:
+            return super().select(items, limit=limit, **options)
+        return [it for task in tasks for it in super().select(
+            [x for x in items if str(x.get("task") or "statement") == task], limit=limit, **options)]
+
     def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
         """The Table 6 prompt per item (closed book; GraphEval has no grounded form)."""
         return [statement_prompt(it) for it in items]
