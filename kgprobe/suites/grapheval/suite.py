@@ -1,5 +1,7 @@
 """GraphEval as a :class:`~kgprobe.suites.base.Suite`: statements from KG triples and verified negatives, the
-Table 6 prompt, the paper's three metrics (formula 2) with bootstrap intervals over positives.
+Table 6 prompt, the paper's three metrics (formula 2) with bootstrap intervals over positives, under the paper's
+protocol (``profile: paper``, task ``statement``, the headline) or kgprobe's stricter one (task
+``statement_kgprobe``), or both (``compare_profile``); see :mod:`.profiles`.
 
 Items (:func:`~kgprobe.suites.grapheval.statements.build_statements`): one ``true_false_idk`` item per statement,
 task ``statement``; a positive and its negatives share ``group_id``; ``breakdown`` holds the group's relation
@@ -263,8 +265,11 @@ class GraphEvalSuite(Suite):
         tasks = sorted({str(it.get("task") or "statement") for it in items})
         if limit is None or len(tasks) < 2:
             return super().select(items, limit=limit, **options)
-        return [it for task in tasks for it in super().select(
-            [x for x in items if str(x.get("task") or "statement") == task], limit=limit, **options)]
+        out: list[Mapping[str, Any]] = []
+        for task in tasks:
+            out += super().select([x for x in items if str(x.get("task") or "statement") == task], limit=limit,
+                                  **options)
+        return out
 
     def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
         """The Table 6 prompt per item (closed book; GraphEval has no grounded form)."""
