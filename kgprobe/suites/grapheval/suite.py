@@ -244,7 +244,7 @@ class GraphEvalSuite(Suite):
                 f"readable template include {names}. Give them templates in suites.grapheval.templates, or raise "
                 "max_fallback_share")
         unloaded = missing_splits(snapshot_sources(source.con, source.snapshot_id))
-        metadata["unloaded_splits"] = unloaded
+        metadata["unloaded_splits"] = [{"file": f} for f in unloaded]  # rows: shown as a table
         if unloaded:
             metadata["warning"] = (f"the KG is a split benchmark loaded without {', '.join(unloaded)}: negatives are "
                                    "verified against the loaded splits only, so some may be facts of the others; "

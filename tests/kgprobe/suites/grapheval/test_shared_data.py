@@ -111,7 +111,7 @@ def test_fb15k237_with_proposed_templates_reads_as_sentences(shared_data: Path) 
         sid = train.execute("SELECT snapshot_id FROM snapshots").fetchone()[0]
         only = GraphEvalSuite().items(ItemSource(con=train, kg="fb", snapshot_id=sid,
                                                  settings=GraphEvalSettings(positives=200), seed=0))
-    assert {Path(p).name for p in only.metadata["unloaded_splits"]} == {"valid.txt", "test.txt"}
+    assert {Path(r["file"]).name for r in only.metadata["unloaded_splits"]} == {"valid.txt", "test.txt"}
 
 
 @pytest.fixture(scope="module")
