@@ -21,7 +21,8 @@ def _edit(cfg: dict) -> None:
                  "hidden_judge": {"max_statements": 40, "timing_statements": 2, "epochs": 30}}
     cfg["suites"] = {"grapheval": grapheval}
     cpu = next(m for m in cfg["models"] if m["name"] == CPU_MODEL)
-    cfg["models"] = [{**cpu, "limit": 8, "n": 1, "temperature": 0.0, "max_tokens": 32},
+    # 4 groups of each profile (the sample asks the paper's and kgprobe's statements): 24 prompts
+    cfg["models"] = [{**cpu, "limit": 4, "n": 1, "temperature": 0.0, "max_tokens": 32},
                      {"name": "oracle", "backend": "reference", "kind": "oracle"}]
     cfg["scoring"]["judges"] = [{"model": "oracle"}]
     cfg["generation"]["grounded_models"] = []
