@@ -16,11 +16,12 @@ against generation.
    (:func:`~kgprobe.suites.grapheval.statements.build_statements`: ids, breakdown, JSON evidence) is timed apart.
 2. The rejection counts by reason on FB15k-237 and CoDEx-M (train + valid + test, Wikidata types), and how many of
    CoDEx-M's human-checked hard negatives (valid_negatives.txt, test_negatives.txt) our verification accepts as false.
-3. The hidden-state judge on SmolLM2-135M-Instruct (CPU): the model answers ``--judge-groups`` groups of the sample
-   KG's statements (greedy, 40 new tokens at most), the judge trains on 70% of the groups and is scored on the rest
-   (precision, recall, F1), it labels 8 more groups nobody answered, and the seconds per 1,000 statements of one
-   forward pass (all statements) against generation (8 answered prompts again) are measured on the same machine,
-   one after the other.
+3. SmolLM2-135M-Instruct (CPU) on the sample KG under both profiles: it answers ``--judge-groups`` groups of each
+   profile's statements (3 samples at temperature 0.6, 40 new tokens at most, as the paper asks), the paper- and
+   kgprobe-profile metrics are printed; then the hidden-state judge trains on 70% of the answered groups and is
+   scored on the rest (macro and weighted F1, precision, recall) beside the majority-class baseline, and the seconds
+   per 1,000 statements of one forward pass against generation (8 answered prompts again) are measured on the same
+   machine, one after the other.
 """
 
 from __future__ import annotations
@@ -250,14 +251,15 @@ def codex(data: Path, k: int, seed: int) -> dict[str, Any]:
     return out
 
 
-def judge(groups: int, seed: int, threads: int | None) -> dict[str, Any]:
+def judge(groups: int, seed: int, threads: int | None, samples: int = 3) -> dict[str, Any]:
     import duckdb
 
     from kgprobe.generation.backends.hf import HFBackend, HFConfig
     from kgprobe.generation.records import SamplingParams
     from kgprobe.kg.ingest import KGSource, load_kg
-    from kgprobe.suites.base import ItemSource, limit_groups
+    from kgprobe.suites.base import ItemSource, ScoringOptions
     from kgprobe.suites.grapheval.judge import run_hidden_judge
+    from kgprobe.suites.grapheval.profiles import profile_of_task
     from kgprobe.suites.grapheval.suite import GraphEvalSettings, GraphEvalSuite
 
     sample = REPO / "examples" / "sample"
@@ -265,26 +267,34 @@ def judge(groups: int, seed: int, threads: int | None) -> dict[str, Any]:
     load_kg(con, KGSource(triples=[sample / "triples.tsv"], format="tsv", entity_labels=sample / "entity_labels.tsv",
                           relation_labels=sample / "relation_labels.tsv", entity_types=sample / "entity_types.tsv"))
     suite = GraphEvalSuite()
-    settings = GraphEvalSettings(per_relation=3, templates="grapheval/templates.yaml")
+    settings = GraphEvalSettings(profile="paper", compare_profile="kgprobe", per_relation=12,
+                                 templates="grapheval/templates.yaml")
     items = suite.items(ItemSource(con=con, kg="main", snapshot_id="bench", settings=settings, seed=seed,
                                    config_dir=sample)).items.to_pylist()
-    asked = limit_groups(items, groups, group=lambda it: it["group_id"], item_id=lambda it: it["item_id"])
+    asked = suite.select(items, limit=groups)  # `groups` groups of each profile
     prompts = suite.prompts(asked)
     backend = HFBackend(HFConfig("smollm2-135m-instruct", device="cpu", num_threads=threads))
-    params = SamplingParams(n=1, temperature=0.0, max_tokens=40)
+    # the paper's sampling: 3 answers at temperature 0.6, the majority counts
+    params = SamplingParams(n=samples, temperature=0.6, top_p=0.9, max_tokens=40, seed=seed)
     responses, t0 = [], time.perf_counter()
     for start in range(0, len(prompts), 16):
         batch = prompts[start:start + 16]
         for p, cs in zip(batch, backend.generate(batch, params), strict=True):
-            responses.append({"response_id": p.item_id, "item_id": p.item_id, "model": "smollm2-135m",
-                              "sample_index": 0, "text": cs[0].text, "error": cs[0].error})
-    print(f"SmolLM2 answered {len(prompts)} statements in {time.perf_counter() - t0:.1f} s", flush=True)
-    result = run_hidden_judge(items, responses, backend, model="smollm2-135m", params=params, seed=seed,
-                              max_statements=groups + 8, timing_statements=8)
+            responses += [{"response_id": f"{p.item_id}-{i}", "item_id": p.item_id, "model": "smollm2-135m",
+                           "sample_index": i, "text": c.text, "error": c.error} for i, c in enumerate(cs)]
+    print(f"SmolLM2 answered {len(prompts)} statements x {samples} in {time.perf_counter() - t0:.1f} s", flush=True)
+    scores = suite.score(asked, responses, model="smollm2-135m", scoring=ScoringOptions(seed=seed, resamples=1000))
+    for m in scores.metrics:
+        if not m["breakdown"] and not m["judge"]:
+            print(f"  {profile_of_task(m['task']).label:>34} {m['metric']:<16} {m['value']:.3f} "
+                  f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={m['n']}", flush=True)
+    result = run_hidden_judge(asked, responses, backend, model="smollm2-135m", params=params, seed=seed,
+                              max_statements=None, timing_statements=8)
     print(json.dumps(result.summary, indent=1), flush=True)
     for m in result.metrics:
-        if not m["breakdown"] and m["metric"] in ("correctness", "truthfulness", "informativeness"):
-            print(f"  {m['judge']:>22} {m['metric']:<16} {m['value']:.3f} n={m['n']}")
+        if not m["breakdown"] and m["metric"].startswith("judge_") and m["interval"] != "measured":
+            print(f"  {m['judge']:>22} {m['metric']:<18} {m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] "
+                  f"n={m['n']}")
     return result.summary
 
 

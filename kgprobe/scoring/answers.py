@@ -476,8 +476,7 @@ def _restates_statement(text: str, statement: str) -> bool | None:
     head = _MARKUP.sub("", text[:_HEAD].translate(_INVISIBLE))
     first = re.split(r"[.!?;\n]|,\s|\s(?:because|since|as|which)\s", head, maxsplit=1)[0]
     said = _statement_tokens(first)
-    stated = _statement_tokens(re.split(r"[.!?;\n]", statement.strip().rstrip(".!"), maxsplit=1)[0] if "\n" in statement
-                               else statement.strip().rstrip(".!"))
+    stated = _statement_tokens(statement.strip().rstrip(".!"))
     if len(stated) < 2 or not said:
         return None
     plain = [w for w in said if w not in _EMPHASIS]

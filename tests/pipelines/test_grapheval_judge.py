@@ -21,7 +21,8 @@ def _edit(cfg: dict) -> None:
                  "hidden_judge": {"max_statements": 40, "timing_statements": 2, "epochs": 30}}
     cfg["suites"] = {"grapheval": grapheval}
     cpu = next(m for m in cfg["models"] if m["name"] == CPU_MODEL)
-    cfg["models"] = [{**cpu, "limit": 8, "n": 1, "temperature": 0.0, "max_tokens": 32},
+    # 4 groups of each profile (the sample asks the paper's and kgprobe's statements): 24 prompts
+    cfg["models"] = [{**cpu, "limit": 4, "n": 1, "temperature": 0.0, "max_tokens": 32},
                      {"name": "oracle", "backend": "reference", "kind": "oracle"}]
     cfg["scoring"]["judges"] = [{"model": "oracle"}]
     cfg["generation"]["grounded_models"] = []
@@ -51,16 +52,23 @@ def test_the_judge_runs_after_the_answers_and_reaches_the_report(project_config)
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         rows = con.execute("SELECT metric, judge, value, n, interval FROM leaderboard.metrics "
-                           f"WHERE model = '{CPU_MODEL}' AND suite = 'grapheval' AND judge LIKE 'hidden_state%' "
+                           f"WHERE model = '{CPU_MODEL}' AND suite = 'grapheval' "
+                           "AND (judge LIKE 'hidden_state%' OR judge = 'majority_class') "
                            "AND breakdown = MAP {}").fetchall()
     finally:
         con.close()
     by_metric = {(m, j): (v, n, i) for m, j, v, n, i in rows}
     f1, n, interval = by_metric[("judge_f1", "hidden_state")]
     assert 0.0 <= f1 <= 1.0 and n > 0 and interval == "bootstrap"
+    # the majority-class baseline on the same held-out statements, beside the judge
+    base, base_n, _ = by_metric[("judge_f1", "majority_class")]
+    assert 0.0 <= base <= 1.0 and base_n == n and ("judge_weighted_f1", "hidden_state") in by_metric
     speedup, timed, _ = by_metric[("judge_speedup", "hidden_state")]
     assert math.isfinite(speedup) and speedup > 0 and timed == 2
     # formula (2) from the judge's labels beside those from the answers on the same held-back statements
     assert ("correctness", "hidden_state:heldout") in by_metric and ("correctness", "hidden_state") in by_metric
     html = next(warehouse.parent.rglob("report*.html")).read_text(encoding="utf-8")
-    assert "The hidden-state judge" in html and CPU_MODEL in html
+    assert "The hidden-state judge" in html and CPU_MODEL in html and "majority-class baseline" in html
+    # both profiles of the sample, each row labelled, and why Table 2 is not comparable
+    assert "paper profile: generated answers" in html and "kgprobe profile (stricter, ours): generated answers" in html
+    assert "Not comparable with the paper&#39;s Table 2" in html or "Not comparable with the paper's Table 2" in html

@@ -1,8 +1,10 @@
 """GraphEval (Liu et al.): true / false / I-don't-know statements over a whole KG, negatives verified false, the
 paper's Correctness, Truthfulness and Informativeness, and an optional hidden-state judge.
 
-* :mod:`.templates`: a statement template per relation (config, GraphEval's DBpedia templates, a flagged fallback);
-* :mod:`.statements`: positives sampled per relation and k verified negatives each, in DuckDB;
+* :mod:`.profiles`: the paper's protocol (the headline) and kgprobe's stricter variant;
+* :mod:`.templates`: a statement template per relation (config, GraphEval's DBpedia templates, proposed from the
+  relation's key and label by :mod:`kgprobe.kg.verbalise`, a flagged fallback);
+* :mod:`.statements`: positives (every triple, a uniform sample, or per relation) and k verified negatives each;
 * :mod:`.metrics`: formula (2) for one positive and its negatives (:func:`statement_scores`);
 * :mod:`.scoring`: one model partition read, voted and measured, with bootstrap intervals over positives;
 * :mod:`.judge`: the hidden-state judge (the paper's §3.2);

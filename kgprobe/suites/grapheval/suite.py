@@ -1,5 +1,7 @@
 """GraphEval as a :class:`~kgprobe.suites.base.Suite`: statements from KG triples and verified negatives, the
-Table 6 prompt, the paper's three metrics (formula 2) with bootstrap intervals over positives.
+Table 6 prompt, the paper's three metrics (formula 2) with bootstrap intervals over positives, under the paper's
+protocol (``profile: paper``, task ``statement``, the headline) or kgprobe's stricter one (task
+``statement_kgprobe``), or both (``compare_profile``); see :mod:`.profiles`.
 
 Items (:func:`~kgprobe.suites.grapheval.statements.build_statements`): one ``true_false_idk`` item per statement,
 task ``statement``; a positive and its negatives share ``group_id``; ``breakdown`` holds the group's relation
@@ -242,7 +244,7 @@ class GraphEvalSuite(Suite):
                 f"readable template include {names}. Give them templates in suites.grapheval.templates, or raise "
                 "max_fallback_share")
         unloaded = missing_splits(snapshot_sources(source.con, source.snapshot_id))
-        metadata["unloaded_splits"] = unloaded
+        metadata["unloaded_splits"] = [{"file": f} for f in unloaded]  # rows: shown as a table
         if unloaded:
             metadata["warning"] = (f"the KG is a split benchmark loaded without {', '.join(unloaded)}: negatives are "
                                    "verified against the loaded splits only, so some may be facts of the others; "
@@ -255,6 +257,19 @@ class GraphEvalSuite(Suite):
         items = pa.concat_tables([r.items for r in results.values()])
         rejects = pa.concat_tables([r.rejects for r in results.values()])
         return ItemsResult(items=items, rejects=rejects, metadata=metadata)
+
+    def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None,
+               **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip
+        """As :meth:`Suite.select`, per task: with ``limit`` each profile's statements (its task) keep ``limit``
+        groups, so a limited run asks both profiles when both were built."""
+        tasks = sorted({str(it.get("task") or "statement") for it in items})
+        if limit is None or len(tasks) < 2:
+            return super().select(items, limit=limit, **options)
+        out: list[Mapping[str, Any]] = []
+        for task in tasks:
+            out += super().select([x for x in items if str(x.get("task") or "statement") == task], limit=limit,
+                                  **options)
+        return out
 
     def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
         """The Table 6 prompt per item (closed book; GraphEval has no grounded form)."""

@@ -124,3 +124,11 @@ def test_the_system_instruction_goes_through_the_chat_template(smol):
     grounded = smol.chat_text(Prompt("a", "Is Paris in France?", "t", system="Answer from the facts given."))
     assert "Answer from the facts given." in grounded and "Answer from the facts given." not in plain
     assert grounded.index("Answer from the facts given.") < grounded.index("Is Paris in France?")
+
+
+def test_a_raw_prompt_is_sent_as_written_without_the_default_system_prompt(smol):
+    text = "Below is an instruction.\n\n## Response:\n\n"
+    chat = smol.chat_text(Prompt("a", text, "t"))
+    raw = smol.chat_text(Prompt("a", text, "t", raw=True))
+    assert "You are a helpful AI assistant named SmolLM" in chat  # what the chat template adds by default
+    assert raw.endswith(text) and "SmolLM" not in raw and "<|im_start|>" not in raw

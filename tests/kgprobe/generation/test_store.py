@@ -181,3 +181,12 @@ def test_a_damaged_shard_is_set_aside_with_a_warning_and_only_its_answers_are_ma
         run_generation(backend, model="oracle", prompts=prompts, params=spec.params, store=store, log=said.append)
     assert any(f"damaged response shard {shards[0].name} set aside" in line for line in said)
     assert [r["text"] for r in store.rows_for("oracle", prompts, spec.params).to_pylist()] == ["Yes."] * 10
+
+
+def test_a_raw_prompt_keys_apart_from_the_same_text_in_a_chat_template() -> None:
+    from kgprobe.generation.records import sha256_text
+
+    chat, raw = Prompt("x", "Hello", "t"), Prompt("x", "Hello", "t", raw=True)
+    assert chat.sha256() == sha256_text("Hello")  # keys stored before raw prompts existed stay valid
+    assert raw.sha256() != chat.sha256() and raw.sha256() == Prompt("y", "Hello", "u", raw=True).sha256()
+    assert raw.messages() == chat.messages()

@@ -53,6 +53,12 @@ class FakeLLM:
             outputs.append(SimpleNamespace(prompt=None, prompt_token_ids=list(range(len(text.split()) + 10)), outputs=samples))
         return outputs
 
+    def generate(self, prompts, sampling_params=None, *, use_tqdm=True, **kwargs):
+        self.chats.append({"raw": prompts, "sampling_params": sampling_params})
+        return [SimpleNamespace(prompt=p, prompt_token_ids=[0], outputs=[
+            SimpleNamespace(index=i, text=f"raw:{p}", token_ids=[1], finish_reason="stop", stop_reason=None)
+            for i in range(sp.kwargs["n"])]) for p, sp in zip(prompts, sampling_params)]
+
 
 @pytest.fixture
 def fake_vllm(monkeypatch):
@@ -159,3 +165,14 @@ def test_a_prompt_with_a_json_schema_gets_guided_decoding(fake_vllm, name, key):
         assert first.kwargs[key].kwargs == {"json": schema}
     assert set(first.kwargs) - {"n", "temperature", "top_p", "max_tokens", "seed"} == ({key} if key else set())
     assert set(second.kwargs) == {"n", "temperature", "top_p", "max_tokens", "seed"}
+
+
+def test_raw_prompts_complete_the_text_without_the_chat_template(fake_vllm):
+    prompts = [Prompt("a", "Chat me.", "t"), Prompt("b", "Complete me.\n\n## Response:\n\n", "t", raw=True)]
+    params = SamplingParams(n=1, temperature=0.6, top_p=0.9, max_tokens=8, seed=1)
+    with VLLMBackend(VLLMConfig("m")) as backend:
+        out = backend.generate(prompts, params)
+    calls = FakeLLM.instances[0].chats
+    assert [c.get("raw") for c in calls if "raw" in c] == [["Complete me.\n\n## Response:\n\n"]]
+    assert [c["messages"] for c in calls if "messages" in c] == [[[{"role": "user", "content": "Chat me."}]]]
+    assert out[0][0].text == "Chat me. -> 0" and out[1][0].text == "raw:Complete me.\n\n## Response:\n\n"

@@ -75,6 +75,43 @@ def test_fb15k237_relations_map_to_templates_or_the_fallback(shared_data: Path, 
     assert mapped["/people/person/nationality"] == "The nationality of {head} is {tail}."
     assert all("./" not in k for k in mapped)  # a compound (CVT) path never takes its last segment's template
     assert 15 <= len(mapped) <= 40 and len(meta["fallback_relations"]) == 237 - len(mapped)
+    # every local_name match is listed for review, with the template it took
+    review = {r["relation_key"]: r for r in meta["local_name_matches"]}
+    assert set(review) == set(mapped) and review["/film/film/genre"]["dbpedia_name"] == "genre"
+    assert not resolve_templates(fb15k, dbpedia=answers)[1]["local_name_matches"]
+
+
+@pytest.mark.slow
+def test_fb15k237_with_proposed_templates_reads_as_sentences(shared_data: Path) -> None:
+    from kgprobe.kg.verbalise import propose_templates
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.grapheval.suite import GraphEvalSettings, GraphEvalSuite
+
+    d = shared_data / "kg" / "fb15k-237"
+    con = duckdb.connect()
+    load_kg(con, KGSource(triples=[d / "train.txt.gz", d / "valid.txt", d / "test.txt"], format="tsv",
+                          entity_labels=d / "entity2text.txt"))
+    relations = con.execute("SELECT key, label FROM relations").fetchall()
+    proposed = propose_templates(relations)
+    assert len(relations) == 237 and all(p.template is not None for p in proposed.values())
+    # the paper profile over every triple of the KG: the share of statements on the fallback is measured
+    result = GraphEvalSuite().items(ItemSource(con=con, kg="fb", snapshot_id="fb", settings=GraphEvalSettings(),
+                                               seed=0))
+    meta = result.metadata
+    assert meta["fallback_statement_share"] < 0.05 and meta["fallback_statement_share"] == 0.0
+    # every triple a positive with one negative (less the few whose text repeats another's)
+    assert 2 * 300_000 < result.items.num_rows <= 2 * 310_116
+    assert meta["unloaded_splits"] == []
+    genre = next(r for r in meta["template_review"] if r["relation_key"] == "/film/film/genre")
+    assert genre["template"] == "The genre of {head} is {tail}." and genre["examples"].startswith("The genre of ")
+    # the same KG from train alone warns that valid and test were left out
+    train = duckdb.connect()
+    load_kg(train, KGSource(triples=[d / "train.txt.gz"], format="tsv", entity_labels=d / "entity2text.txt"))
+    with pytest.warns(UserWarning, match="valid"):
+        sid = train.execute("SELECT snapshot_id FROM snapshots").fetchone()[0]
+        only = GraphEvalSuite().items(ItemSource(con=train, kg="fb", snapshot_id=sid,
+                                                 settings=GraphEvalSettings(positives=200), seed=0))
+    assert {Path(r["file"]).name for r in only.metadata["unloaded_splits"]} == {"valid.txt", "test.txt"}
 
 
 @pytest.fixture(scope="module")

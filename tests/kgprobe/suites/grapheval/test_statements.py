@@ -259,3 +259,48 @@ def test_evidence_is_json_for_hostile_labels() -> None:
         assert (evidence["asserts"] is not None) == (row["polarity"] == "positive")
         assert row["question"].startswith(row["head_label"])  # the fallback template: "{head} <relation> {tail}."
     assert hostile["a"] in {r["head_label"] for r in rows}
+
+
+def test_reversals_of_mostly_symmetric_relations_are_rejected_when_asked() -> None:
+    # married_to is symmetric in 4 of its 5 triples (a-b, b-a, c-d, d-c; e-f has no reverse); likes is not.
+    # Corrupting the relation of f-likes-e gives f-married_to-e, the reverse of a KG triple of married_to
+    triples = [("a", "married_to", "b"), ("b", "married_to", "a"), ("c", "married_to", "d"),
+               ("d", "married_to", "c"), ("e", "married_to", "f"), ("a", "likes", "c"), ("f", "likes", "e")]
+    con = tiny_kg(triples)
+    opts = dict(per_relation=None, negatives=1, parts=("relation",), corruption="uniform", max_attempts=30)
+    plain = build_statements(con, StatementOptions(**opts), seed=0)
+    strict = build_statements(con, StatementOptions(**opts, symmetric_reversals=0.6), seed=0)
+    assert plain.metadata["symmetric_relations"] == 0 and strict.metadata["symmetric_relations"] == 1
+    negs = {(r["head_key"], r["relation_key"], r["tail_key"]) for r in strict.items.to_pylist()
+            if r["polarity"] == "negative"}
+    assert ("f", "married_to", "e") not in negs  # the reverse of e-f, a likely fact
+    rejected = [r for r in strict.rejects.to_pylist() if r["reason"] == "symmetric_reversal"]
+    assert rejected and all(r["relation_key"] == "married_to" and
+                            (r["tail_key"], "married_to", r["head_key"]) in set(triples) for r in rejected)
+    # without the option the same reversal is a verified negative (it is not a KG triple)
+    assert ("f", "married_to", "e") in {(r["head_key"], r["relation_key"], r["tail_key"])
+                                        for r in plain.items.to_pylist() if r["polarity"] == "negative"}
+
+
+def test_a_uniform_sample_of_positives_is_seeded_and_independent_of_relations(sample_con) -> None:
+    a = build_statements(sample_con, StatementOptions(per_relation=None, positives=100, negatives=1), seed=4)
+    b = build_statements(sample_con, StatementOptions(per_relation=None, positives=100, negatives=1), seed=4)
+    pos = [r for r in a.items.to_pylist() if r["polarity"] == "positive"]
+    assert len(pos) == 100 and a.items.equals(b.items)
+    # triple-weighted: relations appear about as often as in the KG, not capped per relation
+    per_relation = {}
+    for r in pos:
+        per_relation[r["relation_key"]] = per_relation.get(r["relation_key"], 0) + 1
+    capped = build_statements(sample_con, StatementOptions(per_relation=2, negatives=1), seed=4)
+    assert max(per_relation.values()) > 2
+    assert max(sum(1 for r in capped.items.to_pylist() if r["polarity"] == "positive" and r["relation_key"] == k)
+               for k in per_relation) <= 2
+
+
+def test_another_task_gets_its_own_ids(sample_con) -> None:
+    a = build_statements(sample_con, StatementOptions(per_relation=2, negatives=1), snapshot_id="s", seed=0)
+    b = build_statements(sample_con, StatementOptions(per_relation=2, negatives=1, task="statement_kgprobe"),
+                         snapshot_id="s", seed=0)
+    assert a.items.column("question").equals(b.items.column("question"))
+    assert not set(a.items.column("item_id").to_pylist()) & set(b.items.column("item_id").to_pylist())
+    assert set(b.items.column("task").to_pylist()) == {"statement_kgprobe"}

@@ -158,6 +158,10 @@ def test_both_profiles_side_by_side(sample_con) -> None:
     pos = [r for r in kg if r["polarity"] == "positive"]
     assert 0 < len(pos) <= 40 and len(kg) > 2 * len(pos)  # up to 3 typed negatives each
     assert len({r["item_id"] for r in rows}) == len(rows)
+    # a limit keeps that many groups of each profile
+    chosen = SUITE.select(rows, limit=3)
+    assert {t: len({r["group_id"] for r in chosen if r["task"] == t}) for t in by_task} == {
+        "statement": 3, "statement_kgprobe": 3}
     prompts = {p.item_id: p for p in SUITE.prompts(rows)}
     assert all(prompts[r["item_id"]].raw == (r["task"] == "statement") for r in rows)
     assert all("### Response:" in prompts[r["item_id"]].text for r in kg)

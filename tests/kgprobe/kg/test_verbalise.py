@@ -1,0 +1,107 @@
+"""Statement templates proposed from relation keys and labels: the rules by form, the Figure 9 prompt and the
+reading of a model's reply, and the review rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgprobe.kg.verbalise import (
+    figure9_prompt,
+    parse_model_template,
+    propose_template,
+    propose_templates,
+    propose_with_model,
+    relation_phrase,
+    render,
+    review_rows,
+)
+
+
+@pytest.mark.parametrize(
+    "key, label, template",
+    [
+        # Freebase paths: the last segment
+        ("/people/person/place_of_birth", None, "The place of birth of {head} is {tail}."),
+        ("/film/film/genre", "film film genre", "The genre of {head} is {tail}."),
+        ("/location/location/contains", None, "{head} contains {tail}."),
+        ("/influence/influence_node/influenced_by", None, "{head} was influenced by {tail}."),
+        ("/location/administrative_division/first_level_division_of", None,
+         "{head} is the first level division of {tail}."),
+        ("/film/film/story_by", None, "{head} has story by {tail}."),
+        ("/music/genre/artists", None, "One of the artists of {head} is {tail}."),
+        ("/base/americancomedy/celebrity_impressionist/celebrities_impersonated", None,
+         "{head} impersonated the celebrities {tail}."),
+        # compound paths through an intermediate node: both halves
+        ("/base/schemastaging/person_extra/net_worth./measurement_unit/dated_money_value/currency", None,
+         "The currency of the net worth of {head} is {tail}."),
+        ("/organization/organization_member/member_of./organization/organization_membership/organization", None,
+         "{head} is member of the organization {tail}."),
+        ("/film/actor/film./film/performance/film", None, "The film of {head} is {tail}."),
+        # opaque ids read their label; DBpedia and snake_case keys their words
+        ("P19", "place of birth", "The place of birth of {head} is {tail}."),
+        ("http://dbpedia.org/ontology/birthPlace", None, "The birth place of {head} is {tail}."),
+        ("dbo:deathPlace", None, "The death place of {head} is {tail}."),
+        ("born_in", "born in", "{head} was born in {tail}."),
+        ("has_part", None, "{head} has part {tail}."),
+        ("award_received", None, "{head} received the award {tail}."),
+    ],
+)
+def test_rules_by_form(key: str, label: str | None, template: str) -> None:
+    assert propose_template(key, label) == template
+
+
+@pytest.mark.parametrize("key, label", [("P19", None), ("Q42", ""), ("", None), ("12345", None)])
+def test_nothing_readable_gives_none(key: str, label: str | None) -> None:
+    assert propose_template(key, label) is None
+
+
+def test_relation_phrase_of_a_compound_key() -> None:
+    assert relation_phrase("/a/b/net_worth./c/d/currency") == (["currency"], ["net", "worth"])
+    assert relation_phrase("/a/b/film./c/d/film") == (["film"], [])
+
+
+def test_every_proposal_holds_head_and_tail_once() -> None:
+    keys = ["/people/person/place_of_birth", "/a/b/c./d/e/f", "born_in", "contains", "x_of", "made_by", "P1"]
+    out = propose_templates([(k, None) for k in keys])
+    assert set(out) == set(keys) and out["P1"].template is None
+    for p in out.values():
+        assert p.method == "rules"
+        if p.template is not None:
+            assert p.template.count("{head}") == 1 and p.template.count("{tail}") == 1
+
+
+def test_figure9_prompt_and_the_model_reply() -> None:
+    prompt = figure9_prompt("place of birth", [("Ada Lovelace", "London"), ("Alan Turing", "Maida Vale")])
+    assert prompt.startswith("You are given a few samples of a relation in the format of <head, relation, tail>.")
+    assert '"{head} was educated at {tail}."' in prompt and "<Ada Lovelace, place of birth, London>" in prompt
+    assert prompt.rstrip().endswith("<Alan Turing, place of birth, Maida Vale>")
+    assert parse_model_template('statement template: "{head} was born in {tail}."') == "{head} was born in {tail}."
+    assert parse_model_template("Sure!\n{head} was born in {tail}") == "{head} was born in {tail}."
+    assert parse_model_template("The template is {head} {head}.") is None
+    assert parse_model_template(None) is None
+
+
+def test_propose_with_model_keeps_the_rules_where_the_reply_is_unusable() -> None:
+    seen = []
+
+    def generate(prompts):
+        seen.extend(prompts)
+        return ['"{head} was born in {tail}."', "I cannot help with that."]
+
+    out = propose_with_model([("/people/person/place_of_birth", None), ("/film/film/genre", None)],
+                             {"/people/person/place_of_birth": [("Ada Lovelace", "London")]}, generate)
+    assert len(seen) == 2 and "<Ada Lovelace, /people/person/place_of_birth, London>" in seen[0]
+    assert out["/people/person/place_of_birth"].template == "{head} was born in {tail}."
+    assert out["/people/person/place_of_birth"].method == "model"
+    assert (out["/film/film/genre"].template, out["/film/film/genre"].method) == (
+        "The genre of {head} is {tail}.", "model_rejected")
+    with pytest.raises(ValueError, match="replies"):
+        propose_with_model([("a", None)], {}, lambda prompts: [])
+
+
+def test_render_and_review_rows() -> None:
+    assert render("{tail} is the capital of {head}.", "France", "Paris {x}") == "Paris {x} is the capital of France."
+    rows = review_rows({"r": "The r of {head} is {tail}."}, {"r": [("A", "B"), ("C", "D"), ("E", "F")]},
+                       sources={"r": "proposed"})
+    assert rows == [{"relation_key": "r", "source": "proposed", "template": "The r of {head} is {tail}.",
+                     "examples": "The r of A is B. | The r of C is D."}]
