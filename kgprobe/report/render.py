@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 #: How the report names each kind of interval of a metric row's ``interval`` column.
-INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "bootstrap": "percentile bootstrap"}
+INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "wilson_mean": "Wilson (mean of [0, 1] scores)",
+                                  "bootstrap": "percentile bootstrap"}
 
 
 _NOT_SQL = re.compile(r"[^A-Za-z0-9_]")
@@ -205,6 +206,7 @@ def _intervals_text(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
     level = f"{ctx.confidence:.0%}"
     text = {
         "wilson": f"{level} Wilson score intervals",
+        "wilson_mean": f"{level} Wilson intervals of means of [0, 1] scores",
         "bootstrap": f"{level} percentile bootstrap over items, {ctx.bootstrap_resamples} resamples, "
                      f"seed {ctx.bootstrap_seed}",
     }

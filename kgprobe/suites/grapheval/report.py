@@ -1,4 +1,4 @@
-"""GraphEval's report section: the three metrics (formula 2) per model with their bootstrap intervals, the unreadable
+"""GraphEval's report section: the three metrics (formula 2) per model with their Wilson intervals of the mean, the unreadable
 share and accuracy beside them, the metrics by relation, head type, tail type and degree bucket, and, when the
 hidden-state judge ran, its rows beside those from the generated answers; one bar plot of the three metrics.
 
@@ -21,6 +21,9 @@ __all__ = ["TEMPLATES", "cell", "section"]
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _OTHER = ("unknown_share", "accuracy")
+#: A column's header for each metric row it shows; tables take their headers from the metrics their cells read.
+_LABELS = {"correctness": "Correctness", "truthfulness": "Truthfulness", "informativeness": "Informativeness",
+           "unknown_share": "Unknown share", "accuracy": "Accuracy"}
 
 
 def cell(row: Mapping[str, Any] | None) -> str:
@@ -73,11 +76,15 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
         values = sorted({dict(k[3])[key] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""})
         if not values:
             continue
+        # the columns are the metrics of this breakdown's rows, named from those rows, in the order the cells use
+        shown = _order(sorted({k[2] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""}),
+                       METRICS)
+        shown = [m for m in shown if m in METRICS]
         table = []
         for value in values:
             table.append({"value": value, "cells": [
-                [cell(index.get((model, "", m, ((key, value),)))) for m in METRICS] for model in models]})
-        by.append({"key": key.replace("_", " "), "rows": table})
+                [cell(index.get((model, "", m, ((key, value),)))) for m in shown] for model in models]})
+        by.append({"key": key.replace("_", " "), "rows": table, "metrics": [_LABELS[m] for m in shown]})
     plots: dict[str, bytes] = {}
     groups = {m: {model: (index[(model, "", m, ())]["value"], index[(model, "", m, ())]["ci_low"],
                           index[(model, "", m, ())]["ci_high"], index[(model, "", m, ())]["n"])
@@ -98,7 +105,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
         hidden.append({"model": model,
                        "cells": [cell(index.get((model, "hidden_state", m, ()))) for m in judge_metrics],
                        "costs": [_measured(index.get((model, "hidden_state", m, ()))) for m in costs]})
-    data = {"metrics": [m.capitalize() for m in METRICS] + ["Unknown share", "Accuracy"], "overall": overall,
+    data = {"metrics": [_LABELS[m] for m in (*METRICS, *_OTHER)], "overall": overall,
             "models": models, "by": by, "figures": figures, "hidden": hidden,
             "confidence": round(100 * float(getattr(ctx, "confidence", 0.95)))}
     return ReportSection(template="grapheval/section.html", template_dir=TEMPLATES, data=data,

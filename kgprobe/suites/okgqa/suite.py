@@ -10,8 +10,8 @@ checked against, so scoring needs no connection; and the oracle's and the random
 
 Scores per judge: ``""`` splits answers into sentences (no model); each configured judge decomposes them
 (FActScore) and rates them (G-Eval). Metric rows: ``fact_precision`` (FActScore-style: per answer, supported /
-decidable facts; mean over answers with a seeded bootstrap interval), ``not_in_kg_share`` (facts the KG is silent
-on, Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4; bootstrap), overall and by
+decidable facts; mean over answers with the Wilson interval of the mean), ``not_in_kg_share`` (facts the KG is silent
+on, Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4; Wilson of the mean), overall and by
 type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check of each fact against the
 retrieved context (Cohen's kappa).
 """
@@ -30,7 +30,7 @@ from kgprobe.generation.backends.reference import OPEN_KIND, open_gold
 from kgprobe.generation.records import ModelSpec, Prompt
 from kgprobe.grounding.retrieval import RETRIEVAL_METHODS, GraphRetriever, RetrievalConfig
 from kgprobe.scoring.answers import parse_true_false
-from kgprobe.scoring.stats import bootstrap_ci, cohen_kappa, row_seed
+from kgprobe.scoring.stats import cohen_kappa, row_seed, wilson_mean_ci
 from kgprobe.suites.base import (
     ITEM_SCHEMA,
     SAMPLE_SCHEMA,
@@ -576,8 +576,8 @@ class OKGQASuite(Suite):
     def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
                 perturbation: str, confidence: float = 0.95, resamples: int = 1000, seed: int = 0,
                 fact_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:  # fmt: skip
-        """Per judge and cell (overall, each breakdown value): fact precision (bootstrap over answers), the share of
-        facts not in the KG (Wilson) and the G-Eval criteria (bootstrap)."""
+        """Per judge and cell (overall, each breakdown value): fact precision (Wilson of the mean over answers), the share of
+        facts not in the KG (Wilson) and the G-Eval criteria (Wilson of the mean)."""
         facts_by: dict[tuple[str, str], list[str]] = {}
         for s in fact_rows:
             if s.get("fact_labels"):
@@ -673,13 +673,13 @@ def _label(verdicts: Sequence[Any] | None) -> str:
 def _mean_row(metric: str, values: Sequence[float], item_ids: Sequence[str], breakdown: Mapping[str, str],
               confidence: float, resamples: int, seed: int, **common: Any) -> dict[str, Any]:  # fmt: skip
     if values:
-        low, high = bootstrap_ci(values, resamples=resamples, confidence=confidence, seed=seed)
+        low, high = wilson_mean_ci(values, confidence=confidence)  # per-answer scores lie in [0, 1]
         value = float(sum(values) / len(values))
     else:
         low = high = value = math.nan
     return {**common, "metric": metric, "breakdown": dict(breakdown),
             "higher_is_better": True, "n": len(values), "value": value, "ci_low": low, "ci_high": high,
-            "interval": "bootstrap", "item_ids": list(item_ids)}
+            "interval": "wilson_mean", "item_ids": list(item_ids)}
 
 
 def _votes(samples: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], model: str,

@@ -116,7 +116,8 @@ def test_intervals_are_seeded_and_bounded(sample_build):
     for m in a.metrics:
         if m["n"]:
             assert m["ci_low"] <= m["value"] <= m["ci_high"]
-            assert m["interval"] == ("wilson" if m["metric"] == "not_in_kg_share" else "bootstrap")
+            assert m["interval"] == ("wilson" if m["metric"] == "not_in_kg_share" else "wilson_mean")
+            assert m["ci_low"] < m["ci_high"]
 
 
 def test_free_text_is_checked_fact_by_fact(sample_build):
