@@ -118,18 +118,27 @@ def read_partition(root: str | Path, asset: str, dims: Mapping[str, str] | None 
     return pa.concat_tables(pq.read_table(f) for f in files)
 
 
+def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return bool(row and row[0])
+
+
 def register_views(con: duckdb.DuckDBPyConnection, root: str | Path) -> list[str]:
-    """Create (or replace) one DuckDB view per asset folder under ``root``, reading its Parquet with hive partitioning."""
-    names = []
+    """Create (or replace) one DuckDB view per asset folder under ``root``, reading its Parquet with hive partitioning.
+
+    On a read-only connection (``duckdb.connect(path, read_only=True)``, which may share the file with a writer)
+    the views are temporary: they live in the connection's in-memory ``temp`` catalog and vanish when it closes."""
+    names: list[str] = []
     root = Path(root)
     if not root.is_dir():
         return names
+    kind = "TEMP VIEW" if _read_only(con) else "VIEW"
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         pattern = str(folder / "**" / "*.parquet")
         if not any(folder.rglob("*.parquet")):
             continue
         con.execute(
-            f'CREATE OR REPLACE VIEW "{folder.name}" AS SELECT * FROM read_parquet($p, hive_partitioning = true, union_by_name = true)'.replace(
+            f'CREATE OR REPLACE {kind} "{folder.name}" AS SELECT * FROM read_parquet($p, hive_partitioning = true, union_by_name = true)'.replace(
                 "$p", "'" + pattern.replace("'", "''") + "'"
             )
         )
