@@ -119,6 +119,54 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warehouse_root(args: argparse.Namespace) -> Path:
+    if getattr(args, "warehouse", None):
+        return Path(args.warehouse)
+    from kgprobe.config import config_path, load_config
+
+    return load_config(config_path(args.config)).warehouse.resolve().parent
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from kgprobe.scoring.compare import compare_models, format_comparison, read_scores
+    from kgprobe.suites import SUITES
+
+    root = _warehouse_root(args)
+    names = [args.suite] if args.suite else list(SUITES)
+    if args.suite and args.suite not in SUITES:
+        print(f"kgprobe: unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}", file=sys.stderr)
+        return 2
+    rows = []
+    for name in names:
+        items, metrics = read_scores(root, name)
+        rows += compare_models(items, metrics, args.model_a, args.model_b, resamples=args.resamples, seed=args.seed)
+    if not rows:
+        print(f"kgprobe: no suite under {root} has scores of both {args.model_a!r} and {args.model_b!r} "
+              "(closed book, perturbation none); score both models first (kgprobe run)", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+    else:
+        print(f"A = {args.model_a}, B = {args.model_b}: share of correct items on the items both answered "
+              "(n), A - B with a paired bootstrap interval and McNemar's exact test")
+        print(format_comparison(rows))
+    return 0
+
+
+def _add_compare(sub) -> None:
+    compare = sub.add_parser("compare", help="paired comparison of two models on the items both answered")
+    compare.add_argument("model_a", help="model A (its name in the config)")
+    compare.add_argument("model_b", help="model B")
+    compare.add_argument("--suite", default=None, help="only this suite (default: every suite with scores)")
+    compare.add_argument("--config", default=None,
+                         help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
+    compare.add_argument("--warehouse", default=None, help="the warehouse folder (default: the config's)")
+    compare.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples (default: %(default)s)")
+    compare.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: %(default)s)")
+    compare.add_argument("--json", action="store_true", help="print the rows as JSON")
+    compare.set_defaults(func=_compare)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kgprobe`` command; returns the exit status (2 for a config mistake, with its message)."""
     from kgprobe.errors import ConfigError
@@ -142,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     schema = sub.add_parser("schema", help="print the JSON schema of the project config (for editors)")
     schema.add_argument("--output", "-o", default=None, help="write it to this file instead of stdout")
     schema.set_defaults(func=_schema)
+    _add_compare(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

@@ -260,18 +260,29 @@ def _suites_table(headlines: Sequence[Mapping[str, Any]], models: Sequence[str],
         if (h["suite"], h["label"]) not in suites:
             suites.append((h["suite"], h["label"]))
     found = {(str(h["model"]), h["suite"]): h for h in headlines}
+    differ = {s: next((h["n_shared"] for h in headlines if h["suite"] == s and h.get("same_items") is False), None)
+              for s, _ in suites}
     rows = []
     for model in models:
         if not any((model, s) in found for s, _ in suites):
             continue
         rows.append({"model": model, "cells": [
-            _metric_cell(_headline_row(found.get((model, s))), f"{s}_scores_metrics",
-                         shade=bool(found[(model, s)]["higher_is_better"]) if (model, s) in found else False,
-                         confidence=confidence)
+            _flag(_metric_cell(_headline_row(found.get((model, s))), f"{s}_scores_metrics",
+                               shade=bool(found[(model, s)]["higher_is_better"]) if (model, s) in found else False,
+                               confidence=confidence), differ[s] if (model, s) in found else None)
             for s, _ in suites]})
     kinds = sorted({_interval_of(h) for h in headlines})
     return {"interval": _interval_phrase(kinds, confidence),
-            "headers": ["model", *[f"{s}: {label}" for s, label in suites]], "rows": rows}
+            "headers": ["model", *[f"{s}: {label}" + (" †" if differ[s] is not None else "") for s, label in suites]],
+            "rows": rows, "differ": [{"suite": s, "n_shared": n} for s, n in differ.items() if n is not None]}
+
+
+def _flag(cell: dict[str, Any], n_shared: int | None) -> dict[str, Any]:
+    """Mark a cell of a column whose models answered different items (†), with the shared count in its hover."""
+    if n_shared is None:
+        return cell
+    note = f"items differ between the models of this column ({n_shared} shared by all; kgprobe compare pairs them)"
+    return {**cell, "text": f"{cell['text']} †", "title": f"{note}; {cell['title'] or ''}".rstrip("; ")}
 
 
 def _headline_row(h: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -288,15 +299,21 @@ def _suite_section(section: Mapping[str, Any], models: Sequence[str], confidence
             columns.append(key)
     found = {(str(r["model"]), str(r["task"]), str(r.get("judge") or ""), str(r["metric"])): r for r in rows}
     table = f"{section['name']}_scores_metrics"
-    body = [{"model": m, "cells": [_metric_cell(found.get((m, *c)), table, confidence=confidence,
-                                                shade=bool(found[(m, *c)]["higher_is_better"]) if (m, *c) in found else False)
+    from kgprobe.report.leaderboard import item_sets
+
+    fair = {c: item_sets([found[(m, *c)] for m in models if (m, *c) in found]) for c in columns}
+    differ = {c: f["n_shared"] if f["same_items"] is False else None for c, f in fair.items()}
+    body = [{"model": m, "cells": [_flag(_metric_cell(found.get((m, *c)), table, confidence=confidence,
+                                                      shade=bool(found[(m, *c)]["higher_is_better"]) if (m, *c) in found else False),
+                                         differ[c] if (m, *c) in found else None)
                                    for c in columns]}
             for m in models if any((m, *c) in found for c in columns)]
     kinds = sorted({_interval_of(r) for r in rows}) or ["wilson"]
     return {"name": section["name"], "title": section.get("title") or section["name"],
             "paper": section.get("paper") or "", "interval": _interval_phrase(kinds, confidence),
-            "headers": ["model", *[f"{metric} ({task}{', ' + judge if judge else ''})" for task, judge, metric in columns]],
-            "rows": body}
+            "headers": ["model", *[f"{metric} ({task}{', ' + judge if judge else ''})" + (" †" if differ[(task, judge, metric)] is not None else "")
+                                   for task, judge, metric in columns]],
+            "rows": body, "differ": [{"suite": f"{m} ({t})", "n_shared": n} for (t, _j, m), n in differ.items() if n is not None]}
 
 
 def write_report(path: str | Path, html: str) -> Path:
