@@ -167,6 +167,52 @@ def _add_compare(sub) -> None:
     compare.set_defaults(func=_compare)
 
 
+def _import_responses(args: argparse.Namespace) -> int:
+    from kgprobe import warehouse as wh
+    from kgprobe.config import config_path, generation_models, load_config
+    from kgprobe.generation.imports import ResponseImportError, import_responses, read_jsonl
+    from kgprobe.generation.store import ResponseStore
+    from kgprobe.suites import SUITES
+
+    cfg = load_config(config_path(args.config))
+    root = cfg.warehouse.resolve().parent
+    names = [s.name for s in SUITES.values() if s.configured(cfg) and (args.suite is None or s.name == args.suite)]
+    targets = []
+    try:
+        rows = read_jsonl(args.file)
+        for name in names:
+            suite = SUITES[name]
+            specs = {m.name: m for m in suite.model_specs(cfg, generation_models(cfg))}
+            if args.model not in specs:
+                raise ResponseImportError(f"model {args.model!r} is not in the config's models {sorted(specs)}; add "
+                                          "an entry for it (any backend: its stored answers are used, it is not "
+                                          "called for them) with the sampling parameters the answers were made with")
+            if not wh.partition_dir(root, f"{name}_items").exists():
+                raise ResponseImportError(f"suite {name!r} has no items under {root} yet; build them first "
+                                          f"(kgprobe run --job {name}_items) or pass --suite")
+            items = wh.read_partition(root, f"{name}_items").to_pylist()
+            targets += [(p, specs[args.model].params) for p in suite.prompts(items)]
+        summary = import_responses(rows, model=args.model, targets=targets, store=ResponseStore(root / "response_store"),
+                                   source=str(args.file))
+    except ResponseImportError as exc:
+        print(f"kgprobe: {exc}", file=sys.stderr)
+        return 2
+    print(f"kgprobe: imported {summary['rows']} answer(s) of {args.model} for {summary['prompts']} prompt(s) "
+          f"({summary['stored']} stored samples, run {summary['run_id']}); score them with "
+          f"kgprobe run --job <suite>_responses --partition {args.model} and the scoring jobs, as any model")
+    return 0
+
+
+def _add_import_responses(sub) -> None:
+    imp = sub.add_parser("import-responses", help="store answers generated elsewhere (JSONL) as a model's samples")
+    imp.add_argument("file", help="JSONL: item_id or prompt_sha256, sample_index, text, optional tokens_in/tokens_out")
+    imp.add_argument("--model", required=True, help="the model's name (an entry of the config's models)")
+    imp.add_argument("--suite", default=None, help="only match prompts of this suite (default: every enabled suite)")
+    imp.add_argument("--config", default=None,
+                     help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
+    imp.set_defaults(func=_import_responses)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kgprobe`` command; returns the exit status (2 for a config mistake, with its message)."""
     from kgprobe.errors import ConfigError
@@ -191,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     schema.add_argument("--output", "-o", default=None, help="write it to this file instead of stdout")
     schema.set_defaults(func=_schema)
     _add_compare(sub)
+    _add_import_responses(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
