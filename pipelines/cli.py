@@ -213,6 +213,65 @@ def _add_import_responses(sub) -> None:
     imp.set_defaults(func=_import_responses)
 
 
+def _export(args: argparse.Namespace) -> int:
+    import hashlib
+
+    from kgprobe import warehouse as wh
+    from kgprobe.config import config_path, load_config
+    from kgprobe.export import ExportError, export_suite
+    from kgprobe.suites import SUITES
+
+    chosen = config_path(args.config)
+    cfg = load_config(chosen)
+    root = cfg.warehouse.resolve().parent
+    try:
+        if args.suite not in SUITES:
+            raise ExportError(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
+        if not wh.partition_dir(root, f"{args.suite}_items").exists():
+            raise ExportError(f"suite {args.suite!r} has no items under {root} yet; build them first "
+                              "(kgprobe run --job prepare)")
+        items = wh.read_partition(root, f"{args.suite}_items").to_pylist()
+        snapshots = []
+        db = cfg.warehouse.resolve()
+        if db.exists():
+            import duckdb
+
+            from kgprobe.kg.stats import current_snapshot
+
+            with duckdb.connect(str(db), read_only=True) as con:
+                for kg in cfg.kgs:
+                    try:
+                        snapshots.append(str(current_snapshot(con, kg)))
+                    except Exception:  # noqa: BLE001 - a KG not ingested yet has no snapshot to name
+                        continue
+        provenance = {"snapshot": ", ".join(snapshots) or None, "paper": SUITES[args.suite].paper,
+                      "config_hash": hashlib.sha256(Path(chosen).read_bytes()).hexdigest()[:16],
+                      "licence": args.licence}
+        out = Path(args.output or f"export/{args.suite}-{args.format}")
+        sampling = SUITES[args.suite].sampling
+        files = export_suite(items, args.suite, args.format, out, provenance=provenance, n=sampling.n,
+                             temperature=sampling.temperature)
+    except ExportError as exc:
+        print(f"kgprobe: {exc}", file=sys.stderr)
+        return 2
+    for f in files:
+        print(f"kgprobe: wrote {f} ({f.stat().st_size:,} bytes)")
+    return 0
+
+
+def _add_export(sub) -> None:
+    from kgprobe.export import FORMATS
+
+    exp = sub.add_parser("export", help="write a suite's built benchmark as JSONL, a HF dataset, an lm-eval or inspect task")
+    exp.add_argument("--suite", required=True, help="the suite to export")
+    exp.add_argument("--format", required=True, choices=FORMATS, help="what to write")
+    exp.add_argument("--output", "-o", default=None, help="the folder to write (default: export/<suite>-<format>)")
+    exp.add_argument("--licence", default="other", help="the licence of the source KG, for the dataset card")
+    exp.add_argument("--config", default=None,
+                     help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
+    exp.set_defaults(func=_export)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``kgprobe`` command; returns the exit status (2 for a config mistake, with its message)."""
     from kgprobe.errors import ConfigError
@@ -238,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     schema.set_defaults(func=_schema)
     _add_compare(sub)
     _add_import_responses(sub)
+    _add_export(sub)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
