@@ -201,6 +201,13 @@ def build_report_assets(cfg) -> list:
         similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
         suites = enabled_suites(cfg)
         samples = _read_all_samples(warehouse, cfg)
+        from kgprobe.scoring.compare import pairwise, read_scores
+
+        compared = []
+        for suite in suites:  # every pair of models on the items both answered, per suite and breakdown
+            votes, rows = read_scores(warehouse.root, suite.name)
+            compared += pairwise(votes, rows, models, resamples=settings.resamples, confidence=settings.confidence,
+                                 seed=settings.seed)
         ctx = ReportContext(
             project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
             created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), run_ids=(context.run.run_id,),
@@ -223,7 +230,8 @@ def build_report_assets(cfg) -> list:
         html = render_page(ctx, metrics=[r for r in metrics if r["suite"] in generic],
                            suites=headline_rows(metrics, suites, models=models), own=own, sections=sections,
                            examples=samples["examples"], cost=cost,
-                           consistency=consistency_section(consistent, inconsistent, models=models))
+                           consistency=consistency_section(consistent, inconsistent, models=models),
+                           comparisons=compared)
         path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
         context.log.info(f"report written to {path.resolve()}")
         return dg.MaterializeResult(metadata={

@@ -357,6 +357,7 @@ def render_page(
     examples: Sequence[Mapping[str, Any]] | None = None,
     cost: Sequence[Mapping[str, Any]] = (),
     consistency: Mapping[str, Any] | None = None,
+    comparisons: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
 
@@ -367,8 +368,9 @@ def render_page(
     "title", "paper", "metrics"}``, its overall metric rows shown as models x metrics); and optional ``examples``
     of unreadable answers (dicts with model, question, answer or text, label); and the generation's planned against
     actual tokens and cost (``cost``: :func:`kgprobe.report.cost.cost_rows`); and the cross-suite consistency of
-    each model's verdicts on shared KG triples (``consistency``: :func:`consistency_section`). The same input gives
-    the same string.
+    each model's verdicts on shared KG triples (``consistency``: :func:`consistency_section`); and the paired
+    comparisons of models (``comparisons``: rows of :func:`kgprobe.scoring.compare.compare_models`). The same
+    input gives the same string.
     """
     kinds: dict[str, int] = {}
     for row in [*metrics, *(r for s in own for r in s.metrics)]:
@@ -385,7 +387,29 @@ def render_page(
         examples=_examples(examples),
         cost=[_cost_row(r) for r in cost],
         consistency=consistency,
+        comparisons=comparison_section(comparisons, ctx.confidence),
     )
+
+
+def comparison_section(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
+    """The report's paired comparisons: one block per (model A, model B), its overall rows (one per suite and
+    task) and, folded, the breakdown rows; each row's cells as text."""
+    def fmt(r: Mapping[str, Any]) -> dict[str, Any]:
+        bd = ", ".join(f"{k} = {v}" for k, v in (r.get("breakdown") or {}).items())
+        return {"suite": r["suite"], "task": r["task"], "breakdown": bd or "overall", "n": r["n"],
+                "a": f"{r['a']:.2f}" if math.isfinite(r["a"]) else "–",
+                "b": f"{r['b']:.2f}" if math.isfinite(r["b"]) else "–",
+                "diff": (f"{r['diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                         if math.isfinite(r["diff"]) else "–"),
+                "discordant": "–" if r.get("a_only") is None else f"{r['a_only']} / {r['b_only']}",
+                "p": "–" if r.get("p_value") is None else f"{r['p_value']:.3g}",
+                "left_out": f"{r['only_a']} / {r['only_b']}"}
+    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        block = blocks.setdefault((r["model_a"], r["model_b"]), {"a": r["model_a"], "b": r["model_b"],
+                                                                  "overall": [], "breakdowns": []})
+        block["overall" if not r.get("breakdown") else "breakdowns"].append(fmt(r))
+    return [{**b, "level": f"{confidence:.0%}"} for b in blocks.values()]
 
 
 def consistency_section(rates: Sequence[Mapping[str, Any]], examples: Sequence[Mapping[str, Any]], *,

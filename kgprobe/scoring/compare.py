@@ -5,7 +5,7 @@ Two models' cells are only comparable on the same items: a model run with its ow
 than another, and its accuracy on those is not the other's on more. :func:`compare_models` pairs the per-item rows
 of a suite's scores table (one row per item, model, perturbation, task and judge, with ``correct``) on
 ``item_id``, overall and per breakdown cell of the suite's metric rows (the cell's items are the union of the
-``item_ids`` of the two models' rows of that breakdown), and reports each pair with :func:`paired_difference`.
+``item_ids`` of every model's rows of that breakdown: which items a cell holds is a property of the items), and reports each pair with :func:`paired_difference`.
 
     >>> paired_difference({"q1": 1, "q2": 1, "q3": 0}, {"q1": 0, "q2": 1, "q4": 1})["n"]     # 2 items in common
 """
@@ -23,7 +23,7 @@ from scipy.stats import binomtest
 from kgprobe.scoring.stats import row_seed
 
 __all__ = ["compare_models", "format_comparison", "mcnemar_exact", "paired_bootstrap_ci", "paired_difference",
-           "read_scores"]
+           "pairwise", "read_scores"]
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -107,7 +107,7 @@ def compare_models(items: Iterable[Mapping[str, Any]], metrics: Iterable[Mapping
 
     ``items``: per-item score rows (``suite``, ``task``, ``item_id``, ``model``, ``perturbation``, ``judge``,
     ``correct``), a suite's scores table; ``metrics``: the suite's metric rows, whose ``breakdown`` and
-    ``item_ids`` name each breakdown cell's items. Rows of other models, perturbations and judges are ignored.
+    ``item_ids`` name each breakdown cell's items (the union over every model's rows). Rows of other models, perturbations and judges are ignored.
     Each output row is :func:`paired_difference` of the cell plus ``suite``, ``task``, ``breakdown`` (dict),
     ``model_a`` and ``model_b``, seeded per cell by :func:`~kgprobe.scoring.stats.row_seed`; sorted by suite,
     task, then overall first and breakdowns by name."""
@@ -121,7 +121,7 @@ def compare_models(items: Iterable[Mapping[str, Any]], metrics: Iterable[Mapping
     cells: dict[tuple[str, str], dict[tuple[tuple[str, str], ...], set[str]]] = {}
     for m in metrics:
         bd = _breakdown(m)
-        if not bd or m["model"] not in (model_a, model_b) or str(m.get("judge") or "") != judge \
+        if not bd or str(m.get("judge") or "") != judge \
                 or str(m.get("perturbation") or "none") != perturbation:
             continue
         cells.setdefault((str(m["suite"]), str(m["task"])), {}).setdefault(bd, set()).update(
@@ -174,3 +174,15 @@ def format_comparison(rows: Sequence[Mapping[str, Any]], confidence: float = 0.9
                      f"{r['a_only'] if r['a_only'] is not None else '–':>6} "
                      f"{r['b_only'] if r['b_only'] is not None else '–':>6} {p:>9}  ({r['only_a']}, {r['only_b']})")
     return "\n".join(lines)
+
+
+def pairwise(items: Sequence[Mapping[str, Any]], metrics: Sequence[Mapping[str, Any]], models: Sequence[str], *,
+             resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
+    """:func:`compare_models` of every pair of ``models`` (A before B in the order given) that both have rows."""
+    present = {str(r["model"]) for r in items}
+    shown = [m for m in models if m in present]
+    out: list[dict[str, Any]] = []
+    for i, a in enumerate(shown):
+        for b in shown[i + 1:]:
+            out += compare_models(items, metrics, a, b, resamples=resamples, confidence=confidence, seed=seed)
+    return out

@@ -117,6 +117,9 @@ def test_the_toy_suite_runs_through_every_shared_stage(run) -> None:
     assert n == [(64,)]  # 32 capital_of triples in the sample, a true and a corrupted question each
     html = (wh / "report" / "report.html").read_text(encoding="utf-8")
     assert "Capitals: a toy suite" in html and "capitals: accuracy (yes/no)" in html
+    # the paired comparison of every two models on the items both answered (all 64 here)
+    assert "oracle (A) against always-yes (B)" in html and "always-yes (A) against random (B)" in html
+    assert '<td>capitals</td><td>discriminative</td><td>overall</td><td class="num">64</td><td class="num">1.00</td><td class="num">0.50</td>' in html
 
 
 def test_the_suite_is_shorter_than_a_hundred_lines() -> None:

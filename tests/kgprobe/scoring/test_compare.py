@@ -86,3 +86,25 @@ def test_cli_compare_reads_the_warehouse(tmp_path: Path, capsys) -> None:
                                                                              ({"polarity": "positive"}, 2, 1.0, 2)]
     assert main(["compare", "a", "zzz", "--warehouse", str(tmp_path)]) == 2
     assert "score both models" in capsys.readouterr().err
+
+
+def test_report_shows_each_pair_overall_and_by_breakdown() -> None:
+    from kgprobe.report.render import ReportContext, render_page
+    from kgprobe.scoring.compare import pairwise
+
+    items = (_items("oracle", {f"q{i}": True for i in range(8)}) + _items("random", {f"q{i}": i < 2 for i in range(8)})
+             + _items("smol", {f"q{i}": i % 2 == 0 for i in range(4)}))
+    metrics = [{"suite": "s", "task": "t", "model": "oracle", "perturbation": "none", "judge": "", "metric": "acc",
+                "breakdown": {"kind": "x"}, "item_ids": ["q0", "q1", "q2"]}]
+    rows = pairwise(items, metrics, ["oracle", "smol", "random", "absent"], resamples=200)
+    assert [(r["model_a"], r["model_b"], r["breakdown"], r["n"]) for r in rows] == [
+        ("oracle", "smol", {}, 4), ("oracle", "smol", {"kind": "x"}, 3), ("oracle", "random", {}, 8),
+        ("oracle", "random", {"kind": "x"}, 3), ("smol", "random", {}, 4), ("smol", "random", {"kind": "x"}, 3)]
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("s",), created_at="2026-01-01")
+    html = render_page(ctx, comparisons=rows)
+    assert "Paired comparisons" in html and "oracle (A) against random (B)" in html
+    # oracle vs random: 8 items, 1.00 vs 0.25, six discordant items all for A: p = 2 / 2**6
+    assert "<td class=\"num\">8</td><td class=\"num\">1.00</td><td class=\"num\">0.25</td>" in html
+    assert "<td class=\"num\">6 / 0</td><td class=\"num\">0.0312</td><td class=\"num\">0 / 0</td>" in html
+    assert "By breakdown (2 cells)" not in html and "By breakdown (1 cells)" in html
+    assert "<td class=\"num\">4 / 0</td>" in html  # left out: oracle has 4 items smol lacks
