@@ -358,8 +358,10 @@ def render_page(
     cost: Sequence[Mapping[str, Any]] = (),
     consistency: Mapping[str, Any] | None = None,
     comparisons: Sequence[Mapping[str, Any]] = (),
+    drilldown: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
+    """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no links; a script only
+    for the drill-down).
 
     In order: the header (project, KG snapshot, date, the intervals of ``metrics`` and of the ``own`` sections'
     rows, models, judges, counts); when ``suites`` holds headline rows
@@ -369,8 +371,9 @@ def render_page(
     of unreadable answers (dicts with model, question, answer or text, label); and the generation's planned against
     actual tokens and cost (``cost``: :func:`kgprobe.report.cost.cost_rows`); and the cross-suite consistency of
     each model's verdicts on shared KG triples (``consistency``: :func:`consistency_section`); and the paired
-    comparisons of models (``comparisons``: rows of :func:`kgprobe.scoring.compare.compare_models`). The same
-    input gives the same string.
+    comparisons of models (``comparisons``: rows of :func:`kgprobe.scoring.compare.compare_models`); and the
+    per-item drill-down (``drilldown``: rows of :func:`kgprobe.report.drilldown.drilldown_rows`, embedded
+    compressed and paged by the page's one inline script). The same input gives the same string.
     """
     kinds: dict[str, int] = {}
     for row in [*metrics, *(r for s in own for r in s.metrics)]:
@@ -388,7 +391,16 @@ def render_page(
         cost=[_cost_row(r) for r in cost],
         consistency=consistency,
         comparisons=comparison_section(comparisons, ctx.confidence),
+        drilldown=_drilldown(drilldown),
     )
+
+
+def _drilldown(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    if not rows:
+        return None
+    from kgprobe.report.drilldown import embed
+
+    return {"payload": embed(rows), "count": len(rows)}
 
 
 def comparison_section(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
