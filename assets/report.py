@@ -205,6 +205,18 @@ def build_report_assets(cfg) -> list:
         similarity = warehouse.read_partition("kg_similarity").to_pylist() if wh.partitions(warehouse.root, "kg_similarity") else []
         suites = enabled_suites(cfg)
         samples = _read_all_samples(warehouse, cfg)
+        from kgprobe.scoring.compare import pairwise, read_scores
+
+        from kgprobe.report.drilldown import drilldown_rows
+
+        compared, drill = [], []
+        for suite in suites:  # every pair of models on the items both answered, per suite and breakdown
+            votes, rows = read_scores(warehouse.root, suite.name)
+            compared += pairwise(votes, rows, models, resamples=settings.resamples, confidence=settings.confidence,
+                                 seed=settings.seed)
+            drill += drilldown_rows(suite.name, _read_rows(warehouse, f"{suite.name}_items"), votes,
+                                    _read_rows(warehouse, f"{suite.name}_scores_samples",
+                                               ("item_id", "model", "judge", "sample_index", "text", "label")))
         ctx = ReportContext(
             project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
             created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), run_ids=(context.run.run_id,),
@@ -227,7 +239,8 @@ def build_report_assets(cfg) -> list:
         html = render_page(ctx, metrics=[r for r in metrics if r["suite"] in generic],
                            suites=headline_rows(metrics, suites, models=models), own=own, sections=sections,
                            examples=samples["examples"], cost=cost,
-                           consistency=consistency_section(consistent, inconsistent, models=models))
+                           consistency=consistency_section(consistent, inconsistent, models=models),
+                           comparisons=compared, drilldown=drill)
         path = write_report(warehouse.root.joinpath(*REPORT_PATH), html)
         context.log.info(f"report written to {path.resolve()}")
         return dg.MaterializeResult(metadata={
@@ -237,6 +250,15 @@ def build_report_assets(cfg) -> list:
         })
 
     return [leaderboard, report]
+
+
+def _read_rows(warehouse: WarehouseResource, asset: str, columns: tuple[str, ...] | None = None) -> list[dict]:
+    """Every partition of ``asset`` as rows (only ``columns`` when given; [] when none is written)."""
+    out = []
+    for dims in wh.partitions(warehouse.root, asset):
+        table = warehouse.read_partition(asset, dims)
+        out += table.select([c for c in columns if c in table.column_names]).to_pylist() if columns else table.to_pylist()
+    return out
 
 
 def _read_all_samples(warehouse: WarehouseResource, cfg) -> dict:

@@ -211,15 +211,23 @@ def _ident(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return bool(row and row[0])
+
+
 def register_views(con: duckdb.DuckDBPyConnection, root: str | Path) -> list[str]:
     """Create (or replace) one DuckDB view per asset folder under ``root`` over its Parquet files (hidden leftovers
     and set-aside shards skipped). Columns come from the files only (no hive partitioning, which would overwrite a
     stored ``model`` with its folder name); a partition whose rows lack a dimension column get it from the
-    unescaped folder name. Returns the view names."""
+    unescaped folder name. On a read-only connection (``duckdb.connect(path, read_only=True)``, which may share
+    the file with a writer) the views are temporary: they live in the connection's in-memory ``temp`` catalog and
+    vanish when it closes. Returns the view names."""
     names = []
     root = Path(root)
     if not root.is_dir():
         return names
+    kind = "TEMP VIEW" if _read_only(con) else "VIEW"
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         groups, hidden = _data_files(folder)
         _warn_leftovers(hidden)
@@ -237,7 +245,7 @@ def register_views(con: duckdb.DuckDBPyConnection, root: str | Path) -> list[str
             paths = "[" + ", ".join(_literal(str(f)) for f in files) + "]"
             selects.append(f"SELECT *{fill} FROM read_parquet({paths}, hive_partitioning = false, "
                            "union_by_name = true)")
-        con.execute(f"CREATE OR REPLACE VIEW {_ident(folder.name)} AS " + " UNION ALL BY NAME ".join(selects))
+        con.execute(f"CREATE OR REPLACE {kind} {_ident(folder.name)} AS " + " UNION ALL BY NAME ".join(selects))
         names.append(folder.name)
     return names
 

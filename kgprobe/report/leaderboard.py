@@ -17,7 +17,7 @@ from typing import Any
 
 from kgprobe.suites.base import breakdown_of
 
-__all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "overall", "suite_table"]
+__all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "item_sets", "overall", "suite_table"]
 
 
 def overall(row: Mapping[str, Any]) -> bool:
@@ -45,7 +45,9 @@ def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("
 def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *, models: Sequence[str] = (),
                   setting: str = "closed") -> list[dict[str, Any]]:  # fmt: skip
     """One row per (model, suite) that has the suite's headline metric (its ``headline`` task and metric, read
-    directly, not judged, or by the headline's own ``judge``, at perturbation ``none`` in ``setting``): value, interval, its kind and n. Models follow
+    directly, not judged, or by the headline's own ``judge``, at perturbation ``none`` in ``setting``): value,
+    interval, its kind and n, and ``same_items`` / ``n_shared`` (:func:`item_sets` of the suite's headline rows
+    across models). Models follow
     ``models`` (then name order), suites the order given."""
     suites = list(suites)
     found: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -59,6 +61,7 @@ def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *
                     and overall(row):
                 found[(str(row["model"]), s.name)] = row
     order = [m for m in models if any(k[0] == m for k in found)] + sorted({k[0] for k in found} - set(models))
+    fair = {s.name: item_sets([r for (_m, name), r in found.items() if name == s.name]) for s in suites}
     out = []
     for model in order:
         for s in suites:
@@ -69,8 +72,19 @@ def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *
                         "judge": getattr(s.headline, "judge", ""), "metric": s.headline.metric,
                         "label": s.headline.label, "higher_is_better": bool(row["higher_is_better"]),
                         "value": row["value"], "ci_low": row["ci_low"], "ci_high": row["ci_high"],
-                        "interval": row["interval"], "n": row["n"]})
+                        "interval": row["interval"], "n": row["n"], **fair[s.name]})
     return out
+
+
+def item_sets(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether the metric rows of one table column (one per model) stand on the same items: ``same_items``
+    (None when a row has no ``item_ids``) and ``n_shared``, the items every one of them has. Two models' values
+    are comparable only on the same items; a model run with its own ``limit`` answers fewer."""
+    sets = [r.get("item_ids") for r in rows]
+    if not sets or any(s is None for s in sets):
+        return {"same_items": None, "n_shared": None}
+    sets = [frozenset(map(str, s)) for s in sets]
+    return {"same_items": len(set(sets)) == 1, "n_shared": len(frozenset.intersection(*sets))}
 
 
 def suite_table(metrics: Iterable[Mapping[str, Any]], suite: str, *, setting: str = "closed",

@@ -40,7 +40,8 @@ __all__ = [
 ]
 
 #: How the report names each kind of interval of a metric row's ``interval`` column.
-INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "bootstrap": "percentile bootstrap"}
+INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "wilson_mean": "Wilson (mean of [0, 1] scores)",
+                                  "bootstrap": "percentile bootstrap"}
 
 
 _NOT_SQL = re.compile(r"[^A-Za-z0-9_]")
@@ -208,6 +209,7 @@ def _intervals_text(ctx: ReportContext, kinds: Mapping[str, int]) -> str:
     level = f"{ctx.confidence:.0%}"
     text = {
         "wilson": f"{level} Wilson score intervals",
+        "wilson_mean": f"{level} Wilson intervals of means of [0, 1] scores",
         "bootstrap": f"{level} percentile bootstrap over items, {ctx.bootstrap_resamples} resamples, "
                      f"seed {ctx.bootstrap_seed}",
     }
@@ -261,18 +263,29 @@ def _suites_table(headlines: Sequence[Mapping[str, Any]], models: Sequence[str],
         if (h["suite"], h["label"]) not in suites:
             suites.append((h["suite"], h["label"]))
     found = {(str(h["model"]), h["suite"]): h for h in headlines}
+    differ = {s: next((h["n_shared"] for h in headlines if h["suite"] == s and h.get("same_items") is False), None)
+              for s, _ in suites}
     rows = []
     for model in models:
         if not any((model, s) in found for s, _ in suites):
             continue
         rows.append({"model": model, "cells": [
-            _metric_cell(_headline_row(found.get((model, s))), f"{s}_scores_metrics",
-                         shade=bool(found[(model, s)]["higher_is_better"]) if (model, s) in found else False,
-                         confidence=confidence)
+            _flag(_metric_cell(_headline_row(found.get((model, s))), f"{s}_scores_metrics",
+                               shade=bool(found[(model, s)]["higher_is_better"]) if (model, s) in found else False,
+                               confidence=confidence), differ[s] if (model, s) in found else None)
             for s, _ in suites]})
     kinds = sorted({_interval_of(h) for h in headlines})
     return {"interval": _interval_phrase(kinds, confidence),
-            "headers": ["model", *[f"{s}: {label}" for s, label in suites]], "rows": rows}
+            "headers": ["model", *[f"{s}: {label}" + (" †" if differ[s] is not None else "") for s, label in suites]],
+            "rows": rows, "differ": [{"suite": s, "n_shared": n} for s, n in differ.items() if n is not None]}
+
+
+def _flag(cell: dict[str, Any], n_shared: int | None) -> dict[str, Any]:
+    """Mark a cell of a column whose models answered different items (†), with the shared count in its hover."""
+    if n_shared is None:
+        return cell
+    note = f"items differ between the models of this column ({n_shared} shared by all; kgprobe compare pairs them)"
+    return {**cell, "text": f"{cell['text']} †", "title": f"{note}; {cell['title'] or ''}".rstrip("; ")}
 
 
 def _headline_row(h: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -289,15 +302,21 @@ def _suite_section(section: Mapping[str, Any], models: Sequence[str], confidence
             columns.append(key)
     found = {(str(r["model"]), str(r["task"]), str(r.get("judge") or ""), str(r["metric"])): r for r in rows}
     table = f"{section['name']}_scores_metrics"
-    body = [{"model": m, "cells": [_metric_cell(found.get((m, *c)), table, confidence=confidence,
-                                                shade=bool(found[(m, *c)]["higher_is_better"]) if (m, *c) in found else False)
+    from kgprobe.report.leaderboard import item_sets
+
+    fair = {c: item_sets([found[(m, *c)] for m in models if (m, *c) in found]) for c in columns}
+    differ = {c: f["n_shared"] if f["same_items"] is False else None for c, f in fair.items()}
+    body = [{"model": m, "cells": [_flag(_metric_cell(found.get((m, *c)), table, confidence=confidence,
+                                                      shade=bool(found[(m, *c)]["higher_is_better"]) if (m, *c) in found else False),
+                                         differ[c] if (m, *c) in found else None)
                                    for c in columns]}
             for m in models if any((m, *c) in found for c in columns)]
     kinds = sorted({_interval_of(r) for r in rows}) or ["wilson"]
     return {"name": section["name"], "title": section.get("title") or section["name"],
             "paper": section.get("paper") or "", "interval": _interval_phrase(kinds, confidence),
-            "headers": ["model", *[f"{metric} ({task}{', ' + judge if judge else ''})" for task, judge, metric in columns]],
-            "rows": body}
+            "headers": ["model", *[f"{metric} ({task}{', ' + judge if judge else ''})" + (" †" if differ[(task, judge, metric)] is not None else "")
+                                   for task, judge, metric in columns]],
+            "rows": body, "differ": [{"suite": f"{m} ({t})", "n_shared": n} for (t, _j, m), n in differ.items() if n is not None]}
 
 
 def write_report(path: str | Path, html: str) -> Path:
@@ -341,8 +360,11 @@ def render_page(
     examples: Sequence[Mapping[str, Any]] | None = None,
     cost: Sequence[Mapping[str, Any]] = (),
     consistency: Mapping[str, Any] | None = None,
+    comparisons: Sequence[Mapping[str, Any]] = (),
+    drilldown: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no scripts or links).
+    """Return the report as one self-contained HTML page (inline CSS, PNGs as data URIs, no links; a script only
+    for the drill-down).
 
     In order: the header (project, KG snapshot, date, the intervals of ``metrics`` and of the ``own`` sections'
     rows, models, judges, counts); when ``suites`` holds headline rows
@@ -351,8 +373,10 @@ def render_page(
     "title", "paper", "metrics"}``, its overall metric rows shown as models x metrics); and optional ``examples``
     of unreadable answers (dicts with model, question, answer or text, label); and the generation's planned against
     actual tokens and cost (``cost``: :func:`kgprobe.report.cost.cost_rows`); and the cross-suite consistency of
-    each model's verdicts on shared KG triples (``consistency``: :func:`consistency_section`). The same input gives
-    the same string.
+    each model's verdicts on shared KG triples (``consistency``: :func:`consistency_section`); and the paired
+    comparisons of models (``comparisons``: rows of :func:`kgprobe.scoring.compare.compare_models`); and the
+    per-item drill-down (``drilldown``: rows of :func:`kgprobe.report.drilldown.drilldown_rows`, embedded
+    compressed and paged by the page's one inline script). The same input gives the same string.
     """
     kinds: dict[str, int] = {}
     for row in [*metrics, *(r for s in own for r in s.metrics)]:
@@ -369,7 +393,38 @@ def render_page(
         examples=_examples(examples),
         cost=[_cost_row(r) for r in cost],
         consistency=consistency,
+        comparisons=comparison_section(comparisons, ctx.confidence),
+        drilldown=_drilldown(drilldown),
     )
+
+
+def _drilldown(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    if not rows:
+        return None
+    from kgprobe.report.drilldown import embed
+
+    return {"payload": embed(rows), "count": len(rows)}
+
+
+def comparison_section(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
+    """The report's paired comparisons: one block per (model A, model B), its overall rows (one per suite and
+    task) and, folded, the breakdown rows; each row's cells as text."""
+    def fmt(r: Mapping[str, Any]) -> dict[str, Any]:
+        bd = ", ".join(f"{k} = {v}" for k, v in (r.get("breakdown") or {}).items())
+        return {"suite": r["suite"], "task": r["task"], "breakdown": bd or "overall", "n": r["n"],
+                "a": f"{r['a']:.2f}" if math.isfinite(r["a"]) else "–",
+                "b": f"{r['b']:.2f}" if math.isfinite(r["b"]) else "–",
+                "diff": (f"{r['diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                         if math.isfinite(r["diff"]) else "–"),
+                "discordant": "–" if r.get("a_only") is None else f"{r['a_only']} / {r['b_only']}",
+                "p": "–" if r.get("p_value") is None else f"{r['p_value']:.3g}",
+                "left_out": f"{r['only_a']} / {r['only_b']}"}
+    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        block = blocks.setdefault((r["model_a"], r["model_b"]), {"a": r["model_a"], "b": r["model_b"],
+                                                                  "overall": [], "breakdowns": []})
+        block["overall" if not r.get("breakdown") else "breakdowns"].append(fmt(r))
+    return [{**b, "level": f"{confidence:.0%}"} for b in blocks.values()]
 
 
 def consistency_section(rates: Sequence[Mapping[str, Any]], examples: Sequence[Mapping[str, Any]], *,

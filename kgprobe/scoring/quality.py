@@ -181,7 +181,7 @@ _LABELS = ("yes", "no", "unknown")
 _FORMATS = ("yn", "wh")
 # kgprobe.suites.fpq.metrics.INTERVALS, spelled out: importing kgprobe.suites.fpq.metrics would pull numpy, scipy and duckdb into this
 # module, which stays light until a suite runs (a test keeps the two equal).
-_INTERVALS = ("wilson", "bootstrap")
+_INTERVALS = ("wilson", "bootstrap", "wilson_mean")
 
 _RESPONSE_REQUIRED = ("item_id", "model", "response_id", "prompt_sha256", "params_sha256", "sample_index",
                       "prompt_template_id")
@@ -255,6 +255,10 @@ _METRICS = _TableSpec(
                {"column_A": "ci_high", "column_B": "ci_low", "or_equal": False,
                 "ignore_row_if": "either_value_is_missing"},
                ("ci_high", "ci_low", "interval", "n"), when=(("interval", "==", "wilson"), ("n", ">", 0))),
+        _Check("ExpectColumnPairValuesAToBeGreaterThanB",
+               {"column_A": "ci_high", "column_B": "ci_low", "or_equal": False,
+                "ignore_row_if": "either_value_is_missing"},
+               ("ci_high", "ci_low", "interval", "n"), when=(("interval", "==", "wilson_mean"), ("n", ">", 0))),
     ),
 )
 
@@ -302,8 +306,8 @@ def validate_metrics(
     """Outcomes of the metric-rows suite, for the metric schema every suite shares
     (:data:`kgprobe.suites.base.METRIC_SCHEMA`): required columns (``higher_is_better`` and ``interval`` among
     them) non-null, value and interval bounds in [0, 1] where defined (NaN and null are undefined), ``n >= 0``,
-    ``ci_low <= value <= ci_high``, ``interval`` in {"wilson", "bootstrap"}, and ``ci_low < ci_high`` on every
-    Wilson row of n > 0 items. A partition written in an older schema fails a column's existence (re-score it)."""
+    ``ci_low <= value <= ci_high``, ``interval`` in {"wilson", "bootstrap", "wilson_mean"}, and ``ci_low < ci_high`` on every
+    Wilson and Wilson-of-the-mean row of n > 0 items. A partition written in an older schema fails a column's existence (re-score it)."""
     return _validate(_METRICS, table, name)
 
 

@@ -1,9 +1,11 @@
 """Statistics every suite shares: the hard vote of an item's samples, Wilson score intervals for proportions, the
-seeded percentile bootstrap for other measures, Cohen's kappa and the agreement of judges.
+Wilson interval of a mean of scores bounded in [0, 1], the seeded percentile bootstrap for other measures, Cohen's
+kappa and the agreement of judges.
 
 Every reported number has its n and a 95% interval: a proportion (an accuracy, an unknown share) gets
-:func:`wilson_ci`, which never collapses to a point at 0/n or n/n; any other measure (a mean score, a mean
-similarity) gets :func:`bootstrap_ci`, seeded per row by :func:`row_seed` from the project seed and the row's
+:func:`wilson_ci`, which never collapses to a point at 0/n or n/n; a mean of per-item scores in [0, 1] (a
+GraphEval measure, a G-Eval score, a graph similarity) gets :func:`wilson_mean_ci`, which never collapses either;
+any other measure gets :func:`bootstrap_ci`, seeded per row by :func:`row_seed` from the project seed and the row's
 identity, so adding a model never moves another row's interval.
 
     >>> vote(["yes", "yes", "unknown"]), wilson_ci(3, 3)        # ('yes', (0.4385..., 1.0))
@@ -36,15 +38,17 @@ __all__ = [
     "row_seed",
     "vote",
     "wilson_ci",
+    "wilson_mean_ci",
 ]
 
 #: The kinds of interval a metric row may carry in its ``interval`` column: :func:`wilson_ci` for proportions,
-#: :func:`bootstrap_ci` for other measures.
-INTERVALS: tuple[str, ...] = ("wilson", "bootstrap")
+#: :func:`bootstrap_ci` for other measures, :func:`wilson_mean_ci` for means of per-item scores in [0, 1].
+INTERVALS: tuple[str, ...] = ("wilson", "bootstrap", "wilson_mean")
 
 
-#: The ``interval`` argument of :func:`accuracy` and :func:`fpq_metrics`.
-Interval = Literal["wilson", "bootstrap"]
+#: The ``interval`` argument of :func:`accuracy` and :func:`fpq_metrics` (``"wilson_mean"`` of 0/1 flags is
+#: ``"wilson"``).
+Interval = Literal["wilson", "bootstrap", "wilson_mean"]
 
 
 _BOOTSTRAP_CHUNK = 5_000_000
@@ -139,24 +143,58 @@ def wilson_ci(successes: int, n: int, *, confidence: float = 0.95) -> tuple[floa
     if n == 0:
         return math.nan, math.nan
     k, n = int(successes), int(n)
+    return _wilson(k / n, n, confidence, at_zero=k == 0, at_one=k == n)
+
+
+def _wilson(p: float, n: int, confidence: float, *, at_zero: bool, at_one: bool) -> tuple[float, float]:
     z = NormalDist().inv_cdf(0.5 + float(confidence) / 2.0)
-    p = k / n
     z2n = z * z / n
     centre = (p + z2n / 2.0) / (1.0 + z2n)
     half = z * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n)) / (1.0 + z2n)
     # At 0/n and n/n the formula gives 0 and 1 up to rounding; pin them so a bound is never -1e-17 or 1 + 1e-16,
     # and keep p inside against rounding too (the quality suite checks ci_low <= value <= ci_high).
-    low = 0.0 if k == 0 else min(p, max(0.0, centre - half))
-    high = 1.0 if k == n else max(p, min(1.0, centre + half))
+    low = 0.0 if at_zero else min(p, max(0.0, centre - half))
+    high = 1.0 if at_one else max(p, min(1.0, centre + half))
     return low, high
+
+
+def wilson_mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Return the Wilson interval ``(low, high)`` of the mean of per-item scores bounded in [0, 1].
+
+    Call it for a mean of scores in [0, 1] (GraphEval's correctness / truthfulness / informativeness, OKGQA's
+    fact precision and G-Eval scores, Drowzee's graph similarities), with n the number of items. A score X in
+    [0, 1] with mean μ has variance at most μ(1 − μ) (X² <= X), the variance of a 0/1 flag of the same mean, so
+    :func:`wilson_ci`'s formula with p = the mean is a valid (conservative) interval for the mean. Unlike a
+    percentile bootstrap, which gives a point whenever every item scores the same (seven items all at 1.0 are
+    not certainty), it has non-zero width for every n > 0: it is :func:`wilson_ci` on 0/1 scores.
+
+        >>> wilson_mean_ci([1.0] * 3), wilson_mean_ci([0.5, 0.5])    # (0.4385, 1.0), (0.0945..., 0.9054...)
+
+    ``(nan, nan)`` when there are no values. Raises ValueError for a value outside [0, 1] (or NaN) and for a
+    confidence outside (0, 1).
+    """
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"wilson_mean_ci: confidence must be strictly between 0 and 1 (e.g. 0.95), got {confidence!r}")
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"wilson_mean_ci: values must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        return math.nan, math.nan
+    bad = ~((arr >= 0.0) & (arr <= 1.0))
+    if bad.any():
+        raise ValueError(f"wilson_mean_ci: every value must be a score in [0, 1], got {arr[bad][0]!r}; use "
+                         "bootstrap_ci for a measure on another scale")
+    mean = float(min(1.0, max(0.0, arr.mean())))
+    return _wilson(mean, int(arr.size), confidence, at_zero=bool(np.all(arr == 0.0)),
+                   at_one=bool(np.all(arr == 1.0)))
 
 
 @dataclass(frozen=True)
 class Accuracy:
     """A share of correct items with its interval; ``value`` and the bounds are NaN when n == 0.
 
-    ``interval`` names how the bounds were computed: ``"wilson"`` (:func:`wilson_ci`) or ``"bootstrap"``
-    (:func:`bootstrap_ci`).
+    ``interval`` names how the bounds were computed: ``"wilson"`` (:func:`wilson_ci`), ``"bootstrap"``
+    (:func:`bootstrap_ci`) or ``"wilson_mean"`` (:func:`wilson_mean_ci`, equal to Wilson's on flags).
     """
 
     value: float
@@ -193,7 +231,7 @@ def accuracy(
     flags = np.asarray([bool(c) for c in correct], dtype=np.float64)
     n = int(flags.size)
     hits = int(flags.sum())
-    if interval == "wilson":
+    if interval in ("wilson", "wilson_mean"):  # the Wilson interval of the mean of 0/1 flags is Wilson's
         low, high = wilson_ci(hits, n, confidence=confidence)
     else:
         low, high = bootstrap_ci(flags, resamples=resamples, confidence=confidence, seed=seed)

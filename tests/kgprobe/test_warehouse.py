@@ -89,3 +89,21 @@ def test_writers_of_one_partition_at_once_leave_one_whole_table(tmp_path: Path) 
     result = wh.read_partition(tmp_path, "a", {"model": "m"})
     assert result in tables  # one writer's table, whole: no mix, no loss of the folder
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["model=m"]
+
+
+def test_register_views_on_a_read_only_connection(tmp_path: Path) -> None:
+    root = tmp_path / "warehouse"
+    wh.write_partition(root, "fpq_scores_metrics", pa.table({"metric": ["a", "b"], "n": [3, 4]}), {"model": "oracle"})
+    wh.write_partition(root, "fpq_scores_metrics", pa.table({"metric": ["a"], "n": [5]}), {"model": "random"})
+    db = tmp_path / "kg.duckdb"
+    duckdb.connect(str(db)).execute("CREATE TABLE t AS SELECT 1 AS x").close()
+    with duckdb.connect(str(db), read_only=True) as con:
+        with pytest.raises(duckdb.Error, match="read-only"):
+            con.execute("CREATE VIEW v AS SELECT 1")  # what a plain view does here
+        assert wh.register_views(con, root) == ["fpq_scores_metrics"]
+        got = con.execute("SELECT model, sum(n) FROM fpq_scores_metrics GROUP BY model ORDER BY model").fetchall()
+        assert got == [("oracle", 7), ("random", 5)]
+    with duckdb.connect(str(db)) as con:  # the views were temporary: the file is unchanged
+        assert wh.register_views(con, root) == ["fpq_scores_metrics"]
+        assert con.execute("SELECT count(*) FROM fpq_scores_metrics").fetchone() == (3,)
+        assert con.execute("SELECT count(*) FROM duckdb_views() WHERE NOT temporary AND NOT internal").fetchone() == (1,)

@@ -117,6 +117,18 @@ def test_the_toy_suite_runs_through_every_shared_stage(run) -> None:
     assert n == [(64,)]  # 32 capital_of triples in the sample, a true and a corrupted question each
     html = (wh / "report" / "report.html").read_text(encoding="utf-8")
     assert "Capitals: a toy suite" in html and "capitals: accuracy (yes/no)" in html
+    # the paired comparison of every two models on the items both answered (all 64 here)
+    assert "oracle (A) against always-yes (B)" in html and "always-yes (A) against random (B)" in html
+    assert '<td>capitals</td><td>discriminative</td><td>overall</td><td class="num">64</td><td class="num">1.00</td><td class="num">0.50</td>' in html
+    # the drill-down: every item of every model (64 x 3), embedded compressed
+    import base64
+    import gzip
+    import re
+
+    payload = re.search(r'<script type="application/octet-stream" id="kgp-items">([^<]+)</script>', html).group(1)
+    drill = json.loads(gzip.decompress(base64.b64decode(payload)))
+    assert len(drill) == 64 * 3 and {r["m"] for r in drill} == {"oracle", "always-yes", "random"}
+    assert all(r["c"] == "correct" for r in drill if r["m"] == "oracle") and all(r["p"] and r["a"] for r in drill)
 
 
 def test_the_suite_is_shorter_than_a_hundred_lines() -> None:

@@ -15,7 +15,7 @@ is on. Per task, overall and per rule / operator (and per relation, phrasing): `
 (EK + EI + OL among the answers the oracle can judge: a refusal is a correct, normal response, an answer with no
 triple extracted has its own ``no_triples_share``, and a generation error is missing, counted nowhere), the category
 shares, ``refusal_share``, ``answer_accuracy`` (refusals apart), ``wrong_answer_co_share`` (wrong answers whose
-reasoning is CO), ``right_answer_wrong_reasoning`` and the mean node / edge similarities (bootstrap). Every verdict
+reasoning is CO), ``right_answer_wrong_reasoning`` and the mean node / edge similarities (Wilson of the mean). Every verdict
 depends on its item alone: the relation properties come from the settings and the item's own evidence.
 """
 
@@ -32,7 +32,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kgprobe.generation.records import Prompt
-from kgprobe.scoring.stats import bootstrap_ci, row_seed
+from kgprobe.scoring.stats import row_seed, wilson_mean_ci
 from kgprobe.suites.base import (
     ITEM_SCHEMA,
     SAMPLE_SCHEMA,
@@ -515,13 +515,12 @@ class DrowzeeSuite(Suite):
                                       item_ids=[m["item_id"] for m in answered], higher_is_better=False, **common))
                 for name in ("node_similarity", "edge_similarity"):
                     vals = [m[name] for m in answered if m[name] is not None]
-                    lo, hi = bootstrap_ci(vals, resamples=resamples, confidence=confidence,
-                                          seed=row_seed(seed, model, perturbation, task, judge, name, sorted(cell)))
+                    lo, hi = wilson_mean_ci(vals, confidence=confidence)  # Jaccard similarities lie in [0, 1]
                     out.append({
                         "model": model, "perturbation": perturbation, "suite": self.name, "task": task,
                         "judge": judge, "metric": name, "breakdown": dict(cell), "higher_is_better": True,
                         "n": len(vals), "value": sum(vals) / len(vals) if vals else float("nan"), "ci_low": lo,
-                        "ci_high": hi, "interval": "bootstrap",
+                        "ci_high": hi, "interval": "wilson_mean",
                         "item_ids": [m["item_id"] for m in answered if m[name] is not None],
                     })  # fmt: skip
         return out

@@ -1,4 +1,4 @@
-"""GraphEval's report section: the three metrics (formula 2) per model with their bootstrap intervals, the unreadable
+"""GraphEval's report section: the three metrics (formula 2) per model with their Wilson intervals of the mean, the unreadable
 share and accuracy beside them, the metrics by relation, head type, tail type and degree bucket, and, when the
 hidden-state judge ran, its rows beside those from the generated answers; one bar plot of the three metrics.
 
@@ -27,6 +27,9 @@ TABLE2_NOTE = ("Not comparable with the paper's Table 2: its released analysis s
                "scores 1, 1, 1), so no faithful implementation of formula (2), as written in §3.3 and computed here, "
                "reproduces those numbers.")
 _OTHER = ("unknown_share", "accuracy")
+#: A column's header for each metric row it shows; tables take their headers from the metrics their cells read.
+_LABELS = {"correctness": "Correctness", "truthfulness": "Truthfulness", "informativeness": "Informativeness",
+           "unknown_share": "Unknown share", "accuracy": "Accuracy"}
 
 
 def cell(row: Mapping[str, Any] | None) -> str:
@@ -85,11 +88,15 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
         values = sorted({dict(k[3])[key] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""})
         if not values:
             continue
+        # the columns are the metrics of this breakdown's rows, named from those rows, in the order the cells use
+        shown = _order(sorted({k[2] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""}),
+                       METRICS)
+        shown = [m for m in shown if m in METRICS]
         table = []
         for value in values:
             table.append({"value": value, "cells": [
-                [cell(index.get((model, "", m, ((key, value),)))) for m in METRICS] for model in models]})
-        by.append({"key": key.replace("_", " "), "rows": table})
+                [cell(index.get((model, "", m, ((key, value),)))) for m in shown] for model in models]})
+        by.append({"key": key.replace("_", " "), "rows": table, "metrics": [_LABELS[m] for m in shown]})
     plots: dict[str, bytes] = {}
     groups = {m: {model: (index[(model, "", m, ())]["value"], index[(model, "", m, ())]["ci_low"],
                           index[(model, "", m, ())]["ci_high"], index[(model, "", m, ())]["n"])
@@ -113,7 +120,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
             hidden.append({"model": model, "who": name,
                            "cells": [cell(index.get((model, who, m, ()))) for m in judge_metrics],
                            "costs": [_measured(index.get((model, who, m, ()))) for m in costs]})
-    data = {"metrics": [m.capitalize() for m in METRICS] + ["Unknown share", "Accuracy"], "overall": overall,
+    data = {"metrics": [_LABELS[m] for m in (*METRICS, *_OTHER)], "overall": overall,
             "models": models, "by": by, "figures": figures, "hidden": hidden, "table2_note": TABLE2_NOTE,
             "confidence": round(100 * float(getattr(ctx, "confidence", 0.95)))}
     return ReportSection(template="grapheval/section.html", template_dir=TEMPLATES, data=data,

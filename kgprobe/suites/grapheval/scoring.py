@@ -1,11 +1,11 @@
 """One GraphEval partition scored: answers read as true / false / IDK, voted per statement, and the paper's
 metrics (formula 2, :mod:`.metrics`) averaged over positives, overall and by relation, head type, tail type and
-degree bucket, each with a seeded percentile bootstrap interval over positives.
+degree bucket, each with the Wilson interval of the mean over positives.
 
 Metric rows (common metric schema, ``suite="grapheval"``, ``task``: ``statement`` for the paper profile's items,
 ``statement_kgprobe`` for the kgprobe profile's, :mod:`.profiles`):
 
-* ``correctness``, ``truthfulness``, ``informativeness`` (higher is better; interval ``bootstrap``; ``n`` = the
+* ``correctness``, ``truthfulness``, ``informativeness`` (higher is better; interval ``wilson_mean``; ``n`` = the
   positives whose answer was read; ``item_ids`` = those positives). A group counts when its positive has an
   answer; its negatives are those with an answer;
 * ``unknown_share``: the share of answered statements whose vote is unreadable (lower is better; Wilson);
@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgprobe.scoring.answers import parse_true_false
-from kgprobe.scoring.stats import bootstrap_ci, row_seed, vote
+from kgprobe.scoring.stats import row_seed, vote, wilson_mean_ci
 from kgprobe.suites.base import (
     SAMPLE_SCHEMA,
     VOTE_SCHEMA,
@@ -86,14 +86,11 @@ def _bootstrap_row(values: Sequence[float], ids: Sequence[str], *, metric: str, 
     arr = np.asarray(values, dtype=np.float64)
     value = float(arr.mean()) if arr.size else float("nan")
     task = common.get("task", TASK)
-    low, high = bootstrap_ci(arr, resamples=resamples, confidence=common["confidence"],
-                             seed=row_seed(seed, SUITE, common["model"], common["perturbation"], common["judge"],
-                                           metric, sorted(breakdown.items()), *(() if task == TASK else (task,))))
-    if arr.size:  # a percentile interval can miss a skewed mean by a hair; the rows promise low <= value <= high
-        low, high = min(low, value), max(high, value)
+    # scores of formula (2) lie in [0, 1]: the Wilson interval of their mean never collapses to a point
+    low, high = wilson_mean_ci(arr, confidence=common["confidence"])
     return {"model": common["model"], "perturbation": common["perturbation"], "suite": SUITE, "task": task,
             "judge": common["judge"], "metric": metric, "breakdown": dict(breakdown), "higher_is_better": True,
-            "n": int(arr.size), "value": value, "ci_low": low, "ci_high": high, "interval": "bootstrap",
+            "n": int(arr.size), "value": value, "ci_low": low, "ci_high": high, "interval": "wilson_mean",
             "item_ids": list(ids)}
 
 

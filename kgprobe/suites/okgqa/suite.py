@@ -13,9 +13,9 @@ Scores per extractor (the metric rows' ``judge``): ``heuristic`` splits answers 
 object, negated) claims as validated JSON, and rates them (G-Eval). Every fact is checked against the unperturbed KG
 by :mod:`kgprobe.scoring.claims`. Metric rows: ``factscore`` (the headline, the paper's §4.1: per answer, supported
 / all atomic facts; mean over answers, Wilson interval of the mean), ``fact_precision`` (supported / decidable facts
-per answer; bootstrap), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG cannot decide, and facts with a
+per answer; Wilson interval of the mean), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG cannot decide, and facts with a
 mention naming two KG entities; Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4;
-bootstrap), overall and by type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check
+Wilson of the mean), overall and by type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check
 of each fact against the retrieved context (Cohen's kappa).
 """
 
@@ -33,7 +33,7 @@ from kgprobe.generation.backends.reference import OPEN_KIND, open_gold
 from kgprobe.generation.records import ModelSpec, Prompt
 from kgprobe.grounding.retrieval import RETRIEVAL_METHODS, GraphRetriever, RetrievalConfig
 from kgprobe.scoring.answers import parse_true_false
-from kgprobe.scoring.stats import bootstrap_ci, cohen_kappa, row_seed
+from kgprobe.scoring.stats import cohen_kappa, row_seed, wilson_mean_ci
 from kgprobe.suites.base import (
     ITEM_SCHEMA,
     SAMPLE_SCHEMA,
@@ -592,8 +592,8 @@ class OKGQASuite(Suite):
                 perturbation: str, confidence: float = 0.95, resamples: int = 1000, seed: int = 0,
                 fact_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:  # fmt: skip
         """Per extractor (``judge``) and cell (overall, each breakdown value): FActScore (Wilson interval of the
-        mean over answers), fact precision among decidable facts (bootstrap over answers), the shares of facts not in
-        the KG and with an ambiguous mention (Wilson) and the G-Eval criteria (bootstrap)."""
+        mean over answers), fact precision among decidable facts (Wilson of the mean over answers), the shares of facts not in
+        the KG and with an ambiguous mention (Wilson) and the G-Eval criteria (Wilson of the mean)."""
         facts_by: dict[tuple[str, str], list[str]] = {}
         reasons_by: dict[tuple[str, str], list[str]] = {}
         for s in fact_rows:
@@ -615,8 +615,8 @@ class OKGQASuite(Suite):
                 common = dict(model=model, perturbation=perturbation, suite=self.name, task=TASK, judge=judge)
                 bd = dict(cell)
                 scored = [m for m in members if m.get("factscore") is not None and not math.isnan(m["factscore"])]
-                out.append(_wilson_mean_row("factscore", [m["factscore"] for m in scored],
-                                            [m["item_id"] for m in scored], bd, confidence, **common))
+                out.append(_mean_row("factscore", [m["factscore"] for m in scored], [m["item_id"] for m in scored],
+                                     bd, confidence, resamples, seed, **common))
                 decided = [m for m in members if m["precision"] is not None and not math.isnan(m["precision"])]
                 out.append(_mean_row("fact_precision", [m["precision"] for m in decided],
                                      [m["item_id"] for m in decided], bd, confidence, resamples,
@@ -714,27 +714,6 @@ def _claims_json(facts: Sequence[str], kg: KGFacts) -> str:
     return json.dumps({"facts": out}, ensure_ascii=False)
 
 
-def _wilson_mean_row(metric: str, values: Sequence[float], item_ids: Sequence[str], breakdown: Mapping[str, str],
-                     confidence: float, **common: Any) -> dict[str, Any]:  # fmt: skip
-    """A mean of per-answer scores in [0, 1] with the Wilson interval of the mean (its variance is at most
-    mu(1 - mu))."""
-    from statistics import NormalDist
-
-    n = len(values)
-    if n:
-        p = float(sum(values) / n)
-        z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-        z2n = z * z / n
-        centre = (p + z2n / 2.0) / (1.0 + z2n)
-        half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n + z2n / (4.0 * n)) / (1.0 + z2n)
-        low = 0.0 if p <= 0 else min(p, max(0.0, centre - half))
-        high = 1.0 if p >= 1 else max(p, min(1.0, centre + half))
-    else:
-        p = low = high = math.nan
-    return {**common, "metric": metric, "breakdown": dict(breakdown), "higher_is_better": True, "n": n,
-            "value": p, "ci_low": low, "ci_high": high, "interval": "wilson", "item_ids": list(item_ids)}
-
-
 def _label(verdicts: Sequence[Any] | None) -> str:
     if verdicts is None:
         return "unknown"
@@ -745,13 +724,13 @@ def _label(verdicts: Sequence[Any] | None) -> str:
 def _mean_row(metric: str, values: Sequence[float], item_ids: Sequence[str], breakdown: Mapping[str, str],
               confidence: float, resamples: int, seed: int, **common: Any) -> dict[str, Any]:  # fmt: skip
     if values:
-        low, high = bootstrap_ci(values, resamples=resamples, confidence=confidence, seed=seed)
+        low, high = wilson_mean_ci(values, confidence=confidence)  # per-answer scores lie in [0, 1]
         value = float(sum(values) / len(values))
     else:
         low = high = value = math.nan
     return {**common, "metric": metric, "breakdown": dict(breakdown),
             "higher_is_better": True, "n": len(values), "value": value, "ci_low": low, "ci_high": high,
-            "interval": "bootstrap", "item_ids": list(item_ids)}
+            "interval": "wilson_mean", "item_ids": list(item_ids)}
 
 
 def _votes(samples: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], model: str,

@@ -76,3 +76,24 @@ def test_a_headline_read_from_its_own_extractor() -> None:
             _row("m", "open", "factscore", [True, True, True], judge="smol", task="open_qa")]
     (head,) = headline_rows(rows, [_Open()])
     assert (head["value"], head["n"], head["judge"]) == (0.5, 2, "heuristic")
+
+
+def test_cells_on_different_items_are_flagged_with_the_shared_count() -> None:
+    from kgprobe.report.render import ReportContext, render_page
+
+    rows = [_row("oracle", "toy", "accuracy", [True] * 22),      # the model's own limit: 22 items
+            _row("smol", "toy", "accuracy", [True, False] * 3),   # the suite's limit: 6 items, the first 6 of 22
+            _row("oracle", "fpq", "fpq_accuracy_gated", [True] * 3),
+            _row("smol", "fpq", "fpq_accuracy_gated", [False] * 3)]
+    heads = headline_rows(rows, [_Fpq(), _Toy()], models=["oracle", "smol"])
+    flags = {(h["model"], h["suite"]): (h["same_items"], h["n_shared"]) for h in heads}
+    assert flags == {("oracle", "toy"): (False, 6), ("smol", "toy"): (False, 6),
+                     ("oracle", "fpq"): (True, 3), ("smol", "fpq"): (True, 3)}
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("s",), created_at="2026-01-01",
+                        models=("oracle", "smol"))
+    html = render_page(ctx, metrics=rows, suites=heads,
+                       sections=[{"name": "toy", "title": "Toy", "metrics": [r for r in rows if r["suite"] == "toy"]}])
+    assert "toy: accuracy (yes/no) †" in html and "fpq: FPQ accuracy, gated †" not in html
+    assert "toy: 6 items shared by all" in html
+    assert "1.00 [0.85, 1.00] n=22 †" in html and "0.50 [0.19, 0.81] n=6 †" in html
+    assert "accuracy (discriminative) †" in html and "accuracy (discriminative): 6 items shared by all" in html

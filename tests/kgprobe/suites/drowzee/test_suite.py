@@ -122,6 +122,9 @@ def test_oracle_is_co_everywhere_and_baselines_hallucinate(items, embedder) -> N
     assert oracle.metrics and all(is_best(m) for m in oracle.metrics), [m for m in oracle.metrics if not is_best(m)][:3]
     assert {m["metric"] for m in oracle.metrics} >= {"hallucination_rate", "answer_accuracy", "refusal_share",
                                                      "co_share", "ek_share", "ei_share", "ol_share"}
+    sims = [m for m in oracle.metrics if m["metric"].endswith("_similarity") and m["n"]]
+    assert sims and all(m["interval"] == "wilson_mean" and m["ci_low"] < m["value"] == 1.0 == m["ci_high"]
+                        for m in sims), sims[:2]  # a perfect answer on every item is not certainty
     rate = {m["task"]: m for m in oracle.metrics if m["metric"] == "hallucination_rate" and not m["breakdown"]}
     assert rate["rule"]["value"] == 0.0 and not rate["rule"]["higher_is_better"] and rate["rule"]["ci_high"] > 0
     for baseline in ("always-yes", "random"):

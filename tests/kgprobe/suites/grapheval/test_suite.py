@@ -86,8 +86,9 @@ def test_oracle_is_best_on_every_row_and_baselines_are_worse(items) -> None:
     for kind in ("oracle", "random"):
         tables = scores[kind].tables()
         assert not failed(SUITE.validate(tables, name=kind)), kind
-        boot = [m for m in scores[kind].metrics if m["interval"] == "bootstrap"]
-        assert all(m["ci_low"] <= m["value"] <= m["ci_high"] for m in boot)
+        boot = [m for m in scores[kind].metrics if m["interval"] == "wilson_mean"]
+        assert boot and all(m["ci_low"] <= m["value"] <= m["ci_high"] for m in boot)
+        assert all(m["ci_low"] < m["ci_high"] for m in boot if m["n"]), "a mean of [0, 1] scores collapsed"
     rnd_rows = [m for m in scores["random"].metrics if m["metric"] == "correctness" and not m["breakdown"]]
     assert rnd_rows[0]["ci_low"] < rnd_rows[0]["value"] < rnd_rows[0]["ci_high"]
     assert rnd_rows[0]["n"] == sum(r["expected"] == "true" for r in rows)
@@ -127,7 +128,7 @@ def test_report_section(items) -> None:
     assert section is not None and "grapheval_metrics" in plots
     html = render_page(ctx, metrics=metrics, own=[section])
     assert "GraphEval: true, false or I don&#39;t know" in html or "GraphEval: true, false or I don't know" in html
-    assert "1.00 [1.00, 1.00] n=" in html and "By relation" in html and "By degree bucket" in html
+    assert "1.00 [1.00, 1.00] n=" not in html and "1.00 [0." in html and "By relation" in html and "By degree bucket" in html
 
 
 def test_settings_forbid_unknown_keys() -> None:

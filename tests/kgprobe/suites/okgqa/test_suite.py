@@ -119,8 +119,9 @@ def test_intervals_are_seeded_and_bounded(sample_build):
     for m in a.metrics:
         if m["n"]:
             assert m["ci_low"] <= m["value"] <= m["ci_high"]
-            wilson = m["metric"] in ("not_in_kg_share", "ambiguous_share", "factscore")
-            assert m["interval"] == ("wilson" if wilson else "bootstrap")
+            wilson = m["metric"] in ("not_in_kg_share", "ambiguous_share")
+            assert m["interval"] == ("wilson" if wilson else "wilson_mean")
+            assert m["ci_low"] < m["ci_high"]
 
 
 def test_free_text_is_checked_fact_by_fact(sample_build):

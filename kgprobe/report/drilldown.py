@@ -1,0 +1,68 @@
+"""The report's per-item drill-down: every closed-book item of every suite and model, with its prompt, the raw
+answers, their readings, the vote, the expected answer and the evidence, embedded in the page gzip-compressed and
+paged in the browser (filters: model, suite, breakdown, correct / wrong / unknown, free text).
+
+    >>> rows = drilldown_rows("grapheval", items, votes, samples)   # one row per (item, model), read answers only
+    >>> payload = embed(rows)                                        # base64 of gzip of JSON, for the page
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["FIELDS", "drilldown_rows", "embed", "status"]
+
+#: The keys of a drill-down row: suite, model, item id, task, breakdown text, prompt, answers, readings, vote,
+#: expected, status (correct / wrong / unknown), evidence.
+FIELDS: tuple[str, ...] = ("s", "m", "i", "t", "b", "p", "a", "r", "v", "e", "c", "ev")
+
+
+def status(vote: Any, correct: Any) -> str:
+    """``"unknown"`` for an unreadable or undecided vote, else ``"correct"`` or ``"wrong"``."""
+    if vote is None or str(vote).lower() in ("unknown", ""):
+        return "unknown"
+    return "correct" if correct else "wrong"
+
+
+def _breakdown(raw: Any) -> str:
+    pairs = raw.items() if isinstance(raw, Mapping) else (raw or [])
+    return "; ".join(f"{k}={v}" for k, v in sorted((str(k), str(v)) for k, v in pairs if v is not None))
+
+
+def drilldown_rows(suite: str, items: Iterable[Mapping[str, Any]], votes: Iterable[Mapping[str, Any]],
+                   samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+    """One row (:data:`FIELDS`) per read (judge "") closed-book vote of ``suite``: ``items`` (its items table:
+    question, expected, breakdown, evidence), ``votes`` (its scores table), ``samples`` (its sample rows: text and
+    label per sample, in sample order). Rows sorted by model, then item id."""
+    by_id = {str(it["item_id"]): it for it in items}
+    answers: dict[tuple[str, str], list[tuple[int, Any, Any]]] = {}
+    for smp in samples:
+        if smp.get("judge"):
+            continue
+        answers.setdefault((str(smp["model"]), str(smp["item_id"])), []).append(
+            (int(smp.get("sample_index") or 0), smp.get("text"), smp.get("label")))
+    out = []
+    for v in votes:
+        if v.get("judge") or str(v.get("perturbation") or "none") != "none":
+            continue
+        item = by_id.get(str(v["item_id"]), {})
+        got = sorted(answers.get((str(v["model"]), str(v["item_id"])), []), key=lambda x: x[0])
+        out.append({"s": suite, "m": str(v["model"]), "i": str(v["item_id"]), "t": str(v.get("task") or ""),
+                    "b": _breakdown(item.get("breakdown")), "p": str(item.get("question") or ""),
+                    "a": [t if t is not None else "(no answer: generation failed)" for _, t, _ in got],
+                    "r": [str(lab) for _, _, lab in got], "v": str(v.get("vote")),
+                    "e": str(v.get("expected") if v.get("expected") is not None else item.get("expected")),
+                    "c": status(v.get("vote"), v.get("correct")), "ev": str(item.get("evidence") or "")})
+    out.sort(key=lambda r: (r["m"], r["s"], r["i"]))
+    return out
+
+
+def embed(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``rows`` as base64 of gzip of compact JSON: what the page's script inflates with the browser's
+    DecompressionStream (100,000 items of a few hundred bytes each are a few MB)."""
+    raw = json.dumps(list(rows), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")

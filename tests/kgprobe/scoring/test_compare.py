@@ -1,0 +1,110 @@
+"""Paired comparison of two models (kgprobe.scoring.compare) and the ``kgprobe compare`` command."""
+
+from __future__ import annotations
+
+import json
+import math
+from math import comb
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from kgprobe import warehouse as wh
+from kgprobe.scoring.compare import compare_models, mcnemar_exact, paired_bootstrap_ci, paired_difference
+
+
+def test_mcnemar_exact_is_the_two_sided_binomial_of_discordant_items() -> None:
+    assert mcnemar_exact(0, 6) == pytest.approx(2 / 2**6)
+    assert mcnemar_exact(3, 3) == 1.0 and mcnemar_exact(0, 0) == 1.0
+    # b=2, c=8: 2 * P(X <= 2), X ~ Bin(10, 1/2)
+    assert mcnemar_exact(2, 8) == pytest.approx(2 * sum(comb(10, k) for k in range(3)) / 2**10)
+    assert mcnemar_exact(8, 2) == mcnemar_exact(2, 8)
+    with pytest.raises(ValueError):
+        mcnemar_exact(-1, 2)
+
+
+def test_paired_bootstrap_pairs_the_items() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.random(200)
+    a, b = base + 0.1, base  # a beats b by exactly 0.1 on every item: pairing removes the item spread
+    low, high = paired_bootstrap_ci(a, b, seed=1)
+    assert low == pytest.approx(0.1) and high == pytest.approx(0.1)
+    x = (rng.random(300) < 0.7).astype(float)
+    y = (rng.random(300) < 0.5).astype(float)
+    low, high = paired_bootstrap_ci(x, y, seed=2)
+    assert low < x.mean() - y.mean() < high and 0.0 < low
+    assert paired_bootstrap_ci(x, y, seed=2) == (low, high)
+    assert all(math.isnan(v) for v in paired_bootstrap_ci([], []))
+
+
+def test_paired_difference_uses_only_common_items() -> None:
+    a = {"q1": True, "q2": True, "q3": False, "q9": True}
+    b = {"q1": False, "q2": True, "q3": False, "q4": True, "q5": False}
+    r = paired_difference(a, b, seed=0)
+    assert (r["n"], r["only_a"], r["only_b"]) == (3, 1, 2)
+    assert (r["a"], r["b"], r["diff"]) == pytest.approx((2 / 3, 1 / 3, 1 / 3))
+    assert (r["a_only"], r["b_only"], r["p_value"]) == (1, 0, 1.0)
+    assert r["ci_low"] <= r["diff"] <= r["ci_high"]
+
+
+def _items(model: str, correct: dict[str, bool]) -> list[dict]:
+    return [{"suite": "s", "task": "t", "item_id": i, "model": model, "perturbation": "none", "judge": "",
+             "correct": c} for i, c in correct.items()]
+
+
+def test_compare_models_overall_and_per_breakdown() -> None:
+    big = {f"q{i}": i % 2 == 0 for i in range(22)}              # 22 items, half right
+    small = {f"q{i}": True for i in range(6)}                    # its own limit: 6 items, all right
+    items = _items("oracle", big) + _items("smol", small)
+    metrics = [{"suite": "s", "task": "t", "model": m, "perturbation": "none", "judge": "", "metric": "acc",
+                "breakdown": {"kind": k}, "item_ids": [f"q{i}" for i in range(22) if (i < 3) == (k == "x")]}
+               for m in ("oracle", "smol") for k in ("x", "y")]
+    rows = compare_models(items, metrics, "smol", "oracle", seed=3)
+    overall, x, y = rows
+    assert overall["breakdown"] == {} and overall["n"] == 6 and overall["only_b"] == 16
+    assert (overall["a"], overall["b"], overall["a_only"], overall["b_only"]) == (1.0, 0.5, 3, 0)
+    assert overall["p_value"] == pytest.approx(0.25)
+    assert x["breakdown"] == {"kind": "x"} and x["n"] == 3 and y["n"] == 3
+    assert compare_models(items, metrics, "smol", "nobody") == []
+
+
+def test_cli_compare_reads_the_warehouse(tmp_path: Path, capsys) -> None:
+    from pipelines.cli import main
+
+    for model, correct in (("a", [True, True, True, False]), ("b", [False, False, True, False])):
+        rows = [{"item_id": f"q{i}", "model": model, "perturbation": "none", "task": "statement", "judge": "",
+                 "correct": c, "labels": ["x"]} for i, c in enumerate(correct)]
+        wh.write_partition(tmp_path, "grapheval_scores", pa.Table.from_pylist(rows), {"model": model})
+        metrics = [{"model": model, "perturbation": "none", "suite": "grapheval", "task": "statement", "judge": "",
+                    "metric": "accuracy", "breakdown": [("polarity", "positive")], "item_ids": ["q0", "q1"]}]
+        wh.write_partition(tmp_path, "grapheval_scores_metrics", pa.Table.from_pylist(metrics), {"model": model})
+    assert main(["compare", "a", "b", "--warehouse", str(tmp_path), "--suite", "grapheval", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["breakdown"], r["n"], r["diff"], r["a_only"]) for r in rows] == [({}, 4, 0.5, 2),
+                                                                             ({"polarity": "positive"}, 2, 1.0, 2)]
+    assert main(["compare", "a", "zzz", "--warehouse", str(tmp_path)]) == 2
+    assert "score both models" in capsys.readouterr().err
+
+
+def test_report_shows_each_pair_overall_and_by_breakdown() -> None:
+    from kgprobe.report.render import ReportContext, render_page
+    from kgprobe.scoring.compare import pairwise
+
+    items = (_items("oracle", {f"q{i}": True for i in range(8)}) + _items("random", {f"q{i}": i < 2 for i in range(8)})
+             + _items("smol", {f"q{i}": i % 2 == 0 for i in range(4)}))
+    metrics = [{"suite": "s", "task": "t", "model": "oracle", "perturbation": "none", "judge": "", "metric": "acc",
+                "breakdown": {"kind": "x"}, "item_ids": ["q0", "q1", "q2"]}]
+    rows = pairwise(items, metrics, ["oracle", "smol", "random", "absent"], resamples=200)
+    assert [(r["model_a"], r["model_b"], r["breakdown"], r["n"]) for r in rows] == [
+        ("oracle", "smol", {}, 4), ("oracle", "smol", {"kind": "x"}, 3), ("oracle", "random", {}, 8),
+        ("oracle", "random", {"kind": "x"}, 3), ("smol", "random", {}, 4), ("smol", "random", {"kind": "x"}, 3)]
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("s",), created_at="2026-01-01")
+    html = render_page(ctx, comparisons=rows)
+    assert "Paired comparisons" in html and "oracle (A) against random (B)" in html
+    # oracle vs random: 8 items, 1.00 vs 0.25, six discordant items all for A: p = 2 / 2**6
+    assert "<td class=\"num\">8</td><td class=\"num\">1.00</td><td class=\"num\">0.25</td>" in html
+    assert "<td class=\"num\">6 / 0</td><td class=\"num\">0.0312</td><td class=\"num\">0 / 0</td>" in html
+    assert "By breakdown (2 cells)" not in html and "By breakdown (1 cells)" in html
+    assert "<td class=\"num\">4 / 0</td>" in html  # left out: oracle has 4 items smol lacks
