@@ -95,7 +95,7 @@ def test_oracle_is_best_on_every_metric_and_random_is_worse(setting, sample_buil
     head = {(m["judge"], m["metric"]): m for m in oracle.metrics if not m["breakdown"]}
     for judge in ("heuristic", "oracle"):
         assert head[(judge, "factscore")]["value"] == 1.0 and head[(judge, "factscore")]["n"] >= 15
-        assert head[(judge, "factscore")]["interval"] == "wilson"
+        assert head[(judge, "factscore")]["interval"] == "wilson_mean"
         assert head[(judge, "fact_precision")]["value"] == 1.0 and head[(judge, "fact_precision")]["n"] >= 15
         assert head[(judge, "not_in_kg_share")]["value"] == 0.0
     for c in ("context_relevance", "comprehensiveness", "correctness", "empowerment"):
