@@ -304,19 +304,22 @@ class ReplayJudge:
         return self.replies.get(prompt) or ""
 
 
-def judge_prompts(records: Sequence[Mapping[str, Any]], kgs: Mapping[str, KGFacts]) -> list[str]:
-    """Every prompt a judge run sends: each answer's and each gold fact's extraction prompt, once."""
-    texts = [recs[0]["answer"] for recs in by_answer(records).values()] + [r["fact"] for r in records]
-    return list(dict.fromkeys(claims_prompt(t) for t in texts))
+def judge_prompts(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+    """Every prompt a judge run sends, once: each answer's extraction prompt, and each gold fact's."""
+    answers = [recs[0]["answer"] for recs in by_answer(records).values()]
+    return (list(dict.fromkeys(claims_prompt(t) for t in answers)),
+            list(dict.fromkeys(claims_prompt(r["fact"]) for r in records)))
 
 
-def run_backend(backend: Any, prompts: Sequence[str], *, batch: int, max_tokens: int, seed: int) -> dict[str, str]:
+def run_backend(backend: Any, prompts: Sequence[str], *, batch: int, max_tokens: int, seed: int,
+                start: bool = True) -> dict[str, str]:
     """Greedy replies of a kgprobe backend to ``prompts`` (batches of ``batch``)."""
     from kgprobe.generation.records import Prompt, SamplingParams
 
     params = SamplingParams(n=1, temperature=0.0, top_p=1.0, max_tokens=max_tokens, seed=seed)
     out: dict[str, str] = {}
-    backend.start()
+    if start:
+        backend.start()
     try:
         for i in range(0, len(prompts), batch):
             chunk = prompts[i:i + batch]
@@ -326,7 +329,8 @@ def run_backend(backend: Any, prompts: Sequence[str], *, batch: int, max_tokens:
                 out[p] = (comps[0].text if comps else None) or ""
             print(f"  {min(i + batch, len(prompts))}/{len(prompts)} prompts", file=sys.stderr, flush=True)
     finally:
-        backend.close()
+        if start:
+            backend.close()
     return out
 
 
@@ -368,7 +372,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--litellm-model", default=None, help="judge: a litellm model id, e.g. openai/gpt-4o-mini")
     ap.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable with the litellm key")
     ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--max-tokens", type=int, default=384)
+    ap.add_argument("--max-tokens", type=int, default=384, help="judge tokens for a whole answer's facts")
+    ap.add_argument("--max-tokens-fact", type=int, default=128, help="judge tokens for one fact's claims")
+    ap.add_argument("--judge-answers", type=int, default=None,
+                    help="judges read the first N answers only (a CPU-bound SmolLM2 run); the heuristic and "
+                         "majority rows of the same subset are shown beside them")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-embedder", action="store_true",
                     help="skip the rows with the offline embedder (all-MiniLM-L6-v2) reading relation phrases")
@@ -432,17 +440,39 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 args.litellm_model, api_key_env=args.api_key_env, extra={"response_format": {"type": "json_object"}}))))
     else:
         res["notes"].append("no litellm judge: pass --litellm-model (and --api-key-env) to measure one")
+    sub = records
+    suffix = ""
+    if judges and args.judge_answers is not None:
+        keep = set(list(by_answer(records))[:args.judge_answers])
+        sub = [r for r in records if r["answer_id"] in keep]
+        suffix = f" ({len(keep)} answers, {len(sub)} facts)"
+        sub_gold = [r["label"] for r in sub]
+        res["extraction"][HEURISTIC + suffix] = extraction(sub, kgs)
+        pred, _ = verify(sub, kgs, "heuristic")
+        res["verification"][HEURISTIC + suffix] = per_label(sub_gold, pred)
+        res["verification"][f"majority{suffix}"] = per_label(sub_gold, majority(sub_gold))
     for name, backend in judges:
-        prompts = judge_prompts(records, kgs)
+        answer_prompts, fact_prompts = judge_prompts(sub)
         t0 = time.perf_counter()
-        replies = run_backend(backend, prompts, batch=args.batch, max_tokens=args.max_tokens, seed=args.seed)
-        res["timing_s"][f"generate {name}"] = round(time.perf_counter() - t0, 1)
+        backend.start()
+        try:
+            replies = run_backend(backend, fact_prompts, batch=args.batch, max_tokens=args.max_tokens_fact,
+                                  seed=args.seed, start=False)
+            replies.update(run_backend(backend, answer_prompts, batch=args.batch, max_tokens=args.max_tokens,
+                                       seed=args.seed, start=False))
+        finally:
+            backend.close()
+        res["timing_s"][f"generate {name}{suffix}"] = round(time.perf_counter() - t0, 1)
         judge = ReplayJudge(name, replies)
-        res["extraction"][name] = extraction(records, kgs, judge)
-        add_verification(name, "judge", judge)
-        fell_back = res["verification"][name]["extractors"].get(HEURISTIC, 0)
+        res["extraction"][name + suffix] = extraction(sub, kgs, judge)
+        sub_gold = [r["label"] for r in sub]
+        for emb, esuf in [(None, "")] + ([(embedder, " + embedder")] if embedder is not None else []):
+            pred, used = verify(sub, kgs, "judge", judge, emb)
+            res["verification"][name + suffix + esuf] = per_label(sub_gold, pred)
+            res["verification"][name + suffix + esuf]["extractors"] = dict(used)
+        fell_back = res["verification"][name + suffix]["extractors"].get(HEURISTIC, 0)
         if fell_back:
-            res["notes"].append(f"{name}: {fell_back} of {len(records)} facts fell back to the heuristic "
+            res["notes"].append(f"{name}: {fell_back} of {len(sub)} facts fell back to the heuristic "
                                 "(the judge's reply did not validate)")
     print_report(res)
     out = Path(args.out)

@@ -160,3 +160,32 @@ def test_heuristic_run_on_a_hand_built_case(bench, tmp_path):
     base = res["verification"]["majority (beside heuristic)"]
     assert base[CONTRADICTED]["precision"]["value"] == pytest.approx(2 / 3)
     assert json.loads(out.read_text())["records"] == 3
+
+
+def test_judge_path_with_replayed_replies(bench):
+    """A judge's JSON is read, checked and aggregated per fact; a reply that does not validate falls back to the
+    heuristic and is counted as such."""
+    kg_rec = {"triples": [["Asclepius", "father", "Apollo"]], "entity_labels": {}, "relation_labels": {},
+              "aliases": {}, "inverses": {}}
+    fact = "Apollo is not the father of Asclepius."
+    rec = _record(answer=fact, fact=fact, kg=kg_rec, label=CONTRADICTED,
+                  claim={"subject": "Asclepius", "relation": "father", "object": "Apollo", "negated": True},
+                  deciding=[["Asclepius", "father", "Apollo"]])
+    kgs = bench.build_kgs([rec])
+    from kgprobe.scoring.claims import claims_prompt
+
+    reply = json.dumps({"facts": [{"fact": fact, "subject": "Asclepius", "relation": "father", "object": "Apollo",
+                                   "negated": True}]})
+    judge = bench.ReplayJudge("fake-judge", {claims_prompt(fact): reply})
+    pred, used = bench.verify([rec], kgs, "judge", judge)
+    assert pred == [CONTRADICTED] and used == Counter({"fake-judge": 1})
+    ext = bench.extraction([rec], kgs, judge)
+    assert ext["extractors"] == {"fake-judge": 1}
+    assert ext["claims"]["precision"]["value"] == 1.0 and ext["claims"]["negation_agrees"]["value"] == 1.0
+    silent = bench.ReplayJudge("fake-judge", {})
+    _, used = bench.verify([rec], kgs, "judge", silent)
+    assert used == Counter({"heuristic": 1})
+    assert bench.aggregate([NOT_IN_KG, SUPPORTED, CONTRADICTED]) == CONTRADICTED
+    assert bench.aggregate([]) == NOT_IN_KG
+    answers, facts = bench.judge_prompts([rec, _record(id="a/1", fact="Other fact.")])
+    assert len(answers) == 1 and len(facts) == 2
