@@ -344,18 +344,21 @@ def fmt(r: Mapping[str, Any]) -> str:
 def print_report(res: Mapping[str, Any]) -> None:
     print(f"\n{res['records']} labelled claims from {res['answers']} answers; gold labels {res['gold_labels']}")
     print("\nExtraction (pooled over answers; Wilson 95% intervals):")
-    print(f"| extractor | fact precision | fact recall | claim precision | claim recall | negation agrees |")
-    print("|---|---|---|---|---|---|")
+    print("| extractor | fact precision | fact recall | claim precision | claim recall | negation agrees | used |")
+    print("|---|---|---|---|---|---|---|")
     for name, e in res["extraction"].items():
+        used = ", ".join(f"{k} {v}" for k, v in e["extractors"].items())
         print(f"| {name} | {fmt(e['facts']['precision'])} | {fmt(e['facts']['recall'])} | "
-              f"{fmt(e['claims']['precision'])} | {fmt(e['claims']['recall'])} | {fmt(e['claims']['negation_agrees'])} |")
+              f"{fmt(e['claims']['precision'])} | {fmt(e['claims']['recall'])} | {fmt(e['claims']['negation_agrees'])} "
+              f"| {used} |")
     print("\nVerification per label (precision / recall, Wilson 95% intervals):")
     head = " | ".join(f"{lab} P | {lab} R" for lab in LABELS)
-    print(f"| row | {head} | accuracy |")
-    print("|---|" + "---|" * (2 * len(LABELS) + 1))
+    print(f"| row | {head} | accuracy | facts read by |")
+    print("|---|" + "---|" * (2 * len(LABELS) + 2))
     for name, v in res["verification"].items():
         cells = " | ".join(f"{fmt(v[lab]['precision'])} | {fmt(v[lab]['recall'])}" for lab in LABELS)
-        print(f"| {name} | {cells} | {fmt(v['accuracy'])} |")
+        used = ", ".join(f"{k} {n}" for k, n in v.get("extractors", {}).items()) or "—"
+        print(f"| {name} | {cells} | {fmt(v['accuracy'])} | {used} |")
     for note in res["notes"]:
         print(f"note: {note}")
 
