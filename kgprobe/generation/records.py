@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
@@ -125,6 +125,9 @@ class Prompt:
     gold: str | None = None
     answer_kind: str | None = None
     system: str | None = None
+    #: A JSON schema the reply must follow, for backends with structured output (litellm's ``response_format``);
+    #: others ignore it and the caller validates the reply. Not part of the key: the template id names it.
+    response_format: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
 
     def sha256(self) -> str:
         """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system

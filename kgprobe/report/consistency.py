@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from kgprobe.scoring.claims import HEURISTIC
 from kgprobe.scoring.stats import accuracy
 
 __all__ = ["DENY_LABELS", "consistency", "fact_stances", "stance"]
@@ -57,7 +58,7 @@ def fact_stances(items: Iterable[Mapping[str, Any]], votes: Iterable[Mapping[str
     out = []
     for v in votes:
         item = items.get(str(v["item_id"]))
-        if item is None or v.get("judge"):
+        if item is None or (v.get("judge") or "") not in ("", HEURISTIC):
             continue
         base = {"model": v["model"], "suite": item["suite"], "item_id": item["item_id"], "question": item["question"],
                 "answer": (answers or {}).get((v["model"], str(v["item_id"])))}

@@ -45,7 +45,7 @@ def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("
 def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *, models: Sequence[str] = (),
                   setting: str = "closed") -> list[dict[str, Any]]:  # fmt: skip
     """One row per (model, suite) that has the suite's headline metric (its ``headline`` task and metric, read
-    directly, not judged, at perturbation ``none`` in ``setting``): value, interval, its kind and n. Models follow
+    directly, not judged, or by the headline's own ``judge``, at perturbation ``none`` in ``setting``): value, interval, its kind and n. Models follow
     ``models`` (then name order), suites the order given."""
     suites = list(suites)
     found: dict[tuple[str, str], Mapping[str, Any]] = {}
@@ -54,7 +54,8 @@ def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *
             continue
         for s in suites:
             h = s.headline
-            if (row["suite"], row["task"], row["metric"], row.get("judge") or "") == (s.name, h.task, h.metric, "") \
+            if (row["suite"], row["task"], row["metric"], row.get("judge") or "") == \
+                    (s.name, h.task, h.metric, getattr(h, "judge", "")) \
                     and overall(row):
                 found[(str(row["model"]), s.name)] = row
     order = [m for m in models if any(k[0] == m for k in found)] + sorted({k[0] for k in found} - set(models))
@@ -65,7 +66,7 @@ def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *
             if row is None:
                 continue
             out.append({"model": model, "suite": s.name, "title": s.title, "task": s.headline.task,
-                        "judge": "", "metric": s.headline.metric,
+                        "judge": getattr(s.headline, "judge", ""), "metric": s.headline.metric,
                         "label": s.headline.label, "higher_is_better": bool(row["higher_is_better"]),
                         "value": row["value"], "ci_low": row["ci_low"], "ci_high": row["ci_high"],
                         "interval": row["interval"], "n": row["n"]})

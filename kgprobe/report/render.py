@@ -273,7 +273,7 @@ def _suites_table(headlines: Sequence[Mapping[str, Any]], models: Sequence[str],
 
 
 def _headline_row(h: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if h is None else {**h, "perturbation": "none", "judge": "", "task": h.get("task", "")}
+    return None if h is None else {**h, "perturbation": "none", "judge": h.get("judge") or "", "task": h.get("task", "")}
 
 
 def _suite_section(section: Mapping[str, Any], models: Sequence[str], confidence: float) -> dict[str, Any]:

@@ -92,9 +92,9 @@ DEFAULT_PHRASINGS: dict[str, dict[str, bool]] = {
     "architect": {"designed by": False, "designed": True},
     "housed_in": {"housed in": False, "housed at": False, "held in": False, "kept in": False, "displayed in": False,
                   "displayed at": False, "exhibited in": False, "exhibited at": False},
-    "located_in": {"located in": False, "situated in": False, "lies in": False},
-    "located_in_city": {"located in": False, "situated in": False, "lies in": False},
-    "country": {"located in": False, "situated in": False, "country": False},
+    "located_in": {"located in": False, "situated in": False, "lies in": False, "in": False},
+    "located_in_city": {"located in": False, "situated in": False, "lies in": False, "in": False},
+    "country": {"located in": False, "situated in": False, "country": False, "in": False},
     "continent": {"located in": False, "situated in": False, "located on": False},
     "shares_border_with": {"borders": False, "shares a border with": False, "borders with": False},
     "capital_of": {"capital of": False, "the capital of": False},
@@ -124,7 +124,7 @@ _AUX = {"is", "was", "are", "were", "be", "been", "being", "has", "have", "had",
         "famously", "originally"}
 _PREP_END = {"of", "in", "by", "at", "to", "with", "from", "on", "for", "into", "through", "after", "under"}
 _NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n['\u2019]t\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs|Mt)\.)(?<=[.!?])\s+(?=[A-Z0-9\"\u201c(])"
+_SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs|Mt|No|Op|op|no)\.)(?<!\bVol\.)(?<=[.!?])\s+(?=[A-Z0-9\"\u201c(])"
                        r"|\s*\n+\s*|;\s+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]+|\d+[.)]|\(\d+\))\s+")
 
@@ -164,7 +164,14 @@ class Verdict:
 # --------------------------------------------------------------------------------------------------- the KG
 
 
+_NON_WORD = re.compile(r"[\W_]+")
+
+
 def _norm_tokens(text: str) -> tuple[str, ...]:
+    """The words of :func:`normalise_label` (a fast path for plain ASCII text, which needs no unquoting or accent
+    folding)."""
+    if text.isascii() and "%" not in text:
+        return tuple(_NON_WORD.sub(" ", text.lower()).split())
     return tuple(normalise_label(text).split())
 
 
@@ -181,8 +188,9 @@ def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float) -> frozen
 @dataclass(frozen=True)
 class KGFacts:
     """What claims are checked against: entity labels (and aliases), relation labels and keys, the triples,
-    relations functional in practice, declared inverses and symmetric relations, extra relation phrasings. Ids are
-    whatever the source uses (DuckDB ids, keys)."""
+    relations functional in practice, declared inverses and symmetric relations, relation phrasings besides
+    :data:`DEFAULT_PHRASINGS` (relation id -> phrase -> reversed). Ids are whatever the source uses (DuckDB ids,
+    keys)."""
 
     entities: Mapping[Any, str]
     relations: Mapping[Any, str]
@@ -226,7 +234,8 @@ class KGFacts:
         own = isinstance(con, (str, Path))
         conn = duckdb.connect(str(con), read_only=True) if own else con
         try:
-            prefix = f'"{kg}".' if kg else ""
+            # a schema name is an identifier, not a value: quoted, its quotes doubled, so no name can end the quote
+            prefix = '"' + str(kg).replace('"', '""') + '".' if kg else ""
             ents = conn.execute(f"SELECT id, key, label FROM {prefix}entities").fetchall()
             rels = conn.execute(f"SELECT id, key, label FROM {prefix}relations").fetchall()
             trip = frozenset(tuple(map(int, t)) for t in
@@ -253,7 +262,6 @@ class KGFacts:
         rels = kg.get("relations", [])
         rkey = {int(r[0]): str(r[2]) for r in rels if len(r) > 2}
         rlab = {int(r[0]): str(r[1]) for r in rels}
-        extra = {int(k): {str(p): bool(v) for p, v in d.items()} for k, d in (kg.get("phrasings") or {}).items()}
         return cls(entities={int(e[0]): str(e[1]) for e in kg.get("entities", [])}, relations=rlab,
                    triples=frozenset((int(h), int(r), int(t)) for h, r, t in kg.get("triples", [])),
                    functional=frozenset(int(r) for r in kg.get("functional", [])), relation_keys=rkey,
@@ -261,7 +269,8 @@ class KGFacts:
                    aliases={int(k): tuple(v) for k, v in (kg.get("aliases") or {}).items()},
                    inverses=_inverse_sets({int(a): int(b) for a, b in kg.get("inverses", [])}),
                    symmetric=frozenset(int(r) for r in kg.get("symmetric", [])),
-                   phrasings=_phrasings(rlab, rkey, None) if not extra else extra)
+                   phrasings={int(k): {str(p): bool(v) for p, v in d.items()}
+                              for k, d in (kg.get("phrasings") or {}).items()})
 
     def to_evidence(self) -> dict[str, Any]:
         """The JSON-able form :meth:`from_evidence` reads (integer ids)."""
@@ -276,26 +285,38 @@ class KGFacts:
             out["inverses"] = sorted([a, b] for a, bs in self.inverses.items() for b in bs)
         if self.symmetric:
             out["symmetric"] = sorted(self.symmetric)
+        if self.phrasings:
+            out["phrasings"] = {str(k): dict(v) for k, v in sorted(self.phrasings.items())}
         return out
 
     # -------------------------------------------------------------------------------------------- indexes
     @cached_property
-    def _names(self) -> dict[tuple[str, ...], tuple[frozenset[Any], frozenset[Any]]]:
+    def _names(self) -> dict[tuple[str, ...], tuple[tuple[Any, ...], tuple[Any, ...]]]:
         """Normalised name -> (entities whose label it is, entities whose alias it is)."""
-        labels: dict[tuple[str, ...], set[Any]] = {}
-        aliases: dict[tuple[str, ...], set[Any]] = {}
+        labels: dict[tuple[str, ...], list[Any]] = {}
         for eid, label in self.entities.items():
             toks = _norm_tokens(label)
-            if toks and not all(t in _STOP for t in toks) and len("".join(toks)) > 1:
-                labels.setdefault(toks, set()).add(eid)
+            if _nameable(toks):
+                labels.setdefault(toks, []).append(eid)
+        out = {k: (tuple(dict.fromkeys(v)), ()) for k, v in labels.items()}
+        aliases: dict[tuple[str, ...], list[Any]] = {}
         for eid, names in self.aliases.items():
             if eid not in self.entities:
                 continue
             for name in names:
                 toks = _norm_tokens(name)
-                if toks and not all(t in _STOP for t in toks) and len("".join(toks)) > 1:
-                    aliases.setdefault(toks, set()).add(eid)
-        return {k: (frozenset(labels.get(k, ())), frozenset(aliases.get(k, ()))) for k in set(labels) | set(aliases)}
+                if _nameable(toks):
+                    aliases.setdefault(toks, []).append(eid)
+        for k, v in aliases.items():
+            out[k] = (out.get(k, ((), ()))[0], tuple(dict.fromkeys(v)))
+        return out
+
+    @cached_property
+    def _exact(self) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, list[Any]] = {}
+        for eid, label in self.entities.items():
+            out.setdefault(label, []).append(eid)
+        return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
     def _longest(self) -> int:
@@ -326,7 +347,8 @@ class KGFacts:
                     add(" ".join(toks[:-1]), rid, True)          # "painted by" -> "Picasso painted Guernica"
                 if toks and toks[-1] not in _PREP_END:
                     add(" ".join(toks) + " of", rid, True)       # "director" -> "X is the director of Y"
-            for phrase, rev in (self.phrasings.get(rid) or {}).items():
+            key = self.relation_keys.get(rid, str(rid))
+            for phrase, rev in {**DEFAULT_PHRASINGS.get(key, {}), **dict(self.phrasings.get(rid) or {})}.items():
                 add(phrase, rid, bool(rev))
         return out
 
@@ -334,14 +356,14 @@ class KGFacts:
     def resolve(self, mention: str) -> tuple[Any | None, str]:
         """(entity id or None, status) of a whole mention: ``linked`` by label, normalised label or alias;
         ``ambiguous`` when it names two entities; ``unlinked`` otherwise."""
-        exact = sorted((e for e, lab in self.entities.items() if lab == mention.strip()), key=str)
+        exact = self._exact.get(mention.strip(), ())
         if len(exact) == 1:
             return exact[0], "linked"
         toks = _norm_tokens(mention)
         while toks and toks[0] in {"the", "a", "an"}:
             toks = toks[1:]
         for cand in (toks, _norm_tokens(mention)):
-            labels, aliases = self._names.get(cand, (frozenset(), frozenset()))
+            labels, aliases = self._names.get(cand, ((), ()))
             if len(labels) == 1:
                 return next(iter(labels)), "linked"
             if len(labels) > 1:
@@ -384,7 +406,8 @@ class KGFacts:
     def relation_candidates(self, phrase: str, *, embedder: Any = None,
                             threshold: float = 0.75) -> list[tuple[Any, bool]]:  # fmt: skip
         """The KG relations a relation phrase states, each with whether it reads reversed: by label, key or a
-        phrasing; else, with an embedder, the closest relation label (the phrase alone) at cosine >= ``threshold``."""
+        phrasing (of the whole phrase, else of its longest ending that is one); else, with an embedder, the closest
+        relation label (the phrase alone) at cosine >= ``threshold``."""
         toks = _strip_aux(_norm_tokens(phrase))
         if not toks:
             return []
@@ -400,6 +423,12 @@ class KGFacts:
         found = self._forms.get(toks)
         if found:
             return list(found)
+        # prose puts a description before the verb ("was a French painter born in"): the longest ending that is a
+        # relation phrase, of two words at least, or one that is not a bare preposition
+        for i in range(1, len(toks)):
+            tail = toks[i:]
+            if (len(tail) >= 2 or tail[0] not in _PREP_END) and tail in self._forms:
+                return list(self._forms[tail])
         if embedder is None or not self.relations:
             return []
         rids = sorted(self.relations, key=str)
@@ -457,6 +486,11 @@ class KGFacts:
         return any(r == relation for r, _ in self.relation_candidates(text))
 
 
+def _nameable(toks: tuple[str, ...]) -> bool:
+    """Whether a normalised name can name an entity in text (not empty, not one letter, not only stop words)."""
+    return bool(toks) and (len(toks) > 1 or len(toks[0]) > 1) and not all(t in _STOP for t in toks)
+
+
 def _local_name(key: str) -> str:
     local = re.split(r"[/#:]", key.rstrip("/"))[-1]
     return local if re.search(r"[A-Za-z]{2}", local) else ""
@@ -475,7 +509,7 @@ def _phrasings(labels: Mapping[Any, str], keys: Mapping[Any, str],
     out: dict[Any, dict[str, bool]] = {}
     for rid in labels:
         key = keys.get(rid, str(rid))
-        merged = {**DEFAULT_PHRASINGS.get(key, {}), **dict((extra or {}).get(key, {}))}
+        merged = dict((extra or {}).get(key, {}))
         if merged:
             out[rid] = merged
     return out
@@ -507,12 +541,18 @@ def split_facts(answer: str | None) -> list[str]:
     return out
 
 
+_CONJ = {"and", "or", "but", "nor", "as", "well", "also", "both", "either", "neither", "then"}
+_NEG_TOKENS = {"not", "never"}
+
+
 def heuristic_claims(fact: str, kg: KGFacts) -> list[Claim]:
     """The claims of one fact sentence, offline: the KG entity names it mentions, and the words between two
-    consecutive ones as the relation phrase ("The R of X is Y" and "X's R is Y" read as R(X, Y); "A r B and C"
-    as r(A, B), r(A, C)). Negation words (not, never, n't) make the claim negated and leave the phrase."""
-    negated = bool(_NEGATION.search(fact))
-    text = _NEGATION.sub(" ", fact)
+    consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y" read as R(X, Y); "A r B and C" and
+    "A r B, not C" as r(A, B), r(A, C) (the second denied); "A and B r C" as r(A, C), r(B, C). Negation words (not,
+    never, n't, no longer) between two mentions deny that claim, before the first mention every claim; they leave
+    the phrase."""
+    text = re.sub(r"n['\u2019]t\b", " not", fact)
+    text = re.sub(r"\bno longer\b", "not", text, flags=re.IGNORECASE)
     toks = _norm_tokens(text)
     ments = kg.mentions(text)
     out: list[Claim] = []
@@ -522,26 +562,32 @@ def heuristic_claims(fact: str, kg: KGFacts) -> list[Claim]:
     def surface(m: tuple[int, int, Any]) -> str:
         return kg.entities[m[2]] if m[2] is not None else " ".join(toks[m[0]:m[1]])
 
-    prev_rel: str | None = None
-    subj = ments[0]
+    lead = toks[:ments[0][0]]
+    lead_neg = any(t in _NEG_TOKENS for t in lead)
+    lead = _strip_aux(tuple(t for t in lead if t not in _NEG_TOKENS))
+    prev: tuple[tuple[int, int, Any], str] | None = None
+    pending: list[tuple[int, int, Any]] = []
     for a, b in zip(ments, ments[1:]):
         between = toks[a[1]:b[0]]
+        neg = lead_neg != any(t in _NEG_TOKENS for t in between)
+        between = tuple(t for t in between if t not in _NEG_TOKENS)
         core = _strip_aux(between)
-        if a is ments[0]:
-            lead = _strip_aux(toks[:a[0]])
-            if lead and lead[-1] == "of" and (not core or core in {("is",), ("was",), ("are",), ("were",)}):
-                rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges"
-                out.append(Claim(surface(a), rel, surface(b), negated, fact))
-                prev_rel, subj = rel, a
-                continue
-        if (not core or core in {("and",), ("as", "well", "as"), ("or",)}) and prev_rel is not None:
-            out.append(Claim(surface(subj), prev_rel, surface(b), negated, fact))
+        if a is ments[0] and lead and lead[-1] == "of" and len(lead) > 1 and not core:
+            rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges"
+            out.append(Claim(surface(a), rel, surface(b), neg, fact))
+            prev = (a, rel)
             continue
-        if not core:
+        if set(core) <= _CONJ or (neg and len(core) <= 2 and set(core) <= _CONJ | _PREP_END):
+            if prev is not None:  # "A r B and C", "A r B, not C"
+                out.append(Claim(surface(prev[0]), prev[1], surface(b), neg, fact))
+            elif set(core) <= _CONJ:  # "A and B r C": A waits for the relation
+                pending.append(a)
             continue
         rel = " ".join(between)
-        out.append(Claim(surface(a), rel, surface(b), negated, fact))
-        prev_rel, subj = rel, a
+        for subject in [*pending, a]:
+            out.append(Claim(surface(subject), rel, surface(b), neg, fact))
+        pending = []
+        prev = (a, rel)
     return out
 
 
@@ -628,25 +674,21 @@ def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | 
     return out
 
 
-def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], str] | Any = None) -> tuple[list[Claim], str]:
-    """(claims, extractor) of an answer: the judge's (``judge(prompt) -> reply``, or an object with ``name`` and
-    ``__call__``; the extractor is its ``name``, else ``"judge"``) when it replies valid JSON, else the heuristic
-    (extractor ``"heuristic"``). A heuristic fact that yields no claim keeps an empty claim, so it still counts."""
+def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | Any = None) -> tuple[list[Claim], str]:
+    """(claims, extractor) of an answer: the judge's (``judge(prompt) -> reply``, the reply a string, a dict with
+    ``"text"`` or an object with ``.text``; the extractor is the judge's ``name`` or ``model``, else ``"judge"``)
+    when it replies valid JSON, else the heuristic's (extractor ``"heuristic"``). A judge's fact that is not a
+    relation between two things stays as a claim with empty parts (its ``fact`` kept; :func:`check_claim` calls it
+    not in KG, reason ``no_claim``); the heuristic returns whole claims only (:func:`split_facts` gives its facts)."""
     if judge is not None:
         reply = judge(claims_prompt(answer))
-        claims = parse_claims(reply if isinstance(reply, str) else getattr(reply, "text", None), answer)
+        text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
+                                                    else getattr(reply, "text", None))
+        claims = parse_claims(text, answer)
         if claims is not None:
-            return claims, str(getattr(judge, "name", None) or getattr(judge, "model", None) or "judge")
-    return heuristic_fact_claims(answer, kg), HEURISTIC
-
-
-def heuristic_fact_claims(answer: str, kg: KGFacts) -> list[Claim]:
-    """Every heuristic fact's claims, or one empty claim for a fact that yields none."""
-    out = []
-    for fact in split_facts(answer):
-        found = heuristic_claims(fact, kg)
-        out += found or [Claim("", "", "", False, fact)]
-    return out
+            name = getattr(judge, "name", None) or getattr(judge, "model", None) or "judge"
+            return claims, str(name)
+    return [c for fact in split_facts(answer) for c in heuristic_claims(fact, kg)], HEURISTIC
 
 
 # --------------------------------------------------------------------------------------------------- verification

@@ -128,6 +128,9 @@ class Headline:
     task: str
     metric: str
     label: str
+    #: The metric rows' ``judge`` the headline is read from ("" for answers read directly; "heuristic" for a
+    #: suite whose free-text verdicts come from the offline claim extractor).
+    judge: str = ""
 
 
 @dataclass(frozen=True)

@@ -283,6 +283,9 @@ class LiteLLMBackend(BaseBackend):
         }
         if n > 1:
             kwargs["n"] = n
+        if prompt.response_format is not None:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": prompt.template_id.replace("-", "_"), "schema": dict(prompt.response_format)}}
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
         if self._key:

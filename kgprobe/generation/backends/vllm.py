@@ -105,12 +105,26 @@ class VLLMBackend(BaseBackend):
         self._vllm = vllm
 
     def sampling_params(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Any]:
-        """One ``vllm.SamplingParams`` per prompt."""
+        """One ``vllm.SamplingParams`` per prompt (with JSON-guided decoding for a prompt with a
+        ``response_format``)."""
         greedy = params.temperature == 0
         return [self._vllm.SamplingParams(n=1 if greedy else params.n, temperature=params.temperature,
                                           top_p=1.0 if greedy else params.top_p, max_tokens=params.max_tokens,
-                                          seed=prompt_seed(params.seed, p))
+                                          seed=prompt_seed(params.seed, p), **self._structured(p))
                 for p in prompts]
+
+    def _structured(self, prompt: Prompt) -> dict[str, Any]:
+        """vLLM's JSON-schema decoding for a prompt with a ``response_format``: ``structured_outputs`` in the
+        versions that have it, ``guided_decoding`` in the earlier ones, nothing where neither exists (the caller
+        validates the reply either way)."""
+        if prompt.response_format is None:
+            return {}
+        module = getattr(self._vllm, "sampling_params", None)
+        for name, key in (("StructuredOutputsParams", "structured_outputs"), ("GuidedDecodingParams", "guided_decoding")):
+            cls = getattr(module, name, None)
+            if cls is not None:
+                return {key: cls(json=dict(prompt.response_format))}
+        return {}
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """All ``prompts`` in one ``llm.chat`` call; vLLM schedules the batching."""

@@ -1,8 +1,12 @@
 """Drowzee's reasoning oracle (§3.6, Algorithm 3): read the answer, extract the triples the reasoning states, compare
 the response graph with the ground-truth graph of the proof, and name the category.
 
-* A refusal ("I don't know" at the beginning) is not a hallucination: category CO (and counted on its own).
-* Otherwise :class:`Extractor` turns each reasoning sentence into triples, offline: a relation phrase is found by
+* A refusal ("I don't know" at the beginning, or any phrase of :data:`REFUSALS` anywhere in a short answer) is not a
+  hallucination: the paper's "correct and normal response", category CO (and counted on its own).
+* Otherwise :func:`response_edges` reads the reasoning's triples with the shared claim extractor
+  (:mod:`kgprobe.scoring.claims`: the KG names a fact mentions and the relation phrase between them, read by label,
+  key, phrasing or embedding, its direction and negation kept); a fact it reads no claim from goes to
+  :class:`Extractor`, which turns each reasoning sentence into triples, offline: a relation phrase is found by
   the patterns of the relation labels (by phrase type, :mod:`.templates`) and of their aliases, or, between two
   linked mentions, by embedding similarity; the subject and object spans are linked against the KG's entity labels
   (and the item's event labels): exact, then normalised (case, accents, punctuation, a leading "the"), then by
@@ -29,17 +33,38 @@ from kgprobe.suites.drowzee.templates import phrase_type
 
 __all__ = [
     "CATEGORIES",
+    "MISSING",
+    "NO_TRIPLES",
+    "REFUSALS",
     "Edge",
     "Extractor",
     "Node",
     "category",
+    "claim_edges",
     "graph_similarity",
     "normalise",
     "read_answer",
+    "response_edges",
 ]
 
 #: Algorithm 3's categories: correct, erroneous knowledge, erroneous inference, both.
 CATEGORIES: tuple[str, ...] = ("CO", "EK", "EI", "OL")
+#: An answer whose reasoning yields no triple: its own share, neither correct nor a hallucination.
+NO_TRIPLES = "NT"
+#: A generation error: no answer to judge, left out of every share.
+MISSING = "missing"
+
+#: Refusals recognised anywhere in a short answer (:data:`SHORT_ANSWER_WORDS` words at most).
+REFUSALS: tuple[str, ...] = (
+    r"i\s+(?:do\s+not|don'?t)\s+know", r"i\s+(?:do\s+not|don'?t)\s+have\s+(?:enough|sufficient|the|any)\s+"
+    r"(?:information|knowledge|data|details)", r"(?:there\s+is\s+)?(?:not|insufficient)\s+enough\s+information",
+    r"(?:i\s+)?(?:cannot|can'?t|am\s+unable\s+to|'m\s+unable\s+to)\s+(?:answer|determine|say|tell|confirm|verify)",
+    r"i\s*(?:'m|\s+am)\s+not\s+(?:sure|certain|aware)", r"(?:i\s+have\s+)?no\s+(?:information|knowledge)\s+(?:about|on|of)",
+    r"(?:it\s+is\s+|it'?s\s+)?(?:unknown|unclear)\s+(?:to\s+me|whether)", r"\bi\s+am\s+unable\s+to\s+answer",
+    r"beyond\s+my\s+knowledge", r"(?:cannot|can'?t)\s+be\s+determined",
+)
+SHORT_ANSWER_WORDS = 30
+_REFUSAL_ANYWHERE = re.compile("|".join(f"(?:{r})" for r in REFUSALS), re.IGNORECASE)
 
 STARTED, ENDED = "started_in", "ended_in"
 
@@ -61,11 +86,16 @@ _YEAR = r"(?:the year\s+)?(?P<{name}>-?\d{{1,4}})"
 
 
 def read_answer(text: str | None) -> str:
-    """The answer an output begins with: ``yes``, ``no``, ``refusal`` ("I don't know" and the like) or
-    ``unknown`` (none of them: the answer cannot be read)."""
+    """The answer an output begins with: ``yes``, ``no``, ``refusal`` ("I don't know" and the like at the start,
+    or a phrase of :data:`REFUSALS` anywhere in an answer of at most :data:`SHORT_ANSWER_WORDS` words: "Sorry, I
+    don't know.", "No, I don't have enough information to answer this question.") or ``unknown`` (none of them:
+    the answer cannot be read)."""
     if not text or not text.strip():
         return "unknown"
-    if _REFUSAL.match(text):
+    plain = text.replace("\u2019", "'")
+    if _REFUSAL.match(plain):
+        return "refusal"
+    if len(plain.split()) <= SHORT_ANSWER_WORDS and _REFUSAL_ANYWHERE.search(plain):
         return "refusal"
     if _YES.match(text):
         return "yes"
@@ -298,6 +328,81 @@ class Extractor:
         return []
 
 
+# ------------------------------------------------------------------------------------------------ shared claims
+
+
+def claim_edges(claims: Sequence[Any], kg: Any, *, embedder: Any = None, threshold: float = 0.8,
+                events: Mapping[str, str] | None = None) -> list[Edge]:  # fmt: skip
+    """Edges of claims (:class:`kgprobe.scoring.claims.Claim`) read against ``kg``
+    (:class:`~kgprobe.scoring.claims.KGFacts` of the item's entities and relations): a linked mention is its
+    entity (or an event of ``events``, name -> label), an unlinked one its text, a year its year; the relation
+    phrase is read as a relation key (a reversed reading swaps the ends; a negated claim gets ``not:<key>``),
+    ``started_in`` / ``ended_in`` for a year, or stays ``text:<phrase>``."""
+    out: list[Edge] = []
+    for c in claims:
+        if not (c.subject and c.relation and c.object):
+            continue
+        head, tail = _claim_node(c.subject, kg, events), _claim_node(c.object, kg, events)
+        phrase = normalise(c.relation)
+        dated = tail.kind == "year" and re.sub(r"^(?:was |is |were )", "", phrase)
+        cands = [] if dated else kg.relation_candidates(c.relation, embedder=embedder, threshold=threshold)
+        if dated and dated.split()[0] in ("started", "began", "start", "begin", "commenced", "founded"):
+            edge = Edge(head, STARTED, "started in", tail)
+        elif dated and dated.split()[0] in ("ended", "end", "finished", "ceased", "stopped", "dissolved"):
+            edge = Edge(head, ENDED, "ended in", tail)
+        elif cands:
+            # of several readings ("in": located in, located in city, country), the one the item's facts hold
+            held = [(k, r) for k, r in cands
+                    if head.kind == tail.kind == "entity" and kg.holds(*((tail.key, k, head.key) if r
+                                                                       else (head.key, k, tail.key)))]
+            key, rev = (held or cands)[0]
+            label = kg.relations.get(key, str(key))
+            if rev:
+                head, tail = tail, head
+            edge = Edge(head, f"not:{key}" if c.negated else str(key), ("not " if c.negated else "") + label, tail)
+        else:
+            phrase = normalise(c.relation)
+            edge = Edge(head, f"text:{'not ' if c.negated else ''}{phrase}", c.relation, tail)
+        if edge not in out:
+            out.append(edge)
+    return out
+
+
+def _claim_node(mention: str, kg: Any, events: Mapping[str, str] | None = None) -> Node:
+    text = mention.strip()
+    if re.fullmatch(r"-?\d{1,4}", text):
+        return _year_node(text)
+    for name, label in (events or {}).items():
+        if normalise(label) == normalise(text):
+            return Node("event", name, label)
+    eid, _ = kg.resolve(text)
+    if eid is not None:
+        return Node("entity", str(eid), kg.entities[eid])
+    return Node("text", normalise(text), text)
+
+
+def response_edges(text: str, kg: Any, extractor: Extractor, *, events: Mapping[str, str] | None = None,
+                   prefer: Iterable[int] = (), embedder: Any = None, threshold: float = 0.8) -> list[Edge]:
+    """The triples a reasoning states, offline: per reasoning line, the shared claim extractor's
+    (:func:`kgprobe.scoring.claims.heuristic_claims` then :func:`claim_edges`); a line it reads no claim from (a
+    dated event, an entity the item does not know) goes to ``extractor`` (the relation-label patterns)."""
+    from kgprobe.scoring.claims import heuristic_claims
+
+    prefer = list(prefer)
+    out: list[Edge] = []
+    for line in extractor.sentences(text or ""):
+        for parts in extractor._split(line):  # sentences, never split inside a known label ("Symphony No. 9")
+            fact = _DISCOURSE.sub("", parts[0].strip())
+            found = claim_edges(heuristic_claims(fact, kg), kg, embedder=embedder, threshold=threshold) \
+                if not events else []
+            if not found:
+                found = extractor.extract(fact, events=events, prefer=prefer)
+            for edge in found:
+                if edge not in out:
+                    out.append(edge)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ graphs
 
 
@@ -307,15 +412,23 @@ def _node_text(n: Node) -> str:
 
 def graph_similarity(response: Sequence[Edge], ground: Sequence[Edge], *, embedder: Any = None,
                      threshold: float = 0.8, symmetric: Iterable[str] = (),
-                     inverse: Mapping[str, str] | None = None) -> tuple[float, float]:  # fmt: skip
+                     inverse: Mapping[str, str | Iterable[str]] | None = None,
+                     optional: Sequence[Edge] = ()) -> tuple[float, float]:  # fmt: skip
     """``(s_n, s_e)``: Jaccard similarity of the nodes and of the edges of the response graph and the ground-truth
     graph, where two nodes are the same when they are the same entity, event or year, or (entities and text) their
     labels' cosine is >= ``threshold``; two edges when their ends are the same nodes and their relations are the
     same key or have labels at cosine >= ``threshold`` (a symmetric relation's edge also matches reversed, and an
-    edge of a declared inverse pair matches its inverse reversed). Matching is one-to-one (greedy)."""
+    edge of a declared inverse pair matches its inverse reversed; inverses are sets, read both ways). Matching is
+    one-to-one (greedy). ``optional`` edges (the derived fact) may be stated or not: a response edge matching one
+    counts as matched, and an unstated one is not missed."""
     symmetric = set(symmetric)
-    inverse = dict(inverse or {})
-    inverse.update({v: k for k, v in list(inverse.items())})
+    inverses: dict[str, set[str]] = {}
+    for k, v in (inverse or {}).items():
+        for x in ([v] if isinstance(v, str) else v):
+            inverses.setdefault(k, set()).add(x)
+            inverses.setdefault(x, set()).add(k)
+    nots = {f"not:{k}": {f"not:{x}" for x in v} for k, v in inverses.items()}
+    inverses.update(nots)
     r_nodes = _nodes(response)
     g_nodes = _nodes(ground)
     vec: dict[str, np.ndarray] = {}
@@ -358,10 +471,20 @@ def graph_similarity(response: Sequence[Edge], ground: Sequence[Edge], *, embedd
             return True
         if a.relation == b.relation and a.relation in symmetric:
             return same_node(a.head, b.tail) and same_node(a.tail, b.head)
-        if inverse.get(a.relation) == b.relation:
+        if b.relation in inverses.get(a.relation, ()):
             return same_node(a.head, b.tail) and same_node(a.tail, b.head)
         return False
 
+    optional = [e for e in optional if e not in ground]
+    if optional:
+        extra = [e for e in response if not any(same_edge(e, g) for g in ground)
+                 and any(same_edge(e, o) for o in optional)]
+        rest = [e for e in response if e not in extra]
+        matched = _matches(rest, list(ground), same_edge)
+        total = len(response) + len(ground) - matched
+        s_e = 1.0 if total == 0 else (matched + len(extra)) / total
+        stated = [o for o in optional if any(same_edge(e, o) for e in extra)]
+        return _jaccard(r_nodes, _nodes([*ground, *stated]), same_node), s_e
     return _jaccard(r_nodes, g_nodes, same_node), _jaccard(list(response), list(ground), same_edge)
 
 
@@ -374,9 +497,7 @@ def _nodes(edges: Sequence[Edge]) -> list[Node]:
     return out
 
 
-def _jaccard(a: Sequence[Any], b: Sequence[Any], same: Any) -> float:
-    if not a and not b:
-        return 1.0
+def _matches(a: Sequence[Any], b: Sequence[Any], same: Any) -> int:
     used: set[int] = set()
     matched = 0
     for x in a:
@@ -385,6 +506,13 @@ def _jaccard(a: Sequence[Any], b: Sequence[Any], same: Any) -> float:
                 used.add(j)
                 matched += 1
                 break
+    return matched
+
+
+def _jaccard(a: Sequence[Any], b: Sequence[Any], same: Any) -> float:
+    if not a and not b:
+        return 1.0
+    matched = _matches(a, b, same)
     return matched / (len(a) + len(b) - matched)
 
 

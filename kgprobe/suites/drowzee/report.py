@@ -1,5 +1,7 @@
-"""Drowzee's report section: the hallucination rate per rule and per temporal operator, and the category mix
-(CO / EK / EI / OL, refusals), per model, from the closed-book metric rows of the offline extractor (judge "")."""
+"""Drowzee's report section: the hallucination rate per rule and per temporal operator beside the share of wrong
+answers whose reasoning is CO, and the category mix (CO / EK / EI / OL, no triples, refusals), per model, from the
+closed-book metric rows of one extractor: the first judge model that extracted claims, else the offline heuristic
+(the section says which)."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ __all__ = ["TEMPLATES", "section"]
 #: The folder of Drowzee's report templates (``drowzee/section.html``).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
-_MIX = ("co_share", "ek_share", "ei_share", "ol_share", "refusal_share")
+_MIX = ("co_share", "ek_share", "ei_share", "ol_share", "no_triples_share", "refusal_share")
+_HEURISTIC = ("", "heuristic")
 
 
 def _cell(row: Mapping[str, Any] | None) -> str:
@@ -28,8 +31,11 @@ def _cell(row: Mapping[str, Any] | None) -> str:
 def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> ReportSection:
     """The section's data: for each task (rule, temporal) a table models x (overall, each rule / operator) of the
     hallucination rate, and a table models x category shares; closed book, offline extractor."""
-    rows = [m for m in metrics if not m.get("judge") and m.get("setting", "closed") == "closed"
-            and str(m.get("perturbation", "none")) == "none"]
+    closed = [m for m in metrics if m.get("setting", "closed") == "closed" and str(m.get("perturbation", "none")) == "none"]
+    judges = sorted({str(m.get("judge") or "") for m in closed if (m.get("judge") or "") not in _HEURISTIC})
+    extractor = judges[0] if judges else None
+    rows = [m for m in closed if ((m.get("judge") or "") == extractor if extractor else
+                                  (m.get("judge") or "") in _HEURISTIC)]
     index = {(str(m["model"]), m["task"], m["metric"], tuple(sorted(breakdown_of(m).items()))): m for m in rows}
     models = [m for m in getattr(ctx, "models", ()) if any(k[0] == m for k in index)]
     models += sorted({k[0] for k in index} - set(models))
@@ -39,15 +45,19 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> ReportSection:
                         and len(b) == 1 and b[0][0] == key})
         if not any(k[1] == task for k in index):
             continue
-        rate = {"headers": ["model", "overall", *cells], "rows": [
+        rate = {"headers": ["model", "overall", "wrong answers with CO reasoning", *cells], "rows": [
             {"model": m, "cells": [_cell(index.get((m, task, "hallucination_rate", ()))),
+                                   _cell(index.get((m, task, "wrong_answer_co_share", ()))),
                                    *(_cell(index.get((m, task, "hallucination_rate", ((key, c),)))) for c in cells)]}
             for m in models]}
-        mix = {"headers": ["model", "CO", "EK", "EI", "OL", "refusals", "answer accuracy", "right answer, wrong reasoning"],
+        mix = {"headers": ["model", "CO", "EK", "EI", "OL", "no triples extracted", "refusals", "answer accuracy",
+                           "right answer, wrong reasoning"],
                "rows": [{"model": m, "cells": [_cell(index.get((m, task, met, ()))) for met in
                                                 (*_MIX, "answer_accuracy", "right_answer_wrong_reasoning")]}
                         for m in models]}
         tables.append({"task": task, "by": key, "rate": rate, "mix": mix})
     return ReportSection(template="drowzee/section.html", template_dir=TEMPLATES,
-                         data={"title": "Drowzee: logic-derived questions with reasoning oracles", "tables": tables},
+                         data={"title": "Drowzee: logic-derived questions with reasoning oracles", "tables": tables,
+                               "extractor": f"{extractor} (judge model)" if extractor else
+                               "heuristic (offline claim extractor, no model)"},
                          metrics=rows)

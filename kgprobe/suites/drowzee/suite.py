@@ -6,16 +6,21 @@ Items: ``rule`` items (two phrasings of every derived fact, :func:`.questions.ru
 and in_kg, or operator, depth and source; ``evidence`` the proof. ``gold_answer`` is the exact perfect answer (the
 oracle reference model answers it verbatim).
 
-Scores (judge ``""``: the offline extractor; a configured judge: the LLM extractor when ``llm_extractor`` is on):
-per task, overall and per rule / operator (and per relation, phrasing), ``hallucination_rate`` (EK + EI + OL; a
-refusal is not one), the category shares, ``refusal_share``, ``answer_accuracy`` (refusals apart),
-``right_answer_wrong_reasoning`` and the mean node / edge similarities (bootstrap).
+Scores per extractor (the rows' ``judge``): ``heuristic`` is the shared offline claim extractor
+(:func:`.oracle.response_edges`); each configured judge extracts the claims as validated JSON when ``llm_extractor``
+is on. Per task, overall and per rule / operator (and per relation, phrasing): ``hallucination_rate``
+(EK + EI + OL among the answers the oracle can judge: a refusal is a correct, normal response, an answer with no
+triple extracted has its own ``no_triples_share``, and a generation error is missing, counted nowhere), the category
+shares, ``refusal_share``, ``answer_accuracy`` (refusals apart), ``wrong_answer_co_share`` (wrong answers whose
+reasoning is CO), ``right_answer_wrong_reasoning`` and the mean node / edge similarities (bootstrap). Every verdict
+depends on its item alone: the relation properties come from the settings and the item's own evidence.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -40,14 +45,26 @@ from kgprobe.suites.base import (
     metric_row,
     table,
 )
+from kgprobe.scoring.claims import (
+    CLAIMS_JSON_SCHEMA,
+    CLAIMS_TEMPLATE_ID,
+    HEURISTIC,
+    KGFacts,
+    claims_prompt,
+    parse_claims,
+)
 from kgprobe.suites.drowzee.oracle import (
+    MISSING,
+    NO_TRIPLES,
     STARTED,
     Edge,
     Extractor,
     Node,
     category,
+    claim_edges,
     graph_similarity,
     read_answer,
+    response_edges,
 )
 from kgprobe.suites.drowzee.rules import RULES
 from kgprobe.suites.drowzee.templates import PHRASE_TYPES, PROMPT_TEMPLATES, prompt_text
@@ -71,6 +88,8 @@ DEFAULT_ALIASES: dict[str, list[str]] = {
 }
 
 _HALLUCINATED = ("EK", "EI", "OL")
+#: The fewest new tokens a judge's claim extraction gets.
+EXTRACT_TOKENS = 256
 
 
 class DrowzeeSettings(BaseModel):
@@ -100,6 +119,8 @@ class DrowzeeSettings(BaseModel):
     domain: tuple[int, int] = (1, 2024)
     threshold: float = Field(0.8, gt=0, le=1)  # θ_n = θ_e = cosine threshold of a semantic match
     llm_extractor: bool = False
+    """Each configured scoring judge extracts the reasoning's claims too, as validated JSON (its own rows, which the
+    report then shows); the heuristic rows stay. Off by default: a CPU judge reads every answer."""
 
     @field_validator("domain")
     @classmethod
@@ -110,11 +131,11 @@ class DrowzeeSettings(BaseModel):
 
 
 def extraction_prompt(answer: str, response_id: str, gold: str | None) -> Prompt:
-    """The LLM extractor's prompt for one answer (its item id is the answer's response id); ``gold`` is the offline
-    extraction, what the oracle judge answers."""
-    text = ("Extract every knowledge triple stated in the reasoning below, one per line, as "
-            "subject | relation | object. Write nothing else.\n\nReasoning:\n" + answer)
-    return Prompt(item_id=response_id, text=text, template_id="drowzee-extract-v1", gold=gold, answer_kind=None)
+    """The judge's claim-extraction prompt for one answer (the shared one, :func:`kgprobe.scoring.claims.
+    claims_prompt`; its item id is the answer's response id, its reply JSON); ``gold`` is the offline extraction as
+    that JSON, what the oracle judge answers."""
+    return Prompt(item_id=response_id, text=claims_prompt(answer), template_id=CLAIMS_TEMPLATE_ID, gold=gold,
+                  answer_kind=None, response_format=CLAIMS_JSON_SCHEMA)
 
 
 class DrowzeeSuite(Suite):
@@ -126,7 +147,7 @@ class DrowzeeSuite(Suite):
              "Temporal-logic-based Reasoning")
     Settings = DrowzeeSettings
     sampling = Sampling(n=1, temperature=0.0)
-    headline = Headline("rule", "hallucination_rate", "hallucination rate (rules; lower is better)")
+    headline = Headline("rule", "hallucination_rate", "hallucination rate (rules; lower is better)", judge=HEURISTIC)
 
     # ---------------------------------------------------------------------------------------------- items
     def items(self, source: ItemSource) -> ItemsResult:
@@ -223,11 +244,61 @@ class DrowzeeSuite(Suite):
                  for p in ev["premises"]]
         return edges, {}, sorted(ents)
 
+    @staticmethod
+    def optional_truth(item: Mapping[str, Any]) -> list[Edge]:
+        """The edges an answer may state besides the proof: the derived fact itself (denied for a negation: its
+        truth is False). Stating it is not an error, leaving it out is not a miss; its inverse and symmetric forms
+        match it through the relation properties."""
+        ev = json.loads(item["evidence"])
+        d = ev.get("derived")
+        if item["task"] == "temporal" or not d or ev.get("rule") == "same":
+            return []
+        ents = {int(k): v for k, v in ev["entities"].items()}
+        rel = str(d["relation"])
+        label = ev["relations"].get(rel, rel.replace("_", " "))
+        head = Node("entity", str(d["subject"]), ents.get(int(d["subject"]), str(d["subject"])))
+        tail = Node("entity", str(d["object"]), ents.get(int(d["object"]), str(d["object"])))
+        if d.get("truth", True):
+            return [Edge(head, rel, label, tail)]
+        return [Edge(head, f"not:{rel}", f"not {label}", tail)]
+
+    @staticmethod
+    def item_params(item: Mapping[str, Any], s: DrowzeeSettings) -> dict[str, Any]:
+        """The relation properties an item's verdict reads: the settings' symmetric relations and inverse pairs
+        (sets, both ways), and the item's own rule (its derived relation); never the other items scored."""
+        symmetric = set(s.symmetric)
+        inverse: dict[str, set[str]] = {}
+        for a, b in s.inverse.items():
+            inverse.setdefault(a, set()).add(b)
+        b = breakdown_of(item)
+        if b.get("rule") == "symmetric" and b.get("relation"):
+            symmetric.add(b["relation"])
+        if b.get("rule") == "inverse":
+            ev = json.loads(item["evidence"])
+            if ev.get("source_relation"):
+                inverse.setdefault(ev["source_relation"], set()).add(b["relation"])
+        return {"symmetric": symmetric, "inverse": inverse}
+
+    def item_kg(self, item: Mapping[str, Any], s: DrowzeeSettings) -> KGFacts:
+        """The item's entities and relations as the claim checker reads them (ids as strings, relation keys),
+        with the settings' aliases as phrasings and its relation properties."""
+        ev = json.loads(item["evidence"])
+        params = self.item_params(item, s)
+        rels = {**dict(ev.get("relations") or {}), **{k: v for k, v in s.inverse_labels.items()}}
+        aliases = {k: {a: False for a in v} for k, v in {**DEFAULT_ALIASES, **s.aliases}.items() if k in rels}
+        triples = [(str(p["head"]), p["relation"], str(p["tail"])) for p in ev.get("premises", [])]
+        return KGFacts.from_triples(triples, entity_labels={str(k): v for k, v in (ev.get("entities") or {}).items()},
+                                    relation_labels=rels, inverses={}, symmetric=params["symmetric"],
+                                    phrasings=aliases)
+
+    def _item_extractor(self, item: Mapping[str, Any], s: DrowzeeSettings, embedder: Any) -> Extractor:
+        return self._extractor([item], s, embedder)
+
     def score(self, items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]], *, model: str,
               perturbation: str = "none", scoring: ScoringOptions = ScoringOptions(),
               settings: DrowzeeSettings | None = None) -> SuiteScores:  # fmt: skip
-        """Algorithm 3 on every answer: refusal -> CO; else extract, compare graphs, categorise. Judge ``""`` is the
-        offline extractor; with ``llm_extractor`` each configured judge extracts the triples instead."""
+        """Algorithm 3 on every answer: refusal -> CO; error -> missing; else extract the reasoning's triples
+        (heuristic, and each configured judge's claims), compare graphs, categorise (no triple: NT)."""
         by_id = {str(it["item_id"]): it for it in items}
         missing = sorted({str(r["item_id"]) for r in responses} - set(by_id))
         if missing:
@@ -239,45 +310,59 @@ class DrowzeeSuite(Suite):
             from kgprobe.embedding import Embedder
 
             embedder = Embedder()
-        params = self._params(items)
+        kgs: dict[str, KGFacts] = {}
+        extractors: dict[str, Extractor] = {}
         # a dry pass records every text the oracle would embed, so the model encodes them in one batch, not one
         # small batch per mention (the second pass then reads the embedder's cache)
         recorder = _Recorder(384)  # the dry pass discards its vectors; any width will do
-        dry = self._extractor(items, s, recorder)
         for r in responses:
             if r.get("error") is None and read_answer(r["text"]) != "refusal":
                 item = by_id[str(r["item_id"])]
+                kg = self.item_kg(item, s)
+                dry = self._item_extractor(item, s, recorder)
                 ground, events, prefer = self.ground_truth(item, dry)
-                edges = dry.extract(r["text"] or "", events=events, prefer=prefer)
+                edges = response_edges(r["text"] or "", kg, dry, events=events, prefer=prefer, embedder=recorder,
+                                       threshold=s.threshold)
+                params = self.item_params(item, s)
                 graph_similarity(edges, ground, embedder=recorder, threshold=s.threshold,
-                                 symmetric=params["symmetric"], inverse=params["inverse"])
+                                 symmetric=params["symmetric"], inverse=params["inverse"],
+                                 optional=self.optional_truth(item))
         if recorder.texts:
             embedder.embed(sorted(recorder.texts))
-        extractor = self._extractor(items, s, embedder)
         samples: list[dict[str, Any]] = []
         offline: dict[str, list[Edge]] = {}
         for r in responses:
             item = by_id[str(r["item_id"])]
-            ground, events, prefer = self.ground_truth(item, extractor)
+            key = str(r["item_id"])
+            if key not in kgs:
+                kgs[key] = self.item_kg(item, s)
+                extractors[key] = self._item_extractor(item, s, embedder)
+            ground, events, prefer = self.ground_truth(item, extractors[key])
             text = r["text"] if r.get("error") is None else None
-            edges = extractor.extract(text or "", events=events, prefer=prefer)
+            edges = response_edges(text or "", kgs[key], extractors[key], events=events, prefer=prefer,
+                                   embedder=embedder, threshold=s.threshold)
             offline[r["response_id"]] = edges
-            samples.append(self._sample(r, item, perturbation, "", text, edges, ground, embedder, s, params))
+            samples.append(self._sample(r, item, perturbation, HEURISTIC, text, edges, ground, embedder, s))
         judges = list(scoring.judges) if s.llm_extractor else []
         for spec in judges:
             if scoring.judge is None:
                 raise ValueError("suite drowzee: llm_extractor needs a judge runner in ScoringOptions")
             asked = [r for r in responses if r.get("error") is None and read_answer(r["text"]) != "refusal"]
-            prompts = [extraction_prompt(r["text"], r["response_id"], _triples_text(offline[r["response_id"]]))
+            prompts = [extraction_prompt(r["text"], r["response_id"], _claims_gold(offline[r["response_id"]]))
                        for r in asked]
+            # a list of claims needs room that a yes/no verdict does not; the judge's other settings stay
+            spec = replace(spec, params=replace(spec.params, max_tokens=max(spec.params.max_tokens, EXTRACT_TOKENS)))
             verdicts = scoring.judge(spec, prompts) if prompts else {}
             for r in responses:
                 item = by_id[str(r["item_id"])]
-                ground, events, prefer = self.ground_truth(item, extractor)
+                key = str(r["item_id"])
+                ground, events, prefer = self.ground_truth(item, extractors[key])
                 v = verdicts.get(r["response_id"])
-                edges = _parse_triples(v["text"] if v and v.get("error") is None else "", extractor, events, prefer)
+                claims = parse_claims(v["text"], r["text"]) if v and v.get("error") is None else None
+                edges = claim_edges(claims or [], kgs[key], embedder=embedder, threshold=s.threshold, events=events)
                 text = r["text"] if r.get("error") is None else None
-                row = self._sample(r, item, perturbation, spec.name, text, edges, ground, embedder, s, params)
+                row = self._sample(r, item, perturbation, spec.name, text, edges, ground, embedder, s,
+                                   failed=v is not None and claims is None and r.get("error") is None)
                 row.update(judge_text=v.get("text") if v else None, judge_error=v.get("error") if v else None,
                            judge_response_id=v.get("response_id") if v else None)
                 samples.append(row)
@@ -286,27 +371,24 @@ class DrowzeeSuite(Suite):
                                resamples=scoring.resamples, seed=scoring.seed)
         return SuiteScores(samples=samples, votes=votes, metrics=metrics, sample_schema=_SAMPLES, vote_schema=_VOTES)
 
-    @staticmethod
-    def _params(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        symmetric, inverse = set(), {}
-        for it in items:
-            b = breakdown_of(it)
-            if b.get("rule") == "symmetric":
-                symmetric.add(b["relation"])
-            if b.get("rule") == "inverse":
-                ev = json.loads(it["evidence"])
-                inverse[ev["source_relation"]] = b["relation"]
-        return {"symmetric": symmetric, "inverse": inverse}
-
     def _sample(self, r: Mapping[str, Any], item: Mapping[str, Any], perturbation: str, judge: str, text: str | None,
-                edges: list[Edge], ground: list[Edge], embedder: Any, s: DrowzeeSettings,
-                params: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+                edges: list[Edge], ground: list[Edge], embedder: Any, s: DrowzeeSettings, *,
+                failed: bool = False) -> dict[str, Any]:  # fmt: skip
         answer = read_answer(text)
-        if answer == "refusal":
-            cat, sn, se = "CO", None, None
+        sn = se = None
+        if r.get("error") is not None or text is None:
+            cat = MISSING  # a generation error: no answer to judge
+        elif answer == "refusal":
+            cat = "CO"
+        elif failed:
+            cat = MISSING  # the judge's reply did not validate: no extraction to judge
+        elif not edges:
+            cat = NO_TRIPLES
         else:
+            params = self.item_params(item, s)
             sn, se = graph_similarity(edges, ground, embedder=embedder, threshold=s.threshold,
-                                      symmetric=params["symmetric"], inverse=params["inverse"])
+                                      symmetric=params["symmetric"], inverse=params["inverse"],
+                                      optional=self.optional_truth(item))
             cat = category(sn, se, theta_n=s.threshold, theta_e=s.threshold)
         return {
             "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
@@ -323,15 +405,18 @@ class DrowzeeSuite(Suite):
         for sm in samples:
             grouped.setdefault((sm["item_id"], sm["judge"]), []).append(sm)
         out = []
-        order = {"OL": 0, "EI": 1, "EK": 2, "CO": 3}
+        order = {"OL": 0, "EI": 1, "EK": 2, NO_TRIPLES: 3, "CO": 4}
         for (item_id, judge), rows in sorted(grouped.items()):
             rows = sorted(rows, key=lambda x: x["sample_index"])
             item = items[item_id]
             answers = Counter(x["answer"] for x in rows).most_common()
             answer = answers[0][0] if len(answers) == 1 or answers[0][1] > answers[1][1] else "unknown"
-            cats = Counter(x["category"] for x in rows)
-            top = max(cats.values())
-            cat = min((c for c, n in cats.items() if n == top), key=order.__getitem__)  # a tie counts the worse
+            cats = Counter(x["category"] for x in rows if x["category"] != MISSING)
+            if cats:
+                top = max(cats.values())
+                cat = min((c for c, n in cats.items() if n == top), key=order.__getitem__)  # a tie counts the worse
+            else:
+                cat = MISSING
             sims = [x for x in rows if x["node_similarity"] is not None]
             out.append({
                 "item_id": item_id, "model": model, "perturbation": perturbation, "suite": "drowzee",
@@ -367,13 +452,15 @@ class DrowzeeSuite(Suite):
                 for key in ("relation", "phrasing", "depth"):
                     if key in b:
                         minor.setdefault(((key, b[key]),), []).append(r)
-            for cell, members in list(cells.items()) + list(minor.items()):
+            for cell, everything in list(cells.items()) + list(minor.items()):
                 full = cell in cells
+                members = [m for m in everything if m["category"] != MISSING]  # generation errors count nowhere
                 ids = [m["item_id"] for m in members]
                 answered = [m for m in members if not m["refusal"]]
-                hall = [m["category"] in _HALLUCINATED for m in members]
-                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell), flags=hall, item_ids=ids,
-                                      higher_is_better=False, **common))
+                judged = [m for m in members if m["category"] != NO_TRIPLES]
+                hall = [m["category"] in _HALLUCINATED for m in judged]
+                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell), flags=hall,
+                                      item_ids=[m["item_id"] for m in judged], higher_is_better=False, **common))
                 out.append(metric_row(metric="answer_accuracy", breakdown=dict(cell),
                                       flags=[m["correct"] for m in answered],
                                       item_ids=[m["item_id"] for m in answered], **common))
@@ -381,8 +468,16 @@ class DrowzeeSuite(Suite):
                     continue
                 for cat in ("CO", "EK", "EI", "OL"):
                     out.append(metric_row(metric=f"{cat.lower()}_share", breakdown=dict(cell),
-                                          flags=[m["category"] == cat for m in members], item_ids=ids,
-                                          higher_is_better=cat == "CO", **common))
+                                          flags=[m["category"] == cat for m in judged],
+                                          item_ids=[m["item_id"] for m in judged], higher_is_better=cat == "CO",
+                                          **common))
+                out.append(metric_row(metric="no_triples_share", breakdown=dict(cell),
+                                      flags=[m["category"] == NO_TRIPLES for m in members], item_ids=ids,
+                                      higher_is_better=False, **common))
+                wrong = [m for m in answered if m["decided"] and not m["correct"]]
+                out.append(metric_row(metric="wrong_answer_co_share", breakdown=dict(cell),
+                                      flags=[m["category"] == "CO" for m in wrong],
+                                      item_ids=[m["item_id"] for m in wrong], higher_is_better=False, **common))
                 out.append(metric_row(metric="refusal_share", breakdown=dict(cell),
                                       flags=[m["refusal"] for m in members], item_ids=ids, higher_is_better=False,
                                       **common))
@@ -439,18 +534,12 @@ def _triples_text(edges: Sequence[Edge]) -> str:
     return "\n".join(f"{e.head.label} | {e.relation_text} | {e.tail.label}" for e in edges)
 
 
-def _parse_triples(text: str | None, extractor: Extractor, events: Mapping[str, str], prefer: Sequence[int]) -> list[Edge]:
-    """Triples an LLM extractor wrote (``subject | relation | object`` lines), linked like the offline ones."""
-    out: list[Edge] = []
-    for line in (text or "").splitlines():
-        parts = [p.strip() for p in line.strip().strip("-*").split("|")]
-        if len(parts) != 3 or not all(parts):
-            continue
-        head = extractor.link(parts[0], events=events, prefer=prefer)
-        key, rel_text = extractor.link_relation(parts[1])
-        tail = (Node("year", str(int(parts[2])), str(int(parts[2]))) if parts[2].lstrip("-").isdigit()
-                else extractor.link(parts[2], events=events, prefer=prefer))
-        edge = Edge(head, key, rel_text, tail)
-        if edge not in out:
-            out.append(edge)
-    return out
+def _claims_gold(edges: Sequence[Edge]) -> str:
+    """Edges as the claims JSON a perfect judge writes (what the reference oracle judge answers)."""
+    facts = []
+    for e in edges:
+        negated = e.relation.startswith("not:")
+        relation = e.relation_text[4:] if negated and e.relation_text.startswith("not ") else e.relation_text
+        facts.append({"fact": f"{e.head.label} {e.relation_text} {e.tail.label}.", "subject": e.head.label,
+                      "relation": relation, "object": e.tail.label, "negated": negated})
+    return json.dumps({"facts": facts}, ensure_ascii=False)

@@ -4,7 +4,7 @@ against the KG itself, and rated with G-Eval.
 
     >>> from kgprobe.suites.okgqa import OKGQASuite
     >>> OKGQASuite().headline.metric
-    'fact_precision'
+    'factscore'
 """
 
 from __future__ import annotations

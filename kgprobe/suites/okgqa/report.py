@@ -1,7 +1,9 @@
-"""OKGQA's report section: fact precision and G-Eval per model and judge (zero-shot), per retrieval method and
-perturbation level (grounded), the paper's Figure 6 curves (fact precision against the perturbation level, one
-figure per perturbation method, a line per model and retrieval method) beside the KG similarity (ATS, SC2D, SD2)
-of the same levels, and the agreement of the KG verdict with the judge's check against the retrieved context.
+"""OKGQA's report section: FActScore first, then decidable fact precision, the not-in-KG share and G-Eval, per
+model and extractor (zero-shot), per retrieval method and perturbation level (grounded), the paper's Figure 6
+curves (FActScore against the perturbation level, one figure per perturbation method, a line per model and
+retrieval method; from the primary judge's decomposition, the heuristic only when no judge is configured) beside the
+KG similarity (ATS, SC2D, SD2) of the same levels, and the agreement of the KG verdict with the judge's check
+against the retrieved context.
 
 Input: the suite's metric rows with a ``setting`` (closed / grounded), agreement rows, similarity rows
 (``query_id, perturbation, method, level, ats, sc2d, sd2``).
@@ -22,8 +24,10 @@ __all__ = ["METRICS", "figure_data", "section"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: The metrics the section shows, in order.
-METRICS = ("fact_precision", "not_in_kg_share", "geval_context_relevance", "geval_comprehensiveness",
-           "geval_correctness", "geval_empowerment")
+METRICS = ("factscore", "fact_precision", "not_in_kg_share", "ambiguous_share", "geval_context_relevance",
+           "geval_comprehensiveness", "geval_correctness", "geval_empowerment")
+#: The extractor of the judge-free rows.
+HEURISTIC = "heuristic"
 _LEVEL_METHODS = ("RS", "RR", "ER", "ED")
 
 
@@ -44,14 +48,15 @@ def _level(perturbation: str) -> tuple[str, float]:
     return method, float(level)
 
 
-def figure_data(metrics: Sequence[Mapping[str, Any]], *, judge: str = "") -> dict[str, dict[str, dict[float, float]]]:
-    """Per perturbation method, the fact-precision curve of each ``model / retrieval`` (level -> value; level 0 is
-    the clean subgraph), from grounded overall-by-retrieval rows of ``judge``."""
+def figure_data(metrics: Sequence[Mapping[str, Any]], *, judge: str = HEURISTIC,
+                metric: str = "factscore") -> dict[str, dict[str, dict[float, float]]]:  # fmt: skip
+    """Per perturbation method, the ``metric`` (FActScore) curve of each ``model / retrieval`` (level -> value;
+    level 0 is the clean subgraph), from grounded overall-by-retrieval rows of ``judge``."""
     curves: dict[str, dict[str, dict[float, float]]] = {}
     clean: dict[str, float] = {}
     for r in metrics:
         bd = _bd(r)
-        if (r.get("setting", "grounded") != "grounded" or r["metric"] != "fact_precision" or r["judge"] != judge
+        if (r.get("setting", "grounded") != "grounded" or r["metric"] != metric or r["judge"] != judge
                 or set(bd) != {"retrieval"} or r["value"] is None or not math.isfinite(float(r["value"]))):
             continue
         name = f"{r['model']} / {bd['retrieval']}"
@@ -98,10 +103,10 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
     rows = [r for r in _rows(metrics) if r.get("suite", "okgqa") == "okgqa"]
     models = list(dict.fromkeys([*getattr(ctx, "models", ()), *sorted({str(r["model"]) for r in rows})]))
     models = [m for m in models if any(r["model"] == m for r in rows)]
-    judges = sorted({str(r["judge"]) for r in rows}, key=lambda j: (j != "", j))
+    judges = sorted({str(r["judge"]) for r in rows}, key=lambda j: (j not in ("", HEURISTIC), j))
     overall = {(r.get("setting", "closed"), r["model"], r["judge"], r["metric"], r["perturbation"],
                 _bd(r).get("retrieval")): r for r in rows if set(_bd(r)) <= {"retrieval"}}
-    closed = [{"model": m, "judge": j or "(sentences)",
+    closed = [{"model": m, "judge": _extractor(j),
                "cells": [_cell(overall.get(("closed", m, j, metric, "none", None)), kind=True) for metric in METRICS]}
               for m in models for j in judges
               if any(k[:3] == ("closed", m, j) for k in overall)]
@@ -114,16 +119,21 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
                 for metric in METRICS:
                     cells = [overall.get(("grounded", m, j, metric, p, method)) for p in levels]
                     if any(c is not None for c in cells):
-                        grounded.append({"model": m, "judge": j or "(sentences)", "retrieval": method,
+                        grounded.append({"model": m, "judge": _extractor(j), "retrieval": method,
                                          "metric": metric, "cells": [_cell(c) for c in cells]})
     pngs: dict[str, bytes] = {}
     figures = []
     sims = _similarity_curves(_rows(similarity))
-    fig_judge = "" if "" in judges else (judges[0] if judges else "")
+    # the primary judge's decomposition (the first configured judge with grounded FActScore rows); the heuristic
+    # only when no judge decomposed the grounded answers
+    grounded_judges = [j for j in judges if any(r["judge"] == j and r.get("setting") == "grounded"
+                                                and r["metric"] == "factscore" for r in rows)]
+    model_judges = [j for j in grounded_judges if j not in ("", HEURISTIC)]
+    fig_judge = model_judges[0] if model_judges else (grounded_judges[0] if grounded_judges else HEURISTIC)
     for method, lines in figure_data(rows, judge=fig_judge).items():
         key = f"okgqa_precision_{method}"
-        pngs[key] = plots.line_chart(lines, title=f"{method}: KG fact precision against perturbation level",
-                                     xlabel="perturbation level (share of edges)", ylabel="fact precision",
+        pngs[key] = plots.line_chart(lines, title=f"{method}: FActScore against perturbation level",
+                                     xlabel="perturbation level (share of edges)", ylabel="FActScore",
                                      ylim=(0.0, 1.05))
         entry = {"method": method, "precision": _png(pngs[key]), "similarity": None}
         if method in sims:
@@ -138,6 +148,13 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
               "kappa": f"{a['kappa']:.2f}" if a["kappa"] == a["kappa"] else "–"}
              for a in _rows(agreement) if str(a.get("judge_a", "")).endswith(": KG")]
     data = {"metrics": list(METRICS), "closed": closed, "levels": levels, "grounded": grounded, "figures": figures,
-            "figure_judge": fig_judge or "(sentences)", "agreement": agree,
+            "figure_judge": _extractor(fig_judge), "agreement": agree,
             "intervals": sorted({_interval_of(r) for r in rows if _interval_of(r)})}
     return ReportSection(template="okgqa/section.html", template_dir=TEMPLATES, data=data, metrics=rows), pngs
+
+
+def _extractor(judge: str) -> str:
+    """How a row's facts were extracted, as the report names it."""
+    if judge in ("", HEURISTIC):
+        return "heuristic (offline claim extractor, no model)"
+    return f"{judge} (judge model)"

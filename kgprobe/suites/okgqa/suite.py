@@ -8,12 +8,15 @@ stays model x perturbation like every other suite's. Every item's ``evidence`` c
 its clean subgraph and the KG's triples about its entities (labels, functional relations): what the facts are
 checked against, so scoring needs no connection; and the oracle's and the random baseline's answers.
 
-Scores per judge: ``""`` splits answers into sentences (no model); each configured judge decomposes them
-(FActScore) and rates them (G-Eval). Metric rows: ``fact_precision`` (FActScore-style: per answer, supported /
-decidable facts; mean over answers with a seeded bootstrap interval), ``not_in_kg_share`` (facts the KG is silent
-on, Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4; bootstrap), overall and by
-type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check of each fact against the
-retrieved context (Cohen's kappa).
+Scores per extractor (the metric rows' ``judge``): ``heuristic`` splits answers into facts offline
+(:func:`kgprobe.scoring.claims.split_facts`); each configured judge breaks them into atomic (subject, relation,
+object, negated) claims as validated JSON, and rates them (G-Eval). Every fact is checked against the unperturbed KG
+by :mod:`kgprobe.scoring.claims`. Metric rows: ``factscore`` (the headline, the paper's §4.1: per answer, supported
+/ all atomic facts; mean over answers, Wilson interval of the mean), ``fact_precision`` (supported / decidable facts
+per answer; bootstrap), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG cannot decide, and facts with a
+mention naming two KG entities; Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4;
+bootstrap), overall and by type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check
+of each fact against the retrieved context (Cohen's kappa).
 """
 
 from __future__ import annotations
@@ -48,25 +51,31 @@ from kgprobe.suites.base import (
     metric_row,
     table,
 )
+from kgprobe.scoring.claims import (
+    CLAIMS_JSON_SCHEMA,
+    CLAIMS_TEMPLATE_ID,
+    HEURISTIC,
+    check_claim,
+    claims_prompt,
+    heuristic_claims,
+    parse_claims,
+)
 from kgprobe.suites.okgqa.facts import (
     CONTRADICTED,
     NOT_IN_KG,
     SUPPORTED,
     KGFacts,
     check_fact,
-    parse_fact_list,
+    factscore,
     precision,
-    split_sentences,
+    split_facts,
     statement,
 )
 from kgprobe.suites.okgqa.prompts import (
     CRITERIA,
-    DECOMPOSE_TEMPLATE_ID,
     SUPPORT_TEMPLATE_ID,
     SYSTEM,
     answer_text,
-    decompose_text,
-    fact_list_text,
     geval_template_id,
     geval_text,
     support_text,
@@ -84,12 +93,13 @@ BREAKDOWN_KEYS = ("type", "subtype", "source", "retrieval")
 OKGQA_SAMPLE_SCHEMA = pa.schema(list(SAMPLE_SCHEMA) + [
     ("facts", pa.list_(pa.string())), ("fact_labels", pa.list_(pa.string())), ("context_labels", pa.list_(pa.string())),
     ("precision", pa.float64()), *[(f"geval_{c}", pa.float64()) for c in CRITERIA],
-    ("fact_triples", pa.list_(pa.string())),
+    ("fact_triples", pa.list_(pa.string())), ("factscore", pa.float64()), ("fact_reasons", pa.list_(pa.string())),
 ])  # fmt: skip
 OKGQA_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
     ("precision", pa.float64()), ("facts", pa.int64()), ("supported", pa.int64()), ("contradicted", pa.int64()),
     ("not_in_kg", pa.int64()), *[(f"geval_{c}", pa.float64()) for c in CRITERIA],
-    ("affirms", pa.list_(pa.string())), ("denies", pa.list_(pa.string())),
+    ("affirms", pa.list_(pa.string())), ("denies", pa.list_(pa.string())), ("factscore", pa.float64()),
+    ("ambiguous", pa.int64()),
 ])  # fmt: skip
 
 
@@ -150,10 +160,12 @@ class OKGQASettings(BaseModel):
     """KG-false facts the random baseline states."""
     reference_facts: int = Field(30, ge=1)
     """Clean-subgraph facts shown to G-Eval as its "Retrieval Context"."""
-    functional_share: float = Field(1.0, gt=0, le=1)
-    """A relation is functional when this share of its heads has one tail."""
+    functional_share: float = Field(0.95, gt=0, le=1)
+    """A relation is functional in practice when this share of its heads has one tail: a claim giving such a
+    relation another object than the KG's is contradicted."""
     fact_threshold: float | None = Field(0.8, gt=0, le=1)
-    """Cosine at which a fact matches a KG triple between its entities by meaning (None: words only)."""
+    """Cosine at which a claim's relation phrase (alone) reads as the closest KG relation label when no label, key
+    or phrasing matches it (None: words only)."""
     judge_limit: int | None = Field(None, ge=1)
     """Answers per partition a model judge reads (those of the items with the smallest ids; None: all): a small
     CPU judge decomposes and rates a slice, the judge-free verdict still covers every answer."""
@@ -222,9 +234,8 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
                      relation_keys={r: rel_keys[r] for r in {t[1] for t in kg_triples}})
         # a fact is stated only when it reads back as itself (one sentence) with the verdict it is meant to get
         oracle_facts = [f for f in (kg.verbalise(t) for t in oracle)
-                        if split_sentences(f) == [f] and check_fact(f, kg).label == SUPPORTED][: settings.oracle_facts]
-        random_facts = [f for f in random_text_facts
-                        if split_sentences(f) == [f] and check_fact(f, kg).label == CONTRADICTED]
+                        if _one_fact(f) and check_fact(f, kg).label == SUPPORTED][: settings.oracle_facts]
+        random_facts = [f for f in random_text_facts if _one_fact(f) and check_fact(f, kg).label == CONTRADICTED]
         if not oracle_facts:
             rejects.append({"question_id": q["question_id"], "question": q["question"],
                             "reason": "no fact of its subgraph can be stated unambiguously (labels do not link)"})
@@ -311,7 +322,7 @@ class OKGQASuite(Suite):
              "Open-ended Question Answering")
     Settings = OKGQASettings
     sampling = Sampling(n=1, temperature=0.0, top_p=1.0)
-    headline = Headline(TASK, "fact_precision", "KG fact precision")
+    headline = Headline(TASK, "factscore", "FActScore (supported / all atomic facts)", judge=HEURISTIC)
     upstream = ("okgqa_question_bank", "ppr_subgraphs")
     groundable = True
 
@@ -398,12 +409,12 @@ class OKGQASuite(Suite):
             self._kg_cache[key] = KGFacts.from_evidence(_evidence(item)["kg"])
         return self._kg_cache[key]
 
-    def _check(self, facts: Sequence[str], item: Mapping[str, Any], embedder: Any) -> list[Any]:
+    def _check(self, facts: Sequence[Any], item: Mapping[str, Any], embedder: Any) -> list[Any]:
+        """Verdicts of heuristic facts (sentences) or of a judge's claims."""
         threshold = _evidence(item).get("fact_threshold")
         kg = self._kg(item)
-        if embedder is None or not threshold:
-            return [check_fact(f, kg) for f in facts]
-        return [check_fact(f, kg, embedder=embedder, threshold=float(threshold)) for f in facts]
+        opts = {} if embedder is None or not threshold else {"embedder": embedder, "threshold": float(threshold)}
+        return [check_fact(f, kg, **opts) if isinstance(f, str) else check_claim(f, kg, **opts) for f in facts]
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
         from kgprobe.scoring.quality import validate_metrics, validate_votes
@@ -426,7 +437,7 @@ class OKGQASuite(Suite):
         samples: list[dict[str, Any]] = []
         agreement: list[dict[str, Any]] = []
         judged = self._judge_slice(ok, by_id)
-        for judge_name, spec in [("", None)] + [(j.name, j) for j in self._judges(items, responses, scoring)]:
+        for judge_name, spec in [(HEURISTIC, None)] + [(j.name, j) for j in self._judges(items, responses, scoring)]:
             read = ok if spec is None else judged
             facts_of = self._decompose(read, by_id, spec, scoring)
             geval = self._geval(read, by_id, spec, scoring) if spec is not None else {}
@@ -450,12 +461,14 @@ class OKGQASuite(Suite):
                     "response_id": rid, "item_id": str(r["item_id"]), "model": r["model"], "perturbation": perturbation,
                     "sample_index": int(r["sample_index"]), "judge": judge_name, "text": r.get("text"),
                     "error": r.get("error"), "label": _label(v), "judge_text": None, "judge_error": None,
-                    "judge_response_id": None, "facts": [f.fact for f in v] if v is not None else None,
+                    "judge_response_id": None, "facts": [_fact_text(f) for f in v] if v is not None else None,
                     "fact_labels": [f.label for f in v] if v is not None else None, "context_labels": c,
                     "precision": precision(v) if v is not None else None,
                     **{f"geval_{k}": geval.get(rid, {}).get(k) for k in CRITERIA},
-                    "fact_triples": ([_triple_text(self._kg(by_id[str(r["item_id"])]), f.triple) for f in v]
+                    "fact_triples": ([_triple_text(self._kg(by_id[str(r["item_id"])]), f.ids) for f in v]
                                      if v is not None else None),
+                    "factscore": factscore(v) if v is not None else None,
+                    "fact_reasons": [f.reason for f in v] if v is not None else None,
                 })  # fmt: skip
             if spec is not None and kg_lab:
                 agreement.append({"model": model, "perturbation": perturbation, "judge_a": f"{judge_name}: KG",
@@ -494,33 +507,34 @@ class OKGQASuite(Suite):
         return [r for r in ok if str(r["item_id"]) in keep]
 
     def _decompose(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]],
-                   spec: ModelSpec | None, scoring: ScoringOptions) -> dict[str, list[str] | None]:  # fmt: skip
+                   spec: ModelSpec | None, scoring: ScoringOptions) -> dict[str, list[Any] | None]:  # fmt: skip
+        """Each answer's atomic facts: without a judge, the heuristic split (fact sentences); with one, its claims
+        (validated JSON; None for an answer whose reply does not validate: unknown, not zero facts)."""
         if spec is None:
-            return {r["response_id"]: split_sentences(r["text"]) for r in ok}
+            return {r["response_id"]: _heuristic_facts(r["text"]) for r in ok}
         if scoring.judge is None:
             raise ValueError("suite okgqa: judges need a judge runner in ScoringOptions")
         from dataclasses import replace
 
-        # a list of facts needs room that a yes/no verdict does not; the judge's other settings stay
+        # a list of claims needs room that a yes/no verdict does not; the judge's other settings stay
         spec = replace(spec, params=replace(spec.params, max_tokens=max(spec.params.max_tokens, DECOMPOSE_TOKENS)))
         prompts = []
         for r in ok:
             item = by_id[str(r["item_id"])]
-            own = _is_oracle_answer(item, r["text"])
-            if not split_sentences(r["text"]):
+            if not _heuristic_facts(r["text"]):
                 continue  # no sentence of three words ("Yes."): no fact to split, no judge call
-            prompts.append(Prompt(item_id=r["response_id"], text=decompose_text(r["text"]),
-                                  template_id=DECOMPOSE_TEMPLATE_ID,
-                                  gold=fact_list_text(_evidence(item)["oracle_facts"]) if own else None))
+            gold = _claims_json(_evidence(item)["oracle_facts"], self._kg(item)) \
+                if _is_oracle_answer(item, r["text"]) else None
+            prompts.append(Prompt(item_id=r["response_id"], text=claims_prompt(r["text"]),
+                                  template_id=CLAIMS_TEMPLATE_ID, gold=gold, response_format=CLAIMS_JSON_SCHEMA))
         verdicts = scoring.judge(spec, prompts) if prompts else {}
-        out: dict[str, list[str] | None] = {}
+        out: dict[str, list[Any] | None] = {}
         for r in ok:
             v = verdicts.get(r["response_id"])
-            if not split_sentences(r["text"]):
+            if not _heuristic_facts(r["text"]):
                 out[r["response_id"]] = []
             else:
-                facts = parse_fact_list(v["text"]) if v and v.get("error") is None else None
-                out[r["response_id"]] = None if facts is None else [f for f in facts if _grounded_in(f, r["text"])]
+                out[r["response_id"]] = parse_claims(v["text"], r["text"]) if v and v.get("error") is None else None
         return out
 
     def _geval(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], spec: ModelSpec,
@@ -558,7 +572,8 @@ class OKGQASuite(Suite):
             own = _is_oracle_answer(item, r["text"])
             lines = {_norm_fact(line) for line in str(context).splitlines() for line in line.split("; ")}
             plan[r["response_id"]] = len(facts)
-            for i, f in enumerate(facts):
+            for i, claim in enumerate(facts):
+                f = _fact_text(claim)
                 gold = ("True" if _norm_fact(f) in lines else "False") if own else None
                 prompts.append(Prompt(item_id=f"{r['response_id']}|support|{i}", text=support_text(str(context), f),
                                       template_id=SUPPORT_TEMPLATE_ID, gold=gold))
@@ -576,12 +591,15 @@ class OKGQASuite(Suite):
     def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
                 perturbation: str, confidence: float = 0.95, resamples: int = 1000, seed: int = 0,
                 fact_rows: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:  # fmt: skip
-        """Per judge and cell (overall, each breakdown value): fact precision (bootstrap over answers), the share of
-        facts not in the KG (Wilson) and the G-Eval criteria (bootstrap)."""
+        """Per extractor (``judge``) and cell (overall, each breakdown value): FActScore (Wilson interval of the
+        mean over answers), fact precision among decidable facts (bootstrap over answers), the shares of facts not in
+        the KG and with an ambiguous mention (Wilson) and the G-Eval criteria (bootstrap)."""
         facts_by: dict[tuple[str, str], list[str]] = {}
+        reasons_by: dict[tuple[str, str], list[str]] = {}
         for s in fact_rows:
             if s.get("fact_labels"):
                 facts_by.setdefault((s["judge"], s["item_id"]), []).extend(s["fact_labels"])
+                reasons_by.setdefault((s["judge"], s["item_id"]), []).extend(s.get("fact_reasons") or [])
         groups: dict[str, list[Mapping[str, Any]]] = {}
         for v in votes:
             groups.setdefault(v["judge"], []).append(v)
@@ -596,20 +614,26 @@ class OKGQASuite(Suite):
             for cell, members in cells.items():
                 common = dict(model=model, perturbation=perturbation, suite=self.name, task=TASK, judge=judge)
                 bd = dict(cell)
+                scored = [m for m in members if m.get("factscore") is not None and not math.isnan(m["factscore"])]
+                out.append(_wilson_mean_row("factscore", [m["factscore"] for m in scored],
+                                            [m["item_id"] for m in scored], bd, confidence, **common))
                 decided = [m for m in members if m["precision"] is not None and not math.isnan(m["precision"])]
                 out.append(_mean_row("fact_precision", [m["precision"] for m in decided],
                                      [m["item_id"] for m in decided], bd, confidence, resamples,
                                      row_seed(seed, model, perturbation, judge, "fact_precision", sorted(bd.items())),
                                      **common))
-                flags, ids = [], []
+                flags, ambiguous, ids = [], [], []
                 for m in members:
                     labels = facts_by.get((judge, m["item_id"]), [])
                     flags += [lab == NOT_IN_KG for lab in labels]
+                    ambiguous += [why == "ambiguous" for why in reasons_by.get((judge, m["item_id"]), [])]
                     if labels:
                         ids.append(m["item_id"])
                 out.append(metric_row(metric="not_in_kg_share", breakdown=bd, flags=flags, item_ids=ids,
                                       higher_is_better=False, confidence=confidence, **common))
-                if judge:
+                out.append(metric_row(metric="ambiguous_share", breakdown=bd, flags=ambiguous, item_ids=ids,
+                                      higher_is_better=False, confidence=confidence, **common))
+                if judge != HEURISTIC:
                     for c in CRITERIA:
                         rated = [m for m in members if m.get(f"geval_{c}") is not None]
                         if rated or not cell:
@@ -640,27 +664,75 @@ def _is_oracle_answer(item: Mapping[str, Any], text: str | None) -> bool:
     return text is not None and " ".join(text.split()) == " ".join(str(item["oracle_answer"]).split())
 
 
-def _grounded_in(fact: str, answer: str, share: float = 0.5) -> bool:
-    """Whether most of a decomposed fact's content words occur in the answer: a small judge copies its
-    demonstrations' facts ("The Eiffel Tower was completed in 1889.") into any decomposition; those are dropped."""
-    from kgprobe.kg.queries import normalise_label
-
-    words = [w for w in normalise_label(fact).split() if len(w) > 3]
-    if not words:
-        return False
-    said = set(normalise_label(answer).split())
-    return sum(w in said for w in words) >= share * len(words)
-
-
 def _norm_fact(text: str) -> str:
     return " ".join(text.strip().rstrip(".").split()).casefold()
 
 
-def _read_score(text: str | None) -> float | None:
+def _read_score(text: str | None, low: int = 1, high: int = 5) -> float | None:
+    """A G-Eval rating: the number after a "Score:" field, else the last number in [low, high] ("On a scale of 1
+    to 5, I would give it a 4." reads 4); None without one."""
     import re
 
-    m = re.search(r"\b([1-5])(?:\.\d+)?\b", text or "")
-    return float(m.group(1)) if m else None
+    text = text or ""
+    field_ = re.search(r"score\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)", text, re.IGNORECASE)
+    if field_ and low <= float(field_.group(1)) <= high:
+        return float(field_.group(1))
+    numbers = [float(x) for x in re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)", text)]
+    numbers = [x for x in numbers if low <= x <= high]
+    return numbers[-1] if numbers else None
+
+
+def _one_fact(fact: str) -> bool:
+    """Whether a stated fact reads back as itself: one heuristic fact of at least three words."""
+    return split_facts(fact) == [fact] and len(fact.split()) >= 3
+
+
+def _heuristic_facts(text: str | None) -> list[str]:
+    """The heuristic facts of an answer: :func:`split_facts` parts of at least three words (a bare "Yes." states
+    none)."""
+    return [f for f in split_facts(text) if len(f.split()) >= 3]
+
+
+def _fact_text(fact: Any) -> str:
+    """A verdict's, claim's or sentence's fact text."""
+    if isinstance(fact, str):
+        return fact
+    text = getattr(fact, "fact", "") or ""
+    claim = getattr(fact, "claim", fact)
+    if not text and claim is not None and hasattr(claim, "subject"):
+        text = " ".join(x for x in ("not" if claim.negated else "", claim.subject, claim.relation, claim.object) if x)
+    return text
+
+
+def _claims_json(facts: Sequence[str], kg: KGFacts) -> str:
+    """The reply a perfect judge writes for ``facts`` (the oracle's fact sentences)."""
+    out = []
+    for f in facts:
+        for c in heuristic_claims(f, kg)[:1]:
+            out.append({"fact": f, "subject": c.subject, "relation": c.relation, "object": c.object,
+                        "negated": c.negated})
+    return json.dumps({"facts": out}, ensure_ascii=False)
+
+
+def _wilson_mean_row(metric: str, values: Sequence[float], item_ids: Sequence[str], breakdown: Mapping[str, str],
+                     confidence: float, **common: Any) -> dict[str, Any]:  # fmt: skip
+    """A mean of per-answer scores in [0, 1] with the Wilson interval of the mean (its variance is at most
+    mu(1 - mu))."""
+    from statistics import NormalDist
+
+    n = len(values)
+    if n:
+        p = float(sum(values) / n)
+        z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
+        z2n = z * z / n
+        centre = (p + z2n / 2.0) / (1.0 + z2n)
+        half = z * math.sqrt(max(p * (1.0 - p), 0.0) / n + z2n / (4.0 * n)) / (1.0 + z2n)
+        low = 0.0 if p <= 0 else min(p, max(0.0, centre - half))
+        high = 1.0 if p >= 1 else max(p, min(1.0, centre + half))
+    else:
+        p = low = high = math.nan
+    return {**common, "metric": metric, "breakdown": dict(breakdown), "higher_is_better": True, "n": n,
+            "value": p, "ci_low": low, "ci_high": high, "interval": "wilson", "item_ids": list(item_ids)}
 
 
 def _label(verdicts: Sequence[Any] | None) -> str:
@@ -691,6 +763,7 @@ def _votes(samples: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str
     for (item_id, judge), rows in sorted(grouped.items()):
         rows = sorted(rows, key=lambda s: s["sample_index"])
         precisions = [s["precision"] for s in rows if s["precision"] is not None]
+        scores = [s["factscore"] for s in rows if s.get("factscore") is not None]
         labels = [lab for s in rows for lab in (s["fact_labels"] or [])]
         p = sum(precisions) / len(precisions) if precisions else None
         vote = "unknown" if p is None else ("yes" if p == 1.0 else "no")
@@ -703,6 +776,8 @@ def _votes(samples: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str
             "not_in_kg": labels.count(NOT_IN_KG),
             **{f"geval_{c}": _mean([s[f"geval_{c}"] for s in rows]) for c in CRITERIA},
             "affirms": affirms, "denies": denies,
+            "factscore": sum(scores) / len(scores) if scores else None,
+            "ambiguous": sum(why == "ambiguous" for s in rows for why in (s.get("fact_reasons") or [])),
         })  # fmt: skip
     return out
 

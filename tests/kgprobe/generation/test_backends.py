@@ -269,3 +269,16 @@ def test_litellm_sends_the_system_instruction_before_the_question(api_key, fake_
         seen = server.by_prompt()
     assert [r.system for r in seen["plain question"]] == [None]
     assert [r.system for r in seen["grounded question"]] == ["Be helpful."]
+
+
+def test_litellm_asks_for_structured_output_when_the_prompt_has_a_schema():
+    from kgprobe.generation.records import Prompt, SamplingParams
+
+    backend = LiteLLMBackend(LiteLLMConfig("openai/x"))
+    schema = {"type": "object", "properties": {"facts": {"type": "array"}}}
+    with_schema = Prompt("i", "text", "claims-extract-v1", response_format=schema)
+    kwargs = backend._kwargs(with_schema, SamplingParams(n=1), 1, 0)
+    assert kwargs["response_format"] == {"type": "json_schema",
+                                         "json_schema": {"name": "claims_extract_v1", "schema": schema}}
+    assert "response_format" not in backend._kwargs(Prompt("i", "text", "t"), SamplingParams(n=1), 1, 0)
+    assert with_schema.sha256() == Prompt("i", "text", "claims-extract-v1").sha256()  # the store key is unchanged

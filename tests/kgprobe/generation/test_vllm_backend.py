@@ -141,3 +141,21 @@ def test_missing_vllm_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm raises ImportError
     with pytest.raises(BackendError, match=r"pip install 'kgprobe\[gpu\]'"):
         VLLMBackend(VLLMConfig("m")).start()
+
+
+@pytest.mark.parametrize("name,key", [("StructuredOutputsParams", "structured_outputs"),
+                                      ("GuidedDecodingParams", "guided_decoding"), (None, None)])
+def test_a_prompt_with_a_json_schema_gets_guided_decoding(fake_vllm, name, key):
+    sampling = types.ModuleType("vllm.sampling_params")
+    if name:
+        setattr(sampling, name, FakeSamplingParams)
+    fake_vllm.module.sampling_params = sampling
+    schema = {"type": "object", "properties": {"facts": {"type": "array"}}}
+    prompts = [Prompt("a", "Break it into facts.", "claims-extract-v1", response_format=schema), Prompt("b", "Hi", "t")]
+    with VLLMBackend(VLLMConfig("m")) as backend:
+        backend.generate(prompts, SamplingParams(n=1, temperature=0.0))
+    first, second = FakeLLM.instances[0].chats[0]["sampling_params"]
+    if key:
+        assert first.kwargs[key].kwargs == {"json": schema}
+    assert set(first.kwargs) - {"n", "temperature", "top_p", "max_tokens", "seed"} == ({key} if key else set())
+    assert set(second.kwargs) == {"n", "temperature", "top_p", "max_tokens", "seed"}

@@ -64,3 +64,15 @@ def test_breakdowns_read_back_from_arrow_expand_into_columns() -> None:
     assert [(r["method"], r["hop"], r["domain"], r["correct"]) for r in expanded] == [
         (None, None, None, 1), ("NSC", 2, None, 1), (None, None, None, 0)]
     assert isinstance(table(ROWS, METRIC_SCHEMA), pa.Table)
+
+
+def test_a_headline_read_from_its_own_extractor() -> None:
+    class _Open(Suite):
+        name = "open"
+        title = "Open answers"
+        headline = Headline("open_qa", "factscore", "FActScore", judge="heuristic")
+
+    rows = [_row("m", "open", "factscore", [True, False], judge="heuristic", task="open_qa"),
+            _row("m", "open", "factscore", [True, True, True], judge="smol", task="open_qa")]
+    (head,) = headline_rows(rows, [_Open()])
+    assert (head["value"], head["n"], head["judge"]) == (0.5, 2, "heuristic")

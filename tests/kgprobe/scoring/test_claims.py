@@ -192,3 +192,39 @@ def test_a_hash_embedder_does_not_turn_a_wrong_relation_into_a_right_one(sample_
     # RR-style fact: the KG pair with another relation's label; its exact label wins over any embedding
     fact = "Guernica place of birth Pablo Picasso."
     assert check_fact(fact, sample_kg, embedder=HashEmbedder()).label != SUPPORTED
+
+
+def test_heuristic_claims_of_prose(sample_kg):
+    claims, extractor = extract_claims("Guernica was painted by Pablo Picasso, not by Salvador Dalí. Both Don "
+                                       "Giovanni and Così fan tutte were composed by Wolfgang Amadeus Mozart.",
+                                       sample_kg)
+    assert extractor == HEURISTIC
+    got = [(c.subject, c.object, c.negated) for c in claims]
+    assert got == [("Guernica", "Pablo Picasso", False), ("Guernica", "Salvador Dalí", True),
+                   ("Don Giovanni", "Wolfgang Amadeus Mozart", False),
+                   ("Così fan tutte", "Wolfgang Amadeus Mozart", False)]
+    assert [check_claim(c, sample_kg).label for c in claims] == [SUPPORTED, SUPPORTED, SUPPORTED, SUPPORTED]
+    # "It is not true that ..." denies every claim of the sentence
+    assert check_fact("It is not true that Guernica was painted by Pablo Picasso.", sample_kg).label == CONTRADICTED
+
+
+def test_from_duckdb_quotes_the_schema_name(tmp_path):
+    con = duckdb.connect()
+    con.execute('CREATE SCHEMA "odd""name"')
+    for stmt in ("CREATE TABLE {s}.entities (id BIGINT, key VARCHAR, label VARCHAR)",
+                 "CREATE TABLE {s}.relations (id BIGINT, key VARCHAR, label VARCHAR)",
+                 "CREATE TABLE {s}.triples (head BIGINT, relation BIGINT, tail BIGINT)"):
+        con.execute(stmt.format(s='"odd""name"'))
+    con.execute("""INSERT INTO "odd""name".entities VALUES (1, 'Q1', 'Guernica'), (2, 'Q2', 'Pablo Picasso')""")
+    con.execute("""INSERT INTO "odd""name".relations VALUES (0, 'painted_by', 'painted by')""")
+    con.execute("""INSERT INTO "odd""name".triples VALUES (1, 0, 2)""")
+    kg = KGFacts.from_duckdb(con, 'odd"name')
+    v = check_fact("Guernica was painted by Pablo Picasso.", kg)
+    assert (v.label, v.triple) == (SUPPORTED, ("Q1", "painted_by", "Q2"))
+
+
+def test_a_described_subject_keeps_its_relation(sample_kg):
+    assert check_fact("Pierre-Auguste Renoir was a French painter born in Limoges.", sample_kg).label == SUPPORTED
+    assert check_fact("Pierre-Auguste Renoir was a French painter born in Paris.", sample_kg).label == CONTRADICTED
+    # a bare preposition at the end is no relation: "lived in" says nothing the KG has
+    assert check_fact("Pierre-Auguste Renoir lived in Paris.", sample_kg).reason == "relation"

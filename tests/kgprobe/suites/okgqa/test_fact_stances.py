@@ -25,21 +25,24 @@ def test_supported_facts_affirm_and_contradicted_ones_deny_their_triples(sample_
     (item,) = SUITE.select(sample_build["items"], setting="closed", limit=1)
     ev = json.loads(item["evidence"])
     kg = KGFacts.from_evidence(ev["kg"])
-    truth, lie = ev["oracle_facts"][0], ev["random_facts"][0]
-    stated, denied = check_fact(truth, kg), check_fact(lie, kg)
+    lie = ev["random_facts"][0]
+    denied = check_fact(lie, kg)
+    # a true fact about another triple than the one the lie denies (else the two cancel out)
+    truth = next(f for f in ev["oracle_facts"] if check_fact(f, kg).ids != denied.ids)
+    stated = check_fact(truth, kg)
     assert stated.label == SUPPORTED and denied.label == CONTRADICTED
     response = {"response_id": "r1", "item_id": item["item_id"], "model": "m", "sample_index": 0, "error": None,
                 "text": f"{truth} {lie} It is widely admired around the world."}
     scored = SUITE.score([item], [response], model="m",
                          scoring=ScoringOptions(judges=(), judge=reference_judge, resamples=50, seed=3))
     (sample,) = scored.samples
-    assert sample["fact_triples"] == [_named(kg, stated.triple), _named(kg, denied.triple), None]
+    assert sample["fact_triples"] == [_named(kg, stated.ids), _named(kg, denied.ids), None]
     (vote,) = scored.votes
-    assert vote["affirms"] == [_named(kg, stated.triple)] and vote["denies"] == [_named(kg, denied.triple)]
+    assert vote["affirms"] == [_named(kg, stated.ids)] and vote["denies"] == [_named(kg, denied.ids)]
     # the same two facts asked as true triples by another suite: one agrees with the answer, one does not
     other = [{"item_id": f"g{i}", "suite": "grapheval", "question": "?",
               "evidence": json.dumps({"asserts": _named(kg, t).split("|")})}
-             for i, t in enumerate((stated.triple, denied.triple))]
+             for i, t in enumerate((stated.ids, denied.ids))]
     votes = [vote, *({"model": "m", "item_id": o["item_id"], "vote": "true", "correct": True, "judge": ""}
                      for o in other)]
     stances = fact_stances([item, *other], votes)
@@ -48,7 +51,7 @@ def test_supported_facts_affirm_and_contradicted_ones_deny_their_triples(sample_
     rates, examples = consistency(stances)
     (pair,) = [r for r in rates if r["pair"] == "grapheval|okgqa"]
     assert (pair["n"], pair["value"]) == (2, 0.5)
-    assert [e["triple"] for e in examples] == [_named(kg, denied.triple)]
+    assert [e["triple"] for e in examples] == [_named(kg, denied.ids)]
 
 
 def test_samples_outvote_each_other_per_triple_and_a_tie_decides_nothing():

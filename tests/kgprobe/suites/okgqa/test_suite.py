@@ -1,5 +1,5 @@
 """OKGQASuite on the sample KG: items, selection, D.1 prompts, retrieval contexts, and the oracle check (the
-oracle scores best on every metric row, judge "" and the oracle judge, closed and grounded; random is worse)."""
+oracle scores best on every metric row, the heuristic extractor and the oracle judge, closed and grounded; random is worse)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,9 @@ def test_oracle_is_best_on_every_metric_and_random_is_worse(setting, sample_buil
     oracle = _metrics(setting, "oracle", sample_build, [oracle_judge_spec()], context)
     assert oracle.metrics and all(is_best(m) for m in oracle.metrics), [m for m in oracle.metrics if not is_best(m)]
     head = {(m["judge"], m["metric"]): m for m in oracle.metrics if not m["breakdown"]}
-    for judge in ("", "oracle"):
+    for judge in ("heuristic", "oracle"):
+        assert head[(judge, "factscore")]["value"] == 1.0 and head[(judge, "factscore")]["n"] >= 15
+        assert head[(judge, "factscore")]["interval"] == "wilson"
         assert head[(judge, "fact_precision")]["value"] == 1.0 and head[(judge, "fact_precision")]["n"] >= 15
         assert head[(judge, "not_in_kg_share")]["value"] == 0.0
     for c in ("context_relevance", "comprehensiveness", "correctness", "empowerment"):
@@ -101,7 +103,8 @@ def test_oracle_is_best_on_every_metric_and_random_is_worse(setting, sample_buil
     assert all(not failed(o) for o in [SUITE.validate(oracle.tables(), name="oracle")])
     random = _metrics(setting, "random", sample_build, [oracle_judge_spec()], context)
     r = {(m["judge"], m["metric"]): m for m in random.metrics if not m["breakdown"]}
-    assert r[("", "fact_precision")]["value"] <= 0.05 and r[("", "fact_precision")]["n"] >= 10
+    assert r[("heuristic", "fact_precision")]["value"] <= 0.05 and r[("heuristic", "fact_precision")]["n"] >= 10
+    assert r[("heuristic", "factscore")]["value"] <= 0.05
     # the oracle judge does not decompose answers it did not write: no claim, no row values
     assert r[("oracle", "fact_precision")]["n"] == 0
     if setting == "grounded":
@@ -116,7 +119,8 @@ def test_intervals_are_seeded_and_bounded(sample_build):
     for m in a.metrics:
         if m["n"]:
             assert m["ci_low"] <= m["value"] <= m["ci_high"]
-            assert m["interval"] == ("wilson" if m["metric"] == "not_in_kg_share" else "bootstrap")
+            wilson = m["metric"] in ("not_in_kg_share", "ambiguous_share", "factscore")
+            assert m["interval"] == ("wilson" if wilson else "bootstrap")
 
 
 def test_free_text_is_checked_fact_by_fact(sample_build):
@@ -130,32 +134,46 @@ def test_free_text_is_checked_fact_by_fact(sample_build):
     assert sample["fact_labels"] == ["supported", "contradicted", "not_in_kg"]
     assert sample["precision"] == 0.5
     overall = {m["metric"]: m for m in scored.metrics if not m["breakdown"]}
-    assert overall["fact_precision"]["value"] == 0.5
+    assert overall["fact_precision"]["value"] == 0.5  # supported / decidable
+    assert math.isclose(overall["factscore"]["value"], 1 / 3)  # supported / all atomic facts: the headline
+    assert SUITE.headline.metric == "factscore" and SUITE.headline.judge == "heuristic"
     assert math.isclose(overall["not_in_kg_share"]["value"], 1 / 3)
 
 
 def test_report_section_shows_levels_and_curves(sample_build):
     from kgprobe.report.render import ReportContext
+    from kgprobe.suites.okgqa.report import figure_data
 
     rows = []
-    for pert in ("none", "ED-0.5", "ED-1.0"):
-        for method in ("triplets", "paths"):
-            rows.append({"model": "oracle", "perturbation": pert, "suite": "okgqa", "task": "open_qa", "judge": "",
-                         "metric": "fact_precision", "breakdown": {"retrieval": method}, "higher_is_better": True,
-                         "n": 4, "value": 1.0 if pert == "none" else 0.5, "ci_low": 0.4, "ci_high": 1.0,
-                         "interval": "bootstrap", "item_ids": [], "setting": "grounded"})
+    for judge, clean, hit in (("heuristic", 1.0, 0.9), ("smol", 1.0, 0.5)):
+        for pert in ("none", "ED-0.5", "ED-1.0"):
+            for method in ("triplets", "paths"):
+                for metric in ("factscore", "fact_precision"):
+                    rows.append({"model": "oracle", "perturbation": pert, "suite": "okgqa", "task": "open_qa",
+                                 "judge": judge, "metric": metric, "breakdown": {"retrieval": method},
+                                 "higher_is_better": True, "n": 4, "value": clean if pert == "none" else hit,
+                                 "ci_low": 0.4, "ci_high": 1.0, "interval": "wilson", "item_ids": [],
+                                 "setting": "grounded"})
     sim = [{"query_id": "q", "perturbation": p, "method": p.split("-")[0], "level": lvl, "ats": 0.9, "sc2d": 0.8,
             "sd2": 0.7} for p, lvl in (("none", 0.0), ("ED-0.5", 0.5), ("ED-1.0", 1.0))]
     ctx = ReportContext(project="p", config_path="c", snapshot_ids=("s",), created_at="2026-01-01", models=("oracle",))
     sec, pngs = SUITE.report(ctx, rows, similarity=sim)
     assert set(pngs) == {"okgqa_precision_ED", "okgqa_similarity_ED"}
     assert sec.data["levels"] == ["none", "ED-0.5", "ED-1.0"]
-    assert [r["retrieval"] for r in sec.data["grounded"]] == ["paths", "triplets"]
+    assert sec.data["metrics"][0] == "factscore"
+    # Figure 6 comes from the judge's decomposition when a judge is configured, not from the heuristic
+    assert sec.data["figure_judge"].startswith("smol")
+    assert figure_data(rows, judge="smol")["ED"]["oracle / paths"] == {0.0: 1.0, 0.5: 0.5, 1.0: 0.5}
+    heuristic_only = [r for r in rows if r["judge"] == "heuristic"]
+    assert SUITE.report(ctx, heuristic_only, similarity=sim)[0].data["figure_judge"].startswith("heuristic")
+    assert {r["judge"] for r in sec.data["grounded"]} == {"heuristic (offline claim extractor, no model)",
+                                                         "smol (judge model)"}
     from jinja2 import Environment, FileSystemLoader
 
     html = Environment(loader=FileSystemLoader(sec.template_dir), autoescape=True).get_template(sec.template).render(
         section=sec.data)
-    assert "Figure 6" in html and "ED-0.5" in html
+    assert "Figure 6" in html and "ED-0.5" in html and "extractor" in html
+    assert html.index("FActScore") < html.index("fact precision")
 
 
 def test_judges_per_setting_come_from_the_settings(sample_build):
@@ -171,7 +189,7 @@ def test_judges_per_setting_come_from_the_settings(sample_build):
     spec = oracle_judge_spec()
     closed = SUITE.select(items, setting="closed", limit=2)
     grounded = SUITE.select(items, setting="grounded", limit=2)
-    for chosen, judges in ((closed, {"", "oracle"}), (grounded, {""})):
+    for chosen, judges in ((closed, {"heuristic", "oracle"}), (grounded, {"heuristic"})):
         ctx = {it["item_id"]: "x" for it in chosen} if chosen is grounded else None
         responses = answer("oracle", SUITE.prompts(chosen, context=ctx), context=ctx)
         scored = SUITE.score(chosen, responses, model="oracle", scoring=_scoring([spec]))
@@ -198,7 +216,7 @@ def test_judge_limit_and_trivial_answers_spare_the_judge(sample_build):
                                          ("context-relevance", "comprehensiveness", "correctness", "empowerment")})
     assert len(asked) == 2 * 4
     assert sum(1 for s in scored.samples if s["judge"] == "oracle") == 2
-    assert sum(1 for s in scored.samples if s["judge"] == "") == 4
+    assert sum(1 for s in scored.samples if s["judge"] == "heuristic") == 4
 
 
 def test_a_judge_copying_its_demonstrations_claims_nothing(sample_build):
@@ -206,12 +224,40 @@ def test_a_judge_copying_its_demonstrations_claims_nothing(sample_build):
     ev = json.loads(items[0]["evidence"])
     text = ev["oracle_facts"][0] + " It changed the world of art."
 
+    from kgprobe.scoring.claims import heuristic_claims
+    from kgprobe.suites.okgqa.facts import KGFacts
+
+    (claim,) = heuristic_claims(ev["oracle_facts"][0], KGFacts.from_evidence(ev["kg"]))
+    reply = json.dumps({"facts": [
+        {"fact": "The Eiffel Tower was completed in 1889.", "subject": "The Eiffel Tower", "relation": "was completed in",
+         "object": "1889", "negated": False},
+        {"fact": ev["oracle_facts"][0], "subject": claim.subject, "relation": claim.relation, "object": claim.object,
+         "negated": False}]})
+
     def parrot(spec, prompts):
-        return {p.item_id: {"text": "- The Eiffel Tower was completed in 1889.\n- " + ev["oracle_facts"][0],
-                            "error": None, "response_id": "j"} for p in prompts}
+        claims = [p for p in prompts if p.template_id == "claims-extract-v1"]
+        assert all(p.response_format for p in claims)
+        return {p.item_id: {"text": reply if p in claims else "Score: 3", "error": None, "response_id": "j"}
+                for p in prompts}
 
     scored = SUITE.score(items, [{"response_id": "r", "item_id": items[0]["item_id"], "model": "m",
                                   "sample_index": 0, "text": text, "error": None}], model="m",
                          scoring=ScoringOptions(judges=(oracle_judge_spec(),), judge=parrot, resamples=50))
     (judged,) = [s for s in scored.samples if s["judge"] == "oracle"]
     assert judged["facts"] == [ev["oracle_facts"][0]] and judged["fact_labels"] == ["supported"]
+
+
+@pytest.mark.parametrize("reply,score", [
+    ("On a scale of 1 to 5, I would give it a 4.", 4.0),
+    ("Score: 3", 3.0),
+    ("Score: 2\nThe answer covers 1 of 5 aspects.", 2.0),
+    ("The answer names 1 fact of the 5 asked; I rate it 2", 2.0),
+    ("5", 5.0),
+    ("4.5", 4.5),
+    ("It mentions 1889 and 2024.", None),
+    ("No rating.", None),
+])  # fmt: skip
+def test_geval_reads_the_score_field_or_the_last_number_in_range(reply, score):
+    from kgprobe.suites.okgqa.suite import _read_score
+
+    assert _read_score(reply) == score
