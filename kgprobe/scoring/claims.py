@@ -123,7 +123,7 @@ _AUX = {"is", "was", "are", "were", "be", "been", "being", "has", "have", "had",
         "the", "a", "an", "its", "his", "her", "their", "which", "who", "that", "one", "then", "later", "first",
         "famously", "originally"}
 _PREP_END = {"of", "in", "by", "at", "to", "with", "from", "on", "for", "into", "through", "after", "under"}
-_NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n['\u2019]t\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no longer|cannot)\b|n['\u2019]t\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<!\b[A-Z]\.)(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|vs|Mt|No|Op|op|no)\.)(?<!\bVol\.)(?<=[.!?])\s+(?=[A-Z0-9\"\u201c(])"
                        r"|\s*\n+\s*|;\s+")
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]+|\d+[.)]|\(\d+\))\s+")
@@ -550,10 +550,11 @@ def heuristic_claims(fact: str, kg: KGFacts) -> list[Claim]:
     """The claims of one fact sentence, offline: the KG entity names it mentions, and the words between two
     consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y" read as R(X, Y); "A r B and C" and
     "A r B, not C" as r(A, B), r(A, C) (the second denied); "A and B r C" as r(A, C), r(B, C). Negation words (not,
-    never, n't, no longer) between two mentions deny that claim, before the first mention every claim; they leave
+    never, n't, cannot, no longer) between two mentions deny that claim, before the first mention every claim; they leave
     the phrase."""
     text = re.sub(r"n['\u2019]t\b", " not", fact)
     text = re.sub(r"\bno longer\b", "not", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bcannot\b", "can not", text, flags=re.IGNORECASE)
     toks = _norm_tokens(text)
     ments = kg.mentions(text)
     out: list[Claim] = []

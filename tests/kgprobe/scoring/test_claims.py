@@ -68,6 +68,7 @@ class HashEmbedder:
     # negation of a KG triple
     ("Guernica was not painted by Pablo Picasso.", CONTRADICTED),
     ("Guernica was never housed in the Museo Reina Sofia.", CONTRADICTED),
+    ("Guernica cannot have been painted by Pablo Picasso.", CONTRADICTED),
     # "painting" is not "painted by"
     ("Guernica inspired Pablo Picasso's later painting.", NOT_IN_KG),
     ("Pablo Picasso painted Guernica.", SUPPORTED),
