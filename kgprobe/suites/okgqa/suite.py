@@ -131,6 +131,8 @@ class RetrievalSettings(BaseModel):
     beam: int = Field(8, ge=1)
     max_path_length: int = Field(3, ge=1)
     n_paths: int = Field(5, ge=1)
+    pruning: Literal["gw", "strong"] = "gw"
+    """pcst_fast's pruning of the PCST subgraph: ``gw`` as G-Retriever (the default) or ``strong``."""
 
 
 class OKGQASettings(BaseModel):
