@@ -4,6 +4,8 @@
   in the grounded one "Below are the facts that might be relevant to answer the question:" with the retrieved
   facts, then "Answer:"); the zero-shot baseline leaves the facts out. D.1's few-shot examples are not published
   and are left out.
+* ``okgqa-answer-cot-v1``: the zero-shot prompt with zero-shot chain-of-thought's trigger ("Let's think step by
+  step."), the closed-book CoT baseline of the paper's Table 2 (Var-1) and Figure 6.
 * ``okgqa-facts-v1``: FActScore's decomposition ("Please breakdown the following sentence into independent facts:")
   with few-shot demonstrations in FactScoreLite's style (a passage, then its independent facts as ``- `` lines);
   the demonstrations are our own.
@@ -22,6 +24,7 @@ from kgprobe.generation.prompts import OKGQA_SYSTEM
 
 __all__ = [
     "ANSWER_TEMPLATE_ID",
+    "COT_TEMPLATE_ID",
     "CRITERIA",
     "DECOMPOSE_TEMPLATE_ID",
     "GROUNDED_TEMPLATE_ID",
@@ -35,14 +38,20 @@ __all__ = [
 
 ANSWER_TEMPLATE_ID = "okgqa-answer-v1"
 GROUNDED_TEMPLATE_ID = "okgqa-answer-grounded-v1"
+COT_TEMPLATE_ID = "okgqa-answer-cot-v1"
 DECOMPOSE_TEMPLATE_ID = "okgqa-facts-v1"
 SUPPORT_TEMPLATE_ID = "okgqa-support-v1"
 SYSTEM = OKGQA_SYSTEM
 _FACTS = "Below are the facts that might be relevant to answer the question:"
 
 
-def answer_text(question: str, knowledge: str | None = None) -> tuple[str, str]:
-    """(template id, user message) of D.1: zero-shot without ``knowledge``, grounded with it."""
+def answer_text(question: str, knowledge: str | None = None, *, cot: bool = False) -> tuple[str, str]:
+    """(template id, user message) of D.1: zero-shot without ``knowledge``, grounded with it; ``cot``: zero-shot
+    with the chain-of-thought trigger (the closed-book CoT baseline; no knowledge)."""
+    if cot:
+        if knowledge is not None:
+            raise ValueError("the chain-of-thought baseline is closed book: it takes no knowledge")
+        return COT_TEMPLATE_ID, f"Question: {question}\n\nAnswer: Let's think step by step."
     if knowledge is None:
         return ANSWER_TEMPLATE_ID, f"Question: {question}\n\nAnswer:"
     return GROUNDED_TEMPLATE_ID, f"Question: {question}\n\n{_FACTS}\n{knowledge}\n\nAnswer:"
