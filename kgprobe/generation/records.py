@@ -128,6 +128,9 @@ class Prompt:
     #: A JSON schema the reply must follow, for backends with structured output (litellm's ``response_format``);
     #: others ignore it and the caller validates the reply. Not part of the key: the template id names it.
     response_format: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    #: How many most likely alternatives of each generated token to return (log-probabilities), for backends
+    #: that report them; 0: none. Not part of the key: the template id names it.
+    top_logprobs: int = field(default=0, compare=False, hash=False)
 
     def sha256(self) -> str:
         """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system
@@ -158,6 +161,9 @@ class Completion:
     cost: float | None = None
     error: str | None = None
     retries: int = 0
+    #: The generated tokens with their most likely alternatives, as JSON ``[[token, [[alternative, logprob],
+    #: ...]], ...]``, when the prompt asked for ``top_logprobs`` and the backend reports them; None otherwise.
+    logprobs: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -44,8 +44,8 @@ def judge_runner(pool: BackendPool, store: ResponseStore, *, run_id: str | None 
         run_generation(pool.get(spec), model=spec.name, prompts=unique, params=spec.params, store=store,
                        run_id=run_id, shard_size=shard_size, batch_size=spec.batch_size, log=log)
         rows = store.rows_for(spec.name, unique, spec.params).to_pylist()
-        verdicts.update({r["item_id"]: {"text": r["text"], "error": r["error"], "response_id": r["response_id"]}
-                         for r in rows})
+        verdicts.update({r["item_id"]: {"text": r["text"], "error": r["error"], "response_id": r["response_id"],
+                                        "logprobs": r.get("logprobs")} for r in rows})
         return verdicts
 
     return judge
