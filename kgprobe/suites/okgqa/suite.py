@@ -75,11 +75,16 @@ from kgprobe.suites.okgqa.facts import (
 )
 from kgprobe.suites.okgqa.prompts import (
     CRITERIA,
+    GEVAL_STEPS_SCHEMA,
     SUPPORT_TEMPLATE_ID,
     SYSTEM,
     answer_text,
+    default_steps,
+    geval_steps_template_id,
+    geval_steps_text,
     geval_template_id,
     geval_text,
+    parse_steps,
     support_text,
 )
 from kgprobe.suites.okgqa.questions import okgqa_query_id
@@ -92,12 +97,17 @@ TASK = "open_qa"
 COT = "cot"
 #: The fewest new tokens a judge's decomposition gets (a judge configured for one-word verdicts gets more here).
 DECOMPOSE_TOKENS = 256
+#: Alternatives per generated token a G-Eval rating asks for: the score is weighted by the probabilities of 1-5.
+GEVAL_TOP_LOGPROBS = 20
+#: How a G-Eval score was read (``geval_sources``): weighted by the score token's probabilities, or parsed.
+LOGPROBS, PARSED = "logprobs", "parsed"
 BREAKDOWN_KEYS = ("type", "subtype", "source", "retrieval")
 
 OKGQA_SAMPLE_SCHEMA = pa.schema(list(SAMPLE_SCHEMA) + [
     ("facts", pa.list_(pa.string())), ("fact_labels", pa.list_(pa.string())), ("context_labels", pa.list_(pa.string())),
     ("precision", pa.float64()), *[(f"geval_{c}", pa.float64()) for c in CRITERIA],
     ("fact_triples", pa.list_(pa.string())), ("factscore", pa.float64()), ("fact_reasons", pa.list_(pa.string())),
+    ("geval_sources", pa.list_(pa.string())),
 ])  # fmt: skip
 OKGQA_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
     ("precision", pa.float64()), ("facts", pa.int64()), ("supported", pa.int64()), ("contradicted", pa.int64()),
@@ -476,7 +486,8 @@ class OKGQASuite(Suite):
                     "judge_response_id": None, "facts": [_fact_text(f) for f in v] if v is not None else None,
                     "fact_labels": [f.label for f in v] if v is not None else None, "context_labels": c,
                     "precision": precision(v) if v is not None else None,
-                    **{f"geval_{k}": geval.get(rid, {}).get(k) for k in CRITERIA},
+                    **{f"geval_{k}": geval.get(rid, {}).get(k, (None,))[0] for k in CRITERIA},
+                    "geval_sources": [f"{k}:{geval[rid][k][1]}" for k in CRITERIA if k in geval.get(rid, {})],
                     "fact_triples": ([_triple_text(self._kg(by_id[str(r["item_id"])]), f.ids) for f in v]
                                      if v is not None else None),
                     "factscore": factscore(v) if v is not None else None,
@@ -549,26 +560,64 @@ class OKGQASuite(Suite):
                 out[r["response_id"]] = parse_claims(v["text"], r["text"]) if v and v.get("error") is None else None
         return out
 
-    def _geval(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], spec: ModelSpec,
-               scoring: ScoringOptions) -> dict[str, dict[str, float]]:  # fmt: skip
+    def _geval_steps(self, spec: ModelSpec, scoring: ScoringOptions) -> dict[str, list[str] | None]:
+        """The judge's evaluation steps per criterion (G-Eval's auto chain-of-thought): asked once per judge and
+        criterion through the judge runner, so the response store keeps them and every later rating reuses them;
+        None for a criterion whose reply holds no steps (its ratings go without)."""
+        from dataclasses import replace
+
+        spec = replace(spec, params=replace(spec.params, max_tokens=max(spec.params.max_tokens, DECOMPOSE_TOKENS)))
         prompts = []
+        for c in CRITERIA:
+            system, text = geval_steps_text(c)
+            prompts.append(Prompt(item_id=f"geval-steps|{c}", text=text, template_id=geval_steps_template_id(c),
+                                  gold=json.dumps({"steps": default_steps(c)}), system=system,
+                                  response_format=GEVAL_STEPS_SCHEMA))
+        replies = scoring.judge(spec, prompts)
+        out = {}
+        for c in CRITERIA:
+            v = replies.get(f"geval-steps|{c}")
+            out[c] = parse_steps(v.get("text")) if v and v.get("error") is None else None
+        return out
+
+    def _geval(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], spec: ModelSpec,
+               scoring: ScoringOptions) -> dict[str, dict[str, tuple[float, str]]]:  # fmt: skip
+        """G-Eval as its paper runs it: per answer and criterion, the judge's stored evaluation steps, then a rating
+        1-5 read as the probability-weighted mean of the score token's alternatives where the backend returns
+        log-probabilities, else the parsed score. Per response id and criterion: (score rescaled to 0-1, source)."""
+        prompts = []
+        steps: dict[str, list[str] | None] | None = None
         for r in ok:
             item = by_id[str(r["item_id"])]
             ev = _evidence(item)
             if not ev.get("geval", True):
                 continue
+            if steps is None:
+                steps = self._geval_steps(spec, scoring)
             own = _is_oracle_answer(item, r["text"])
             for c in CRITERIA:
-                system, text = geval_text(c, str(item["question"]), "\n".join(ev.get("reference") or []), r["text"])
+                system, text = geval_text(c, str(item["question"]), "\n".join(ev.get("reference") or []), r["text"],
+                                          steps[c])
                 prompts.append(Prompt(item_id=f"{r['response_id']}|geval|{c}", text=text,
-                                      template_id=geval_template_id(c), gold="5" if own else None, system=system))
+                                      template_id=geval_template_id(c, steps=bool(steps[c])), gold="5" if own else None,
+                                      system=system, top_logprobs=GEVAL_TOP_LOGPROBS))
         verdicts = scoring.judge(spec, prompts) if prompts else {}
-        out: dict[str, dict[str, float]] = {}
+        out: dict[str, dict[str, tuple[float, str]]] = {}
+        weighted = 0
         for key, v in verdicts.items():
             rid, _, c = key.split("|")
-            score = _read_score(v.get("text")) if v.get("error") is None else None
+            if v.get("error") is not None:
+                continue
+            score = _weighted_score(v.get("logprobs"), v.get("text"))
+            source = LOGPROBS
+            if score is None:
+                score, source = _read_score(v.get("text")), PARSED
             if score is not None:
-                out.setdefault(rid, {})[c] = (score - 1.0) / 4.0
+                out.setdefault(rid, {})[c] = ((score - 1.0) / 4.0, source)
+                weighted += source == LOGPROBS
+        if verdicts:
+            scoring.log(f"okgqa G-Eval by {spec.name}: {weighted} of {sum(len(v) for v in out.values())} ratings "
+                        "weighted by token probabilities, the rest parsed")
         return out
 
     def _context_check(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]],
@@ -685,18 +734,59 @@ def _norm_fact(text: str) -> str:
     return " ".join(text.strip().rstrip(".").split()).casefold()
 
 
-def _read_score(text: str | None, low: int = 1, high: int = 5) -> float | None:
-    """A G-Eval rating: the number after a "Score:" field, else the last number in [low, high] ("On a scale of 1
-    to 5, I would give it a 4." reads 4); None without one."""
+def _score_match(text: str | None, low: int = 1, high: int = 5) -> tuple[float, int] | None:
+    """(score, position in ``text``) of a G-Eval rating: the number after a "Score:" field, else the last number in
+    [low, high]; None without one."""
     import re
 
     text = text or ""
     field_ = re.search(r"score\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)", text, re.IGNORECASE)
     if field_ and low <= float(field_.group(1)) <= high:
-        return float(field_.group(1))
-    numbers = [float(x) for x in re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)", text)]
-    numbers = [x for x in numbers if low <= x <= high]
-    return numbers[-1] if numbers else None
+        return float(field_.group(1)), field_.start(1)
+    found = [(float(m.group(0)), m.start()) for m in re.finditer(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)", text)]
+    found = [f for f in found if low <= f[0] <= high]
+    return found[-1] if found else None
+
+
+def _read_score(text: str | None, low: int = 1, high: int = 5) -> float | None:
+    """A G-Eval rating: the number after a "Score:" field, else the last number in [low, high] ("On a scale of 1
+    to 5, I would give it a 4." reads 4); None without one."""
+    match = _score_match(text, low, high)
+    return match[0] if match else None
+
+
+def _weighted_score(logprobs: str | None, text: str | None, low: int = 1, high: int = 5) -> float | None:
+    """G-Eval's score: the mean of the integers ``low``-``high`` weighted by their probabilities at the token that
+    holds the reply's score (:func:`_score_match`), from the backend's top alternatives (``logprobs`` JSON, see
+    :attr:`kgprobe.generation.records.Completion.logprobs`); None without log-probabilities, without a score, or
+    when no alternative there is a score."""
+    match = _score_match(text, low, high)
+    if not logprobs or match is None:
+        return None
+    try:
+        tokens = json.loads(logprobs)
+    except (TypeError, json.JSONDecodeError):
+        return None
+    at = None
+    if "".join(str(t[0]) for t in tokens) == text:
+        offset = 0
+        for k, (token, _) in enumerate(tokens):
+            if offset <= match[1] < offset + len(token):
+                at = k
+                break
+            offset += len(token)
+    else:  # decoded tokens that do not spell the text: the last token that is the score itself
+        wanted = f"{match[0]:g}"
+        at = next((k for k in range(len(tokens) - 1, -1, -1) if str(tokens[k][0]).strip() == wanted), None)
+    if at is None:
+        return None
+    weights: dict[int, float] = {}
+    for alt, lp in tokens[at][1]:
+        alt = str(alt).strip()
+        if alt.isdigit() and low <= int(alt) <= high:
+            weights[int(alt)] = weights.get(int(alt), 0.0) + math.exp(float(lp))
+    total = sum(weights.values())
+    return sum(v * p for v, p in weights.items()) / total if total > 0 else None
 
 
 def _one_fact(fact: str) -> bool:

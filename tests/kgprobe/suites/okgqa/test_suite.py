@@ -216,10 +216,12 @@ def test_judge_limit_and_trivial_answers_spare_the_judge(sample_build):
     responses = answer("always-yes", SUITE.prompts(items))
     scored = SUITE.score(items, responses, model="always-yes",
                          scoring=ScoringOptions(judges=(oracle_judge_spec(),), judge=counting_judge, resamples=50))
-    # "Yes." has no fact to split: only G-Eval is asked, for the two items of the judge's slice
-    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v1" for c in
-                                         ("context-relevance", "comprehensiveness", "correctness", "empowerment")})
-    assert len(asked) == 2 * 4
+    # "Yes." has no fact to split: only G-Eval is asked, its four criteria's steps once, then the two items of the
+    # judge's slice rated with them
+    criteria = ("context-relevance", "comprehensiveness", "correctness", "empowerment")
+    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v2" for c in criteria}
+                                        | {f"okgqa-geval-steps-{c}-v1" for c in criteria})
+    assert len(asked) == 4 + 2 * 4
     assert sum(1 for s in scored.samples if s["judge"] == "oracle") == 2
     assert sum(1 for s in scored.samples if s["judge"] == "heuristic") == 4
 
