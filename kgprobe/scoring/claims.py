@@ -164,7 +164,14 @@ class Verdict:
 # --------------------------------------------------------------------------------------------------- the KG
 
 
+_NON_WORD = re.compile(r"[\W_]+")
+
+
 def _norm_tokens(text: str) -> tuple[str, ...]:
+    """The words of :func:`normalise_label` (a fast path for plain ASCII text, which needs no unquoting or accent
+    folding)."""
+    if text.isascii() and "%" not in text:
+        return tuple(_NON_WORD.sub(" ", text.lower()).split())
     return tuple(normalise_label(text).split())
 
 
@@ -284,22 +291,32 @@ class KGFacts:
 
     # -------------------------------------------------------------------------------------------- indexes
     @cached_property
-    def _names(self) -> dict[tuple[str, ...], tuple[frozenset[Any], frozenset[Any]]]:
+    def _names(self) -> dict[tuple[str, ...], tuple[tuple[Any, ...], tuple[Any, ...]]]:
         """Normalised name -> (entities whose label it is, entities whose alias it is)."""
-        labels: dict[tuple[str, ...], set[Any]] = {}
-        aliases: dict[tuple[str, ...], set[Any]] = {}
+        labels: dict[tuple[str, ...], list[Any]] = {}
         for eid, label in self.entities.items():
             toks = _norm_tokens(label)
-            if toks and not all(t in _STOP for t in toks) and len("".join(toks)) > 1:
-                labels.setdefault(toks, set()).add(eid)
+            if _nameable(toks):
+                labels.setdefault(toks, []).append(eid)
+        out = {k: (tuple(dict.fromkeys(v)), ()) for k, v in labels.items()}
+        aliases: dict[tuple[str, ...], list[Any]] = {}
         for eid, names in self.aliases.items():
             if eid not in self.entities:
                 continue
             for name in names:
                 toks = _norm_tokens(name)
-                if toks and not all(t in _STOP for t in toks) and len("".join(toks)) > 1:
-                    aliases.setdefault(toks, set()).add(eid)
-        return {k: (frozenset(labels.get(k, ())), frozenset(aliases.get(k, ()))) for k in set(labels) | set(aliases)}
+                if _nameable(toks):
+                    aliases.setdefault(toks, []).append(eid)
+        for k, v in aliases.items():
+            out[k] = (out.get(k, ((), ()))[0], tuple(dict.fromkeys(v)))
+        return out
+
+    @cached_property
+    def _exact(self) -> dict[str, tuple[Any, ...]]:
+        out: dict[str, list[Any]] = {}
+        for eid, label in self.entities.items():
+            out.setdefault(label, []).append(eid)
+        return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
     def _longest(self) -> int:
@@ -339,14 +356,14 @@ class KGFacts:
     def resolve(self, mention: str) -> tuple[Any | None, str]:
         """(entity id or None, status) of a whole mention: ``linked`` by label, normalised label or alias;
         ``ambiguous`` when it names two entities; ``unlinked`` otherwise."""
-        exact = sorted((e for e, lab in self.entities.items() if lab == mention.strip()), key=str)
+        exact = self._exact.get(mention.strip(), ())
         if len(exact) == 1:
             return exact[0], "linked"
         toks = _norm_tokens(mention)
         while toks and toks[0] in {"the", "a", "an"}:
             toks = toks[1:]
         for cand in (toks, _norm_tokens(mention)):
-            labels, aliases = self._names.get(cand, (frozenset(), frozenset()))
+            labels, aliases = self._names.get(cand, ((), ()))
             if len(labels) == 1:
                 return next(iter(labels)), "linked"
             if len(labels) > 1:
@@ -389,7 +406,8 @@ class KGFacts:
     def relation_candidates(self, phrase: str, *, embedder: Any = None,
                             threshold: float = 0.75) -> list[tuple[Any, bool]]:  # fmt: skip
         """The KG relations a relation phrase states, each with whether it reads reversed: by label, key or a
-        phrasing; else, with an embedder, the closest relation label (the phrase alone) at cosine >= ``threshold``."""
+        phrasing (of the whole phrase, else of its longest ending that is one); else, with an embedder, the closest
+        relation label (the phrase alone) at cosine >= ``threshold``."""
         toks = _strip_aux(_norm_tokens(phrase))
         if not toks:
             return []
@@ -405,6 +423,12 @@ class KGFacts:
         found = self._forms.get(toks)
         if found:
             return list(found)
+        # prose puts a description before the verb ("was a French painter born in"): the longest ending that is a
+        # relation phrase, of two words at least, or one that is not a bare preposition
+        for i in range(1, len(toks)):
+            tail = toks[i:]
+            if (len(tail) >= 2 or tail[0] not in _PREP_END) and tail in self._forms:
+                return list(self._forms[tail])
         if embedder is None or not self.relations:
             return []
         rids = sorted(self.relations, key=str)
@@ -460,6 +484,11 @@ class KGFacts:
     def states_relation(self, text: str, relation: Any) -> bool:
         """Whether the relation phrase ``text`` states ``relation`` (either direction)."""
         return any(r == relation for r, _ in self.relation_candidates(text))
+
+
+def _nameable(toks: tuple[str, ...]) -> bool:
+    """Whether a normalised name can name an entity in text (not empty, not one letter, not only stop words)."""
+    return bool(toks) and (len(toks) > 1 or len(toks[0]) > 1) and not all(t in _STOP for t in toks)
 
 
 def _local_name(key: str) -> str:
@@ -648,8 +677,9 @@ def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | 
 def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | Any = None) -> tuple[list[Claim], str]:
     """(claims, extractor) of an answer: the judge's (``judge(prompt) -> reply``, the reply a string, a dict with
     ``"text"`` or an object with ``.text``; the extractor is the judge's ``name`` or ``model``, else ``"judge"``)
-    when it replies valid JSON, else the heuristic's (extractor ``"heuristic"``). Only whole claims (subject,
-    relation and object) are returned; :func:`parse_claims` keeps the facts that are not relations too."""
+    when it replies valid JSON, else the heuristic's (extractor ``"heuristic"``). A judge's fact that is not a
+    relation between two things stays as a claim with empty parts (its ``fact`` kept; :func:`check_claim` calls it
+    not in KG, reason ``no_claim``); the heuristic returns whole claims only (:func:`split_facts` gives its facts)."""
     if judge is not None:
         reply = judge(claims_prompt(answer))
         text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
@@ -657,7 +687,7 @@ def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | An
         claims = parse_claims(text, answer)
         if claims is not None:
             name = getattr(judge, "name", None) or getattr(judge, "model", None) or "judge"
-            return [c for c in claims if c.subject and c.relation and c.object], str(name)
+            return claims, str(name)
     return [c for fact in split_facts(answer) for c in heuristic_claims(fact, kg)], HEURISTIC
 
 

@@ -171,5 +171,5 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
 def _extractor(judge: str) -> str:
     """How a row's facts were extracted, as the report names it."""
     if judge in ("", HEURISTIC):
-        return "heuristic (offline sentence split, no model)"
+        return "heuristic (offline claim extractor, no model)"
     return f"{judge} (judge model)"

@@ -221,3 +221,10 @@ def test_from_duckdb_quotes_the_schema_name(tmp_path):
     kg = KGFacts.from_duckdb(con, 'odd"name')
     v = check_fact("Guernica was painted by Pablo Picasso.", kg)
     assert (v.label, v.triple) == (SUPPORTED, ("Q1", "painted_by", "Q2"))
+
+
+def test_a_described_subject_keeps_its_relation(sample_kg):
+    assert check_fact("Pierre-Auguste Renoir was a French painter born in Limoges.", sample_kg).label == SUPPORTED
+    assert check_fact("Pierre-Auguste Renoir was a French painter born in Paris.", sample_kg).label == CONTRADICTED
+    # a bare preposition at the end is no relation: "lived in" says nothing the KG has
+    assert check_fact("Pierre-Auguste Renoir lived in Paris.", sample_kg).reason == "relation"

@@ -169,7 +169,7 @@ def test_report_section_shows_levels_and_curves(sample_build):
     assert figure_data(rows, judge="smol")["ED"]["oracle / paths"] == {0.0: 1.0, 0.5: 0.5, 1.0: 0.5}
     heuristic_only = [r for r in rows if r["judge"] == "heuristic"]
     assert SUITE.report(ctx, heuristic_only, similarity=sim)[0].data["figure_judge"].startswith("heuristic")
-    assert {r["judge"] for r in sec.data["grounded"]} == {"heuristic (offline sentence split, no model)",
+    assert {r["judge"] for r in sec.data["grounded"]} == {"heuristic (offline claim extractor, no model)",
                                                          "smol (judge model)"}
     from jinja2 import Environment, FileSystemLoader
 
