@@ -192,7 +192,8 @@ class ResponseStore:
             con.register("empty_store", STORE_SCHEMA.empty_table())
             if files:
                 # by name with the empty store: a column that older shards lack (logprobs) reads as NULL
-                src = "(SELECT * FROM read_parquet($files, union_by_name = true) UNION ALL BY NAME SELECT * FROM empty_store)"
+                src = ("(SELECT * FROM read_parquet($files, union_by_name = true) "
+                       "UNION ALL BY NAME SELECT * FROM empty_store)")
                 params = {"files": [str(f) for f in files], **params}
             else:  # no shard yet: the same query over an empty store
                 src = "empty_store"

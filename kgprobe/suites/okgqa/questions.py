@@ -63,7 +63,8 @@ UNKNOWN_SUBTYPE = "unknown"
 #: Table 1's phrasings per sub-type (its templates and examples, as OKGQA's released questions word them), tried in
 #: this order among the sub-types of a question's type.
 _PHRASINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
-    ("event description", r"background and course|detailed description of|\bdescribe the (background|course|events?)\b"),
+    ("event description",
+     r"background and course|detailed description of|\bdescribe the (background|course|events?)\b"),
     ("character description", r"\bdescribe\b.*\b(contribution|career|achievement|life|role|work)"),
     ("relationship explanation", r"\brelationship between\b"),
     ("cause explanation", r"^\s*why\b"),

@@ -2,8 +2,8 @@
 model and extractor (zero-shot), per retrieval method and perturbation level (grounded), the paper's Figure 6
 curves (FActScore against the perturbation level, one figure per perturbation method, a line per model and
 retrieval method, and the closed-book chain-of-thought baseline as a level line; from the primary judge's
-decomposition, the heuristic only when no judge is configured) beside the KG similarity (ATS, SC2D, SD2) of the same levels, and the agreement of the KG verdict with the judge's check
-against the retrieved context.
+decomposition, the heuristic only when no judge is configured) beside the KG similarity (ATS, SC2D, SD2) of the
+same levels, and the agreement of the KG verdict with the judge's check against the retrieved context.
 
 Input: the suite's metric rows with a ``setting`` (closed / grounded), agreement rows, similarity rows
 (``query_id, perturbation, method, level, ats, sc2d, sd2``).

@@ -3,22 +3,25 @@ retrieved from the question's (perturbed) subgraph, their atomic facts checked a
 
 Items: one ``closed`` item per question (zero-shot, ``retrieval`` = none), with ``cot`` on a second closed item
 (``retrieval`` = cot: zero-shot chain-of-thought, the paper's baseline in Figure 6), and one ``grounded`` item per
-question and retrieval method (triplets, paths, subgraph). The method is part of the item, not a partition dimension: the three
-contexts come from the same perturbed subgraph in one pass, a model answers all three in one run, and the grid
-stays model x perturbation like every other suite's. Every item's ``evidence`` carries the question's provenance,
-its clean subgraph and the KG's triples about its entities (labels, functional relations): what the facts are
-checked against, so scoring needs no connection; and the oracle's and the random baseline's answers.
+question and retrieval method (triplets, paths, subgraph). The method is part of the item, not a partition
+dimension: the three contexts come from the same perturbed subgraph in one pass, a model answers all three in one
+run, and the grid stays model x perturbation like every other suite's. Every item's ``evidence`` carries the
+question's provenance, its clean subgraph and the KG's triples about its entities (labels, functional relations):
+what the facts are checked against, so scoring needs no connection; and the oracle's and the random baseline's
+answers.
 
 Scores per extractor (the metric rows' ``judge``): ``heuristic`` splits answers into facts offline
 (:func:`kgprobe.scoring.claims.split_facts`); each configured judge breaks them into atomic (subject, relation,
-object, negated) claims as validated JSON, and rates them (G-Eval). Every fact is checked against the unperturbed KG
-by :mod:`kgprobe.scoring.claims`. Metric rows: ``factscore`` (the headline, the paper's §4.1: per answer, supported
-/ all atomic facts; mean over answers, Wilson interval of the mean), ``fact_precision`` (supported / decidable facts
-per answer; bootstrap), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG cannot decide, and facts with a
-mention naming two KG entities; Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4;
-bootstrap), overall and by type, sub-type, source and retrieval; the chain-of-thought answers only in their own
-``retrieval`` = cot cell, so the overall zero-shot numbers stay the plain prompt's. Agreement rows: the KG verdict vs the judge's check
-of each fact against the retrieved context (Cohen's kappa).
+object, negated) claims as validated JSON, and rates them (G-Eval: its own evaluation steps per criterion, written
+once, and a score weighted by the score token's probabilities where the backend returns them). Every fact is checked
+against the unperturbed KG by :mod:`kgprobe.scoring.claims`. Metric rows: ``factscore`` (the headline, the paper's
+§4.1: per answer, supported / all atomic facts; mean over answers, Wilson interval of the mean), ``fact_precision``
+(supported / decidable facts per answer; bootstrap), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG
+cannot decide, and facts with a mention naming two KG entities; Wilson) and, per judge, ``geval_<criterion>`` (1-5
+rescaled to 0-1 as (s - 1) / 4; bootstrap), overall and by type, sub-type, source and retrieval; the
+chain-of-thought answers only in their own ``retrieval`` = cot cell, so the overall zero-shot numbers stay the plain
+prompt's. Agreement rows: the KG verdict vs the judge's check of each fact against the retrieved context (Cohen's
+kappa).
 """
 
 from __future__ import annotations

@@ -56,7 +56,8 @@ def test_figure6_draws_the_cot_baseline_as_a_level_line():
 def test_zero_shot_table_shows_both_prompts(sample_build):
     from kgprobe.report.render import ReportContext
 
-    rows = [_row("gpt", "heuristic", "closed", "none", None, 0.5), _row("gpt", "heuristic", "closed", "none", "cot", 0.4)]
+    rows = [_row("gpt", "heuristic", "closed", "none", None, 0.5),
+            _row("gpt", "heuristic", "closed", "none", "cot", 0.4)]
     rows[0]["breakdown"] = {}
     ctx = ReportContext(project="p", config_path="c", snapshot_ids=("s",), created_at="2026-01-01", models=("gpt",))
     sec, _ = SUITE.report(ctx, rows)

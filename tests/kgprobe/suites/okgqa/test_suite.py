@@ -56,7 +56,8 @@ def test_prompts_follow_d1(sample_build):
     assert zero.system.startswith("You are a helpful assistant designed to answer the users' open-ended questions.")
     assert zero.text == f"Question: {closed[0]['question']}\n\nAnswer:"
     # the paper's closed-book CoT baseline: the same question and system instruction, zero-shot CoT's trigger
-    assert cot.system == zero.system and cot.text == f"Question: {closed[0]['question']}\n\nAnswer: Let's think step by step."
+    assert cot.system == zero.system
+    assert cot.text == f"Question: {closed[0]['question']}\n\nAnswer: Let's think step by step."
     grounded = SUITE.prompts(items, context={it["item_id"]: "A b C" for it in items})
     assert "Below are the facts that might be relevant to answer the question:\nA b C\n\nAnswer:" in grounded[0].text
     assert grounded[0].template_id == "okgqa-answer-grounded-v1"
