@@ -124,3 +124,20 @@ def test_the_system_instruction_goes_through_the_chat_template(smol):
     grounded = smol.chat_text(Prompt("a", "Is Paris in France?", "t", system="Answer from the facts given."))
     assert "Answer from the facts given." in grounded and "Answer from the facts given." not in plain
     assert grounded.index("Answer from the facts given.") < grounded.index("Is Paris in France?")
+
+
+def test_a_prompt_asking_for_logprobs_gets_the_models_own_distribution(smol):
+    import json
+    import math
+
+    ask = Prompt("g", "Rate the answer 'Paris is in France.' from 1 to 5. Answer with the number only.\nScore:", "geval",
+                 top_logprobs=5)
+    (with_lp,), (plain,) = smol.generate([ask, Prompt("p", ask.text, "t")], SamplingParams(n=1, temperature=0.0,
+                                                                                           max_tokens=4))
+    assert plain.logprobs is None and with_lp.text == plain.text
+    tokens = json.loads(with_lp.logprobs)
+    assert tokens and "".join(t for t, _ in tokens).strip() == with_lp.text.strip()
+    for token, alts in tokens:
+        values = [lp for _, lp in alts]
+        assert len(alts) == 5 and values == sorted(values, reverse=True) and sum(map(math.exp, values)) <= 1 + 1e-6
+        assert alts[0][0] == token  # greedy decoding takes the most likely token
