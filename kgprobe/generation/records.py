@@ -134,6 +134,9 @@ class Prompt:
     #: others ignore it and the caller validates the reply. Not part of the key: the template id names it.
     response_format: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
     raw: bool = False
+    #: How many most likely alternatives of each generated token to return (log-probabilities), for backends
+    #: that report them; 0: none. Not part of the key: the template id names it.
+    top_logprobs: int = field(default=0, compare=False, hash=False)
 
     def sha256(self) -> str:
         """SHA-256 of the prompt, part of the response-store key: of the text (UTF-8) alone when there is no system
@@ -167,6 +170,9 @@ class Completion:
     cost: float | None = None
     error: str | None = None
     retries: int = 0
+    #: The generated tokens with their most likely alternatives, as JSON ``[[token, [[alternative, logprob],
+    #: ...]], ...]``, when the prompt asked for ``top_logprobs`` and the backend reports them; None otherwise.
+    logprobs: str | None = None
 
     def __post_init__(self) -> None:
         # every error text a backend produces passes here before it is stored or logged: an API key a provider

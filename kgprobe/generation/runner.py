@@ -333,7 +333,7 @@ def _row(model: str, backend: str, prompt: Prompt, params_json: str, params_sha:
         "sampling_params": params_json, "params_sha256": params_sha, "sample_index": index,
         "text": c.text if c.ok else None, "finish_reason": c.finish_reason, "tokens_in": c.tokens_in,
         "tokens_out": c.tokens_out, "latency_s": float(c.latency_s), "cost": c.cost, "error": c.error,
-        "retries": c.retries, "run_id": run_id, "created_at": now,
+        "retries": c.retries, "run_id": run_id, "created_at": now, "logprobs": c.logprobs,
     }
 
 

@@ -63,6 +63,7 @@ STORE_SCHEMA = pa.schema([
     ("retries", pa.int32()),
     ("run_id", pa.string()),
     ("created_at", _TS),
+    ("logprobs", pa.string()),
 ])
 
 #: Columns of :meth:`ResponseStore.rows_for`: one row per (item, sample), what the generation assets write. The
@@ -244,10 +245,13 @@ class ResponseStore:
         try:
             for name, table in (tables or {}).items():
                 con.register(name, table)
+            con.register("empty_store", STORE_SCHEMA.empty_table())
             if files:
-                src, params = "read_parquet($files, union_by_name = true, hive_partitioning = false)", {"files": [str(f) for f in files], **params}
+                # by name with the empty store: a column that older shards lack (logprobs) reads as NULL
+                src = ("(SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false) "
+                       "UNION ALL BY NAME SELECT * FROM empty_store)")
+                params = {"files": [str(f) for f in files], **params}
             else:  # no shard yet: the same query over an empty store
-                con.register("empty_store", STORE_SCHEMA.empty_table())
                 src = "empty_store"
             return con.execute(sql.replace("{src}", src), params).to_arrow_table()
         finally:
@@ -367,7 +371,7 @@ class ResponseStore:
                    $params_json AS sampling_params, $params AS params_sha256, g.sample_index, l.text, l.finish_reason,
                    l.tokens_in, l.tokens_out, l.latency_s, l.cost,
                    CASE WHEN l.prompt_sha256 IS NULL THEN $missing ELSE l.error END AS error,
-                   l.retries, l.run_id, l.created_at
+                   l.retries, l.run_id, l.created_at, l.logprobs
             FROM grid g LEFT JOIN latest l ON l.prompt_sha256 = g.prompt_sha256 AND l.sample_index = g.sample_index
             ORDER BY g.ord, g.sample_index"""
         params_ = {"params": params.sha256(), "params_json": params.to_json(), "n": params.n, "missing": MISSING_ERROR}

@@ -13,7 +13,8 @@ prizes ``p = max(0, k - rank + 1)`` (rank 1 = most similar, ties broken by posit
   ``max_path_length`` edges; the ``n_paths`` best paths of any length, one per edge set, are returned;
 * **subgraph** (:func:`retrieve_subgraph`): PCST with ``pcst_fast`` (the numpy-2 build, PyPI ``pcst-fast2``) exactly as G-Retriever builds its input: an edge
   whose prize is at most the cost ``c_e`` costs ``c_e - p_e``; a dearer one becomes a virtual node of prize
-  ``p_e - c_e`` joined to its ends by free edges; root -1, one cluster, GW pruning.
+  ``p_e - c_e`` joined to its ends by free edges; root -1, one cluster, and GW pruning by default as G-Retriever
+  (``pruning="strong"`` for pcst_fast's strong pruning, which also cuts subtrees whose prize does not pay their cost).
 
 Ties are broken by position (node order, triple order, then lexicographic edge sequence), so the output is a
 function of the inputs alone. Everything is vectorised with NumPy; ``benchmarks/okgqa.py`` checks it against a
@@ -37,6 +38,7 @@ import numpy as np
 from kgprobe.errors import ConfigError
 
 __all__ = [
+    "PRUNINGS",
     "RETRIEVAL_METHODS",
     "GraphRetriever",
     "RetrievalConfig",
@@ -51,13 +53,16 @@ __all__ = [
 
 #: The three G-retrieval variants, in the paper's order.
 RETRIEVAL_METHODS: tuple[str, ...] = ("triplets", "paths", "subgraph")
+#: pcst_fast's pruning methods that PCST retrieval offers: ``gw`` (G-Retriever's, the default) and ``strong``.
+PRUNINGS: tuple[str, ...] = ("gw", "strong")
 
 
 @dataclass(frozen=True)
 class RetrievalConfig:
     """Retrieval parameters. ``k_nodes`` / ``k_edges``: the k of the prizes; ``edge_cost``: c_e (G-Retriever: 0.5);
     ``n_triplets``: triples of triplet retrieval; ``start_nodes``, ``beam``, ``max_path_length`` (edges) and
-    ``n_paths``: path retrieval."""
+    ``n_paths``: path retrieval; ``pruning``: pcst_fast's pruning of the PCST tree, ``gw`` (G-Retriever's) or
+    ``strong``."""
 
     k_nodes: int = 5
     k_edges: int = 5
@@ -67,6 +72,7 @@ class RetrievalConfig:
     beam: int = 8
     max_path_length: int = 3
     n_paths: int = 5
+    pruning: str = "gw"
 
     def __post_init__(self) -> None:
         for name in ("k_nodes", "k_edges", "n_triplets", "start_nodes", "beam", "max_path_length", "n_paths"):
@@ -74,6 +80,8 @@ class RetrievalConfig:
                 raise ConfigError(f"retrieval.{name} must be at least 1, got {getattr(self, name)!r}")
         if not self.edge_cost >= 0:
             raise ConfigError(f"retrieval.edge_cost must be >= 0, got {self.edge_cost!r}")
+        if self.pruning not in PRUNINGS:
+            raise ConfigError(f"retrieval.pruning must be one of {', '.join(PRUNINGS)}, got {self.pruning!r}")
 
 
 @dataclass(frozen=True)
@@ -227,14 +235,17 @@ def _pcst_fast() -> Any:
 
 
 def retrieve_subgraph(heads: np.ndarray, tails: np.ndarray, node_prize: np.ndarray, edge_prize: np.ndarray,
-                      edge_cost: float) -> tuple[list[int], list[int]]:  # fmt: skip
-    """PCST (``pcst_fast``, root -1, one cluster, GW pruning) on G-Retriever's input (:func:`pcst_inputs`):
-    (node positions, edge positions) of the tree, both sorted; the nodes include every selected edge's ends."""
+                      edge_cost: float, *, pruning: str = "gw") -> tuple[list[int], list[int]]:  # fmt: skip
+    """PCST (``pcst_fast``, root -1, one cluster, ``pruning`` ``gw`` as G-Retriever or ``strong``) on G-Retriever's
+    input (:func:`pcst_inputs`): (node positions, edge positions) of the tree, both sorted; the nodes include every
+    selected edge's ends."""
+    if pruning not in PRUNINGS:
+        raise ConfigError(f"PCST pruning must be one of {', '.join(PRUNINGS)}, got {pruning!r}")
     if len(heads) == 0:
         return [], []
     pcst = _pcst_fast()
     edges, all_prizes, costs, real, dear = pcst_inputs(heads, tails, node_prize, edge_prize, edge_cost)
-    vertices, chosen = pcst(edges, all_prizes, costs, -1, 1, "gw", 0)
+    vertices, chosen = pcst(edges, all_prizes, costs, -1, 1, pruning, 0)
     n = len(node_prize)
     vertices = np.asarray(vertices, dtype=np.int64)
     chosen = np.asarray(chosen, dtype=np.int64)
@@ -321,7 +332,8 @@ class GraphRetriever:
             return Retrieved(method, edges, paths=tuple(p for p, _, _ in found),
                              path_nodes=tuple(tuple(int(nodes[v]) for v in vs) for _, vs, _ in found),
                              text=text or "(no facts)", triples=tuple(tuple(map(int, arr[e])) for e in edges))
-        node_pos, chosen = retrieve_subgraph(heads, tails, node_prize, edge_prize, cfg.edge_cost)
+        node_pos, chosen = retrieve_subgraph(heads, tails, node_prize, edge_prize, cfg.edge_cost,
+                                            pruning=cfg.pruning)
         lines = [line(e) for e in chosen] or [self._label(nodes[v]) for v in node_pos]
         return Retrieved(method, tuple(chosen), nodes=tuple(int(nodes[v]) for v in node_pos),
                          text="\n".join(lines) or "(no facts)", triples=tuple(tuple(map(int, arr[e])) for e in chosen))

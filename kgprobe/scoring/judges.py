@@ -47,8 +47,8 @@ def judge_runner(pool: BackendPool, store: ResponseStore, *, run_id: str | None 
                        run_id=run_id, shard_size=shard_size, batch_size=spec.batch_size, log=log,
                        max_failed_share=max_failed_share)
         rows = store.rows_for(spec.name, unique, spec.params).to_pylist()
-        verdicts.update({r["item_id"]: {"text": r["text"], "error": r["error"], "response_id": r["response_id"]}
-                         for r in rows})
+        verdicts.update({r["item_id"]: {"text": r["text"], "error": r["error"], "response_id": r["response_id"],
+                                        "logprobs": r.get("logprobs")} for r in rows})
         return verdicts
 
     return judge

@@ -162,8 +162,8 @@ class ItemsResult:
 class ScoringOptions:
     """How :meth:`Suite.score` scores one partition: the judges of open answers and how to run them, and the
     interval settings. ``judge(spec, prompts)`` runs one judge on prompts (through the response store) and returns
-    ``{prompt.item_id: {"text", "error", "response_id"}}``; the factory passes one that reuses the run's loaded
-    models."""
+    ``{prompt.item_id: {"text", "error", "response_id", "logprobs"}}``; the factory passes one that reuses the run's
+    loaded models."""
 
     judges: Sequence[ModelSpec] = ()
     judge: Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]] | None = None

@@ -197,7 +197,7 @@ def test_leaderboard_and_report(run) -> None:
     assert grounded == (18, 9)
     with duckdb.connect(str(wh / "kgprobe.duckdb"), read_only=True) as con:
         pooled = con.execute("SELECT setting, perturbation, n FROM leaderboard.judge_agreement WHERE model = 'all models' "
-                             "ORDER BY setting").fetchall()
+                             "AND suite = 'fpq' ORDER BY setting").fetchall()
     # the WH answers of every model pooled: closed book (4 models) and grounded (2 models x 9 levels)
     assert [(s, p) for s, p, _ in pooled] == [("closed", "none"), ("grounded", "all levels")]
     assert pooled[1][2] > pooled[0][2] > 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import random
 import threading
@@ -33,7 +34,7 @@ from typing import Any
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
 from kgprobe.secrets import mask_secrets, register_secret
 
-__all__ = ["LiteLLMBackend", "LiteLLMConfig", "retry_after_seconds"]
+__all__ = ["LiteLLMBackend", "LiteLLMConfig", "openai_logprobs", "retry_after_seconds"]
 
 _RETRY_STATUS = frozenset({408, 409, 429})
 _RETRY_AFTER_CAP_S = 600.0
@@ -301,6 +302,10 @@ class LiteLLMBackend(BaseBackend):
         if prompt.response_format is not None:
             kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": prompt.template_id.replace("-", "_"), "schema": dict(prompt.response_format)}}
+        if prompt.top_logprobs:
+            # OpenAI's limit is 20 alternatives; providers without log-probabilities drop both (drop_params)
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = min(int(prompt.top_logprobs), 20)
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
         if self._key:
@@ -409,5 +414,23 @@ class LiteLLMBackend(BaseBackend):
                 latency_s=latency,
                 cost=None if cost is None else cost / k,
                 retries=retries,
+                logprobs=openai_logprobs(choice),
             ))
         return out
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def openai_logprobs(choice: Any) -> str | None:
+    """A chat choice's token log-probabilities (OpenAI's ``logprobs.content``: each token with its
+    ``top_logprobs``) as :attr:`Completion.logprobs` JSON; None when the response has none."""
+    content = _get(_get(choice, "logprobs"), "content")
+    if not content:
+        return None
+    tokens = []
+    for tok in content:
+        top = [[str(_get(a, "token")), float(_get(a, "logprob"))] for a in (_get(tok, "top_logprobs") or [])]
+        tokens.append([str(_get(tok, "token")), top or [[str(_get(tok, "token")), float(_get(tok, "logprob"))]]])
+    return json.dumps(tokens, ensure_ascii=False)

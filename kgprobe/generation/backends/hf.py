@@ -286,6 +286,18 @@ class HFBackend(BaseBackend):
             return (bos or "") + (prompt.system + "\n\n" if prompt.system else "") + prompt.text
         return self.tokenizer.apply_chat_template(prompt.messages(), tokenize=False, add_generation_prompt=True)
 
+    def _logprobs(self, steps: Sequence[Any], row: int, kept: Sequence[int], k: int) -> str:
+        """:attr:`Completion.logprobs` JSON of one output row: each kept token with its ``k`` top alternatives."""
+        import json
+
+        tokens = []
+        for j, token in enumerate(kept[: len(steps)]):
+            values, ids = steps[j]
+            alts = [[self.tokenizer.decode([int(i)]), float(v)]
+                    for v, i in zip(values[row, :k].tolist(), ids[row, :k].tolist())]
+            tokens.append([self.tokenizer.decode([int(token)]), alts])
+        return json.dumps(tokens, ensure_ascii=False)
+
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """One batched ``model.generate`` call for all ``prompts``, each repeated ``params.n`` times (as
         ``num_return_sequences`` would), left-padded; completions in prompt order."""
@@ -310,14 +322,23 @@ class HFBackend(BaseBackend):
             kwargs["logits_processor"] = LogitsProcessorList([NucleusSampler(params.temperature, params.top_p, generator)])
             if params.n > 1:
                 enc = {k: v.repeat_interleave(params.n, dim=0) for k, v in enc.items()}
+        top = max(int(p.top_logprobs) for p in prompts)
+        if top:
+            # the model's own distribution at each step (raw logits, before the sampler's processing)
+            kwargs.update(output_logits=True, return_dict_in_generate=True)
         with torch.inference_mode():
             out = self.model.generate(**enc, **kwargs)
+        steps = None
+        if top:
+            steps = [torch.log_softmax(step.float(), dim=-1).topk(top, dim=-1) for step in out.logits]
+            out = out.sequences
         new = out[:, enc["input_ids"].shape[1]:].cpu().tolist()
         latency = time.perf_counter() - t0
         tokens_in = enc["attention_mask"].sum(dim=1).tolist()  # one row per output row
         eos = set(self._eos)
         decoded: list[Completion] = []
         for row, ids in enumerate(new):
+            asked = int(prompts[row // params.n if sample else row].top_logprobs)
             stop = next((i for i, t in enumerate(ids) if t in eos), None)
             kept = ids if stop is None else ids[:stop]
             decoded.append(Completion(
@@ -326,6 +347,7 @@ class HFBackend(BaseBackend):
                 tokens_in=int(tokens_in[row]),
                 tokens_out=len(ids) if stop is None else stop + 1,
                 latency_s=latency,
+                logprobs=self._logprobs(steps, row, kept, asked) if steps is not None and asked else None,
             ))
         if sample:
             return [decoded[i * params.n: (i + 1) * params.n] for i in range(len(prompts))]

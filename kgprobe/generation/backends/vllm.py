@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,7 @@ from typing import Any
 
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, GenerationError, Prompt, SamplingParams
 
-__all__ = ["VLLMBackend", "VLLMConfig", "prompt_seed"]
+__all__ = ["VLLMBackend", "VLLMConfig", "prompt_seed", "vllm_logprobs"]
 
 _log = logging.getLogger(__name__)
 
@@ -110,7 +111,8 @@ class VLLMBackend(BaseBackend):
         greedy = params.temperature == 0
         return [self._vllm.SamplingParams(n=1 if greedy else params.n, temperature=params.temperature,
                                           top_p=1.0 if greedy else params.top_p, max_tokens=params.max_tokens,
-                                          seed=prompt_seed(params.seed, p), **self._structured(p))
+                                          seed=prompt_seed(params.seed, p), **self._structured(p),
+                                          **({"logprobs": int(p.top_logprobs)} if p.top_logprobs else {}))
                 for p in prompts]
 
     def _structured(self, prompt: Prompt) -> dict[str, Any]:
@@ -160,7 +162,7 @@ class VLLMBackend(BaseBackend):
                 error = "vLLM aborted the request" if o.finish_reason == "abort" else None
                 samples.append(Completion(text=None if error else o.text, finish_reason=o.finish_reason,
                                           tokens_in=tokens_in, tokens_out=len(o.token_ids), latency_s=latency,
-                                          error=error))
+                                          error=error, logprobs=vllm_logprobs(o)))
             if params.temperature == 0:
                 samples = samples[:1] * params.n
             result.append(samples)
@@ -207,3 +209,20 @@ class VLLMBackend(BaseBackend):
 
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
+
+
+def vllm_logprobs(output: Any) -> str | None:
+    """A vLLM completion's token log-probabilities (``output.logprobs``: per generated token, token id ->
+    ``Logprob(logprob, rank, decoded_token)``) as :attr:`Completion.logprobs` JSON, alternatives most likely first;
+    None when it has none (the prompt asked for none)."""
+    steps = getattr(output, "logprobs", None)
+    if not steps:
+        return None
+    tokens = []
+    for token_id, step in zip(output.token_ids, steps):
+        alts = sorted(((getattr(lp, "decoded_token", None) or str(tid), float(lp.logprob)) for tid, lp in step.items()),
+                      key=lambda a: -a[1])
+        chosen = step.get(token_id)
+        text = (getattr(chosen, "decoded_token", None) or str(token_id)) if chosen is not None else str(token_id)
+        tokens.append([text, [list(a) for a in alts]])
+    return json.dumps(tokens, ensure_ascii=False)

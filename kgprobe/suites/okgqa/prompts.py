@@ -4,14 +4,20 @@
   in the grounded one "Below are the facts that might be relevant to answer the question:" with the retrieved
   facts, then "Answer:"); the zero-shot baseline leaves the facts out. D.1's few-shot examples are not published
   and are left out.
+* ``okgqa-answer-cot-v1``: the zero-shot prompt with zero-shot chain-of-thought's trigger ("Let's think step by
+  step."), the closed-book CoT baseline of the paper's Table 2 (Var-1) and Figure 6.
 * ``okgqa-facts-v1``: FActScore's decomposition ("Please breakdown the following sentence into independent facts:")
   with few-shot demonstrations in FactScoreLite's style (a passage, then its independent facts as ``- `` lines);
   the demonstrations are our own.
 * ``okgqa-support-v1``: FactScoreLite's fact check against a knowledge source, here the retrieved KG context
   ("True" / "False").
-* ``okgqa-geval-<criterion>-v1``: the D.4 G-Eval prompts (system instruction and the criterion, verbatim), the
-  question as "Input", the KG reference facts as "Retrieval Context", the answer as "Actual Output", and a request
-  for one score 1-5.
+* ``okgqa-geval-steps-<criterion>-v1``: G-Eval's auto chain-of-thought: the judge writes the evaluation steps of
+  one criterion once (as JSON ``{"steps": [...]}``); stored in the judge's response store, they are reused by every
+  rating of that criterion.
+* ``okgqa-geval-<criterion>-v2``: the D.4 G-Eval prompts (system instruction and the criterion, verbatim) with the
+  judge's evaluation steps, the question as "Input", the KG reference facts as "Retrieval Context", the answer as
+  "Actual Output", and a request for one score 1-5 after "Score:" (``-v1``: the same without steps, for a judge
+  whose steps did not parse).
 """
 
 from __future__ import annotations
@@ -22,27 +28,39 @@ from kgprobe.generation.prompts import OKGQA_SYSTEM
 
 __all__ = [
     "ANSWER_TEMPLATE_ID",
+    "COT_TEMPLATE_ID",
     "CRITERIA",
     "DECOMPOSE_TEMPLATE_ID",
     "GROUNDED_TEMPLATE_ID",
     "SUPPORT_TEMPLATE_ID",
     "answer_text",
     "decompose_text",
+    "GEVAL_STEPS_SCHEMA",
+    "default_steps",
+    "geval_steps_template_id",
+    "geval_steps_text",
     "geval_template_id",
     "geval_text",
+    "parse_steps",
     "support_text",
 ]
 
 ANSWER_TEMPLATE_ID = "okgqa-answer-v1"
 GROUNDED_TEMPLATE_ID = "okgqa-answer-grounded-v1"
+COT_TEMPLATE_ID = "okgqa-answer-cot-v1"
 DECOMPOSE_TEMPLATE_ID = "okgqa-facts-v1"
 SUPPORT_TEMPLATE_ID = "okgqa-support-v1"
 SYSTEM = OKGQA_SYSTEM
 _FACTS = "Below are the facts that might be relevant to answer the question:"
 
 
-def answer_text(question: str, knowledge: str | None = None) -> tuple[str, str]:
-    """(template id, user message) of D.1: zero-shot without ``knowledge``, grounded with it."""
+def answer_text(question: str, knowledge: str | None = None, *, cot: bool = False) -> tuple[str, str]:
+    """(template id, user message) of D.1: zero-shot without ``knowledge``, grounded with it; ``cot``: zero-shot
+    with the chain-of-thought trigger (the closed-book CoT baseline; no knowledge)."""
+    if cot:
+        if knowledge is not None:
+            raise ValueError("the chain-of-thought baseline is closed book: it takes no knowledge")
+        return COT_TEMPLATE_ID, f"Question: {question}\n\nAnswer: Let's think step by step."
     if knowledge is None:
         return ANSWER_TEMPLATE_ID, f"Question: {question}\n\nAnswer:"
     return GROUNDED_TEMPLATE_ID, f"Question: {question}\n\n{_FACTS}\n{knowledge}\n\nAnswer:"
@@ -111,13 +129,67 @@ GEVAL_SYSTEM = ("You are a helpful assistant designed to evaluate the quality of
                 "is to rate the response on one metric defined as below:")
 
 
-def geval_template_id(criterion: str) -> str:
-    return f"okgqa-geval-{criterion.replace('_', '-')}-v1"
+#: The JSON a judge writes its evaluation steps in (structured output where the backend has it).
+GEVAL_STEPS_SCHEMA: Mapping[str, object] = {
+    "type": "object", "properties": {"steps": {"type": "array", "items": {"type": "string"}}},
+    "required": ["steps"],
+}  # fmt: skip
 
 
-def geval_text(criterion: str, question: str, context: str, answer: str) -> tuple[str, str]:
-    """(system, user) of one G-Eval rating."""
+def geval_template_id(criterion: str, *, steps: bool = True) -> str:
+    """The rating prompt's id: ``-v2`` with the judge's evaluation steps, ``-v1`` without."""
+    return f"okgqa-geval-{criterion.replace('_', '-')}-{'v2' if steps else 'v1'}"
+
+
+def geval_steps_template_id(criterion: str) -> str:
+    return f"okgqa-geval-steps-{criterion.replace('_', '-')}-v1"
+
+
+def geval_steps_text(criterion: str) -> tuple[str, str]:
+    """(system, user) asking the judge for the evaluation steps of one criterion (G-Eval's auto chain-of-thought)."""
+    user = (f"Evaluation Criteria:\n{CRITERIA[criterion]}\n\nGiven these evaluation criteria, write 3-4 concise "
+            "evaluation steps that say how to judge the \u201cActual Output\u201d against the \u201cInput\u201d and the "
+            "\u201cRetrieval Context\u201d, ending with a score from 1 to 5. Answer only with JSON of the form "
+            "{\"steps\": [\"...\", \"...\"]}.\n\nJSON:")
+    return ("You are a helpful assistant designed to evaluate the quality of the response to a query. Your task is to "
+            "write the evaluation steps of one metric defined as below."), user
+
+
+def default_steps(criterion: str) -> list[str]:
+    """Generic steps of one criterion: what the reference oracle judge writes (it has no steps of its own)."""
+    name = criterion.replace("_", " ")
+    return ["Read the Input, the Retrieval Context and the Actual Output.",
+            f"Judge the Actual Output's {name} as the criterion above defines it.",
+            "Give a score from 1 (worst) to 5 (best)."]
+
+
+def parse_steps(text: str | None) -> list[str] | None:
+    """The evaluation steps of a judge's reply: a JSON object's ``steps`` (strings), else its numbered or bulleted
+    lines; None when there are none."""
+    import json
+    import re
+
+    text = text or ""
+    match = re.search(r"\{.*\}", text, re.DOTALL)
+    if match:
+        try:
+            obj = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            obj = None
+        steps = obj.get("steps") if isinstance(obj, dict) else None
+        if isinstance(steps, list):
+            steps = [" ".join(str(s).split()) for s in steps if isinstance(s, str) and s.strip()]
+            return steps or None
+    lines = [m.group(1).strip() for m in re.finditer(r"^\s*(?:\d+[.)]|[-*])\s+(.+)$", text, re.MULTILINE)]
+    return lines or None
+
+
+def geval_text(criterion: str, question: str, context: str, answer: str,
+               steps: Sequence[str] | None = None) -> tuple[str, str]:  # fmt: skip
+    """(system, user) of one G-Eval rating, with the judge's evaluation ``steps`` of the criterion when given."""
     system = f"{GEVAL_SYSTEM}\n\n{CRITERIA[criterion]}"
+    if steps:
+        system += "\n\nEvaluation Steps:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
     user = (f"Input: {question}\n\nRetrieval Context:\n{context}\n\nActual Output: {answer}\n\n"
             "Rate the Actual Output on this metric from 1 (worst) to 5 (best). Answer with the number only.\nScore:")
     return system, user

@@ -9,7 +9,9 @@ provenance.
   entities linked to the KG, or it is rejected with the reason;
 * **files** (:func:`questions_from_csv`): question CSVs such as OKGQA's own ``questions_v3.csv`` (``question, type,
   placeholders, naturalness, difficulty, dbpedia_entities``), loaded as-is, DBpedia IRIs linked by key, local
-  name or label (:class:`kgprobe.kg.queries.EntityLinker`).
+  name or label (:class:`kgprobe.kg.queries.EntityLinker`). OKGQA's released CSVs give a type only; such a
+  question's sub-type is read from Table 1's phrasings of that type's sub-types and marked ``(inferred)``
+  (:func:`infer_subtype`), or left ``unknown`` when none fits.
 
 A question's seed entities become a retrieval query (``okgqa-<question_id>``), whose 2-hop PPR subgraph, clean and
 perturbed, is its KG context.
@@ -37,7 +39,9 @@ __all__ = [
     "TYPES",
     "Question",
     "QuestionTemplate",
+    "UNKNOWN_SUBTYPE",
     "generation_prompt",
+    "infer_subtype",
     "okgqa_query_id",
     "parse_generated",
     "questions_from_csv",
@@ -54,6 +58,23 @@ SUBTYPES: dict[str, str] = {
     "evaluation and reflection": "critical", "application and practice": "critical",
 }  # fmt: skip
 TYPES: tuple[str, ...] = ("descriptive", "explanatory", "predictive", "comparative", "critical")
+#: The sub-type of a question given a type only, when no Table 1 phrasing of its sub-types fits.
+UNKNOWN_SUBTYPE = "unknown"
+#: Table 1's phrasings per sub-type (its templates and examples, as OKGQA's released questions word them), tried in
+#: this order among the sub-types of a question's type.
+_PHRASINGS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((k, re.compile(p, re.IGNORECASE)) for k, p in (
+    ("event description",
+     r"background and course|detailed description of|\bdescribe the (background|course|events?)\b"),
+    ("character description", r"\bdescribe\b.*\b(contribution|career|achievement|life|role|work)"),
+    ("relationship explanation", r"\brelationship between\b"),
+    ("cause explanation", r"^\s*why\b"),
+    ("trend prediction", r"historical behaviou?r|\bin the future\b|\bmight (do|innovate)\b"),
+    ("outcome prediction", r"\bpredict\b.*\b(develop|evolve|unfold)|\bcurrent (international )?situation\b"),
+    ("contrast analysis", r"compare and contrast|similarities and differences"),
+    ("historical comparison", r"^\s*compare the\b.*\bimpacts?\b"),
+    ("evaluation and reflection", r"\bhow do you evaluate\b|\bevaluate\b.*\bimpact\b"),
+    ("application and practice", r"\bbe applied\b|\bapply\b|\bapplication\b"),
+))  # fmt: skip
 
 _PERSON = ["person", "painter", "composer", "writer", "scientist", "politician", "monarch", "poet", "architect",
            "sculptor", "philosopher", "film director", "playwright", "mathematician", "activist", "engineer", "actor",
@@ -159,15 +180,39 @@ class Question:
 
 def subtype_of(text: str | None) -> tuple[str, str] | None:
     """(type, sub-type) of a type or sub-type name as files and generators write it ("Contrast Analysis",
-    "contrast_analysis", "comparative"); a bare type maps to its first sub-type. None when unknown."""
+    "contrast_analysis", "comparative"); a bare type has sub-type :data:`UNKNOWN_SUBTYPE` (see
+    :func:`infer_subtype`). None when the name is neither."""
     norm = re.sub(r"[\s_-]+", " ", (text or "").strip().lower())
     if norm in SUBTYPES:
         return SUBTYPES[norm], norm
     if norm == "evaluation reflection" or norm == "evaluation & reflection":
         return "critical", "evaluation and reflection"
     if norm in TYPES:
-        return norm, next(s for s, t in SUBTYPES.items() if t == norm)
+        return norm, UNKNOWN_SUBTYPE
     return None
+
+
+def infer_subtype(question: str, qtype: str) -> str | None:
+    """The sub-type of ``qtype`` whose Table 1 phrasing ``question`` uses, for a question given a type only; None
+    when none fits (the sub-type stays unknown).
+
+        >>> infer_subtype("Why did Nixon choose to resign from the presidency in 1974?", "explanatory")
+        'cause explanation'
+    """
+    for subtype, pattern in _PHRASINGS:
+        if SUBTYPES[subtype] == qtype and pattern.search(question or ""):
+            return subtype
+    return None
+
+
+def _kind(type_text: str | None, question: str) -> tuple[str, str] | None:
+    """(type, sub-type) of a question's given type: a bare type's sub-type inferred from the question's phrasing
+    and marked ``(inferred)``, else :data:`UNKNOWN_SUBTYPE`."""
+    kind = subtype_of(type_text)
+    if kind is None or kind[1] != UNKNOWN_SUBTYPE:
+        return kind
+    inferred = infer_subtype(question, kind[0])
+    return kind[0], f"{inferred} (inferred)" if inferred else UNKNOWN_SUBTYPE
 
 
 def template_questions(con: Any, templates: Sequence[QuestionTemplate] = TEMPLATES, *, per_template: int,
@@ -277,7 +322,7 @@ def questions_from_csv(linker: Any, path: str | Path, *, limit: int | None = Non
             mentions = [str(v) for v in (entities.values() if isinstance(entities, dict) else entities or []) if v] \
                 if not isinstance(entities, str) else [entities]
             seeds, unmatched = _linked(linker, mentions)
-            kind = subtype_of(row.get("type"))
+            kind = _kind(row.get("type"), row["question"])
             qtype, subtype = kind if kind else ("", str(row.get("type") or ""))
             reason = None
             if not seeds:
@@ -351,7 +396,7 @@ def parse_generated(text: str | None, *, linker: Any, generator: str, index: int
     if missing:
         return Question(**base, rejected=f"missing field(s) {missing}")
     question = str(obj["question"]).strip()
-    kind = subtype_of(str(obj["type"]))
+    kind = _kind(str(obj["type"]), question)
     placeholders = obj["placeholders"] if isinstance(obj["placeholders"], dict) else None
     mentions = [str(v) for v in (entities.values() if isinstance(entities, dict) else entities
                                  if isinstance(entities, list) else []) if v]  # fmt: skip

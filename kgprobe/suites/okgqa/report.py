@@ -1,9 +1,9 @@
 """OKGQA's report section: FActScore first, then decidable fact precision, the not-in-KG share and G-Eval, per
 model and extractor (zero-shot), per retrieval method and perturbation level (grounded), the paper's Figure 6
 curves (FActScore against the perturbation level, one figure per perturbation method, a line per model and
-retrieval method; from the primary judge's decomposition, the heuristic only when no judge is configured) beside the
-KG similarity (ATS, SC2D, SD2) of the same levels, and the agreement of the KG verdict with the judge's check
-against the retrieved context.
+retrieval method, and the closed-book chain-of-thought baseline as a level line; from the primary judge's
+decomposition, the heuristic only when no judge is configured) beside the KG similarity (ATS, SC2D, SD2) of the
+same levels, and the agreement of the KG verdict with the judge's check against the retrieved context.
 
 Input: the suite's metric rows with a ``setting`` (closed / grounded), agreement rows, similarity rows
 (``query_id, perturbation, method, level, ats, sc2d, sd2``).
@@ -29,6 +29,10 @@ METRICS = ("factscore", "fact_precision", "not_in_kg_share", "ambiguous_share", 
 #: The extractor of the judge-free rows.
 HEURISTIC = "heuristic"
 _LEVEL_METHODS = ("RS", "RR", "ER", "ED")
+#: The closed-book prompts of the zero-shot table, by the ``retrieval`` of their rows (None: the overall row).
+_PROMPTS = {None: "zero-shot", "cot": "chain-of-thought"}
+#: The name of the baseline's line in Figure 6 (after the model's name).
+COT_LINE = "CoT, closed book"
 
 
 def _rows(rows: Any) -> list[Mapping[str, Any]]:
@@ -51,11 +55,19 @@ def _level(perturbation: str) -> tuple[str, float]:
 def figure_data(metrics: Sequence[Mapping[str, Any]], *, judge: str = HEURISTIC,
                 metric: str = "factscore") -> dict[str, dict[str, dict[float, float]]]:  # fmt: skip
     """Per perturbation method, the ``metric`` (FActScore) curve of each ``model / retrieval`` (level -> value;
-    level 0 is the clean subgraph), from grounded overall-by-retrieval rows of ``judge``."""
+    level 0 is the clean subgraph), from grounded overall-by-retrieval rows of ``judge``; and each model's closed-book
+    chain-of-thought score (``model / CoT, closed book``) as a level line over the method's levels, the paper's
+    baseline."""
     curves: dict[str, dict[str, dict[float, float]]] = {}
     clean: dict[str, float] = {}
+    baseline: dict[str, float] = {}
     for r in metrics:
         bd = _bd(r)
+        if (r.get("setting") == "closed" and r["metric"] == metric and r["judge"] == judge
+                and bd == {"retrieval": "cot"} and (r.get("perturbation") or "none") == "none"
+                and r["value"] is not None and math.isfinite(float(r["value"]))):
+            baseline[f"{r['model']} / {COT_LINE}"] = float(r["value"])
+            continue
         if (r.get("setting", "grounded") != "grounded" or r["metric"] != metric or r["judge"] != judge
                 or set(bd) != {"retrieval"} or r["value"] is None or not math.isfinite(float(r["value"]))):
             continue
@@ -69,6 +81,9 @@ def figure_data(metrics: Sequence[Mapping[str, Any]], *, judge: str = HEURISTIC,
         for name, points in lines.items():
             if name in clean:
                 points[0.0] = clean[name]
+        levels = sorted({x for points in lines.values() for x in points})
+        for name, value in baseline.items():
+            lines[name] = {x: value for x in levels}
     return {m: curves[m] for m in _LEVEL_METHODS if m in curves}
 
 
@@ -106,10 +121,10 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
     judges = sorted({str(r["judge"]) for r in rows}, key=lambda j: (j not in ("", HEURISTIC), j))
     overall = {(r.get("setting", "closed"), r["model"], r["judge"], r["metric"], r["perturbation"],
                 _bd(r).get("retrieval")): r for r in rows if set(_bd(r)) <= {"retrieval"}}
-    closed = [{"model": m, "judge": _extractor(j),
-               "cells": [_cell(overall.get(("closed", m, j, metric, "none", None)), kind=True) for metric in METRICS]}
-              for m in models for j in judges
-              if any(k[:3] == ("closed", m, j) for k in overall)]
+    closed = [{"model": m, "judge": _extractor(j), "prompt": prompt,
+               "cells": [_cell(overall.get(("closed", m, j, metric, "none", ret)), kind=True) for metric in METRICS]}
+              for m in models for j in judges for ret, prompt in _PROMPTS.items()
+              if any(k[:3] == ("closed", m, j) and k[5] == ret for k in overall)]
     levels = sorted({r["perturbation"] for r in rows if r.get("setting") == "grounded"},
                     key=lambda p: (p != "none", _level(p)))
     grounded = []

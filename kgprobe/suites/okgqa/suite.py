@@ -1,22 +1,27 @@
 """OKGQA as a :class:`~kgprobe.suites.base.Suite`: open-ended questions answered zero-shot and with KG knowledge
 retrieved from the question's (perturbed) subgraph, their atomic facts checked against the KG itself.
 
-Items: one ``closed`` item per question (zero-shot, ``retrieval`` = none) and one ``grounded`` item per question and
-retrieval method (triplets, paths, subgraph). The method is part of the item, not a partition dimension: the three
-contexts come from the same perturbed subgraph in one pass, a model answers all three in one run, and the grid
-stays model x perturbation like every other suite's. Every item's ``evidence`` carries the question's provenance,
-its clean subgraph and the KG's triples about its entities (labels, functional relations): what the facts are
-checked against, so scoring needs no connection; and the oracle's and the random baseline's answers.
+Items: one ``closed`` item per question (zero-shot, ``retrieval`` = none), with ``cot`` on a second closed item
+(``retrieval`` = cot: zero-shot chain-of-thought, the paper's baseline in Figure 6), and one ``grounded`` item per
+question and retrieval method (triplets, paths, subgraph). The method is part of the item, not a partition
+dimension: the three contexts come from the same perturbed subgraph in one pass, a model answers all three in one
+run, and the grid stays model x perturbation like every other suite's. Every item's ``evidence`` carries the
+question's provenance, its clean subgraph and the KG's triples about its entities (labels, functional relations):
+what the facts are checked against, so scoring needs no connection; and the oracle's and the random baseline's
+answers.
 
 Scores per extractor (the metric rows' ``judge``): ``heuristic`` splits answers into facts offline
 (:func:`kgprobe.scoring.claims.split_facts`); each configured judge breaks them into atomic (subject, relation,
-object, negated) claims as validated JSON, and rates them (G-Eval). Every fact is checked against the unperturbed KG
-by :mod:`kgprobe.scoring.claims`. Metric rows: ``factscore`` (the headline, the paper's §4.1: per answer, supported
-/ all atomic facts; mean over answers, Wilson interval of the mean), ``fact_precision`` (supported / decidable facts
-per answer; Wilson interval of the mean), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG cannot decide, and facts with a
-mention naming two KG entities; Wilson) and, per judge, ``geval_<criterion>`` (1-5 rescaled to 0-1 as (s - 1) / 4;
-Wilson of the mean), overall and by type, sub-type, source and retrieval. Agreement rows: the KG verdict vs the judge's check
-of each fact against the retrieved context (Cohen's kappa).
+object, negated) claims as validated JSON, and rates them (G-Eval: its own evaluation steps per criterion, written
+once, and a score weighted by the score token's probabilities where the backend returns them). Every fact is checked
+against the unperturbed KG by :mod:`kgprobe.scoring.claims`. Metric rows: ``factscore`` (the headline, the paper's
+§4.1: per answer, supported / all atomic facts; mean over answers, Wilson interval of the mean), ``fact_precision``
+(supported / decidable facts per answer; Wilson interval of the mean), ``not_in_kg_share`` and ``ambiguous_share`` (facts the KG
+cannot decide, and facts with a mention naming two KG entities; Wilson) and, per judge, ``geval_<criterion>`` (1-5
+rescaled to 0-1 as (s - 1) / 4; Wilson of the mean), overall and by type, sub-type, source and retrieval; the
+chain-of-thought answers only in their own ``retrieval`` = cot cell, so the overall zero-shot numbers stay the plain
+prompt's. Agreement rows: the KG verdict vs the judge's check of each fact against the retrieved context (Cohen's
+kappa).
 """
 
 from __future__ import annotations
@@ -73,11 +78,16 @@ from kgprobe.suites.okgqa.facts import (
 )
 from kgprobe.suites.okgqa.prompts import (
     CRITERIA,
+    GEVAL_STEPS_SCHEMA,
     SUPPORT_TEMPLATE_ID,
     SYSTEM,
     answer_text,
+    default_steps,
+    geval_steps_template_id,
+    geval_steps_text,
     geval_template_id,
     geval_text,
+    parse_steps,
     support_text,
 )
 from kgprobe.suites.okgqa.questions import okgqa_query_id
@@ -86,14 +96,21 @@ from kgprobe.suites.settings import InputFile, JudgeName, ModelName
 __all__ = ["OKGQA_SAMPLE_SCHEMA", "OKGQA_VOTE_SCHEMA", "OKGQASettings", "OKGQASuite", "build_items"]
 
 TASK = "open_qa"
+#: The ``retrieval`` of the closed-book chain-of-thought items.
+COT = "cot"
 #: The fewest new tokens a judge's decomposition gets (a judge configured for one-word verdicts gets more here).
 DECOMPOSE_TOKENS = 256
+#: Alternatives per generated token a G-Eval rating asks for: the score is weighted by the probabilities of 1-5.
+GEVAL_TOP_LOGPROBS = 20
+#: How a G-Eval score was read (``geval_sources``): weighted by the score token's probabilities, or parsed.
+LOGPROBS, PARSED = "logprobs", "parsed"
 BREAKDOWN_KEYS = ("type", "subtype", "source", "retrieval")
 
 OKGQA_SAMPLE_SCHEMA = pa.schema(list(SAMPLE_SCHEMA) + [
     ("facts", pa.list_(pa.string())), ("fact_labels", pa.list_(pa.string())), ("context_labels", pa.list_(pa.string())),
     ("precision", pa.float64()), *[(f"geval_{c}", pa.float64()) for c in CRITERIA],
     ("fact_triples", pa.list_(pa.string())), ("factscore", pa.float64()), ("fact_reasons", pa.list_(pa.string())),
+    ("geval_sources", pa.list_(pa.string())),
 ])  # fmt: skip
 OKGQA_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
     ("precision", pa.float64()), ("facts", pa.int64()), ("supported", pa.int64()), ("contradicted", pa.int64()),
@@ -131,6 +148,8 @@ class RetrievalSettings(BaseModel):
     beam: int = Field(8, ge=1)
     max_path_length: int = Field(3, ge=1)
     n_paths: int = Field(5, ge=1)
+    pruning: Literal["gw", "strong"] = "gw"
+    """pcst_fast's pruning of the PCST subgraph: ``gw`` as G-Retriever (the default) or ``strong``."""
 
 
 class OKGQASettings(BaseModel):
@@ -147,6 +166,9 @@ class OKGQASettings(BaseModel):
     """Imported question CSVs (OKGQA's own load as-is; relative paths against the config's folder)."""
     generator: Generator | None = None
     """Questions generated by a configured model with the D.2 prompt."""
+    cot: bool = True
+    """Also ask each question closed book with a chain-of-thought prompt (``retrieval`` = cot): the paper's
+    baseline, drawn as a level line in Figure 6."""
     methods: list[Literal[RETRIEVAL_METHODS]] = list(RETRIEVAL_METHODS)
     """Retrieval methods of the grounded items."""
     retrieval: RetrievalSettings = RetrievalSettings()
@@ -253,7 +275,8 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
         ev = json.dumps(evidence, separators=(",", ":"), ensure_ascii=False)
         oracle_text = "\n".join(oracle_facts)
         random_text = "\n".join(random_facts)
-        for setting, method in [("closed", "none")] + [("grounded", m) for m in settings.methods]:
+        closed = [("closed", "none")] + ([("closed", COT)] if settings.cot else [])
+        for setting, method in closed + [("grounded", m) for m in settings.methods]:
             rows.append({
                 "item_id": content_id(snapshot_id, "okgqa", q["question_id"], method),
                 "suite": "okgqa", "task": TASK, "answer_format": "open", "question": q["question"],
@@ -353,9 +376,9 @@ class OKGQASuite(Suite):
 
     def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None, setting: str = "closed",
                **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip
-        """The zero-shot items (``setting="closed"``) or the retrieval items (``"grounded"``: every method of a
-        question), of the first ``limit`` questions (see :meth:`Suite.select`)."""
-        chosen = [it for it in items if (it["retrieval"] == "none") == (setting != "grounded")]
+        """The closed-book items (``setting="closed"``: zero-shot and chain-of-thought) or the retrieval items
+        (``"grounded"``: every method of a question), of the first ``limit`` questions (see :meth:`Suite.select`)."""
+        chosen = [it for it in items if (it["retrieval"] in RETRIEVAL_METHODS) == (setting == "grounded")]
         return limit_groups(chosen, limit, group=lambda it: str(it["group_id"]), item_id=lambda it: str(it["item_id"]),
                             unit="questions", prefer=options.get("prefer") or ())
 
@@ -389,12 +412,14 @@ class OKGQASuite(Suite):
         return out
 
     def prompts(self, items: Sequence[Mapping[str, Any]], context: Mapping[str, str] | None = None) -> list[Prompt]:
-        """D.1 per item: zero-shot for closed items, with ``context[item_id]`` for grounded ones. The reference
-        models read ``gold``: the oracle states the clean subgraph's facts, random the KG-false ones."""
+        """D.1 per item: zero-shot for closed items (with the chain-of-thought trigger for ``cot`` ones), with
+        ``context[item_id]`` for grounded ones. The reference models read ``gold``: the oracle states the clean
+        subgraph's facts, random the KG-false ones."""
         out = []
         for it in items:
-            knowledge = None if it["retrieval"] == "none" or context is None else context[str(it["item_id"])]
-            template_id, text = answer_text(str(it["question"]), knowledge)
+            grounded = it["retrieval"] in RETRIEVAL_METHODS and context is not None
+            knowledge = context[str(it["item_id"])] if grounded else None
+            template_id, text = answer_text(str(it["question"]), knowledge, cot=it["retrieval"] == COT)
             gold = open_gold(str(it["oracle_answer"]), [str(it["random_answer"])] if it.get("random_answer") else [])
             out.append(Prompt(item_id=str(it["item_id"]), text=text, template_id=template_id, gold=gold,
                               answer_kind=OPEN_KIND, system=SYSTEM))
@@ -464,7 +489,8 @@ class OKGQASuite(Suite):
                     "judge_response_id": None, "facts": [_fact_text(f) for f in v] if v is not None else None,
                     "fact_labels": [f.label for f in v] if v is not None else None, "context_labels": c,
                     "precision": precision(v) if v is not None else None,
-                    **{f"geval_{k}": geval.get(rid, {}).get(k) for k in CRITERIA},
+                    **{f"geval_{k}": geval.get(rid, {}).get(k, (None,))[0] for k in CRITERIA},
+                    "geval_sources": [f"{k}:{geval[rid][k][1]}" for k in CRITERIA if k in geval.get(rid, {})],
                     "fact_triples": ([_triple_text(self._kg(by_id[str(r["item_id"])]), f.ids) for f in v]
                                      if v is not None else None),
                     "factscore": factscore(v) if v is not None else None,
@@ -490,7 +516,7 @@ class OKGQASuite(Suite):
         mine = [it for it in items if str(it["item_id"]) in answered] or list(items)
         if not mine:
             return list(scoring.judges)
-        grounded = any(it["retrieval"] != "none" for it in mine)
+        grounded = any(it["retrieval"] in RETRIEVAL_METHODS for it in mine)
         names = _evidence(mine[0]).get("grounded_judges" if grounded else "judges")
         return list(scoring.judges) if names is None else [j for j in scoring.judges if j.name in set(names)]
 
@@ -537,26 +563,64 @@ class OKGQASuite(Suite):
                 out[r["response_id"]] = parse_claims(v["text"], r["text"]) if v and v.get("error") is None else None
         return out
 
-    def _geval(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], spec: ModelSpec,
-               scoring: ScoringOptions) -> dict[str, dict[str, float]]:  # fmt: skip
+    def _geval_steps(self, spec: ModelSpec, scoring: ScoringOptions) -> dict[str, list[str] | None]:
+        """The judge's evaluation steps per criterion (G-Eval's auto chain-of-thought): asked once per judge and
+        criterion through the judge runner, so the response store keeps them and every later rating reuses them;
+        None for a criterion whose reply holds no steps (its ratings go without)."""
+        from dataclasses import replace
+
+        spec = replace(spec, params=replace(spec.params, max_tokens=max(spec.params.max_tokens, DECOMPOSE_TOKENS)))
         prompts = []
+        for c in CRITERIA:
+            system, text = geval_steps_text(c)
+            prompts.append(Prompt(item_id=f"geval-steps|{c}", text=text, template_id=geval_steps_template_id(c),
+                                  gold=json.dumps({"steps": default_steps(c)}), system=system,
+                                  response_format=GEVAL_STEPS_SCHEMA))
+        replies = scoring.judge(spec, prompts)
+        out = {}
+        for c in CRITERIA:
+            v = replies.get(f"geval-steps|{c}")
+            out[c] = parse_steps(v.get("text")) if v and v.get("error") is None else None
+        return out
+
+    def _geval(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]], spec: ModelSpec,
+               scoring: ScoringOptions) -> dict[str, dict[str, tuple[float, str]]]:  # fmt: skip
+        """G-Eval as its paper runs it: per answer and criterion, the judge's stored evaluation steps, then a rating
+        1-5 read as the probability-weighted mean of the score token's alternatives where the backend returns
+        log-probabilities, else the parsed score. Per response id and criterion: (score rescaled to 0-1, source)."""
+        prompts = []
+        steps: dict[str, list[str] | None] | None = None
         for r in ok:
             item = by_id[str(r["item_id"])]
             ev = _evidence(item)
             if not ev.get("geval", True):
                 continue
+            if steps is None:
+                steps = self._geval_steps(spec, scoring)
             own = _is_oracle_answer(item, r["text"])
             for c in CRITERIA:
-                system, text = geval_text(c, str(item["question"]), "\n".join(ev.get("reference") or []), r["text"])
+                system, text = geval_text(c, str(item["question"]), "\n".join(ev.get("reference") or []), r["text"],
+                                          steps[c])
                 prompts.append(Prompt(item_id=f"{r['response_id']}|geval|{c}", text=text,
-                                      template_id=geval_template_id(c), gold="5" if own else None, system=system))
+                                      template_id=geval_template_id(c, steps=bool(steps[c])), gold="5" if own else None,
+                                      system=system, top_logprobs=GEVAL_TOP_LOGPROBS))
         verdicts = scoring.judge(spec, prompts) if prompts else {}
-        out: dict[str, dict[str, float]] = {}
+        out: dict[str, dict[str, tuple[float, str]]] = {}
+        weighted = 0
         for key, v in verdicts.items():
             rid, _, c = key.split("|")
-            score = _read_score(v.get("text")) if v.get("error") is None else None
+            if v.get("error") is not None:
+                continue
+            score = _weighted_score(v.get("logprobs"), v.get("text"))
+            source = LOGPROBS
+            if score is None:
+                score, source = _read_score(v.get("text")), PARSED
             if score is not None:
-                out.setdefault(rid, {})[c] = (score - 1.0) / 4.0
+                out.setdefault(rid, {})[c] = ((score - 1.0) / 4.0, source)
+                weighted += source == LOGPROBS
+        if verdicts:
+            scoring.log(f"okgqa G-Eval by {spec.name}: {weighted} of {sum(len(v) for v in out.values())} ratings "
+                        "weighted by token probabilities, the rest parsed")
         return out
 
     def _context_check(self, ok: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]],
@@ -606,8 +670,13 @@ class OKGQASuite(Suite):
         out = []
         for judge, rows in sorted(groups.items()):
             rows = sorted(rows, key=lambda r: r["item_id"])
-            cells: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {(): rows}
+            # chain-of-thought answers are a baseline of their own: only in their retrieval = cot cell
+            plain = [r for r in rows if items[r["item_id"]].get("retrieval") != COT]
+            cells: dict[tuple[tuple[str, str], ...], list[Mapping[str, Any]]] = {(): plain} if plain or not rows else {}
             for r in rows:
+                if items[r["item_id"]].get("retrieval") == COT:
+                    cells.setdefault((("retrieval", COT),), []).append(r)
+                    continue
                 for key, value in sorted(breakdown_of(items[r["item_id"]]).items()):
                     if key in BREAKDOWN_KEYS:
                         cells.setdefault(((key, value),), []).append(r)
@@ -668,18 +737,59 @@ def _norm_fact(text: str) -> str:
     return " ".join(text.strip().rstrip(".").split()).casefold()
 
 
-def _read_score(text: str | None, low: int = 1, high: int = 5) -> float | None:
-    """A G-Eval rating: the number after a "Score:" field, else the last number in [low, high] ("On a scale of 1
-    to 5, I would give it a 4." reads 4); None without one."""
+def _score_match(text: str | None, low: int = 1, high: int = 5) -> tuple[float, int] | None:
+    """(score, position in ``text``) of a G-Eval rating: the number after a "Score:" field, else the last number in
+    [low, high]; None without one."""
     import re
 
     text = text or ""
     field_ = re.search(r"score\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)", text, re.IGNORECASE)
     if field_ and low <= float(field_.group(1)) <= high:
-        return float(field_.group(1))
-    numbers = [float(x) for x in re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)", text)]
-    numbers = [x for x in numbers if low <= x <= high]
-    return numbers[-1] if numbers else None
+        return float(field_.group(1)), field_.start(1)
+    found = [(float(m.group(0)), m.start()) for m in re.finditer(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)", text)]
+    found = [f for f in found if low <= f[0] <= high]
+    return found[-1] if found else None
+
+
+def _read_score(text: str | None, low: int = 1, high: int = 5) -> float | None:
+    """A G-Eval rating: the number after a "Score:" field, else the last number in [low, high] ("On a scale of 1
+    to 5, I would give it a 4." reads 4); None without one."""
+    match = _score_match(text, low, high)
+    return match[0] if match else None
+
+
+def _weighted_score(logprobs: str | None, text: str | None, low: int = 1, high: int = 5) -> float | None:
+    """G-Eval's score: the mean of the integers ``low``-``high`` weighted by their probabilities at the token that
+    holds the reply's score (:func:`_score_match`), from the backend's top alternatives (``logprobs`` JSON, see
+    :attr:`kgprobe.generation.records.Completion.logprobs`); None without log-probabilities, without a score, or
+    when no alternative there is a score."""
+    match = _score_match(text, low, high)
+    if not logprobs or match is None:
+        return None
+    try:
+        tokens = json.loads(logprobs)
+    except (TypeError, json.JSONDecodeError):
+        return None
+    at = None
+    if "".join(str(t[0]) for t in tokens) == text:
+        offset = 0
+        for k, (token, _) in enumerate(tokens):
+            if offset <= match[1] < offset + len(token):
+                at = k
+                break
+            offset += len(token)
+    else:  # decoded tokens that do not spell the text: the last token that is the score itself
+        wanted = f"{match[0]:g}"
+        at = next((k for k in range(len(tokens) - 1, -1, -1) if str(tokens[k][0]).strip() == wanted), None)
+    if at is None:
+        return None
+    weights: dict[int, float] = {}
+    for alt, lp in tokens[at][1]:
+        alt = str(alt).strip()
+        if alt.isdigit() and low <= int(alt) <= high:
+            weights[int(alt)] = weights.get(int(alt), 0.0) + math.exp(float(lp))
+    total = sum(weights.values())
+    return sum(v * p for v, p in weights.items()) / total if total > 0 else None
 
 
 def _one_fact(fact: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections import Counter
 
 import pyarrow.compute as pc
@@ -282,3 +284,24 @@ def test_litellm_asks_for_structured_output_when_the_prompt_has_a_schema():
                                          "json_schema": {"name": "claims_extract_v1", "schema": schema}}
     assert "response_format" not in backend._kwargs(Prompt("i", "text", "t"), SamplingParams(n=1), 1, 0)
     assert with_schema.sha256() == Prompt("i", "text", "claims-extract-v1").sha256()  # the store key is unchanged
+
+
+def test_litellm_asks_for_and_reads_token_logprobs():
+    from types import SimpleNamespace
+
+    from kgprobe.generation.backends.api import openai_logprobs
+    from kgprobe.generation.records import Prompt, SamplingParams
+
+    backend = LiteLLMBackend(LiteLLMConfig("openai/x"))
+    kwargs = backend._kwargs(Prompt("i", "rate", "geval", top_logprobs=40), SamplingParams(n=1), 1, 0)
+    assert kwargs["logprobs"] is True and kwargs["top_logprobs"] == 20  # OpenAI's most
+    assert "logprobs" not in backend._kwargs(Prompt("i", "rate", "geval"), SamplingParams(n=1), 1, 0)
+    top = [SimpleNamespace(token="4", logprob=-0.2), SimpleNamespace(token="5", logprob=-1.8)]
+    choice = SimpleNamespace(logprobs=SimpleNamespace(content=[
+        SimpleNamespace(token="Score", logprob=-0.01, top_logprobs=[]),
+        SimpleNamespace(token="4", logprob=-0.2, top_logprobs=top)]))
+    assert json.loads(openai_logprobs(choice)) == [["Score", [["Score", -0.01]]], ["4", [["4", -0.2], ["5", -1.8]]]]
+    # a dict-shaped response reads the same; no logprobs reads None
+    assert json.loads(openai_logprobs({"logprobs": {"content": [{"token": "4", "logprob": -0.2, "top_logprobs": [
+        {"token": "4", "logprob": -0.2}]}]}})) == [["4", [["4", -0.2]]]]
+    assert openai_logprobs(SimpleNamespace(logprobs=None)) is None

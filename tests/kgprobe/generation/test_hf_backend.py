@@ -132,3 +132,20 @@ def test_a_raw_prompt_is_sent_as_written_without_the_default_system_prompt(smol)
     raw = smol.chat_text(Prompt("a", text, "t", raw=True))
     assert "You are a helpful AI assistant named SmolLM" in chat  # what the chat template adds by default
     assert raw.endswith(text) and "SmolLM" not in raw and "<|im_start|>" not in raw
+
+
+def test_a_prompt_asking_for_logprobs_gets_the_models_own_distribution(smol):
+    import json
+    import math
+
+    ask = Prompt("g", "Rate the answer 'Paris is in France.' from 1 to 5. Answer with the number only.\nScore:", "geval",
+                 top_logprobs=5)
+    (with_lp,), (plain,) = smol.generate([ask, Prompt("p", ask.text, "t")], SamplingParams(n=1, temperature=0.0,
+                                                                                           max_tokens=4))
+    assert plain.logprobs is None and with_lp.text == plain.text
+    tokens = json.loads(with_lp.logprobs)
+    assert tokens and "".join(t for t, _ in tokens).strip() == with_lp.text.strip()
+    for token, alts in tokens:
+        values = [lp for _, lp in alts]
+        assert len(alts) == 5 and values == sorted(values, reverse=True) and sum(map(math.exp, values)) <= 1 + 1e-6
+        assert alts[0][0] == token  # greedy decoding takes the most likely token

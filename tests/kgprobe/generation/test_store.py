@@ -190,3 +190,22 @@ def test_a_raw_prompt_keys_apart_from_the_same_text_in_a_chat_template() -> None
     assert chat.sha256() == sha256_text("Hello")  # keys stored before raw prompts existed stay valid
     assert raw.sha256() != chat.sha256() and raw.sha256() == Prompt("y", "Hello", "u", raw=True).sha256()
     assert raw.messages() == chat.messages()
+
+
+def test_logprobs_are_stored_and_shards_written_before_them_still_read(tmp_path):
+    import pyarrow as pa
+
+    store = ResponseStore(tmp_path)
+    old_schema = pa.schema([f for f in STORE_SCHEMA if f.name != "logprobs"])
+    folder = store.model_dir("m")
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([row("q1", 0)], schema=old_schema), folder / "shard-old.parquet")
+    prompts = [Prompt("a", "q1", "t"), Prompt("b", "q2", "t")]
+    # only shards without the column: it reads as null rather than failing the query
+    old = store.rows_for("m", prompts, PARAMS).to_pylist()
+    assert [(r["text"], r["logprobs"]) for r in old if r["sample_index"] == 0] == [("answer", None), (None, None)]
+    store.write_shard("m", [{**row("q2", 0), "logprobs": '[["4", [["4", -0.1], ["5", -2.3]]]]'}])
+    got = store.rows_for("m", prompts, PARAMS).to_pylist()
+    assert [(r["item_id"], r["text"], r["logprobs"]) for r in got if r["sample_index"] == 0] == [
+        ("a", "answer", None), ("b", "answer", '[["4", [["4", -0.1], ["5", -2.3]]]]')]
+    assert store.latest("m").schema.equals(STORE_SCHEMA)

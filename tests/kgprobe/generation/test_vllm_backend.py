@@ -176,3 +176,20 @@ def test_raw_prompts_complete_the_text_without_the_chat_template(fake_vllm):
     assert [c.get("raw") for c in calls if "raw" in c] == [["Complete me.\n\n## Response:\n\n"]]
     assert [c["messages"] for c in calls if "messages" in c] == [[[{"role": "user", "content": "Chat me."}]]]
     assert out[0][0].text == "Chat me. -> 0" and out[1][0].text == "raw:Complete me.\n\n## Response:\n\n"
+
+
+def test_a_prompt_asking_for_logprobs_gets_them(fake_vllm):
+    import json
+
+    from kgprobe.generation.backends.vllm import vllm_logprobs
+
+    b = VLLMBackend(VLLMConfig("m"))
+    b.start()
+    asked, plain = b.sampling_params([Prompt("a", "rate", "g", top_logprobs=5), Prompt("b", "x", "t")],
+                                     SamplingParams(n=1, temperature=0.0))
+    assert asked.kwargs["logprobs"] == 5 and "logprobs" not in plain.kwargs
+    lp = lambda v, tok: SimpleNamespace(logprob=v, rank=1, decoded_token=tok)  # noqa: E731
+    out = SimpleNamespace(token_ids=[7, 9], logprobs=[{7: lp(-0.1, "Score")},
+                                                      {8: lp(-1.5, "5"), 9: lp(-0.3, "4")}])
+    assert json.loads(vllm_logprobs(out)) == [["Score", [["Score", -0.1]]], ["4", [["4", -0.3], ["5", -1.5]]]]
+    assert vllm_logprobs(SimpleNamespace(token_ids=[1], logprobs=None)) is None

@@ -190,3 +190,53 @@ def test_real_embedder_and_cache_round_trip(tmp_path):
     assert GraphRetriever(fresh, ents, rels).load_cache(tmp_path, "snap") >= 5
     GraphRetriever(fresh, ents, rels, config=RetrievalConfig(n_triplets=1)).retrieve("Who painted Guernica?", triples, "triplets")
     assert fresh.encoded == 0  # every text came from the cache
+
+
+def test_pcst_pruning_is_gw_by_default_and_strong_on_request():
+    # node 1 (prize 3) hangs on a dear edge 0-1; the branch 1-2-3 costs 1.0 for node 3's prize 1: GW pruning keeps
+    # that zero-net branch as G-Retriever does, strong pruning cuts it
+    triples = np.array([[0, 0, 1], [2, 0, 3], [2, 0, 1]])
+    _, heads, tails = subgraph_nodes(triples)
+    node_prize, edge_prize = np.array([0.0, 3.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    assert RetrievalConfig().pruning == "gw"
+    assert retrieve_subgraph(heads, tails, node_prize, edge_prize, 0.5) == ([0, 1, 2, 3], [0, 1, 2])
+    assert retrieve_subgraph(heads, tails, node_prize, edge_prize, 0.5, pruning="gw") == ([0, 1, 2, 3], [0, 1, 2])
+    assert retrieve_subgraph(heads, tails, node_prize, edge_prize, 0.5, pruning="strong") == ([0, 1], [0])
+
+
+class _RecordingEmbedder:
+    """Embeds a text by its length and remembers every text it was asked for."""
+
+    def __init__(self):
+        self.seen = []
+
+    def embed(self, texts):
+        self.seen += list(texts)
+        return np.array([[1.0, float(len(t))] for t in texts]) / 100.0
+
+
+_LABELS = {0: "Ada", 1: "Byron", 2: "London", 3: "England"}
+
+
+@pytest.mark.parametrize("pruning", ["gw", "strong"])
+def test_pcst_pruning_reaches_the_retriever(monkeypatch, pruning):
+    import kgprobe.grounding.retrieval as retrieval
+
+    asked = []
+    real = retrieval.retrieve_subgraph
+    monkeypatch.setattr(retrieval, "retrieve_subgraph",
+                        lambda *a, **kw: asked.append(kw.get("pruning")) or real(*a, **kw))
+    r = GraphRetriever(_RecordingEmbedder(), _LABELS, {0: "near"}, config=RetrievalConfig(pruning=pruning))
+    r.retrieve("q", [(0, 0, 1), (2, 0, 3), (2, 0, 1)], "subgraph")
+    assert asked == [pruning]
+    with pytest.raises(ConfigError, match="pruning"):
+        RetrievalConfig(pruning="weak")
+
+
+def test_an_edge_is_embedded_as_its_verbalised_triple():
+    # what the README says of edge prizes: the query's cosine with "head relation tail", one text per edge (not a
+    # mean of the head's, relation's and tail's cosines)
+    emb = _RecordingEmbedder()
+    GraphRetriever(emb, _LABELS, {0: "near"}).scores("q", np.array([[0, 0, 1], [2, 0, 3]]))
+    assert "Ada near Byron" in emb.seen and "London near England" in emb.seen
+    assert "near" not in emb.seen

@@ -13,7 +13,9 @@ from kgprobe.kg.queries import EntityLinker, okgqa_query_id, okgqa_question_quer
 from kgprobe.suites.okgqa.questions import (
     SUBTYPES,
     TYPES,
+    UNKNOWN_SUBTYPE,
     generation_prompt,
+    infer_subtype,
     parse_generated,
     questions_from_csv,
     subtype_of,
@@ -24,7 +26,8 @@ def test_taxonomy_is_five_types_of_two_subtypes():
     assert len(SUBTYPES) == 10 and set(SUBTYPES.values()) == set(TYPES)
     assert all(list(SUBTYPES.values()).count(t) == 2 for t in TYPES)
     assert subtype_of("Contrast_Analysis") == ("comparative", "contrast analysis")
-    assert subtype_of("predictive") == ("predictive", "trend prediction")
+    # a bare type names no sub-type: it is not its first sub-type
+    assert subtype_of("predictive") == ("predictive", UNKNOWN_SUBTYPE)
     assert subtype_of("poetry") is None
 
 
@@ -77,10 +80,53 @@ def test_okgqa_released_questions_load_as_is(shared_data, sample_con):
     qs = questions_from_csv(EntityLinker(sample_con), path)
     assert len(qs) >= 40
     assert {q.type for q in qs if q.type} <= set(TYPES)
+    # the released file gives types only: every sub-type is inferred from Table 1's phrasings or unknown
+    assert all(q.subtype == UNKNOWN_SUBTYPE or q.subtype.endswith(" (inferred)") for q in qs)
+    assert sum(q.subtype.endswith(" (inferred)") for q in qs) >= 0.8 * len(qs)
     linked = [q for q in qs if q.rejected is None]
     # the sample KG is small: some of OKGQA's entities (Marie Curie, Paris, ...) are in it, most are not
     assert 0 < len(linked) < len(qs)
     assert all(all(m.startswith("http://dbpedia.org/resource/") for m in q.mentions) for q in qs if q.mentions)
+
+
+@pytest.mark.parametrize("question,qtype,want", [
+    ("Please describe Marie Curie's contributions to the field of chemistry.", "descriptive", "character description"),
+    ("Provide a detailed description of the background and course of the French Revolution.", "descriptive",
+     "event description"),
+    ("Why did Nixon choose to resign from the presidency in 1974?", "explanatory", "cause explanation"),
+    ("Explain the relationship between Alexander the Great and Aristotle and its significance.", "explanatory",
+     "relationship explanation"),
+    ("Based on Tesla's historical behavior, in which fields do you think it might innovate in the future?",
+     "predictive", "trend prediction"),
+    ("Based on the current international situation, how do you predict climate change policies will develop?",
+     "predictive", "outcome prediction"),
+    ("Compare and contrast the leadership styles of Steve Jobs and Bill Gates.", "comparative", "contrast analysis"),
+    ("Compare the impact of World War I and World War II on the global order.", "comparative",
+     "historical comparison"),
+    ("How do you evaluate Martin Luther King's impact on the civil rights movement?", "critical",
+     "evaluation and reflection"),
+    ("How do you think machine learning technology can be applied to medical diagnostics?", "critical",
+     "application and practice"),
+    ("What is the capital of France?", "descriptive", None),
+    # a phrasing of another type's sub-type does not count
+    ("Why did Nixon resign?", "critical", None),
+])  # fmt: skip
+def test_subtype_inferred_from_table1_phrasings(question, qtype, want):
+    assert infer_subtype(question, qtype) == want
+
+
+def test_csv_with_a_bare_type_marks_its_subtype_inferred_or_unknown(tmp_path, sample_con):
+    path = tmp_path / "q.csv"
+    path.write_text(
+        ",question,type,placeholders,naturalness,difficulty,dbpedia_entities\n"
+        "0,Why did Marie Curie move to Paris?,explanatory,{'person': 'Marie Curie'},high,easy,"
+        "{'person': 'http://dbpedia.org/resource/Marie_Curie'}\n"
+        "1,What did Marie Curie eat?,predictive,{'person': 'Marie Curie'},high,easy,"
+        "{'person': 'http://dbpedia.org/resource/Marie_Curie'}\n", encoding="utf-8")
+    qs = questions_from_csv(EntityLinker(sample_con), path)
+    assert [(q.type, q.subtype) for q in qs] == [("explanatory", "cause explanation (inferred)"),
+                                                 ("predictive", UNKNOWN_SUBTYPE)]
+    assert all(q.rejected is None for q in qs)
 
 
 def _gen(obj) -> str:

@@ -27,11 +27,11 @@ def test_items_cover_every_question_and_method(sample_build):
     check_items("okgqa", table(items, _schema()))
     assert tuple(_schema().names[: len(ITEM_COLUMNS)]) == ITEM_COLUMNS
     questions = {it["question_id"] for it in items}
-    assert len(items) == 4 * len(questions) and len(questions) >= 15
+    assert len(items) == 5 * len(questions) and len(questions) >= 15
     for qid in questions:
         mine = [it for it in items if it["question_id"] == qid]
-        assert sorted(it["retrieval"] for it in mine) == ["none", "paths", "subgraph", "triplets"]
-        assert {it["setting"] for it in mine if it["retrieval"] == "none"} == {"closed"}
+        assert sorted(it["retrieval"] for it in mine) == ["cot", "none", "paths", "subgraph", "triplets"]
+        assert {it["setting"] for it in mine if it["retrieval"] in ("none", "cot")} == {"closed"}
     assert {it["breakdown"]["type"] for it in items} == {"descriptive", "explanatory", "predictive", "comparative",
                                                            "critical"}
     ev = json.loads(items[0]["evidence"])
@@ -43,7 +43,7 @@ def test_select_splits_settings_and_limits_whole_questions(sample_build):
     items = sample_build["items"]
     closed = SUITE.select(items, setting="closed")
     grounded = SUITE.select(items, setting="grounded", limit=2)
-    assert {it["retrieval"] for it in closed} == {"none"} and len(closed) == len(items) // 4
+    assert {it["retrieval"] for it in closed} == {"none", "cot"} and len(closed) == 2 * len(items) // 5
     assert len(grounded) == 6 and len({it["question_id"] for it in grounded}) == 2
     assert SUITE.context_query(grounded[0]) == grounded[0]["query_id"]
 
@@ -51,9 +51,13 @@ def test_select_splits_settings_and_limits_whole_questions(sample_build):
 def test_prompts_follow_d1(sample_build):
     items = SUITE.select(sample_build["items"], setting="grounded", limit=1)
     closed = SUITE.select(sample_build["items"], setting="closed", limit=1)
-    (zero,) = SUITE.prompts(closed)
+    by = {p.template_id: p for p in SUITE.prompts(closed)}
+    zero, cot = by["okgqa-answer-v1"], by["okgqa-answer-cot-v1"]
     assert zero.system.startswith("You are a helpful assistant designed to answer the users' open-ended questions.")
-    assert zero.text == f"Question: {closed[0]['question']}\n\nAnswer:" and zero.template_id == "okgqa-answer-v1"
+    assert zero.text == f"Question: {closed[0]['question']}\n\nAnswer:"
+    # the paper's closed-book CoT baseline: the same question and system instruction, zero-shot CoT's trigger
+    assert cot.system == zero.system
+    assert cot.text == f"Question: {closed[0]['question']}\n\nAnswer: Let's think step by step."
     grounded = SUITE.prompts(items, context={it["item_id"]: "A b C" for it in items})
     assert "Below are the facts that might be relevant to answer the question:\nA b C\n\nAnswer:" in grounded[0].text
     assert grounded[0].template_id == "okgqa-answer-grounded-v1"
@@ -125,7 +129,7 @@ def test_intervals_are_seeded_and_bounded(sample_build):
 
 
 def test_free_text_is_checked_fact_by_fact(sample_build):
-    items = SUITE.select(sample_build["items"], setting="closed", limit=1)
+    items = [it for it in SUITE.select(sample_build["items"], setting="closed", limit=1) if it["retrieval"] == "none"]
     ev = json.loads(items[0]["evidence"])
     truth, lie = ev["oracle_facts"][0], ev["random_facts"][0]
     text = f"{truth} {lie} It is widely admired around the world."
@@ -200,6 +204,8 @@ def test_judges_per_setting_come_from_the_settings(sample_build):
 def test_judge_limit_and_trivial_answers_spare_the_judge(sample_build):
     items = []
     for it in SUITE.select(sample_build["items"], setting="closed", limit=4):
+        if it["retrieval"] != "none":
+            continue
         ev = json.loads(it["evidence"])
         ev["judge_limit"] = 2
         items.append({**it, "evidence": json.dumps(ev)})
@@ -212,16 +218,18 @@ def test_judge_limit_and_trivial_answers_spare_the_judge(sample_build):
     responses = answer("always-yes", SUITE.prompts(items))
     scored = SUITE.score(items, responses, model="always-yes",
                          scoring=ScoringOptions(judges=(oracle_judge_spec(),), judge=counting_judge, resamples=50))
-    # "Yes." has no fact to split: only G-Eval is asked, for the two items of the judge's slice
-    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v1" for c in
-                                         ("context-relevance", "comprehensiveness", "correctness", "empowerment")})
-    assert len(asked) == 2 * 4
+    # "Yes." has no fact to split: only G-Eval is asked, its four criteria's steps once, then the two items of the
+    # judge's slice rated with them
+    criteria = ("context-relevance", "comprehensiveness", "correctness", "empowerment")
+    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v2" for c in criteria}
+                                        | {f"okgqa-geval-steps-{c}-v1" for c in criteria})
+    assert len(asked) == 4 + 2 * 4
     assert sum(1 for s in scored.samples if s["judge"] == "oracle") == 2
     assert sum(1 for s in scored.samples if s["judge"] == "heuristic") == 4
 
 
 def test_a_judge_copying_its_demonstrations_claims_nothing(sample_build):
-    items = SUITE.select(sample_build["items"], setting="closed", limit=1)
+    items = [it for it in SUITE.select(sample_build["items"], setting="closed", limit=1) if it["retrieval"] == "none"]
     ev = json.loads(items[0]["evidence"])
     text = ev["oracle_facts"][0] + " It changed the world of art."
 
