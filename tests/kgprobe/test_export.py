@@ -86,7 +86,7 @@ def test_hf_folder_loads_as_a_dataset(items, tmp_path: Path) -> None:
     table = pq.read_table(files[0])
     assert table.num_rows == len(items)
     if importlib.util.find_spec("datasets") is None:
-        pytest.skip("datasets is not installed (pip install datasets): the Parquet and card were checked")
+        pytest.skip("datasets is not installed (pip install -e '.[harnesses]'): the Parquet and card were checked")
     import datasets
 
     ds = datasets.load_dataset(str(tmp_path / "hf"), split="test")
@@ -98,7 +98,7 @@ def test_lm_eval_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
     yaml_text = files[2].read_text(encoding="utf-8")
     assert "repeats: 3" in yaml_text and "process_results: !function utils.process_results" in yaml_text
     if importlib.util.find_spec("lm_eval") is None:
-        pytest.skip("lm-eval is not installed (pip install lm-eval): the task files were checked")
+        pytest.skip("lm-eval is not installed (pip install -e '.[harnesses]'): the task files were checked")
     from lm_eval.tasks import TaskManager
 
     manager = TaskManager(include_path=str(tmp_path / "lm"))
@@ -114,7 +114,7 @@ def test_inspect_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
     files = export_suite(items, "grapheval", "inspect", tmp_path / "ins", n=3, temperature=0.6)
     assert "num_choices=3" in files[1].read_text(encoding="utf-8")
     if importlib.util.find_spec("inspect_ai") is None:
-        pytest.skip("inspect-ai is not installed (pip install inspect-ai): the task file was checked")
+        pytest.skip("inspect-ai is not installed (pip install -e '.[harnesses]'): the task file was checked")
     import asyncio
 
     from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ModelOutput
