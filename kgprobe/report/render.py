@@ -34,6 +34,7 @@ __all__ = [
     "INTERVAL_NAMES",
     "ReportContext",
     "ReportSection",
+    "differing_items",
     "render_page",
     "sql_name",
     "write_report",
@@ -388,7 +389,7 @@ def render_page(
         project=ctx.project,
         header=_header(ctx, kinds),
         suites=_suites_table(suites, models, ctx.confidence),
-        own=[{"template": s.template, "data": s.data} for s in own],
+        own=[{"template": s.template, "data": s.data, "differ": differing_items(s.metrics)} for s in own],
         sections=[_suite_section(s, models, ctx.confidence) for s in sections],
         examples=_examples(examples),
         cost=[_cost_row(r) for r in cost],
@@ -396,6 +397,29 @@ def render_page(
         comparisons=comparison_section(comparisons, ctx.confidence),
         drilldown=_drilldown(drilldown),
     )
+
+
+def differing_items(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The overall metrics of a suite's own section whose models stand on different items (a model's own ``limit``,
+    failed requests): one entry per (task, judge, metric, perturbation) with ``n_shared`` (the items every model
+    has) and each model's n, for the note under the section. Empty when every column compares like with like."""
+    from kgprobe.report.leaderboard import item_sets
+
+    columns: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r.get("breakdown"):
+            continue
+        key = (str(r["task"]), str(r.get("judge") or ""), str(r["metric"]), str(r.get("perturbation") or "none"))
+        columns.setdefault(key, []).append(r)
+    out = []
+    for (task, judge, metric, level), members in sorted(columns.items()):
+        fair = item_sets(members)
+        if len(members) > 1 and fair["same_items"] is False:
+            out.append({"column": f"{metric} ({task}{', ' + judge if judge else ''}"
+                                  f"{', ' + level if level != 'none' else ''})",
+                        "n_shared": fair["n_shared"],
+                        "models": ", ".join(f"{r['model']} n={r['n']}" for r in sorted(members, key=lambda r: str(r["model"])))})
+    return out
 
 
 def _drilldown(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -97,3 +97,24 @@ def test_cells_on_different_items_are_flagged_with_the_shared_count() -> None:
     assert "toy: 6 items shared by all" in html
     assert "1.00 [0.85, 1.00] n=22 †" in html and "0.50 [0.19, 0.81] n=6 †" in html
     assert "accuracy (discriminative) †" in html and "accuracy (discriminative): 6 items shared by all" in html
+
+
+def test_a_suites_own_section_notes_columns_whose_models_answered_different_items(tmp_path) -> None:
+    from kgprobe.report.render import ReportContext, ReportSection, differing_items, render_page
+
+    rows = [_row("oracle", "toy", "accuracy", [True] * 22), _row("smol", "toy", "accuracy", [True, False] * 3),
+            _row("oracle", "toy", "unknown_share", [False] * 6), _row("smol", "toy", "unknown_share", [True] * 6),
+            _row("smol", "toy", "accuracy", [True] * 2, breakdown={"relation": "capital of"})]
+    differ = differing_items(rows)
+    # accuracy: 22 items against the first 6 of them; unknown_share: the same 6 items; breakdown rows apart
+    assert differ == [{"column": "accuracy (discriminative)", "n_shared": 6, "models": "oracle n=22, smol n=6"}]
+    assert differing_items([r for r in rows if r["metric"] == "unknown_share"]) == []
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "section.html").write_text("<h2>{{ section.title }}</h2>\n")
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("s",), created_at="2026-01-01",
+                        models=("oracle", "smol"))
+    own = ReportSection(template="toy/section.html", template_dir=tmp_path, data={"title": "Toy"}, metrics=rows)
+    html = render_page(ctx, metrics=rows, own=[own])
+    assert "accuracy (discriminative): oracle n=22, smol n=6, 6 shared by all" in html
+    same = ReportSection(template="toy/section.html", template_dir=tmp_path, data={"title": "Toy"}, metrics=rows[2:4])
+    assert "shared by all" not in render_page(ctx, metrics=rows[2:4], own=[same])
