@@ -89,7 +89,9 @@ def test_hf_folder_loads_as_a_dataset(items, tmp_path: Path) -> None:
         pytest.skip("datasets is not installed (pip install -e '.[harnesses]'): the Parquet and card were checked")
     import datasets
 
-    ds = datasets.load_dataset(str(tmp_path / "hf"), split="test")
+    # a cache of this test's own: datasets keys its cache by the folder's files, and an earlier export under the
+    # same names would be read back instead of this one
+    ds = datasets.load_dataset(str(tmp_path / "hf"), split="test", cache_dir=str(tmp_path / "hf-cache"))
     assert len(ds) == len(items) and ds[0]["item_id"] == table.column("item_id")[0].as_py()
 
 
