@@ -101,36 +101,9 @@ def event_label(name: str) -> str:
     return " ".join(text.replace("_", " ").split())
 
 
-def events_from_records(records: Sequence[Mapping[str, Any]], *, source: str = "events") -> dict[str, list[tuple[int, int]]]:
-    """Event intervals from begin/end records (``{"type": "begin"|"end", "relation": name, "year": y}``): each begin
-    opens a span, each end closes the latest open one; a span without both ends is left out."""
-    spans: dict[str, list[list[int | None]]] = {}
-    for i, rec in enumerate(records):
-        if not isinstance(rec, Mapping) or rec.get("type") not in ("begin", "end") or not rec.get("relation"):
-            raise IngestError(f"{source}[{i}]: an event record needs type 'begin' or 'end' and a 'relation' name")
-        try:
-            year = int(rec["year"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise IngestError(f"{source}[{i}]: event record without an integer 'year'") from exc
-        name = str(rec["relation"])
-        own = spans.setdefault(name, [])
-        if rec["type"] == "begin":
-            own.append([year, None])
-        else:
-            open_spans = [s for s in own if s[1] is None and s[0] is not None and s[0] <= year]
-            if open_spans:
-                open_spans[-1][1] = year
-    out = {}
-    for name, own in spans.items():
-        done = normalize((s, e) for s, e in own if s is not None and e is not None)
-        if done:
-            out[name] = done
-    return out
-
-
-def events_from_list(records: Sequence[Mapping[str, Any]], *, source: str = "events") -> list[DatedEvent]:
-    """The events of a begin/end list as :class:`DatedEvent` (kind ``event``): each begin opens a span, each end
-    closes the latest open one; a begin never closed has an unknown end, an end never opened is left out."""
+def _record_spans(records: Sequence[Mapping[str, Any]], source: str) -> dict[str, list[list[int | None]]]:
+    """Spans ``[begin, end]`` per relation name of a begin/end list: each begin opens a span, each end closes the
+    latest open one (an end never opened is dropped; a begin never closed keeps ``None`` as its end)."""
     spans: dict[str, list[list[int | None]]] = {}
     for i, rec in enumerate(records):
         if not isinstance(rec, Mapping) or rec.get("type") not in ("begin", "end") or not rec.get("relation"):
@@ -146,6 +119,24 @@ def events_from_list(records: Sequence[Mapping[str, Any]], *, source: str = "eve
             open_spans = [x for x in own if x[1] is None and x[0] is not None and x[0] <= year]
             if open_spans:
                 open_spans[-1][1] = year
+    return spans
+
+
+def events_from_records(records: Sequence[Mapping[str, Any]], *, source: str = "events") -> dict[str, list[tuple[int, int]]]:
+    """Event intervals from begin/end records (``{"type": "begin"|"end", "relation": name, "year": y}``): each begin
+    opens a span, each end closes the latest open one; a span without both ends is left out."""
+    out = {}
+    for name, own in _record_spans(records, source).items():
+        done = normalize((s, e) for s, e in own if s is not None and e is not None)
+        if done:
+            out[name] = done
+    return out
+
+
+def events_from_list(records: Sequence[Mapping[str, Any]], *, source: str = "events") -> list[DatedEvent]:
+    """The events of a begin/end list as :class:`DatedEvent` (kind ``event``): each begin opens a span, each end
+    closes the latest open one; a begin never closed has an unknown end, an end never opened is left out."""
+    spans = _record_spans(records, source)
     out = []
     for name in sorted(spans):
         closed = normalize((a, b) for a, b in spans[name] if a is not None and b is not None)
