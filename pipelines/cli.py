@@ -8,13 +8,15 @@
     kgprobe init --config my.yaml        # a config with kgs and models only -> a starter project beside it
     kgprobe plan                         # per model x suite: prompts, stored, tokens and dollars still to spend
     kgprobe schema --output kgprobe.schema.json   # the config's JSON schema, for editors
+    kgprobe ui                           # the Dagster UI and daemon (`dg dev`) on the same DAGSTER_HOME
 
 The project config is ``--config``, else the ``KGPROBE_CONFIG`` environment variable, else
-``examples/sample.yaml`` (:func:`kgprobe.config.config_path`, the rule ``dagster dev`` follows too). ``run`` uses
-``DAGSTER_HOME`` when set, else ``.dagster_home`` in the working directory (created with the repository's
-``dagster.yaml``), so runs show up in ``dagster dev`` afterwards. Each in-process run is tagged with the process
-that runs it (:data:`PROCESS_TAG`); a run left "started" by a process that was killed (``kill -9``, a lost machine
-session) is marked failed by the next ``kgprobe run`` on that machine (:func:`fail_abandoned_runs`).
+``examples/sample.yaml`` (:func:`kgprobe.config.config_path`, the rule ``kgprobe ui`` follows too). ``run`` and
+``ui`` use ``DAGSTER_HOME`` when set, else ``.dagster_home`` in the working directory (given kgprobe's instance
+config, ``pipelines/dagster.yaml``, when it has none), so runs show up in ``kgprobe ui`` afterwards. Each
+in-process run is tagged with the process that runs it (:data:`PROCESS_TAG`); a run left "started" by a process
+that was killed (``kill -9``, a lost machine session) is marked failed by the next ``kgprobe run`` on that machine
+(:func:`fail_abandoned_runs`).
 """
 
 from __future__ import annotations
@@ -22,22 +24,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import socket
 import sys
 import time
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def _dagster_home() -> Path:
-    home = Path(os.environ.get("DAGSTER_HOME") or Path.cwd() / ".dagster_home").resolve()
-    home.mkdir(parents=True, exist_ok=True)
-    if not (home / "dagster.yaml").exists() and (REPO / "dagster.yaml").exists():
-        shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
-    os.environ["DAGSTER_HOME"] = str(home)
+    from pipelines.instance import dagster_home
+
+    home, note = dagster_home()
+    if note:
+        print(f"kgprobe: {note}", file=sys.stderr, flush=True)
     return home
 
 
@@ -293,7 +292,7 @@ def _run(args: argparse.Namespace) -> int:
             fired += _warnings(result, label)
             if not result.success:
                 failed = f"{label} (run {result.run_id}): {_failure(result)}"
-                print(f"kgprobe: {label} FAILED (run {result.run_id}); see `dagster dev` or the log above", flush=True)
+                print(f"kgprobe: {label} FAILED (run {result.run_id}); see `kgprobe ui` or the log above", flush=True)
                 ok = False
                 break
     took = time.perf_counter() - started
@@ -329,6 +328,13 @@ def _run(args: argparse.Namespace) -> int:
     if shown_report is not None:
         print(f"kgprobe: report {shown_report}")
     return 0 if ok else 1
+
+
+def _ui(args: argparse.Namespace) -> int:
+    from pipelines.instance import start_ui
+
+    start_ui(config=Path(args.config) if args.config else None, host=args.host, port=args.port)
+    return 0  # not reached: the process is now `dg dev`
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -580,6 +586,12 @@ def main(argv: list[str] | None = None) -> int:
     schema = sub.add_parser("schema", help="print the JSON schema of the project config (for editors)")
     schema.add_argument("--output", "-o", default=None, help="write it to this file instead of stdout")
     schema.set_defaults(func=_schema)
+    ui = sub.add_parser("ui", help="the Dagster UI and daemon (`dg dev`) on the same DAGSTER_HOME as `kgprobe run`")
+    ui.add_argument("--config", default=None,
+                    help="project YAML config (default: $KGPROBE_CONFIG, else examples/sample.yaml)")
+    ui.add_argument("--host", default=None, help="address the UI listens on (default: dg dev's, 127.0.0.1)")
+    ui.add_argument("--port", "-p", type=int, default=None, help="port of the UI (default: dg dev's, 3000)")
+    ui.set_defaults(func=_ui)
     _add_compare(sub)
     _add_import_responses(sub)
     _add_export(sub)

@@ -33,7 +33,7 @@ def _absolute(cfg: dict, base: Path) -> dict:
 def test_dagster_job_launch_runs_one_partition_through_the_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "dagster_home"
     home.mkdir()
-    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(REPO / "pipelines" / "dagster.yaml", home / "dagster.yaml")
     cfg = _absolute(yaml.safe_load((REPO / "examples" / "sample.yaml").read_text(encoding="utf-8")), REPO / "examples")
     cfg["warehouse"] = str(tmp_path / "warehouse" / "kgprobe.duckdb")
     cfg["models"] = [m for m in cfg["models"] if m["backend"] == "reference"]

@@ -1,4 +1,4 @@
-"""The Dagster UI as a person uses it: `dagster dev` (webserver and daemon) on a temporary DAGSTER_HOME and a free
+"""The Dagster UI as a person uses it: `kgprobe ui` (`dg dev`: webserver and daemon) on a temporary DAGSTER_HOME and a free
 port, driven through Debian's chromium with Selenium.
 
 What a person checks: the asset graph shows one group per suite; an asset page shows its last materialization's
@@ -96,16 +96,17 @@ def browser(tmp_path: Path) -> Iterator:
 
 
 class _DagsterDev:
-    """`dagster dev` in its own process group, with its output in a log file for failure messages."""
+    """`kgprobe ui` (`dg dev`) in its own process group, with its output in a log file for failure messages."""
 
     def __init__(self, env: dict, log: Path) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         self._out = log.open("wb")
-        # no -m: the code location comes from [tool.dagster] in pyproject.toml, as the README tells a person
+        # as the README tells a person: the code location comes from [tool.dg] in pyproject.toml
         self.proc = subprocess.Popen(
-            [str(BIN / "dagster"), "dev", "-h", "127.0.0.1", "-p", str(self.port)], cwd=REPO, env=env,
+            [sys.executable, "-m", "pipelines.cli", "ui", "--host", "127.0.0.1", "--port", str(self.port)], cwd=REPO,
+            env=env,
             stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def tail(self) -> str:
@@ -122,7 +123,7 @@ class _DagsterDev:
         deadline = time.monotonic() + timeout
         query = "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, f"dagster dev exited with {self.proc.returncode}:\n{self.tail()}"
+            assert self.proc.poll() is None, f"kgprobe ui exited with {self.proc.returncode}:\n{self.tail()}"
             try:
                 entries = self.graphql(query)["data"]["workspaceOrError"]["locationEntries"]
                 if entries and all(e["loadStatus"] == "LOADED" for e in entries):
@@ -130,7 +131,7 @@ class _DagsterDev:
             except OSError:
                 pass
             time.sleep(1)
-        raise AssertionError(f"dagster dev did not serve a loaded code location in {timeout}s:\n{self.tail()}")
+        raise AssertionError(f"kgprobe ui did not serve a loaded code location in {timeout}s:\n{self.tail()}")
 
     def stop(self) -> None:
         try:
@@ -209,7 +210,7 @@ def test_ui_graph_asset_page_materialize_and_backfill(
 
     home = tmp_path / "dagster_home"
     home.mkdir()
-    shutil.copy(REPO / "dagster.yaml", home / "dagster.yaml")
+    shutil.copy(REPO / "pipelines" / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))  # dagster.yaml reads its storage folder from it
     env = {**os.environ, "DAGSTER_HOME": str(home), "KGPROBE_CONFIG": str(config)}
 
