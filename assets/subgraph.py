@@ -4,6 +4,7 @@
 """
 
 import json
+from collections.abc import Iterable
 
 import dagster as dg
 import pyarrow as pa
@@ -24,9 +25,13 @@ GROUP = "subgraph"
 PPR_CHUNK = 64
 
 
-@dg.asset(group_name=GROUP, kinds={"parquet"}, deps=[kg, "fpq_true_triples", "okgqa_question_bank"])
-def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Retrieval queries (id, text, seed entities): seed lists, question files, samples and KG-FPQ subjects."""
+#: The suites' assets whose rows become queries (``queries: {fpq_subjects: true, okgqa_questions: true}``).
+QUERY_SOURCES = {"fpq": "fpq_true_triples", "okgqa": "okgqa_question_bank"}
+
+
+def _queries(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """Retrieval queries (id, text, seed entities): seed lists, question files, samples, KG-FPQ subjects, OKGQA
+    questions."""
     cfg = project.load()
     settings = subgraph_settings(cfg)
     with warehouse.connect(read_only=True) as con:
@@ -75,7 +80,14 @@ def queries(context: dg.AssetExecutionContext, project: ProjectResource, warehou
     )
 
 
-@dg.asset_check(asset=queries, description="Warns about queries none of whose mentions matched a KG entity.")
+def queries_asset(suites: Iterable[str] = ()) -> dg.AssetsDefinition:
+    """The ``queries`` asset, after the assets of :data:`QUERY_SOURCES` of the enabled ``suites`` (their names): a
+    suite that is not enabled has no assets in the code location, and adds no query."""
+    upstream = [QUERY_SOURCES[name] for name in sorted(set(suites)) if name in QUERY_SOURCES]
+    return dg.asset(name="queries", group_name=GROUP, kinds={"parquet"}, deps=[kg, *upstream])(_queries)
+
+
+@dg.asset_check(asset="queries", description="Warns about queries none of whose mentions matched a KG entity.")
 def queries_have_seeds(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     rows = warehouse.read_partition("queries").to_pylist()
     empty = [{"query_id": r["query_id"], "mentions": r["mentions"]} for r in rows if not r["seeds"]]
@@ -98,7 +110,7 @@ def _stats_metadata(tables: dict[str, pa.Table], ent_rel_labels) -> tuple[list[d
     return summary, sizes
 
 
-@dg.asset(group_name=GROUP, kinds={"duckdb", "parquet"}, deps=[queries])
+@dg.asset(group_name=GROUP, kinds={"duckdb", "parquet"}, deps=["queries"])
 def khop_subgraphs(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The k-hop neighbourhood (default 2 hops, both edge directions) of every query's seeds, computed in DuckDB."""
     settings = subgraph_settings(project.load())
@@ -181,5 +193,11 @@ def ppr_subgraphs_not_larger(warehouse: WarehouseResource) -> dg.AssetCheckResul
     return dg.AssetCheckResult(passed=not bad, metadata={"offending": ", ".join(bad[:50]) or "none"})
 
 
-ASSETS = [queries, khop_subgraphs, ppr_subgraphs]
+def build(suites: Iterable[str] = ()) -> tuple[list, list]:
+    """The subgraph stage's assets and checks for a config whose enabled suites are ``suites`` (names)."""
+    return [queries_asset(suites), khop_subgraphs, ppr_subgraphs], CHECKS
+
+
 CHECKS = [queries_have_seeds, ppr_subgraphs_keep_seeds, ppr_subgraphs_not_larger]
+#: The stage with queries from seed lists, question files and samples only (no suite's assets before it).
+ASSETS = build()[0]

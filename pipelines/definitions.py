@@ -1,8 +1,10 @@
-"""The code location: every stage's assets and checks, the resources, and the jobs.
+"""The code location: the assets and checks of the stages the project config needs, the resources, and the jobs.
 
-``dagster dev`` and ``dagster job launch`` find it through ``[tool.dagster]`` in pyproject.toml. The project config
-is the file :func:`kgprobe.config.config_path` names (``KGPROBE_CONFIG``, default ``examples/sample.yaml``), as for
-``kgprobe run``; the warehouse path comes from ``KGPROBE_WAREHOUSE`` or the config's ``warehouse`` key.
+``kgprobe ui`` (``dg dev``) finds it through ``[tool.dg]`` in pyproject.toml, ``dagster job launch`` through
+``[tool.dagster]``. The project config is the file :func:`kgprobe.config.config_path` names (``KGPROBE_CONFIG``,
+default ``examples/sample.yaml``), as for ``kgprobe run``; the warehouse path comes from ``KGPROBE_WAREHOUSE`` or the
+config's ``warehouse`` key. Only what the config enables is defined: the ingest stage, the assets, checks, groups and
+jobs of its enabled suites, and the shared stages :func:`kgprobe.stages.needed_stages` says they read.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from assets import fpq, ingest, okgqa, perturb, report, subgraph, suites
+from assets import ingest, perturb, report, subgraph, suites
 from kgprobe.config import (
     ProjectConfig,
     generation_models,
@@ -85,21 +87,12 @@ def _gpu_judge(cfg: ProjectConfig | None, gpu_models: frozenset[str]) -> bool:
     return cfg is not None and any(j.name in gpu_models for j in scoring_settings(cfg).judges)
 
 
-#: Suites whose own assets are always defined: the subgraph stage reads them (KG-FPQ's subjects and OKGQA's
-#: questions become retrieval queries), and they write an empty table when their suite is not configured.
-_ALWAYS = ("fpq", "okgqa")
-
-
 def _suite_modules(enabled) -> list:
     """The assets modules (``assets/<suite>.py``: ``ASSETS``, ``CHECKS``, ``ITEM_CHECKS``, or ``build(parts)`` for
-    partitioned ones) of the enabled suites that have stages of their own; KG-FPQ's is always loaded (the subgraph
-    stage reads its triples; OKGQA's likewise)."""
-    out = []
-    for suite in enabled:
-        if suite.name in _ALWAYS or importlib.util.find_spec(f"assets.{suite.name}") is None:
-            continue
-        out.append(importlib.import_module(f"assets.{suite.name}"))
-    return out
+    partitioned ones) of the enabled suites that have assets of their own; a suite the config does not enable has
+    none in the code location (no asset, group, check or job)."""
+    return [importlib.import_module(f"assets.{suite.name}") for suite in enabled
+            if importlib.util.find_spec(f"assets.{suite.name}") is not None]
 
 
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
@@ -112,21 +105,20 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     # only the shared stages an enabled suite or a grounded lane reads (kgprobe.stages)
     perturb_assets, perturb_checks = (perturb.build(parts, scorer=stages.scorer, similarity=stages.similarity)
                                       if stages.perturb else ([], []))
-    subgraph_assets, subgraph_checks = (subgraph.ASSETS, subgraph.CHECKS) if stages.subgraphs else ([], [])
     lane_assets, lane_checks = suites.build(parts, cfg)
     enabled = suites.enabled_suites(cfg)
-    item_checks = fpq.ITEM_CHECKS if any(s.name == "fpq" for s in enabled) else []
+    subgraph_assets, subgraph_checks = subgraph.build(s.name for s in enabled) if stages.subgraphs else ([], [])
     own = _suite_modules(enabled)
     # a suite module whose assets are partitioned (GraphEval's hidden-state judge, per model) builds them here
     built = [m.build(parts) for m in own if hasattr(m, "build")]
     gpu = _gpu_models(cfg)
     return dg.Definitions(
-        assets=[*ingest.ASSETS, *subgraph_assets, *fpq.ASSETS, *okgqa.ASSETS,
+        assets=[*ingest.ASSETS, *subgraph_assets,
                 *(a for m in own for a in getattr(m, "ASSETS", ())),
                 *(a for assets_, _ in built for a in assets_),
                 *(perturb.ASSETS if stages.scorer else ()), *perturb_assets, *lane_assets,
                 *report.build_report_assets(cfg)],
-        asset_checks=[*ingest.CHECKS, *subgraph_checks, *fpq.CHECKS, *getattr(okgqa, "CHECKS", []), *item_checks,
+        asset_checks=[*ingest.CHECKS, *subgraph_checks,
                       *(c for m in own for c in (*getattr(m, "CHECKS", ()), *getattr(m, "ITEM_CHECKS", ()))),
                       *(c for _, checks_ in built for c in checks_),
                       *perturb_checks, *lane_checks],

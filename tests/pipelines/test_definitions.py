@@ -137,3 +137,46 @@ def test_ingest_says_which_relations_typed_the_entities(tmp_path: Path) -> None:
     meta = result.asset_materializations_for_node("kg")[0].metadata
     table = meta["inferred_types_fb"].value
     assert "/film/film/genre" in table and "| film |" in table and "| genre |" in table
+
+
+def _graph(d: dg.Definitions) -> tuple[dict[str, str], set[str], set[str]]:
+    """Asset key -> group, the checks' asset keys, and the job names of a code location."""
+    graph = d.resolve_asset_graph()
+    groups = {k.to_user_string(): graph.get(k).group_name for k in graph.get_all_asset_keys()}
+    checked = {c.asset_key.to_user_string() for c in graph.asset_check_keys}
+    return groups, checked, {j.name for j in d.get_repository_def().get_all_jobs()}
+
+
+OTHER_SUITES = ("erbench", "grapheval", "okgqa", "drowzee")
+
+
+@pytest.mark.parametrize("perturbation", [None, "{methods: []}"], ids=["closed_book", "grounded"])
+def test_a_config_enabling_only_fpq_defines_no_other_suite(tmp_path: Path, perturbation: str | None) -> None:
+    d = build_definitions(str(_stage_config(tmp_path, suites="fpq", perturbation=perturbation)))
+    groups, checked, jobs = _graph(d)
+    assert {"fpq_true_triples", "fpq_edits", "fpq_items", "fpq_responses", "fpq_scores"} <= set(groups)
+    assert {"fpq_items_carry_their_edit", "fpq_edits_follow_their_method"} <= {
+        c.name for c in d.resolve_asset_graph().asset_check_keys}
+    for name in OTHER_SUITES:
+        assert not [k for k in groups if k.startswith(f"{name}_")], name
+        assert name not in set(groups.values())
+        assert not [k for k in checked if k.startswith(f"{name}_")], name
+        assert not [j for j in jobs if j.startswith(f"{name}_")], name
+    assert "fpq_questions" in jobs and not {"erdb", "okgqa_question_bank"} & set(groups)
+    # the shared stages are still those kgprobe.stages asks for: the subgraphs only when fpq is grounded
+    assert ("queries" in groups) == (perturbation is not None)
+    if perturbation is not None:
+        deps = d.resolve_asset_graph().get(dg.AssetKey("queries")).parent_keys
+        # KG-FPQ's subjects become queries; OKGQA, not enabled, adds no upstream asset (no stub in the graph)
+        assert {k.to_user_string() for k in deps} == {"kg", "fpq_true_triples"}
+        assert set(groups.values()) == {"ingest", "fpq", "subgraph", "perturb", "report"}
+
+
+def test_a_config_without_fpq_defines_none_of_its_assets(tmp_path: Path) -> None:
+    d = build_definitions(str(_stage_config(tmp_path, suites="okgqa")))
+    groups, checked, jobs = _graph(d)
+    assert {"okgqa_question_bank", "okgqa_items", "queries", "ppr_subgraphs"} <= set(groups)
+    assert not [k for k in groups if k.startswith("fpq_")] and "fpq" not in set(groups.values())
+    assert not [k for k in checked if k.startswith("fpq_")] and "fpq_questions" not in jobs
+    deps = d.resolve_asset_graph().get(dg.AssetKey("queries")).parent_keys
+    assert {k.to_user_string() for k in deps} == {"kg", "okgqa_question_bank"}
