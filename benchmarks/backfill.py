@@ -6,7 +6,7 @@
 The project: the sample config reduced to its reference models (no weights), the oracle as the one judge and one
 retrieval query per entity type, perturbed at ``--methods`` x ``--levels``. The unpartitioned stages (``prepare``,
 ``perturb``, ``similarity``) run first, in this process; then, for each ``--runs`` value, a fresh ``DAGSTER_HOME``
-with the repository's ``dagster.yaml`` (``max_concurrent_runs`` set to that value), ``dagster-daemon run``, and
+with kgprobe's ``pipelines/dagster.yaml`` (``max_concurrent_runs`` set to that value), ``dagster-daemon run``, and
 ``dagster job backfill --all`` of ``closed_book`` and ``grounded``: the time from the first submission until the
 last run ends. Each measurement starts from the same prepared warehouse without stored responses, so every run
 generates its answers. Runs of reference models hold no GPU, so up to ``max_concurrent_runs`` of them go at once;
@@ -120,8 +120,8 @@ def sample_config(warehouse: Path, edit: Callable[[dict], None], base: Path = RE
         path.unlink(missing_ok=True)
 
 
-def dagster_home(home: Path, *, max_concurrent_runs: int | None = None, instance_yaml: Path = REPO / "dagster.yaml"
-                 ) -> Path:  # fmt: skip
+def dagster_home(home: Path, *, max_concurrent_runs: int | None = None,
+                 instance_yaml: Path = REPO / "pipelines" / "dagster.yaml") -> Path:
     """A ``DAGSTER_HOME`` folder holding ``instance_yaml`` (optionally with another ``max_concurrent_runs``)."""
     home.mkdir(parents=True, exist_ok=True)
     instance = yaml.safe_load(instance_yaml.read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """A backfill over model x perturbation through the daemon, several runs at once: the runs really overlap, every
 partition succeeds, no DuckDB lock error reaches the event log, the runs of a GPU model (tagged ``kgprobe/gpu``,
 limit 1 in the run queue) never overlap one another, and the leaderboard equals the one a serial ``kgprobe run`` of
-the same config writes. Once on the SQLite instance of the repository's ``dagster.yaml``, once on the PostgreSQL
+the same config writes. Once on the SQLite instance of kgprobe's ``pipelines/dagster.yaml``, once on the PostgreSQL
 instance of ``deploy/postgres/dagster.yaml`` against a real server.
 
 The machinery (daemon, ``dagster job backfill``, reading runs back) is ``benchmarks/backfill.py``, which also times
@@ -85,7 +85,7 @@ def _check(done, serial_board: dict, warehouse: Path) -> None:
 @pytest.mark.slow
 def test_backfill_with_four_concurrent_runs_matches_the_serial_run(serial, tmp_path: Path) -> None:
     config, prepared, serial_board = serial
-    home = bf.dagster_home(tmp_path / "home")  # the repository's dagster.yaml: max_concurrent_runs 4
+    home = bf.dagster_home(tmp_path / "home")  # kgprobe's pipelines/dagster.yaml: max_concurrent_runs 4
     done, warehouse = _backfill_and_publish(config, prepared, tmp_path, home)
     _check(done, serial_board, warehouse)
 
