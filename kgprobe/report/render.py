@@ -189,10 +189,11 @@ def _column_key(row: Mapping[str, Any]) -> tuple:
 
 
 class DifferingCells:
-    """The cells of a suite's tables whose model answered a different item set than another model's cell of the
+    """The cells of a suite's tables whose number stands on a different item set than another model's cell of the
     same column (same suite, setting, perturbation, task, judge, metric and breakdown): a model's own ``limit``, a
-    failed request. Built once from every metric row a section shows; :meth:`text` and :meth:`cell` mark such a
-    cell with a † and a hover note naming its n and the items every model of its column shares.
+    failed request, a denominator that depends on the answers (KG-FPQ's gated accuracy). Cells with n = 0 compare
+    nothing and are left out. Built once from every metric row a section shows; :meth:`text` and :meth:`cell` mark
+    such a cell with a † and a hover note naming its n and the items every model of its column shares.
 
         >>> flag = differing_cells(rows)
         >>> flag.text(row, "0.50 [0.30, 0.70] n=22")   # "0.50 [0.30, 0.70] n=22 †" when the items differ
@@ -203,6 +204,8 @@ class DifferingCells:
 
         columns: dict[tuple, dict[str, Mapping[str, Any]]] = {}
         for r in rows:
+            if _int(r.get("n")) == 0:
+                continue  # a cell without items compares nothing (and would leave no item shared by all)
             columns.setdefault(_column_key(r), {})[str(r["model"])] = r
         self.notes: dict[tuple, str] = {}
         for key, members in columns.items():
@@ -214,8 +217,10 @@ class DifferingCells:
             for model, r in members.items():
                 others = ", ".join(f"{m} n={_int(o.get('n'))}" for m, o in sorted(members.items()) if m != model)
                 self.notes[(model, *key)] = (
-                    f"† {model} answered other items than the other models of this column: n={_int(r.get('n'))} "
-                    f"here, {fair['n_shared']} items shared by all ({others}); kgprobe compare A B pairs them")
+                    f"† the models of this column stand on different items (a model's own limit, failed requests, or "
+                    f"a denominator that depends on the answers, as a gated or judged share): {model} "
+                    f"n={_int(r.get('n'))} here, {fair['n_shared']} items shared by all ({others}); "
+                    "kgprobe compare A B pairs them")
 
     def __bool__(self) -> bool:
         return bool(self.notes)
