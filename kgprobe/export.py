@@ -189,7 +189,9 @@ as kgprobe does and returns its per-item measures; their means over items are kg
 
 _LM_UTILS = '''"""kgprobe's {suite} suite as an lm-evaluation-harness task: answers are read by kgprobe itself.
 
-What the metrics equal in kgprobe: {measures}
+What the metrics equal in kgprobe:
+
+{measures}
 """
 
 import json
@@ -255,7 +257,9 @@ metric_list:
 
 _INSPECT = '''"""kgprobe's {suite} suite as an inspect_ai task: `inspect eval {name} --model ...`. Answers are read by kgprobe.
 
-What the metrics equal in kgprobe: {measures}
+What the metrics equal in kgprobe:
+
+{measures}
 """
 
 import json
