@@ -192,10 +192,10 @@ def build_report_assets(cfg) -> list:
         settings = scoring_settings(cfg)
         models = tuple(m.name for m in generation_models(cfg))
         judges = tuple(j.name for j in settings.judges)
-        # exactly what the leaderboard stored; per model for the closed book, while the grounded partitions (models x
-        # levels) are shown pooled only, or the table runs long
+        # the rows the leaderboard stored, with the item ids it leaves out: which items each number stands on is
+        # what marks the cells whose models answered different items
+        metrics = _metrics(warehouse, cfg).to_pylist()
         with warehouse.connect(read_only=True) as con:
-            metrics = con.execute("SELECT * FROM leaderboard.metrics").to_arrow_table().to_pylist()
             agreement = con.execute("SELECT * FROM leaderboard.judge_agreement WHERE setting = 'closed' OR perturbation = $p",
                                     {"p": ALL_LEVELS}).to_arrow_table().to_pylist()
             cost = _table(con, "cost")

@@ -33,25 +33,40 @@ def _breakdown(raw: Any) -> str:
     return "; ".join(f"{k}={v}" for k, v in sorted((str(k), str(v)) for k, v in pairs if v is not None))
 
 
+#: The judges of the offline reading: none (a suite's own reader), or the heuristic claim extractor that OKGQA and
+#: Drowzee read answers with when no judge model is set.
+_OFFLINE = ("", "heuristic")
+
+
 def drilldown_rows(suite: str, items: Iterable[Mapping[str, Any]], votes: Iterable[Mapping[str, Any]],
                    samples: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
-    """One row (:data:`FIELDS`) per read (judge "") closed-book vote of ``suite``: ``items`` (its items table:
+    """One row (:data:`FIELDS`) per closed-book vote of ``suite`` read without a judge model (judge "", or the
+    heuristic extractor's "heuristic" where the suite has no judge-free reading): ``items`` (its items table:
     question, expected, breakdown, evidence), ``votes`` (its scores table), ``samples`` (its sample rows: text and
     label per sample, in sample order). Rows sorted by model, then item id."""
     by_id = {str(it["item_id"]): it for it in items}
-    answers: dict[tuple[str, str], list[tuple[int, Any, Any]]] = {}
+    answers: dict[tuple[str, str, str], list[tuple[int, Any, Any]]] = {}
     for smp in samples:
-        if smp.get("judge"):
+        judge = str(smp.get("judge") or "")
+        if judge not in _OFFLINE:
             continue
-        answers.setdefault((str(smp["model"]), str(smp["item_id"])), []).append(
+        answers.setdefault((str(smp["model"]), str(smp["item_id"]), judge), []).append(
             (int(smp.get("sample_index") or 0), smp.get("text"), smp.get("label")))
-    out = []
+    chosen: dict[tuple[str, str], Mapping[str, Any]] = {}
     for v in votes:
-        if v.get("judge") or str(v.get("perturbation") or "none") != "none":
+        judge = str(v.get("judge") or "")
+        if judge not in _OFFLINE or str(v.get("perturbation") or "none") != "none":
             continue
-        item = by_id.get(str(v["item_id"]), {})
-        got = sorted(answers.get((str(v["model"]), str(v["item_id"])), []), key=lambda x: x[0])
-        out.append({"s": suite, "m": str(v["model"]), "i": str(v["item_id"]), "t": str(v.get("task") or ""),
+        key = (str(v["model"]), str(v["item_id"]))
+        if key not in chosen or _OFFLINE.index(judge) < _OFFLINE.index(str(chosen[key].get("judge") or "")):
+            chosen[key] = v  # the judge-free reading first, where a suite has both
+    out = []
+    for (model, item_id), v in chosen.items():
+        item = by_id.get(item_id, {})
+        judge = str(v.get("judge") or "")
+        got = sorted(answers.get((model, item_id, judge)) or answers.get((model, item_id, "")) or [],
+                     key=lambda x: x[0])
+        out.append({"s": suite, "m": model, "i": item_id, "t": str(v.get("task") or ""),
                     "b": _breakdown(item.get("breakdown")), "p": str(item.get("question") or ""),
                     "a": [t if t is not None else "(no answer: generation failed)" for _, t, _ in got],
                     "r": [str(lab) for _, _, lab in got], "v": str(v.get("vote")),

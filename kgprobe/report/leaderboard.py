@@ -79,8 +79,10 @@ def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *
 def item_sets(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Whether the metric rows of one table column (one per model) stand on the same items: ``same_items``
     (None when a row has no ``item_ids``) and ``n_shared``, the items every one of them has. Two models' values
-    are comparable only on the same items; a model run with its own ``limit`` answers fewer."""
-    sets = [r.get("item_ids") for r in rows]
+    are comparable only on the same items; a model run with its own ``limit`` answers fewer. Rows with n = 0 are
+    left out."""
+    # a row without items (n = 0: nothing qualified, as no gated FPQ of a model that never says yes) compares nothing
+    sets = [r.get("item_ids") for r in rows if r.get("n") != 0]
     if not sets or any(s is None for s in sets):
         return {"same_items": None, "n_shared": None}
     sets = [frozenset(map(str, s)) for s in sets]

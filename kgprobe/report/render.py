@@ -33,7 +33,9 @@ from kgprobe.report.safe_text import neutralise_bidi
 __all__ = [
     "INTERVAL_NAMES",
     "ReportContext",
+    "DifferingCells",
     "ReportSection",
+    "differing_cells",
     "differing_items",
     "render_page",
     "sql_name",
@@ -151,7 +153,7 @@ def _templates(extra_dirs: tuple[str, ...] = ()) -> jinja2.Environment:
     name is an error rather than an empty string, so a section missing its data fails the render instead of
     silently printing nothing. ``keep_trailing_newline`` lets each included section end its own last line.
     """
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.ChoiceLoader([jinja2.PackageLoader("kgprobe.report", "templates"),
                                     *(jinja2.FileSystemLoader(d) for d in extra_dirs)]),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default_for_string=True, default=True),
@@ -161,6 +163,88 @@ def _templates(extra_dirs: tuple[str, ...] = ()) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    return env
+
+
+class FlaggedCell(str):
+    """A cell's text ending in " †" (its model answered other items than another model of its column), with
+    ``note``, the hover text giving the cell's n and the items shared (templates: ``{% if c.note is defined %} title="{{ c.note }}"{% endif %}``)."""
+
+    note: str
+
+    def __new__(cls, text: str, note: str) -> FlaggedCell:
+        self = super().__new__(cls, text)
+        self.note = note
+        return self
+
+
+def _column_key(row: Mapping[str, Any]) -> tuple:
+    """What a metric row is a value of, whatever its model: one column of a models-compared table."""
+    b = row.get("breakdown") or {}
+    pairs = [*(b.items() if isinstance(b, Mapping) else b),
+             *((c, row.get(c)) for c in ("domain", "method", "hop") if _blank(row.get(c)) is not None)]  # KG-FPQ's
+    return (str(row.get("suite") or ""), str(row.get("setting") or "closed"),
+            str(_blank(row.get("perturbation")) or "none"), str(row.get("task") or ""), str(row.get("judge") or ""),
+            str(row["metric"]), tuple(sorted((str(k), str(v)) for k, v in pairs if v is not None)))
+
+
+class DifferingCells:
+    """The cells of a suite's tables whose number stands on a different item set than another model's cell of the
+    same column (same suite, setting, perturbation, task, judge, metric and breakdown): a model's own ``limit``, a
+    failed request, a denominator that depends on the answers (KG-FPQ's gated accuracy). Cells with n = 0 compare
+    nothing and are left out. Built once from every metric row a section shows; :meth:`text` and :meth:`cell` mark
+    such a cell with a † and a hover note naming its n and the items every model of its column shares.
+
+        >>> flag = differing_cells(rows)
+        >>> flag.text(row, "0.50 [0.30, 0.70] n=22")   # "0.50 [0.30, 0.70] n=22 †" when the items differ
+    """
+
+    def __init__(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        from kgprobe.report.leaderboard import item_sets
+
+        columns: dict[tuple, dict[str, Mapping[str, Any]]] = {}
+        for r in rows:
+            if _int(r.get("n")) == 0:
+                continue  # a cell without items compares nothing (and would leave no item shared by all)
+            columns.setdefault(_column_key(r), {})[str(r["model"])] = r
+        self.notes: dict[tuple, str] = {}
+        for key, members in columns.items():
+            if len(members) < 2:
+                continue
+            fair = item_sets(list(members.values()))
+            if fair["same_items"] is not False:
+                continue
+            for model, r in members.items():
+                others = ", ".join(f"{m} n={_int(o.get('n'))}" for m, o in sorted(members.items()) if m != model)
+                self.notes[(model, *key)] = (
+                    f"† the models of this column stand on different items (a model's own limit, failed requests, or "
+                    f"a denominator that depends on the answers, as a gated or judged share): {model} "
+                    f"n={_int(r.get('n'))} here, {fair['n_shared']} items shared by all ({others}); "
+                    "kgprobe compare A B pairs them")
+
+    def __bool__(self) -> bool:
+        return bool(self.notes)
+
+    def note(self, row: Mapping[str, Any] | None) -> str | None:
+        """The hover note of ``row``'s cell, or None when its column compares like with like."""
+        return None if row is None else self.notes.get((str(row["model"]), *_column_key(row)))
+
+    def text(self, row: Mapping[str, Any] | None, text: str) -> str:
+        """``text`` (the cell of ``row``) with " †" and its note when flagged, else ``text`` unchanged."""
+        note = self.note(row)
+        return text if note is None else FlaggedCell(f"{text} †", note)
+
+    def cell(self, row: Mapping[str, Any] | None, cell: dict[str, Any]) -> dict[str, Any]:
+        """A ``metric_cell`` dict (:func:`_metric_cell`) with " †" and the note before its hover text when flagged."""
+        note = self.note(row)
+        if note is None:
+            return cell
+        return {**cell, "text": f"{cell['text']} †", "title": f"{note}; {cell.get('title') or ''}".rstrip("; ")}
+
+
+def differing_cells(rows: Iterable[Mapping[str, Any]]) -> DifferingCells:
+    """:class:`DifferingCells` of ``rows`` (every metric row of one section, every model)."""
+    return DifferingCells(rows)
 
 
 def _cell(row: Mapping | None, *, kind: bool = False) -> str:

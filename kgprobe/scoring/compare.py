@@ -94,6 +94,10 @@ def paired_difference(a: Mapping[str, float | bool], b: Mapping[str, float | boo
             "p_value": mcnemar_exact(a_only, b_only) if binary and n else None}
 
 
+#: The judges of the offline reading: no judge model (a suite's own reader, or the heuristic claim extractor).
+_OFFLINE = ("", "heuristic")
+
+
 def _breakdown(row: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     raw = row.get("breakdown") or {}
     pairs = raw.items() if isinstance(raw, Mapping) else raw
@@ -101,27 +105,30 @@ def _breakdown(row: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def compare_models(items: Iterable[Mapping[str, Any]], metrics: Iterable[Mapping[str, Any]], model_a: str,
-                   model_b: str, *, perturbation: str = "none", judge: str = "", resamples: int = 1000,
+                   model_b: str, *, perturbation: str = "none", judge: str | None = None, resamples: int = 1000,
                    confidence: float = 0.95, seed: int = 0) -> list[dict[str, Any]]:  # fmt: skip
     """Paired comparison rows of ``model_a`` against ``model_b``, per (suite, task) overall and per breakdown cell.
 
     ``items``: per-item score rows (``suite``, ``task``, ``item_id``, ``model``, ``perturbation``, ``judge``,
     ``correct``), a suite's scores table; ``metrics``: the suite's metric rows, whose ``breakdown`` and
-    ``item_ids`` name each breakdown cell's items (the union over every model's rows). Rows of other models, perturbations and judges are ignored.
+    ``item_ids`` name each breakdown cell's items (the union over every model's rows). Rows of other models,
+    perturbations and judges are ignored; ``judge`` None takes the offline reading, the rows without a judge model
+    (judge "" or "heuristic", the claim extractor OKGQA and Drowzee read answers with when no judge is set).
     Each output row is :func:`paired_difference` of the cell plus ``suite``, ``task``, ``breakdown`` (dict),
     ``model_a`` and ``model_b``, seeded per cell by :func:`~kgprobe.scoring.stats.row_seed`; sorted by suite,
     task, then overall first and breakdowns by name."""
+    judges = _OFFLINE if judge is None else (judge,)
     flags: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
     for r in items:
         if r["model"] not in (model_a, model_b) or str(r.get("perturbation") or "none") != perturbation \
-                or str(r.get("judge") or "") != judge or r.get("correct") is None:
+                or str(r.get("judge") or "") not in judges or r.get("correct") is None:
             continue
         flags.setdefault((str(r["suite"]), str(r["task"])), {}).setdefault(r["model"], {})[str(r["item_id"])] = \
             float(bool(r["correct"]))
     cells: dict[tuple[str, str], dict[tuple[tuple[str, str], ...], set[str]]] = {}
     for m in metrics:
         bd = _breakdown(m)
-        if not bd or str(m.get("judge") or "") != judge \
+        if not bd or str(m.get("judge") or "") not in judges \
                 or str(m.get("perturbation") or "none") != perturbation:
             continue
         cells.setdefault((str(m["suite"]), str(m["task"])), {}).setdefault(bd, set()).update(
@@ -136,7 +143,7 @@ def compare_models(items: Iterable[Mapping[str, Any]], metrics: Iterable[Mapping
             pb_ = b if members is None else {k: v for k, v in b.items() if k in members}
             if not pa_ and not pb_:
                 continue
-            seed_ = row_seed(seed, "compare", suite, task, model_a, model_b, perturbation, judge, list(bd))
+            seed_ = row_seed(seed, "compare", suite, task, model_a, model_b, perturbation, judge or "", list(bd))
             out.append({"suite": suite, "task": task, "breakdown": dict(bd), "model_a": model_a,
                         "model_b": model_b, **paired_difference(pa_, pb_, resamples=resamples,
                                                                  confidence=confidence, seed=seed_)})
@@ -161,18 +168,25 @@ def read_scores(root: str | Path, suite: str) -> tuple[list[dict[str, Any]], lis
 
 
 def format_comparison(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) -> str:
-    """The rows of :func:`compare_models` as a plain-text table, one line per (suite, task, breakdown)."""
+    """The rows of :func:`compare_models` as a plain-text table, one line per (suite, task, breakdown); breakdown
+    cells where the two models share no item are counted on a last line instead of printed as empty rows."""
     level = f"{confidence:.0%}"
     head = (f"{'suite':<10} {'task':<15} {'breakdown':<28} {'n':>5} {'A':>6} {'B':>6} {'A-B':>7} "
             f"{level + ' paired bootstrap':>26} {'A only':>6} {'B only':>6} {'McNemar p':>9}  left out (A, B)")
     lines = [head]
+    empty = 0
     for r in rows:
+        if not r["n"] and r["breakdown"]:
+            empty += 1
+            continue
         bd = ", ".join(f"{k}={v}" for k, v in r["breakdown"].items()) or "(overall)"
         p = "–" if r["p_value"] is None else f"{r['p_value']:.3g}"
         lines.append(f"{r['suite']:<10} {r['task']:<15} {bd[:28]:<28} {r['n']:>5} {r['a']:>6.3f} {r['b']:>6.3f} "
                      f"{r['diff']:>+7.3f} {'[' + format(r['ci_low'], '+.3f') + ', ' + format(r['ci_high'], '+.3f') + ']':>26} "
                      f"{r['a_only'] if r['a_only'] is not None else '–':>6} "
                      f"{r['b_only'] if r['b_only'] is not None else '–':>6} {p:>9}  ({r['only_a']}, {r['only_b']})")
+    if empty:
+        lines.append(f"({empty} breakdown cells with no item both models answered are not shown)")
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kgprobe.report.render import ReportSection
+from kgprobe.report.render import ReportSection, differing_cells
 from kgprobe.suites.base import breakdown_of
 
 __all__ = ["TEMPLATES", "section"]
@@ -37,6 +37,11 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> ReportSection:
     rows = [m for m in closed if ((m.get("judge") or "") == extractor if extractor else
                                   (m.get("judge") or "") in _HEURISTIC)]
     index = {(str(m["model"]), m["task"], m["metric"], tuple(sorted(breakdown_of(m).items()))): m for m in rows}
+    flag = differing_cells(rows)
+
+    def _fair(row: Mapping[str, Any] | None) -> str:
+        return flag.text(row, _cell(row))
+
     models = [m for m in getattr(ctx, "models", ()) if any(k[0] == m for k in index)]
     models += sorted({k[0] for k in index} - set(models))
     tables = []
@@ -46,13 +51,13 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> ReportSection:
         if not any(k[1] == task for k in index):
             continue
         rate = {"headers": ["model", "overall", "wrong answers with CO reasoning", *cells], "rows": [
-            {"model": m, "cells": [_cell(index.get((m, task, "hallucination_rate", ()))),
-                                   _cell(index.get((m, task, "wrong_answer_co_share", ()))),
-                                   *(_cell(index.get((m, task, "hallucination_rate", ((key, c),)))) for c in cells)]}
+            {"model": m, "cells": [_fair(index.get((m, task, "hallucination_rate", ()))),
+                                   _fair(index.get((m, task, "wrong_answer_co_share", ()))),
+                                   *(_fair(index.get((m, task, "hallucination_rate", ((key, c),)))) for c in cells)]}
             for m in models]}
         mix = {"headers": ["model", "CO", "EK", "EI", "OL", "no triples extracted", "refusals", "answer accuracy",
                            "right answer, wrong reasoning"],
-               "rows": [{"model": m, "cells": [_cell(index.get((m, task, met, ()))) for met in
+               "rows": [{"model": m, "cells": [_fair(index.get((m, task, met, ()))) for met in
                                                 (*_MIX, "answer_accuracy", "right_answer_wrong_reasoning")]}
                         for m in models]}
         tables.append({"task": task, "by": key, "rate": rate, "mix": mix})

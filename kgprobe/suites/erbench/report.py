@@ -33,7 +33,12 @@ def _order(found: Sequence[str], preferred: Sequence[str]) -> list[str]:
 
 def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> Any:
     """The :class:`~kgprobe.report.render.ReportSection` of ERBench from its closed-book metric rows."""
-    from kgprobe.report.render import ReportSection
+    from kgprobe.report.render import ReportSection, differing_cells
+
+    flag = differing_cells(metrics)
+
+    def fair(row: Mapping[str, Any] | None) -> str:
+        return flag.text(row, _cell(row))
 
     index: dict[tuple, Mapping[str, Any]] = {}
     for m in metrics:
@@ -50,7 +55,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> Any:
                 if not any(index.get((model, task, metric, dataset, qtype, key, None)) for metric, _ in _MEASURES):
                     continue
                 rows.append({"model": model, "task": task, "dataset": dataset, "qtype": qtype,
-                             **{short: _cell(index.get((model, task, metric, dataset, qtype, key, None)))
+                             **{short: fair(index.get((model, task, metric, dataset, qtype, key, None)))
                                 for metric, short in _MEASURES}})
         if rows:
             settings.append({"key": key, "label": label, "rows": rows})
@@ -58,7 +63,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> Any:
     for k, m in sorted(index.items(), key=lambda kv: (kv[0][0], kv[0][3] or "", kv[0][4] or "", kv[0][6] or "")):
         if k[1] == "multihop" and k[5] == "all" and k[6] is not None and k[2] == "hop_rationale_accuracy":
             hops.append({"model": k[0], "dataset": k[3], "qtype": k[4], "hop": k[6],
-                         **{label: _cell(index.get((k[0], "multihop", metric, k[3], k[4], "all", k[6])))
+                         **{label: fair(index.get((k[0], "multihop", metric, k[3], k[4], "all", k[6])))
                             for metric, label in _HOP}})
     known = defaultdict(dict)
     kinds = sorted({(k[3], k[4]) for k in index if k[2] == "known_share"})

@@ -36,6 +36,7 @@ from kgprobe.report import plots
 from kgprobe.report.render import (
     INTERVAL_NAMES,
     ReportContext,
+    DifferingCells,
     ReportSection,
     _blank,
     _float,
@@ -47,6 +48,7 @@ from kgprobe.report.render import (
     _order,
     _rows,
     _stat,
+    differing_cells,
     render_page,
     sql_name,
     write_report,
@@ -150,7 +152,8 @@ def _metric_index(metrics: Any) -> dict[_Key, dict]:
             raise ValueError(f"two metric rows for {key[1:]} in the {setting} setting; pass "
                              "{'closed': closed_rows, 'grounded': grounded_rows} (or set row['setting']) so that "
                              "closed-book and clean grounded rows, both perturbation 'none', stay apart")
-        index[key] = row
+        # the setting travels with the row, so a table's cells can be told apart from the other setting's
+        index[key] = row if row.get("setting") == setting else {**row, "setting": setting}
     return index
 
 
@@ -479,7 +482,7 @@ def _glance(index: Mapping[_Key, dict], models: Sequence[str], confidence: float
 
 
 def _closed(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[str],
-            confidence: float = 0.95) -> dict[str, Any] | None:
+            confidence: float = 0.95, *, flag: DifferingCells | None = None) -> dict[str, Any] | None:
     """The closed-book leaderboard for ``_closed.html`` (models x key metrics); None without closed-book rows."""
     models = [m for m in models if any(k[0] == "closed" and k[1] == m for k in index)]
     if not models:
@@ -495,9 +498,11 @@ def _closed(index: Mapping[_Key, dict], models: Sequence[str], judges: Sequence[
     found = {(model, c): index.get(("closed", model, "none", c[1], c[2], c[3], None, None, None))
              for model in models for c in columns}
     kinds = _kinds(found.values())
+    flag = flag or differing_cells(())
     rows = [{"model": model,
-             "cells": [_metric_cell(found[(model, c)], "fpq_scores_metrics", shade=c[3] != "unknown_share",
-                                    confidence=confidence, kind=len(kinds) > 1) for c in columns]}
+             "cells": [flag.cell(found[(model, c)], _metric_cell(
+                 found[(model, c)], "fpq_scores_metrics", shade=c[3] != "unknown_share", confidence=confidence,
+                 kind=len(kinds) > 1)) for c in columns]}
             for model in models]
     return {"interval": _interval_phrase(kinds, confidence), "headers": ["model"] + [c[0] for c in columns],
             "rows": rows}
@@ -528,7 +533,8 @@ def _agreement(agreement: list[tuple[str, dict]], models: Sequence[str]) -> list
     return out
 
 
-def _grounded(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95) -> dict[str, Any] | None:
+def _grounded(index: Mapping[_Key, dict], models: Sequence[str], confidence: float = 0.95, *,
+              flag: DifferingCells | None = None) -> dict[str, Any] | None:
     """The grounded leaderboard for ``_grounded.html``: one table per perturbation method (models x level, the
     clean subgraph first); None without grounded yes/no accuracy rows."""
     keys = [k for k in index if k[0] == "grounded" and k[3] == _DISC and k[5] == "accuracy"
@@ -539,13 +545,15 @@ def _grounded(index: Mapping[_Key, dict], models: Sequence[str], confidence: flo
     perturbations = sorted({k[2] for k in keys}, key=_perturbation_sort)
     methods = [m for m in dict.fromkeys(_parse(p)[0] for p in perturbations) if m != "none"]
     kinds = _kinds(index[k] for k in keys if k[1] in models)
+    flag = flag or differing_cells(())
     tables = []
     for method in methods or ["none"]:
         cols = [p for p in perturbations if _parse(p)[0] in (method, "none")]
         rows = [{"model": model,
-                 "cells": [_metric_cell(index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None)),
-                                        "fpq_grounded_scores_metrics", confidence=confidence, kind=len(kinds) > 1)
-                           for p in cols]}
+                 "cells": [flag.cell(row, _metric_cell(row, "fpq_grounded_scores_metrics", confidence=confidence,
+                                                       kind=len(kinds) > 1))
+                           for p in cols
+                           for row in [index.get(("grounded", model, p, _DISC, "", "accuracy", None, None, None))]]}
                 for model in models]
         tables.append({
             "title": f"{method}: {_PERTURB_NAMES.get(method, method)}" if method != "none" else "clean subgraph",
@@ -585,11 +593,12 @@ def section(ctx: ReportContext, metrics: Any, agreement: Any, plots: Mapping[str
     agreement_rows = _agreement_rows(agreement)
     models = _order([k[1] for k in index] + [str(r["model"]) for _, r in agreement_rows], ctx.models)
     judges = _judges(index, "closed", ctx.judges)
+    flag = differing_cells(index.values())
     data = {
         "glance": _glance(index, models, ctx.confidence),
-        "closed": _closed(index, models, judges, ctx.confidence),
+        "closed": _closed(index, models, judges, ctx.confidence, flag=flag),
         "agreement": _agreement(agreement_rows, models),
-        "grounded": _grounded(index, models, ctx.confidence),
+        "grounded": _grounded(index, models, ctx.confidence, flag=flag),
         "figures": _figures(plots, index, ctx.confidence),
     }
     return ReportSection(template="fpq/section.html", template_dir=TEMPLATES, data=data, metrics=list(index.values()))

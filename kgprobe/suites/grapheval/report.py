@@ -59,11 +59,16 @@ def _order(found: Sequence[str], preferred: Sequence[str]) -> list[str]:
 def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[str, bytes]]:
     """The section (a :class:`kgprobe.report.render.ReportSection`) and its plots from GraphEval's metric rows
     (closed-book rows only: GraphEval is not grounded); ``(None, {})`` without rows."""
-    from kgprobe.report.render import ReportSection
+    from kgprobe.report.render import ReportSection, differing_cells
 
     rows = [r for r in metrics if r.get("setting", "closed") == "closed"]
     if not rows:
         return None, {}
+    flag = differing_cells(rows)
+
+    def fair(row: Mapping[str, Any] | None) -> str:
+        return flag.text(row, cell(row))
+
     tasks = sorted({str(r.get("task") or "statement") for r in rows}, key=lambda t: (t != "statement", t))
     main = tasks[0]
     full: dict[tuple[str, str, str, str, tuple[tuple[str, str], ...]], Mapping[str, Any]] = {}
@@ -82,7 +87,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
                 if not any(k[:3] == (task, model, judge) and k[3] in (*METRICS, *_OTHER) for k in full):
                     continue
                 overall.append({"model": model, "labels": f"{label}: {judge or 'generated answers'}",
-                                "cells": [cell(full.get((task, model, judge, m, ()))) for m in (*METRICS, *_OTHER)]})
+                                "cells": [fair(full.get((task, model, judge, m, ()))) for m in (*METRICS, *_OTHER)]})
     by = []
     for key in BREAKDOWNS:
         values = sorted({dict(k[3])[key] for k in index if len(k[3]) == 1 and k[3][0][0] == key and k[1] == ""})
@@ -95,7 +100,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
         table = []
         for value in values:
             table.append({"value": value, "cells": [
-                [cell(index.get((model, "", m, ((key, value),)))) for m in shown] for model in models]})
+                [fair(index.get((model, "", m, ((key, value),)))) for m in shown] for model in models]})
         by.append({"key": key.replace("_", " "), "rows": table, "metrics": [_LABELS[m] for m in shown]})
     plots: dict[str, bytes] = {}
     groups = {m: {model: (index[(model, "", m, ())]["value"], index[(model, "", m, ())]["ci_low"],
@@ -118,7 +123,7 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
             if not any(k[:2] == (model, who) and k[2] in judge_metrics for k in index):
                 continue
             hidden.append({"model": model, "who": name,
-                           "cells": [cell(index.get((model, who, m, ()))) for m in judge_metrics],
+                           "cells": [fair(index.get((model, who, m, ()))) for m in judge_metrics],
                            "costs": [_measured(index.get((model, who, m, ()))) for m in costs]})
     data = {"metrics": [_LABELS[m] for m in (*METRICS, *_OTHER)], "overall": overall,
             "models": models, "by": by, "figures": figures, "hidden": hidden, "table2_note": TABLE2_NOTE,

@@ -18,7 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from kgprobe.report.render import ReportSection, _cell, _interval_of
+from kgprobe.report.render import ReportSection, _cell, _interval_of, differing_cells
 
 __all__ = ["METRICS", "figure_data", "section"]
 
@@ -119,10 +119,12 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
     models = list(dict.fromkeys([*getattr(ctx, "models", ()), *sorted({str(r["model"]) for r in rows})]))
     models = [m for m in models if any(r["model"] == m for r in rows)]
     judges = sorted({str(r["judge"]) for r in rows}, key=lambda j: (j not in ("", HEURISTIC), j))
+    flag = differing_cells(rows)
     overall = {(r.get("setting", "closed"), r["model"], r["judge"], r["metric"], r["perturbation"],
                 _bd(r).get("retrieval")): r for r in rows if set(_bd(r)) <= {"retrieval"}}
     closed = [{"model": m, "judge": _extractor(j), "prompt": prompt,
-               "cells": [_cell(overall.get(("closed", m, j, metric, "none", ret)), kind=True) for metric in METRICS]}
+               "cells": [flag.text(c, _cell(c, kind=True)) for metric in METRICS
+                         for c in [overall.get(("closed", m, j, metric, "none", ret))]]}
               for m in models for j in judges for ret, prompt in _PROMPTS.items()
               if any(k[:3] == ("closed", m, j) and k[5] == ret for k in overall)]
     levels = sorted({r["perturbation"] for r in rows if r.get("setting") == "grounded"},
@@ -135,7 +137,7 @@ def section(ctx: Any, metrics: Any, agreement: Any = (), similarity: Any = ()) -
                     cells = [overall.get(("grounded", m, j, metric, p, method)) for p in levels]
                     if any(c is not None for c in cells):
                         grounded.append({"model": m, "judge": _extractor(j), "retrieval": method,
-                                         "metric": metric, "cells": [_cell(c) for c in cells]})
+                                         "metric": metric, "cells": [flag.text(c, _cell(c)) for c in cells]})
     pngs: dict[str, bytes] = {}
     figures = []
     sims = _similarity_curves(_rows(similarity))

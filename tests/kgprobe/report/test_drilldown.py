@@ -37,6 +37,26 @@ def test_rows_join_items_votes_and_samples_in_order() -> None:
     assert json.loads(gzip.decompress(base64.b64decode(embed([row])))) == [row]
 
 
+def test_the_heuristic_extractors_reading_is_shown_where_a_suite_has_no_judge_free_one() -> None:
+    """OKGQA and Drowzee read answers with the heuristic claim extractor (judge "heuristic") when no judge model is
+    set: those items are in the drill-down with their own samples; a judge model's reading is not, and a suite
+    with both a judge-free and a heuristic vote on an item shows the judge-free one once."""
+    items = [{"item_id": "q1", "question": "Who painted it?", "expected": "yes", "breakdown": {}, "evidence": "{}"}]
+    votes = [{"item_id": "q1", "model": "m", "judge": "heuristic", "perturbation": "none", "task": "open_qa",
+              "vote": "no", "expected": "yes", "correct": False},
+             {"item_id": "q1", "model": "m", "judge": "gpt-judge", "perturbation": "none", "task": "open_qa",
+              "vote": "yes", "expected": "yes", "correct": True}]
+    samples = [{"item_id": "q1", "model": "m", "judge": "heuristic", "sample_index": 0, "text": "Monet.",
+                "label": "no"},
+               {"item_id": "q1", "model": "m", "judge": "gpt-judge", "sample_index": 0, "text": "Monet.",
+                "label": "yes"}]
+    (row,) = drilldown_rows("okgqa", items, votes, samples)
+    assert (row["v"], row["c"], row["a"], row["r"]) == ("no", "wrong", ["Monet."], ["no"])
+    plain = {**votes[0], "judge": "", "vote": "yes", "correct": True}
+    (both,) = drilldown_rows("okgqa", items, [votes[0], plain], samples)
+    assert (both["v"], both["c"]) == ("yes", "correct")
+
+
 def _synthetic(n: int) -> list[dict]:
     rows = []
     for k in range(n):

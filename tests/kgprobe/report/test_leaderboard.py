@@ -118,3 +118,14 @@ def test_a_suites_own_section_notes_columns_whose_models_answered_different_item
     assert "accuracy (discriminative): oracle n=22, smol n=6, 6 shared by all" in html
     same = ReportSection(template="toy/section.html", template_dir=tmp_path, data={"title": "Toy"}, metrics=rows[2:4])
     assert "shared by all" not in render_page(ctx, metrics=rows[2:4], own=[same])
+
+
+def test_a_row_without_items_leaves_the_shared_count_alone() -> None:
+    """A model with n = 0 in a column (no gated FPQ qualifies for a model that never says yes) stands on no item: it
+    does not make the column's shared count 0, and two models on the same items stay comparable beside it."""
+    from kgprobe.report.leaderboard import item_sets
+
+    same = [{"n": 3, "item_ids": ["a", "b", "c"]}, {"n": 3, "item_ids": ["a", "b", "c"]}]
+    assert item_sets([*same, {"n": 0, "item_ids": []}]) == {"same_items": True, "n_shared": 3}
+    assert item_sets([same[0], {"n": 2, "item_ids": ["a", "b"]}, {"n": 0, "item_ids": []}]) == \
+        {"same_items": False, "n_shared": 2}

@@ -180,3 +180,57 @@ def test_the_check_catches_swapped_headers() -> None:
     assert len(errors) == 2
     ok = html.replace("n=1001", "n=X").replace("n=1000", "n=1001").replace("n=X", "n=1000")
     assert _check(ok, metrics, {})[2] == [] and _check(ok, metrics, {})[0] == 2
+
+
+class _Cells(HTMLParser):
+    """Every <td> of a page as (text, title)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[tuple[str, str | None]] = []
+        self._cell: list[Any] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "td":
+            self._cell = ["", dict(attrs).get("title")]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td" and self._cell is not None:
+            self.cells.append((" ".join(self._cell[0].split()), self._cell[1]))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell[0] += data
+
+
+@pytest.mark.parametrize("suite", sorted(PLAN))
+def test_cells_whose_models_answered_different_items_are_marked(suite: str) -> None:
+    """Every model answers items i0..i3 of every column, except that beta-model answered only i0 of metric 1's
+    columns: exactly the cells of metric 1 (both models') carry a † whose hover gives the cell's n and the 1 item
+    shared; no other cell is marked."""
+    rows = _rows(suite)
+    for r in rows:
+        short = r["model"] == MODELS[1] and r["metric"] == PLAN[suite]["metrics"][1]
+        r["item_ids"] = ["i0"] if short else ["i0", "i1", "i2", "i3"]
+    ctx = ReportContext(project="t", config_path="x.yaml", snapshot_ids=("snap",), created_at="2026-01-01",
+                        models=MODELS)
+    section, _plots = SUITES[suite].report(ctx, rows)
+    parser = _Cells()
+    parser.feed(render_page(ctx, metrics=rows, own=[section]))
+    marked = unmarked = 0
+    for text, title in parser.cells:
+        code = re.search(r"n=(\d{4})\b", text)
+        if code is None:
+            continue
+        mi, ki = divmod(int(code.group(1)) - 1000, 100)
+        if ki == 1:
+            marked += 1
+            assert text.endswith("†"), text
+            assert title is not None and f"n={code.group(1)} here, 1 items shared by all" in title, title
+            other = 1000 + 100 * (1 - mi) + 1
+            assert f"{MODELS[1 - mi]} n={other}" in title, title
+        else:
+            unmarked += 1
+            assert "†" not in text and "items shared by all" not in (title or ""), (text, title)
+    assert marked >= 2 and unmarked >= 2, (suite, marked, unmarked)

@@ -108,3 +108,25 @@ def test_report_shows_each_pair_overall_and_by_breakdown() -> None:
     assert "<td class=\"num\">6 / 0</td><td class=\"num\">0.0312</td><td class=\"num\">0 / 0</td>" in html
     assert "By breakdown (2 cells)" not in html and "By breakdown (1 cells)" in html
     assert "<td class=\"num\">4 / 0</td>" in html  # left out: oracle has 4 items smol lacks
+
+
+def test_heuristic_extractor_rows_are_compared_and_empty_cells_are_counted_not_printed() -> None:
+    """OKGQA and Drowzee read answers with the heuristic claim extractor (judge "heuristic") when no judge model is
+    set: those rows are the offline reading and are compared by default; a judge model's rows only when asked."""
+    from kgprobe.scoring.compare import format_comparison
+
+    a = {f"q{i}": i < 4 for i in range(8)}
+    b = {f"q{i}": i < 2 for i in range(8)}
+    items = [{**r, "judge": "heuristic"} for r in _items("smol", a) + _items("random", {**b, "r1": True})]
+    items += [{**r, "judge": "gpt-judge"} for r in _items("smol", b) + _items("random", a)]
+    metrics = [{"suite": "s", "task": "t", "model": m, "perturbation": "none", "judge": "heuristic", "metric": "acc",
+                "breakdown": {"kind": k}, "item_ids": ids} for m in ("smol", "random")
+               for k, ids in (("x", ["q0", "q1"]), ("none-shared", ["r1"]))]  # r1: random's alone
+    overall, empty, x = compare_models(items, metrics, "smol", "random")  # breakdowns by name
+    assert (overall["n"], overall["a"], overall["b"], overall["a_only"]) == (8, 0.5, 0.25, 2)
+    assert x["n"] == 2 and (empty["n"], empty["only_b"]) == (0, 1)
+    judged = compare_models(items, metrics, "smol", "random", judge="gpt-judge")[0]
+    assert (judged["a"], judged["b"]) == (0.25, 0.5)
+    text = format_comparison([overall, x, empty])
+    assert "kind=x" in text and "none-shared" not in text
+    assert "(1 breakdown cells with no item both models answered are not shown)" in text

@@ -49,7 +49,7 @@ def metric(model: str, name: str, value: float, n: int = 12, *, perturbation: st
     row = {"model": model, "perturbation": perturbation, "suite": "fpq", "task": task, "judge": judge,
            "metric": name, "domain": domain, "method": method, "hop": hop, "n": n,
            "correct": round(value * n) if n else 0, "value": value if n else math.nan, "ci_low": lo, "ci_high": hi,
-           "interval": interval, "item_ids": [f"{model}-{name}-{i}" for i in range(n)]}
+           "interval": interval, "item_ids": [f"{name}-{i}" for i in range(n)]}  # the same items for every model
     if interval is None:
         del row["interval"]
     return row
