@@ -523,6 +523,7 @@ def comparison_section(rows: Sequence[Mapping[str, Any]], confidence: float = 0.
                 "a": f"{r['a']:.2f}" if math.isfinite(r["a"]) else "–",
                 "b": f"{r['b']:.2f}" if math.isfinite(r["b"]) else "–",
                 "diff": (f"{r['diff']:+.2f} [{r['ci_low']:+.2f}, {r['ci_high']:+.2f}]"
+                         + ("*" if r.get("interval") == "paired_score" else "")
                          if math.isfinite(r["diff"]) else "–"),
                 "discordant": "–" if r.get("a_only") is None else f"{r['a_only']} / {r['b_only']}",
                 "p": "–" if r.get("p_value") is None else f"{r['p_value']:.3g}",

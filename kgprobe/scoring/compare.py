@@ -1,5 +1,6 @@
 """Paired comparison of two models on the items both answered: the difference in the share of correct items, a
-seeded paired bootstrap interval of that difference, and McNemar's exact test.
+seeded paired bootstrap interval of that difference (a paired score interval where a bootstrap would be a point or
+rest on a handful of pairs), and McNemar's exact test.
 
 Two models' cells are only comparable on the same items: a model run with its own ``limit`` answers fewer items
 than another, and its accuracy on those is not the other's on more. :func:`compare_models` pairs the per-item rows
@@ -20,10 +21,14 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from kgprobe.scoring.stats import row_seed
+from kgprobe.scoring.stats import row_seed, wilson_mean_ci
 
 __all__ = ["compare_models", "format_comparison", "mcnemar_exact", "paired_bootstrap_ci", "paired_difference",
-           "pairwise", "read_scores"]
+           "paired_score_ci", "pairwise", "read_scores"]
+
+#: Below this many pairs the percentile bootstrap is replaced by :func:`paired_score_ci`: resampling three pairs
+#: gives a handful of distinct means, and one pair gives a point.
+MIN_BOOTSTRAP_PAIRS = 10
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -71,18 +76,73 @@ def paired_bootstrap_ci(a: Sequence[float], b: Sequence[float], *, resamples: in
     return float(min(low, diff)), float(max(high, diff))
 
 
+def paired_score_ci(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of mean(a) − mean(b) for paired scores in [0, 1] that never collapses to a point.
+
+    Newcombe's hybrid score interval for a paired difference (Newcombe 1998, method 10; the MOVER construction of
+    Zou and Donner): each mean's Wilson interval (:func:`~kgprobe.scoring.stats.wilson_mean_ci`, Wilson's on 0/1
+    scores), combined with the correlation r of the pairs,
+    ``low = d − sqrt((p1 − l1)² − 2r(p1 − l1)(u2 − p2) + (u2 − p2)²)`` and symmetrically for ``high``. For 0/1
+    scores r is the phi coefficient with Newcombe's continuity correction (ad − bc shrunk by n/2 towards 0 when
+    positive); for other scores Pearson's r (0 when a side is constant). One pair where A is wrong and B right gives
+    about [−1, +0.12], not [−1, −1]. ``(nan, nan)`` without pairs.
+
+        >>> paired_score_ci([0], [1])     # (-1.0, 0.1208...)
+    """
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"paired_score_ci: a and b must be paired one-dimensional scores, got shapes "
+                         f"{x.shape} and {y.shape}")
+    n = x.size
+    if n == 0:
+        return math.nan, math.nan
+    l1, u1 = wilson_mean_ci(x, confidence=confidence)
+    l2, u2 = wilson_mean_ci(y, confidence=confidence)
+    p1, p2 = float(x.mean()), float(y.mean())
+    if np.isin(x, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all():
+        both = float(np.sum((x == 1) & (y == 1)))
+        a_only = float(np.sum((x == 1) & (y == 0)))
+        b_only = float(np.sum((x == 0) & (y == 1)))
+        neither = float(np.sum((x == 0) & (y == 0)))
+        cross = both * neither - a_only * b_only
+        if cross > 0:
+            cross = max(cross - n / 2.0, 0.0)
+        denom = (both + a_only) * (b_only + neither) * (both + b_only) * (a_only + neither)
+        r = cross / math.sqrt(denom) if denom > 0 else 0.0
+    else:
+        r = float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0 else 0.0
+    return _mover(p1, (l1, u1), p2, (l2, u2), r)
+
+
+def _mover(p1: float, ci1: tuple[float, float], p2: float, ci2: tuple[float, float], r: float) -> tuple[float, float]:
+    """p1 − p2 with the interval recovered from each estimate's own interval and their correlation r (MOVER);
+    with r = 0 it is Newcombe's hybrid score interval for independent proportions."""
+    (l1, u1), (l2, u2) = ci1, ci2
+    d = p1 - p2
+    below = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * r * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    above = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * r * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return max(-1.0, d - below), min(1.0, d + above)
+
+
 def paired_difference(a: Mapping[str, float | bool], b: Mapping[str, float | bool], *, resamples: int = 1000,
                       confidence: float = 0.95, seed: int = 0) -> dict[str, Any]:  # fmt: skip
     """Compare two models' per-item scores (item_id -> 0/1 correct, or a score in [0, 1]) on the items both have.
 
     Returns ``n`` (items in common), ``only_a`` / ``only_b`` (items one model has and the other lacks: left out),
     ``a`` / ``b`` (their means on the common items), ``diff`` (a − b) with ``ci_low`` / ``ci_high``
-    (:func:`paired_bootstrap_ci`, ``interval = "paired_bootstrap"``), and for 0/1 scores ``a_only`` / ``b_only``
+    (:func:`paired_bootstrap_ci`, ``interval = "paired_bootstrap"``; :func:`paired_score_ci`,
+    ``interval = "paired_score"``, when fewer than :data:`MIN_BOOTSTRAP_PAIRS` pairs or every pair differs by the
+    same amount, where a bootstrap would claim certainty), and for 0/1 scores ``a_only`` / ``b_only``
     (discordant items) and ``p_value`` (:func:`mcnemar_exact`; None for other scores)."""
     common = sorted(a.keys() & b.keys())
     x = [float(a[i]) for i in common]
     y = [float(b[i]) for i in common]
-    low, high = paired_bootstrap_ci(x, y, resamples=resamples, confidence=confidence, seed=seed)
+    interval = "paired_bootstrap"
+    if len(common) < MIN_BOOTSTRAP_PAIRS or len({u - v for u, v in zip(x, y)}) <= 1:
+        interval = "paired_score"
+        low, high = paired_score_ci(x, y, confidence=confidence)
+    else:
+        low, high = paired_bootstrap_ci(x, y, resamples=resamples, confidence=confidence, seed=seed)
     binary = all(v in (0.0, 1.0) for v in (*x, *y))
     a_only = sum(1 for u, v in zip(x, y) if u > v) if binary else None
     b_only = sum(1 for u, v in zip(x, y) if v > u) if binary else None
@@ -90,7 +150,7 @@ def paired_difference(a: Mapping[str, float | bool], b: Mapping[str, float | boo
     return {"n": n, "only_a": len(a.keys() - b.keys()), "only_b": len(b.keys() - a.keys()),
             "a": sum(x) / n if n else math.nan, "b": sum(y) / n if n else math.nan,
             "diff": (sum(x) - sum(y)) / n if n else math.nan, "ci_low": low, "ci_high": high,
-            "interval": "paired_bootstrap", "a_only": a_only, "b_only": b_only,
+            "interval": interval, "a_only": a_only, "b_only": b_only,
             "p_value": mcnemar_exact(a_only, b_only) if binary and n else None}
 
 
@@ -167,12 +227,17 @@ def read_scores(root: str | Path, suite: str) -> tuple[list[dict[str, Any]], lis
     return out[0], out[1]
 
 
+def _ci(r: Mapping[str, Any]) -> str:
+    mark = "*" if r.get("interval") == "paired_score" else ""
+    return f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]{mark}"
+
+
 def format_comparison(rows: Sequence[Mapping[str, Any]], confidence: float = 0.95) -> str:
     """The rows of :func:`compare_models` as a plain-text table, one line per (suite, task, breakdown); breakdown
     cells where the two models share no item are counted on a last line instead of printed as empty rows."""
     level = f"{confidence:.0%}"
     head = (f"{'suite':<10} {'task':<15} {'breakdown':<28} {'n':>5} {'A':>6} {'B':>6} {'A-B':>7} "
-            f"{level + ' paired bootstrap':>26} {'A only':>6} {'B only':>6} {'McNemar p':>9}  left out (A, B)")
+            f"{level + ' paired interval':>26} {'A only':>6} {'B only':>6} {'McNemar p':>9}  left out (A, B)")
     lines = [head]
     empty = 0
     for r in rows:
@@ -182,11 +247,14 @@ def format_comparison(rows: Sequence[Mapping[str, Any]], confidence: float = 0.9
         bd = ", ".join(f"{k}={v}" for k, v in r["breakdown"].items()) or "(overall)"
         p = "–" if r["p_value"] is None else f"{r['p_value']:.3g}"
         lines.append(f"{r['suite']:<10} {r['task']:<15} {bd[:28]:<28} {r['n']:>5} {r['a']:>6.3f} {r['b']:>6.3f} "
-                     f"{r['diff']:>+7.3f} {'[' + format(r['ci_low'], '+.3f') + ', ' + format(r['ci_high'], '+.3f') + ']':>26} "
+                     f"{r['diff']:>+7.3f} {_ci(r):>26} "
                      f"{r['a_only'] if r['a_only'] is not None else '–':>6} "
                      f"{r['b_only'] if r['b_only'] is not None else '–':>6} {p:>9}  ({r['only_a']}, {r['only_b']})")
     if empty:
         lines.append(f"({empty} breakdown cells with no item both models answered are not shown)")
+    if any(r.get("interval") == "paired_score" for r in rows if r["n"]):
+        lines.append(f"(* Newcombe's paired score interval: fewer than {MIN_BOOTSTRAP_PAIRS} pairs, or every pair "
+                     "differs by the same amount; otherwise a seeded paired bootstrap)")
     return "\n".join(lines)
 
 

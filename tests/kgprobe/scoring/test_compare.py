@@ -130,3 +130,38 @@ def test_heuristic_extractor_rows_are_compared_and_empty_cells_are_counted_not_p
     text = format_comparison([overall, x, empty])
     assert "kind=x" in text and "none-shared" not in text
     assert "(1 breakdown cells with no item both models answered are not shown)" in text
+
+
+def test_mover_without_correlation_is_newcombes_hybrid_interval() -> None:
+    # Newcombe (1998, Stat Med 17:873) worked example: 56/70 against 48/80, method 10 gives 0.0524 to 0.3339
+    from kgprobe.scoring.compare import _mover
+    from kgprobe.scoring.stats import wilson_ci
+
+    low, high = _mover(56 / 70, wilson_ci(56, 70), 48 / 80, wilson_ci(48, 80), 0.0)
+    assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
+
+
+def test_paired_score_interval_is_never_a_point() -> None:
+    from kgprobe.scoring.compare import paired_score_ci
+
+    low, high = paired_score_ci([0], [1])
+    assert low == -1.0 and 0.0 < high < 0.2          # one pair where B alone is right: not certainty that B is better
+    low, high = paired_score_ci([1, 1, 1], [1, 1, 1])
+    assert low < 0.0 < high                           # three agreeing pairs: no difference, but not a point at 0
+    # positively correlated pairs give a narrower interval than the same margins uncorrelated
+    x = [1] * 20 + [0] * 20
+    y = [1] * 18 + [0] * 2 + [0] * 20
+    y_shuffled = ([1, 0] * 9 + [0, 0]) * 2           # the same 18 right, spread over both halves of x
+    assert sum(y) == sum(y_shuffled)
+    assert (lambda c: c[1] - c[0])(paired_score_ci(x, y)) < (lambda c: c[1] - c[0])(paired_score_ci(x, y_shuffled))
+
+
+def test_paired_difference_switches_to_the_score_interval_on_few_or_constant_pairs() -> None:
+    r = paired_difference({"q1": 0, "q2": 0}, {"q1": 1, "q2": 1})
+    assert r["interval"] == "paired_score" and r["ci_low"] == -1.0 and r["ci_high"] > -0.5
+    a = {f"q{i}": i % 2 for i in range(30)}
+    b = {f"q{i}": (i // 2) % 2 for i in range(30)}
+    assert paired_difference(a, b)["interval"] == "paired_bootstrap"
+    same = {f"q{i}": 1 for i in range(30)}
+    r = paired_difference(same, same)
+    assert r["interval"] == "paired_score" and r["ci_low"] < 0.0 < r["ci_high"]
