@@ -421,7 +421,7 @@ def _compare(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     else:
         print(f"A = {args.model_a}, B = {args.model_b}: share of correct items on the items both answered "
-              "(n), A - B with a paired bootstrap interval and McNemar's exact test")
+              "(n), A - B with a paired bootstrap interval (* Newcombe's paired score interval) and McNemar's exact test")
         print(format_comparison(rows))
     return 0
 
