@@ -234,8 +234,20 @@ def init_project(config: str | Path, *, model: str | None = None,
     if not raw.get("models"):
         raise ConfigError(f"{path}: models: list at least one model (a reference one, {{name: oracle, backend: "
                           "reference, kind: oracle}}, needs no weights) before kgprobe init")
-    kg = next(iter(cfg.kgs))
     stem, folder = path.stem, path.parent
+    if not cfg.kgs:  # a purely relational project (ERBench alone): the spec is all there is to write
+        if db_written is None:
+            raise ConfigError(f"{path}: kgs: name a KG, or suites.erbench.db a CSV file or folder, for kgprobe init "
+                              "to start from")
+        review_path = folder / f"{stem}.init-review.md"
+        written = [Written(path, "the config, naming the ERBench spec written from the data", "the models"),
+                   db_written, Written(review_path, "this list", "-")]
+        lines = [f"# kgprobe init: {path.name}", "", "No KG: only the ERBench spec was written.", "",
+                 "| file | what | check by hand |", "|---|---|---|"]
+        lines += [f"| {w.path.name} | {w.what} | {w.check} |" for w in written]
+        review_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return written
+    kg = next(iter(cfg.kgs))
     written: list[Written] = []
     warehouse = Path(cfg.warehouse)
     warehouse.parent.mkdir(parents=True, exist_ok=True)

@@ -133,3 +133,25 @@ def test_init_with_a_model_proposing_templates(tmp_path: Path, shared_data: Path
     assert asked and all(p.startswith("You are given a few samples of a relation") for p in asked)
     with pytest.raises(ConfigError, match="models: oracle"):
         init_project(cfg, model="gpt-9", log=lambda _: None)
+
+
+def test_init_on_a_database_without_a_kg(tmp_path: Path) -> None:
+    # a purely relational project: init writes the spec and its review, and loads no KG
+    rows = ["title,director,year", "Avatar,James Cameron,2009", "Titanic,James Cameron,1997",
+            "Jaws,Steven Spielberg,1975", "Psycho,Alfred Hitchcock,1960", "Vertigo,Alfred Hitchcock,1958"]
+    (tmp_path / "films.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    cfg = tmp_path / "films.yaml"
+    cfg.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\nsuites:\n  erbench: {{db: films.csv}}\n"
+                   "models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    written = init_project(cfg, log=lambda _: None)
+    assert [w.path.name for w in written] == ["films.yaml", "films.erbench-spec.yaml", "films.init-review.md"]
+    assert load_config(cfg).suite("erbench").db == "films.erbench-spec.yaml"
+    assert "films.erbench-spec.yaml" in (tmp_path / "films.init-review.md").read_text(encoding="utf-8")
+    assert not (tmp_path / "wh").exists()
+
+
+def test_init_without_a_kg_or_a_database_says_what_to_add(tmp_path: Path) -> None:
+    cfg = tmp_path / "empty.yaml"
+    cfg.write_text("models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="kgs: map at least one KG"):
+        init_project(cfg, log=lambda _: None)
