@@ -90,12 +90,12 @@ class _Schema:
         if "$ref" in node:
             return node["$ref"].rsplit("/", 1)[-1]
         if "enum" in node:
-            return " \\| ".join(json.dumps(v) for v in node["enum"])
+            return " | ".join(json.dumps(v) for v in node["enum"])
         if "const" in node:
             return json.dumps(node["const"])
         for key in ("anyOf", "oneOf"):
             if key in node:
-                return " \\| ".join(self.type_of(n) for n in node[key])
+                return " | ".join(self.type_of(n) for n in node[key])
         kind = node.get("type")
         if kind == "array":
             items = node.get("items")
@@ -110,7 +110,7 @@ class _Schema:
                 return f"map[str, {self.type_of(extra)}]"
             return node.get("title", "object") if "properties" in node else "object"
         if isinstance(kind, list):
-            return " \\| ".join(kind)
+            return " | ".join(kind)
         return kind or "any"
 
     def children(self, path: str, node: dict) -> list[tuple[str, dict]]:
