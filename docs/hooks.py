@@ -139,27 +139,21 @@ class _Schema:
         return found
 
 
-def config_reference() -> str:
+def config_sections() -> list[tuple[str, str]]:
+    """(key path, Markdown: the section's description and its table of keys), depth first from the top level."""
     _ensure_path()
     from kgprobe.config import project_schema
 
     schema = _Schema(project_schema())
-    out = [
-        "# Config reference\n",
-        "Generated from the project config's pydantic models (`kgprobe schema` prints the same as JSON schema) when "
-        "the site is built. Every section rejects keys it does not list. Paths are key paths in the YAML file: "
-        "`<name>` is a key you choose, `[]` an entry of a list. How each setting is used is on the page of its "
-        "stage or suite.\n",
-    ]
-    queue: list[tuple[str, dict]] = [("(top level)", schema.root)]
+    sections: list[tuple[str, str]] = []
+    queue: list[tuple[str, dict]] = [("", schema.root)]
     seen: set[str] = set()
     while queue:
         path, node = queue.pop(0)
         if path in seen:
             continue
         seen.add(path)
-        title = f"`{path}`" if path != "(top level)" else "Top level"
-        out.append(f"## {title}\n")
+        out = []
         desc = _first_paragraph(node.get("description"))
         if desc:
             out.append(_cell(desc) + "\n")
@@ -178,11 +172,40 @@ def config_reference() -> str:
             if prop.get("deprecated"):
                 text = ("deprecated. " + text).strip()
             rows.append(f"| `{key}` | {_cell(schema.type_of(prop))} | {default} | {_cell(text)} |")
-            sub_path = key if path == "(top level)" else f"{path}.{key}"
-            nested += schema.children(sub_path, prop)
+            nested += schema.children(f"{path}.{key}" if path else key, prop)
         out.append("\n".join(rows) + "\n")
+        sections.append((path, "\n".join(out)))
         queue = nested + queue  # depth first: a section's subsections follow it
+    return sections
+
+
+def config_reference() -> str:
+    out = [
+        "# Config reference\n",
+        "Generated from the project config's pydantic models (`kgprobe schema` prints the same as JSON schema) when "
+        "the site is built. Every section rejects keys it does not list. Paths are key paths in the YAML file: "
+        "`<name>` is a key you choose, `[]` an entry of a list. How each setting is used is on the page of its "
+        "stage or suite.\n",
+    ]
+    for path, body in config_sections():
+        out.append(f"## {f'`{path}`' if path else 'Top level'}\n\n{body}")
     return "\n".join(out)
+
+
+KEYS_MARKER = re.compile(r"^<!-- config-keys: ([A-Za-z0-9_.]+) -->$", re.M)
+
+
+def config_keys(prefix: str) -> str:
+    """The tables of the config sections at ``prefix`` and below it, for a stage's or a suite's own page."""
+    found = [(path, body) for path, body in config_sections() if path == prefix or path.startswith(prefix + ".")
+             or path.startswith(prefix + "[")]
+    if not found:
+        raise ValueError(f"<!-- config-keys: {prefix} -->: the config has no section {prefix}")
+    return "\n".join(f"### `{path}`\n\n{body}" for path, body in found)
+
+
+def on_page_markdown(markdown, page, config, files):
+    return KEYS_MARKER.sub(lambda m: config_keys(m.group(1)), markdown)
 
 
 def on_files(files, config):

@@ -22,11 +22,15 @@ MARKER = re.compile(r"<!--\s*no-test\b(.*?)-->", re.S)
 RUNNERS = {"bash": "bash", "sh": "bash", "python": "python"}
 
 
-def _generated() -> tuple[str, ...]:
+def _hooks():
     spec = importlib.util.spec_from_file_location("kgprobe_docs_hooks", DOCS / "hooks.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.GENERATED
+    return module
+
+
+def _generated() -> tuple[str, ...]:
+    return _hooks().GENERATED
 
 
 def blocks(text: str) -> list[dict]:
@@ -61,6 +65,19 @@ def test_nav_and_pages_agree() -> None:
     assert sorted(on_disk - set(nav)) == [], "pages in docs/ that the nav does not list"
     assert sorted(set(nav) - on_disk - generated) == [], "nav entries with no page"
     assert generated <= set(nav) and not generated & on_disk
+
+
+def test_references_are_generated_from_the_cli_and_the_config_models() -> None:
+    hooks = _hooks()
+    cli = hooks.cli_reference()
+    for command in ("run", "init", "jobs", "plan", "schema", "ui", "compare", "import-responses", "export"):
+        assert f"## kgprobe {command}\n" in cli
+    assert "--partition PARTITION" in cli and "--format {jsonl,hf,lm-eval,inspect}" in cli
+    fpq = hooks.config_keys("suites.fpq")
+    assert "### `suites.fpq`" in fpq and "| `max_hops` |" in fpq and "### `suites.fpq.domains.<name>`" in fpq
+    assert "| `limit` |" not in hooks.config_keys("suites.grapheval").split("### `suites.grapheval.")[0]
+    with pytest.raises(ValueError, match="no section suites.nope"):
+        hooks.config_keys("suites.nope")
 
 
 def test_block_parser_reads_markers() -> None:
