@@ -44,6 +44,7 @@ from kgprobe.suites.fpq.edits import (
 )
 from kgprobe.suites.fpq.prompts import fpq_prompt, limit_items
 from kgprobe.suites.fpq.quality import count_table
+from kgprobe.suites.fpq.settings import FPQSettings
 
 __all__ = ["FPQSuite", "item_rows"]
 
@@ -92,11 +93,7 @@ class FPQSuite(Suite):
     upstream = ("fpq_true_triples", "fpq_edits")
     groundable = True
 
-    @property
-    def Settings(self):  # noqa: N802 - the contract's name; the model lives with the rest of the project config
-        from kgprobe.config import FPQSettings
-
-        return FPQSettings
+    Settings = FPQSettings
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
         """KG-FPQ's sample and vote suites (yes/no labels, premise, gate counts) and the common metric suite."""
