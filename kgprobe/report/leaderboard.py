@@ -15,14 +15,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgprobe.suites.base import breakdown_of
+from kgprobe.scoring.tables import breakdown_of, overall, suite_table
 
 __all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "item_sets", "overall", "suite_table"]
-
-
-def overall(row: Mapping[str, Any]) -> bool:
-    """Whether a metric row is a suite's overall number (no breakdown)."""
-    return not breakdown_of(row)
 
 
 def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("domain", "method", "hop"),
@@ -87,26 +82,3 @@ def item_sets(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {"same_items": None, "n_shared": None}
     sets = [frozenset(map(str, s)) for s in sets]
     return {"same_items": len(set(sets)) == 1, "n_shared": len(frozenset.intersection(*sets))}
-
-
-def suite_table(metrics: Iterable[Mapping[str, Any]], suite: str, *, setting: str = "closed",
-                models: Sequence[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
-    """A suite's wide leaderboard table: one row per model (and perturbation, when grounded), and for each
-    overall metric of a (task, judge) a column ``<task>__<metric>`` (``__<judge>`` appended for judged rows) with
-    ``_lo``, ``_hi``, ``_n`` and ``_interval`` beside it. Column names are SQL identifiers."""
-    from kgprobe.report.render import sql_name
-
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for m in metrics:
-        if m["suite"] != suite or m.get("setting", "closed") != setting or not overall(m):
-            continue
-        key = (str(m["model"]), str(m.get("perturbation") or "none"))
-        stem = sql_name(f"{m['task']}__{m['metric']}" + (f"__{m['judge']}" if m.get("judge") else ""))
-        row = rows.setdefault(key, {"model": key[0], **({"perturbation": key[1]} if setting != "closed" else {})})
-        row[stem], row[f"{stem}_lo"], row[f"{stem}_hi"] = m["value"], m["ci_low"], m["ci_high"]
-        row[f"{stem}_n"], row[f"{stem}_interval"] = m["n"], m["interval"]
-    columns = sorted({c for r in rows.values() for c in r} - {"model", "perturbation"})
-    rank = {m: i for i, m in enumerate(models)}
-    ordered = sorted(rows, key=lambda k: (rank.get(k[0], len(rank)), k[0], k[1]))
-    return [{**{"model": rows[k]["model"]}, **({"perturbation": k[1]} if setting != "closed" else {}),
-             **{c: rows[k].get(c) for c in columns}} for k in ordered]
