@@ -393,10 +393,10 @@ def init_project(config: str | Path, *, model: str | None = None,
 
 def _database_spec(path: Path, raw: dict, log: Callable[[str], None]) -> Written | None:
     """When ``suites.erbench.db`` names CSV data (a folder of CSV files, or one file) rather than a spec, write an
-    ERBench spec of it beside the config (candidate FDs with support and violations, :mod:`kgprobe.fds`, plus the
-    FD ERBench asks most: every other column determines the entity's name), point ``db`` at it, and say what to
-    check; else None."""
-    from kgprobe.fds import discover_fds, erbench_spec, read_table
+    ERBench spec of it beside the config (candidate FDs with support and violations,
+    :mod:`kgprobe.suites.erbench.fds`, plus the FD ERBench asks most: every other column determines the entity's
+    name), point ``db`` at it, and say what to check; else None."""
+    from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, read_table
 
     section = (raw.get("suites") or {}).get("erbench")
     db = section.get("db") if isinstance(section, dict) else None
