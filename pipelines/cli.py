@@ -338,7 +338,7 @@ def _ui(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from kgprobe.init import format_written, init_project
+    from kgprobe.project.init import format_written, init_project
 
     chosen = Path(args.config)
     started = time.perf_counter()
