@@ -11,30 +11,12 @@ Metric rows are in the common schema (:data:`kgprobe.suites.base.METRIC_SCHEMA`)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgprobe.scoring.tables import breakdown_of, overall, suite_table
+from kgprobe.scoring.tables import breakdown_of, expand_breakdown, overall, suite_table
 
 __all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "item_sets", "overall", "suite_table"]
-
-
-def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("domain", "method", "hop"),
-                     ) -> list[dict[str, Any]]:  # fmt: skip
-    """Rows with each breakdown key of ``keys`` as its own column (None where absent; ``hop`` as an int) and
-    ``correct`` (round(value × n)): the shape the KG-FPQ report section and wide tables read."""
-    out = []
-    for row in rows:
-        b = breakdown_of(row)
-        r = dict(row)
-        for k in keys:
-            value = b.get(k)
-            r[k] = int(value) if (k == "hop" and value is not None) else value
-        n, value = row.get("n") or 0, row.get("value")
-        r["correct"] = 0 if not n or value is None or math.isnan(value) else int(round(value * n))
-        out.append(r)
-    return out
 
 
 def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *, models: Sequence[str] = (),

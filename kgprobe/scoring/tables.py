@@ -1,16 +1,18 @@
 """Helpers for the long and wide metric tables, below the suites and the report that both build them: a row's
-breakdown as a dict, whether a row is a suite's overall number, SQL-safe column names and a suite's wide table.
+breakdown as a dict or as columns, whether a row is a suite's overall number, SQL-safe column names and a suite's
+wide table.
 
     >>> wide = suite_table(metrics, "grapheval", setting="closed")
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["breakdown_of", "overall", "sql_name", "suite_table"]
+__all__ = ["breakdown_of", "expand_breakdown", "overall", "sql_name", "suite_table"]
 
 _NOT_SQL = re.compile(r"[^A-Za-z0-9_]")
 
@@ -35,6 +37,23 @@ def sql_name(name: str) -> str:
 def overall(row: Mapping[str, Any]) -> bool:
     """Whether a metric row is a suite's overall number (no breakdown)."""
     return not breakdown_of(row)
+
+
+def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("domain", "method", "hop"),
+                     ) -> list[dict[str, Any]]:  # fmt: skip
+    """Rows with each breakdown key of ``keys`` as its own column (None where absent; ``hop`` as an int) and
+    ``correct`` (round(value × n)): the shape the KG-FPQ report section and wide tables read."""
+    out = []
+    for row in rows:
+        b = breakdown_of(row)
+        r = dict(row)
+        for k in keys:
+            value = b.get(k)
+            r[k] = int(value) if (k == "hop" and value is not None) else value
+        n, value = row.get("n") or 0, row.get("value")
+        r["correct"] = 0 if not n or value is None or math.isnan(value) else int(round(value * n))
+        out.append(r)
+    return out
 
 
 def suite_table(metrics: Iterable[Mapping[str, Any]], suite: str, *, setting: str = "closed",
