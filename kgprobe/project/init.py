@@ -117,7 +117,7 @@ def _render(template: str, subject: str, obj: str) -> str:
 def _relations(con: Any) -> list[tuple[int, str, str, int]]:
     from kgprobe.sql import load_sql
 
-    return [tuple(r) for r in con.execute(load_sql("init/relations")).fetchall()]
+    return [tuple(r) for r in con.execute(load_sql("project/relations")).fetchall()]
 
 
 def _examples(con: Any, unreadable: frozenset[str]) -> dict[int, list[tuple[str, str]]]:
@@ -127,7 +127,7 @@ def _examples(con: Any, unreadable: frozenset[str]) -> dict[int, list[tuple[str,
     out: dict[int, list[tuple[str, str]]] = {}
     from kgprobe.kg.readable import _SQL_PATTERN
 
-    for rel, head, tail in con.execute(load_sql("init/examples"), {"per": 10, "pattern": _SQL_PATTERN}).fetchall():
+    for rel, head, tail in con.execute(load_sql("project/examples"), {"per": 10, "pattern": _SQL_PATTERN}).fetchall():
         if head.strip() in unreadable or tail.strip() in unreadable or head == tail:
             continue
         pairs = out.setdefault(rel, [])
@@ -142,7 +142,7 @@ def _domains(con: Any, relations: Sequence[str], unreadable: frozenset[str]) -> 
     :data:`_MIN_DOMAIN_SHARE` of the subjects; and the rows of that choice (type, subjects) for review."""
     from kgprobe.sql import load_sql
 
-    rows = con.execute(load_sql("init/subject_types"), {"relations": list(relations)}).fetchall()
+    rows = con.execute(load_sql("project/subject_types"), {"relations": list(relations)}).fetchall()
     by_type: dict[str, set[int]] = {}
     names: dict[str, str] = {}
     subjects: set[int] = set()
