@@ -32,7 +32,7 @@ from kgprobe.config import (
 )
 from kgprobe.generation.store import ResponseStore
 from kgprobe.kg.stats import current_snapshot, labels
-from kgprobe.plan import partition_prompts, perturbed_subgraphs
+from kgprobe.project.plan import partition_prompts, perturbed_subgraphs
 from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES

@@ -56,10 +56,16 @@ from kgprobe.generation.records import SAMPLING_KEYS
 from kgprobe.grounding.perturb import LEVELS as PERTURBATION_LEVELS
 from kgprobe.grounding.perturb import METHODS as PERTURBATION_METHODS
 from kgprobe.kg.ingest import FORMATS, KGSource
-from kgprobe.suites.fpq.edits import ALL_METHODS as FPQ_METHODS
-from kgprobe.suites.fpq.edits import HOP_SAMPLING
 from kgprobe.secrets import register_secret_env
-from kgprobe.suites.settings import confined, existing_file
+from kgprobe.stages import needed_stages
+from kgprobe.suites import SUITES
+from kgprobe.suites.fpq.settings import FPQDomain, FPQSettings
+from kgprobe.suites.settings import Bool as _Bool
+from kgprobe.suites.settings import ConfigPath as _ConfigPath
+from kgprobe.suites.settings import Int as _Int
+from kgprobe.suites.settings import KGName as _KGName
+from kgprobe.suites.settings import Section as _Section
+from kgprobe.suites.settings import resolve_path as _resolve_path
 from kgprobe.yaml_io import BoundedLoader, load_yaml
 
 __all__ = [
@@ -128,8 +134,6 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
 # value types
 
 # Scalars are checked strictly: YAML already types them, so a quoted "yes" or "5" is a mistake, not a bool or int.
-_Int = Annotated[int, Strict()]
-_Bool = Annotated[bool, Strict()]
 
 
 def _number(value: Any) -> Any:
@@ -171,19 +175,6 @@ def _context(info: ValidationInfo) -> dict[str, Any]:
     return info.context if isinstance(info.context, dict) else {}
 
 
-def _resolve_path(value: Any, info: ValidationInfo) -> Any:
-    if not isinstance(value, (str, os.PathLike)):
-        return value  # pydantic reports the wrong type
-    path = Path(value).expanduser()
-    base = _context(info).get("base")
-    return path if path.is_absolute() or base is None else base / path
-
-
-def _existing(path: Path, info: ValidationInfo) -> Path:
-    # only for a config read from a file: a model validated on its own (a test, a schema) names no folder
-    return existing_file(confined(path, info)) if _context(info).get("base") is not None else path
-
-
 def _one_or_many(value: Any) -> Any:
     if isinstance(value, (str, os.PathLike)):
         return [value]
@@ -193,21 +184,8 @@ def _one_or_many(value: Any) -> Any:
     return value
 
 
-#: An input file named in the config, resolved against the config file's folder; it must exist.
-_ConfigPath = Annotated[Path, BeforeValidator(_resolve_path, json_schema_input_type=str), AfterValidator(_existing)]
 #: One file path or a list of them.
 _ConfigPaths = Annotated[tuple[_ConfigPath, ...], BeforeValidator(_one_or_many, json_schema_input_type=str | list[str])]
-
-
-def _kg_name(value: str | None, info: ValidationInfo) -> str | None:
-    known = _context(info).get("kgs")
-    if not known:  # no context, or `kgs` itself is wrong and reported there
-        return value
-    if value is None:
-        return known[0]
-    if value not in known:
-        raise ValueError(f"{value!r} is not one of the configured KGs ({', '.join(map(str, known))})")
-    return value
 
 
 def _model_name(value: str, info: ValidationInfo) -> str:
@@ -217,24 +195,8 @@ def _model_name(value: str, info: ValidationInfo) -> str:
     return value
 
 
-#: A KG of ``kgs`` by name; left out, the first configured KG.
-_KGName = Annotated[str | None, AfterValidator(_kg_name)]
 #: A model of ``models`` by name.
 _ModelName = Annotated[str, AfterValidator(_model_name)]
-
-
-class _Section(BaseModel):
-    """Base of every section: unknown keys are errors, settings are read-only, field docstrings become the JSON
-    schema's descriptions."""
-
-    # protected_namespaces=(): backends take a `model_id`, which older pydantic releases would warn about
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, protected_namespaces=())
-
-    @model_validator(mode="before")
-    @classmethod
-    def _empty_is_default(cls, data: Any) -> Any:
-        # `generation:` with every key commented out is null in YAML; it means "all defaults", not a mistake
-        return {} if data is None else data
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -642,73 +604,6 @@ class ScoringSettings:
 # suites
 
 
-@with_config(ConfigDict(extra="forbid", use_attribute_docstrings=True))
-class FPQDomain(TypedDict, total=False):
-    """A question domain: subjects with one of ``types``, optionally limited in their relations."""
-
-    types: Required[Annotated[list[str], Field(min_length=1)]]
-    """Type labels or keys of the domain's subjects."""
-    allow_relations: list[str] | None
-    """Only these relation keys."""
-    deny_relations: list[str]
-    """Never these relation keys."""
-
-
-def _domains(value: Any, info: ValidationInfo) -> Any:
-    # A file name stands for its YAML content, and a bare list of types for {types: [...]}, so that every domain
-    # reaches DomainSpec.from_config as one kind of mapping.
-    if isinstance(value, (str, os.PathLike)):
-        path = confined(_resolve_path(value, info), info)
-        if not path.is_file():
-            raise ValueError(f"domains file {path} not found; give a mapping of domain -> types or a YAML file of one")
-        try:
-            value = load_yaml(path.read_text(encoding="utf-8"), what=f"domains file {path}")
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from exc
-    if isinstance(value, Mapping):
-        if not value:
-            raise ValueError("map at least one domain to its entity types")
-        return {k: {"types": v} if isinstance(v, list) else v for k, v in value.items()}
-    return value
-
-
-class FPQSettings(_Section):
-    """The ``suites.fpq`` section (KG-FPQ): KG, domains (types and relation lists), sample size, edit methods, question
-    writing. ``domains`` and ``templates`` may be YAML files next to the config; after validation ``domains`` maps
-    each domain to a plain ``{types, allow_relations?, deny_relations?}`` mapping and ``templates`` is a path."""
-
-    kg: _KGName = Field(None, validate_default=True)
-    """The KG to draw true triples from (default: the first one under kgs)."""
-    domains: Annotated[
-        dict[str, FPQDomain],
-        BeforeValidator(_domains, json_schema_input_type=str | dict[str, list[str] | FPQDomain]),
-    ]
-    """Domain -> entity types (or a mapping with types, allow_relations, deny_relations), or a YAML file of that."""
-    n_per_domain: _Int = Field(100, ge=1)
-    """True triples sampled per domain."""
-    methods: tuple[Literal[FPQ_METHODS], ...] = Field(FPQ_METHODS, min_length=1)
-    """Edit methods: NSC, NDC, NNSC, NNDC, NNSR, NNDR."""
-    max_hops: _Int = Field(5, ge=1)
-    """NSC/NDC look for the false object within this many hops of the subject; NN* beyond it."""
-    questions: Literal["templates"] = "templates"
-    """How questions are written: templates (LLM-written questions need the generation stage)."""
-    templates: _ConfigPath
-    """A YAML file of per-relation yn / wh templates, relative to the config file."""
-    formats: tuple[Literal["yn", "wh"], ...] = Field(("yn", "wh"), min_length=1)
-    """Question formats: yn (Yes-No) and/or wh."""
-    directed: _Bool = True
-    """Hops follow edge direction (head -> tail from the subject), as the paper's released paths do."""
-    hop_sampling: Literal[HOP_SAMPLING] = "uniform_hop"
-    """NSC/NDC: draw the hop first, then an object at it (uniform_hop), or uniformly over all candidates."""
-    premise_check: Literal["kg", "paper"] = "kg"
-    """kg: reject an edit whose false object the KG already links to the subject (through another relation, or by
-    the name of another object of the relation); paper: keep every edit drawn, as KG-FPQ does."""
-    limit: _Int | None = Field(None, ge=1)
-    """True triples asked per closed-book partition, each with all its questions (default: generation.limit)."""
-    grounded_limit: _Int | None = Field(None, ge=1)
-    """Like limit, for KG-grounded partitions (default: limit, then generation.grounded_limit)."""
-
-
 class SuitesConfig(_Section):
     """The ``suites`` section: one entry per enabled suite; a suite left out does not run.
 
@@ -724,8 +619,6 @@ class SuitesConfig(_Section):
 
     @model_validator(mode="after")
     def _registered_suites(self, info: ValidationInfo) -> SuitesConfig:
-        from kgprobe.suites import SUITES
-
         extra = self.__pydantic_extra__ or {}
         for name, section in list(extra.items()):
             suite = SUITES.get(name)
@@ -871,8 +764,6 @@ class ProjectConfig(_Section):
             warnings.warn(f"{context.get('path', 'the project config')}: the top-level 'fpq:' section is deprecated; "
                           "move it under 'suites:' (suites: {fpq: ...})", ConfigDeprecationWarning, stacklevel=2)
         if not self.kg_configs:
-            from kgprobe.suites import SUITES
-
             enabled = list(self.suites_configured())
             need = [n for n in enabled if getattr(SUITES.get(n), "needs_kg", True)]
             stages = [k for k in ("queries", "perturbation") if k in self._raw]
@@ -1023,8 +914,6 @@ def project_schema() -> dict[str, Any]:
 
         >>> project_schema()["properties"]["kgs"]["description"]
     """
-    from kgprobe.suites import SUITES
-
     schema = ProjectConfig.model_json_schema(by_alias=True)
     defs = schema.setdefault("$defs", {})
     suites = defs["SuitesConfig"]
@@ -1051,8 +940,6 @@ def subgraph_settings(cfg: ProjectConfig) -> SubgraphSettings:
     if q is None:
         # without a queries section, the questions that read subgraphs are the queries: KG-FPQ's subjects when
         # KG-FPQ is grounded, OKGQA's questions when OKGQA runs
-        from kgprobe.stages import needed_stages
-
         grounded = needed_stages(cfg).grounded_suites
         q = QueriesConfig.model_construct(kg=None, lists=(), files=(), sample=None,
                                           fpq_subjects="fpq" in grounded, okgqa_questions=cfg.has_suite("okgqa"))

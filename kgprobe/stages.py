@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kgprobe.suites import SUITES
+
 __all__ = ["Stages", "grounded_model_names", "needed_stages", "perturbation_enabled"]
 
 
@@ -50,18 +52,14 @@ def perturbation_enabled(cfg) -> bool:
 
 def grounded_model_names(cfg) -> list[str]:
     """The models that answer with KG context: ``generation.grounded_models`` (``[]``: none), else every model."""
-    from kgprobe.config import generation_models, generation_settings
-
-    chosen = generation_settings(cfg)["grounded_models"]
-    return [m.name for m in generation_models(cfg)] if chosen is None else list(chosen)
+    chosen = cfg.generation.grounded_models
+    return [m.name for m in cfg.models] if chosen is None else list(chosen)
 
 
 def needed_stages(cfg) -> Stages:
     """The stages ``cfg`` needs (see :class:`Stages`); ``None`` (a broken config) needs none."""
     if cfg is None:
         return Stages()
-    from kgprobe.suites import SUITES
-
     enabled = [s for s in SUITES.values() if s.configured(cfg)]
     models = grounded_model_names(cfg) if perturbation_enabled(cfg) else []
     grounded = frozenset(s.name for s in enabled if s.groundable) if models else frozenset()

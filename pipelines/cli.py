@@ -338,7 +338,7 @@ def _ui(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from kgprobe.init import format_written, init_project
+    from kgprobe.project.init import format_written, init_project
 
     chosen = Path(args.config)
     started = time.perf_counter()
@@ -369,7 +369,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, load_config
-    from kgprobe.plan import format_plan, plan_run
+    from kgprobe.project.plan import format_plan, plan_run
 
     cfg = load_config(config_path(args.config))
     rows = plan_run(cfg)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from kgprobe.generation.litellm_import import import_litellm
 from kgprobe.generation.records import ModelSpec, Prompt
 
 __all__ = ["CHARS_PER_TOKEN", "Budget", "PlanRow", "Price", "count_tokens", "plan_generation", "price_of",
@@ -80,9 +81,7 @@ def price_of_config(backend: str, config: Any) -> Price | None:
 
 
 def _litellm_prices(model_id: str) -> dict[str, Any] | None:
-    from kgprobe.generation.backends.api import _import_litellm
-
-    litellm = _import_litellm()
+    litellm = import_litellm()
     table = litellm.model_cost
     for key in (model_id, model_id.split("/", 1)[-1]):
         if key in table:
@@ -117,9 +116,7 @@ def count_tokens(spec: ModelSpec, prompts: Sequence[Prompt]) -> tuple[list[int],
                 counts = [len(tok(("" if p.system is None else p.system + "\n") + p.text)["input_ids"]) for p in prompts]
             return counts, "tokenizer"
         if spec.backend == "litellm" and model_id:
-            from kgprobe.generation.backends.api import _import_litellm
-
-            litellm = _import_litellm()
+            litellm = import_litellm()
             return [int(litellm.token_counter(model=model_id, messages=p.messages())) for p in prompts], \
                 "litellm tokenizer"
     except Exception:  # an unavailable tokenizer falls back to the stated approximation

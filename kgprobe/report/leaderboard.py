@@ -11,35 +11,12 @@ Metric rows are in the common schema (:data:`kgprobe.suites.base.METRIC_SCHEMA`)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from kgprobe.suites.base import breakdown_of
+from kgprobe.scoring.tables import breakdown_of, expand_breakdown, overall, suite_table
 
 __all__ = ["breakdown_of", "expand_breakdown", "headline_rows", "item_sets", "overall", "suite_table"]
-
-
-def overall(row: Mapping[str, Any]) -> bool:
-    """Whether a metric row is a suite's overall number (no breakdown)."""
-    return not breakdown_of(row)
-
-
-def expand_breakdown(rows: Iterable[Mapping[str, Any]], keys: Sequence[str] = ("domain", "method", "hop"),
-                     ) -> list[dict[str, Any]]:  # fmt: skip
-    """Rows with each breakdown key of ``keys`` as its own column (None where absent; ``hop`` as an int) and
-    ``correct`` (round(value × n)): the shape the KG-FPQ report section and wide tables read."""
-    out = []
-    for row in rows:
-        b = breakdown_of(row)
-        r = dict(row)
-        for k in keys:
-            value = b.get(k)
-            r[k] = int(value) if (k == "hop" and value is not None) else value
-        n, value = row.get("n") or 0, row.get("value")
-        r["correct"] = 0 if not n or value is None or math.isnan(value) else int(round(value * n))
-        out.append(r)
-    return out
 
 
 def headline_rows(metrics: Iterable[Mapping[str, Any]], suites: Iterable[Any], *, models: Sequence[str] = (),
@@ -87,26 +64,3 @@ def item_sets(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {"same_items": None, "n_shared": None}
     sets = [frozenset(map(str, s)) for s in sets]
     return {"same_items": len(set(sets)) == 1, "n_shared": len(frozenset.intersection(*sets))}
-
-
-def suite_table(metrics: Iterable[Mapping[str, Any]], suite: str, *, setting: str = "closed",
-                models: Sequence[str] = ()) -> list[dict[str, Any]]:  # fmt: skip
-    """A suite's wide leaderboard table: one row per model (and perturbation, when grounded), and for each
-    overall metric of a (task, judge) a column ``<task>__<metric>`` (``__<judge>`` appended for judged rows) with
-    ``_lo``, ``_hi``, ``_n`` and ``_interval`` beside it. Column names are SQL identifiers."""
-    from kgprobe.report.render import sql_name
-
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for m in metrics:
-        if m["suite"] != suite or m.get("setting", "closed") != setting or not overall(m):
-            continue
-        key = (str(m["model"]), str(m.get("perturbation") or "none"))
-        stem = sql_name(f"{m['task']}__{m['metric']}" + (f"__{m['judge']}" if m.get("judge") else ""))
-        row = rows.setdefault(key, {"model": key[0], **({"perturbation": key[1]} if setting != "closed" else {})})
-        row[stem], row[f"{stem}_lo"], row[f"{stem}_hi"] = m["value"], m["ci_low"], m["ci_high"]
-        row[f"{stem}_n"], row[f"{stem}_interval"] = m["n"], m["interval"]
-    columns = sorted({c for r in rows.values() for c in r} - {"model", "perturbation"})
-    rank = {m: i for i, m in enumerate(models)}
-    ordered = sorted(rows, key=lambda k: (rank.get(k[0], len(rank)), k[0], k[1]))
-    return [{**{"model": rows[k]["model"]}, **({"perturbation": k[1]} if setting != "closed" else {}),
-             **{c: rows[k].get(c) for c in columns}} for k in ordered]

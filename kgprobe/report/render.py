@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,9 @@ from typing import Any
 
 import jinja2
 
+from kgprobe.report.leaderboard import item_sets
 from kgprobe.report.safe_text import neutralise_bidi
+from kgprobe.scoring.tables import sql_name
 
 __all__ = [
     "INTERVAL_NAMES",
@@ -47,7 +48,6 @@ INTERVAL_NAMES: dict[str, str] = {"wilson": "Wilson score", "wilson_mean": "Wils
                                   "bootstrap": "percentile bootstrap"}
 
 
-_NOT_SQL = re.compile(r"[^A-Za-z0-9_]")
 
 
 @dataclass(frozen=True)
@@ -135,15 +135,6 @@ def _interval_phrase(kinds: Iterable[str], confidence: float) -> str:
     return f"{level} interval ({names}; each cell names its own)"
 
 
-def sql_name(name: str) -> str:
-    """Return ``name`` as a SQL identifier: every character outside [A-Za-z0-9_] becomes ``_``.
-
-    ``sql_name("gen_fpq_accuracy__gpt-4o")`` -> ``"gen_fpq_accuracy__gpt_4o"``; the leaderboard's column names.
-    """
-    out = _NOT_SQL.sub("_", str(name))
-    return "_" + out if not out or out[0].isdigit() else out
-
-
 @functools.cache
 def _templates(extra_dirs: tuple[str, ...] = ()) -> jinja2.Environment:
     """The report's Jinja2 environment, built once per set of folders: the package's ``templates`` folder first,
@@ -200,8 +191,6 @@ class DifferingCells:
     """
 
     def __init__(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        from kgprobe.report.leaderboard import item_sets
-
         columns: dict[tuple, dict[str, Mapping[str, Any]]] = {}
         for r in rows:
             if _int(r.get("n")) == 0:
@@ -387,8 +376,6 @@ def _suite_section(section: Mapping[str, Any], models: Sequence[str], confidence
             columns.append(key)
     found = {(str(r["model"]), str(r["task"]), str(r.get("judge") or ""), str(r["metric"])): r for r in rows}
     table = f"{section['name']}_scores_metrics"
-    from kgprobe.report.leaderboard import item_sets
-
     fair = {c: item_sets([found[(m, *c)] for m in models if (m, *c) in found]) for c in columns}
     differ = {c: f["n_shared"] if f["same_items"] is False else None for c, f in fair.items()}
     body = [{"model": m, "cells": [_flag(_metric_cell(found.get((m, *c)), table, confidence=confidence,
@@ -487,8 +474,6 @@ def differing_items(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The overall metrics of a suite's own section whose models stand on different items (a model's own ``limit``,
     failed requests): one entry per (task, judge, metric, perturbation) with ``n_shared`` (the items every model
     has) and each model's n, for the note under the section. Empty when every column compares like with like."""
-    from kgprobe.report.leaderboard import item_sets
-
     columns: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for r in rows:
         if r.get("breakdown"):

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict
 from kgprobe.generation.records import ModelSpec, Prompt
 from kgprobe.scoring.formats import ANSWER_FORMATS, answer_format
 from kgprobe.scoring.stats import accuracy
+from kgprobe.scoring.tables import breakdown_of, suite_table
 
 __all__ = [
     "AGREEMENT_SCHEMA",
@@ -347,8 +348,6 @@ class Suite:
                     judges: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
         """The suite's wide leaderboard tables by name (``leaderboard.<name>``): by default ``<suite>_closed`` and
         ``<suite>_grounded``, one row per model (and perturbation), a column block per overall metric."""
-        from kgprobe.report.leaderboard import suite_table
-
         out = {}
         for setting in ("closed", "grounded"):
             rows = suite_table(metrics, self.name, setting=setting, models=models)
@@ -423,14 +422,6 @@ class Suite:
             out.append(metric_row(metric="unknown_share", breakdown={}, flags=[not r["decided"] for r in rows],
                                   item_ids=[r["item_id"] for r in rows], higher_is_better=False, **common))
         return out
-
-
-def breakdown_of(row: Mapping[str, Any]) -> dict[str, str]:
-    """An item's or metric row's breakdown as a dict, whether it came as a dict, as the ``(key, value)`` pairs a MAP
-    reads back as from Arrow or DuckDB, or as null."""
-    b = row.get("breakdown") or {}
-    pairs = b.items() if isinstance(b, Mapping) else b
-    return {str(k): str(v) for k, v in pairs if v is not None}
 
 
 def _sample(r: Mapping[str, Any], perturbation: str, judge: str, label: str,

@@ -12,12 +12,14 @@ its part of that context is there, so a suite's settings validated on their own 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, ValidationInfo
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Strict, ValidationInfo, model_validator
 
-__all__ = ["InputFile", "JudgeName", "ModelName", "confined", "existing_file"]
+__all__ = ["Bool", "ConfigPath", "InputFile", "Int", "JudgeName", "KGName", "ModelName", "Section", "confined",
+           "existing_file", "resolve_path"]
 
 
 def _context(info: ValidationInfo) -> dict[str, Any]:
@@ -78,3 +80,53 @@ ModelName = Annotated[str, AfterValidator(_named("models", "models listed under 
 #: The name of a model listed under ``scoring.judges``.
 JudgeName = Annotated[str, AfterValidator(_named("judges", "scoring judges", "add it under scoring.judges or fix "
                                                  "the name"))]
+
+
+# Scalars are checked strictly: YAML already types them, so a quoted "yes" or "5" is a mistake, not a bool or int.
+Int = Annotated[int, Strict()]
+Bool = Annotated[bool, Strict()]
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, settings are read-only, field docstrings become the JSON
+    schema's descriptions."""
+
+    # protected_namespaces=(): backends take a `model_id`, which older pydantic releases would warn about
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, protected_namespaces=())
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_default(cls, data: Any) -> Any:
+        # `generation:` with every key commented out is null in YAML; it means "all defaults", not a mistake
+        return {} if data is None else data
+
+
+def resolve_path(value: Any, info: ValidationInfo) -> Any:
+    """``value`` as a path against the config file's folder (the context's ``base``); other types pass through."""
+    if not isinstance(value, (str, os.PathLike)):
+        return value  # pydantic reports the wrong type
+    path = Path(value).expanduser()
+    base = _context(info).get("base")
+    return path if path.is_absolute() or base is None else base / path
+
+
+def _existing(path: Path, info: ValidationInfo) -> Path:
+    # only for a config read from a file: a model validated on its own (a test, a schema) names no folder
+    return existing_file(confined(path, info)) if _context(info).get("base") is not None else path
+
+
+def _kg_name(value: str | None, info: ValidationInfo) -> str | None:
+    known = _context(info).get("kgs")
+    if not known:  # no context, or `kgs` itself is wrong and reported there
+        return value
+    if value is None:
+        return known[0]
+    if value not in known:
+        raise ValueError(f"{value!r} is not one of the configured KGs ({', '.join(map(str, known))})")
+    return value
+
+
+#: An input file named in the config, resolved against the config file's folder; it must exist.
+ConfigPath = Annotated[Path, BeforeValidator(resolve_path, json_schema_input_type=str), AfterValidator(_existing)]
+#: A KG of ``kgs`` by name; left out, the first configured KG.
+KGName = Annotated[str | None, AfterValidator(_kg_name)]

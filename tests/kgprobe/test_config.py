@@ -351,7 +351,7 @@ def test_the_schema_accepts_the_sample_config_and_rejects_a_typo() -> None:
 
 
 def test_a_limit_comes_from_the_model_then_the_suite_then_the_generation_section(tmp_path: Path) -> None:
-    from kgprobe.plan import partition_limit as _limit
+    from kgprobe.project.plan import partition_limit as _limit
     from kgprobe.config import generation_models
     from kgprobe.suites import SUITES
 

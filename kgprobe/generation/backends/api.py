@@ -31,6 +31,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kgprobe.generation.cost import price_of_config
+from kgprobe.generation.litellm_import import import_litellm
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
 from kgprobe.secrets import mask_secrets, register_secret
 
@@ -87,15 +89,6 @@ class LiteLLMConfig:
         if secret:
             raise ValueError(f"extra must not hold secrets ({sorted(secret)}): set api_key_env to the name of an "
                              "environment variable that holds the key")
-
-
-def _import_litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("LITELLM_LOG", "ERROR")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 def _shared_loop() -> asyncio.AbstractEventLoop:
@@ -169,7 +162,7 @@ class LiteLLMBackend(BaseBackend):
                                    f"{self.config.api_key_env} is not set; export it with the API key")
             self._key = key
             register_secret(key)
-        self._litellm = _import_litellm()
+        self._litellm = import_litellm()
         if self.config.n_mode == "choices":
             self._supports_n = True
         elif self.config.n_mode == "calls":
@@ -214,8 +207,6 @@ class LiteLLMBackend(BaseBackend):
         finally:
             client.close()
         self.batches_submitted = getattr(self, "batches_submitted", 0) + client.submitted
-        from kgprobe.generation.cost import price_of_config
-
         price = price_of_config("litellm", self.config)
         if price is None or price.batch_input_per_token is None or price.batch_output_per_token is None:
             return out

@@ -6,7 +6,7 @@ Everything here is computed from plain rows (lists of dicts, or anything with ``
 
 * metric rows of ``fpq_scores_metrics`` (closed book, perturbation ``"none"``) and ``fpq_grounded_scores_metrics``
   (grounded in the KG subgraph, perturbation ``"none"`` or METHOD-LEVEL such as ``"RS-0.2"``), with their breakdown
-  as ``domain``, ``method`` and ``hop`` columns (:func:`kgprobe.report.leaderboard.expand_breakdown`);
+  as ``domain``, ``method`` and ``hop`` columns (:func:`kgprobe.scoring.tables.expand_breakdown`);
 * judge agreement rows, one per (model, perturbation, judge_a, judge_b);
 * KG similarity rows, one per (query, perturbation): ``query_id, perturbation, method, level, ats, sc2d, sd2``.
 

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from kgprobe.generation.records import Prompt
+from kgprobe.scoring.tables import expand_breakdown
 from kgprobe.suites.base import (
     ITEM_SCHEMA,
     Headline,
@@ -44,6 +45,7 @@ from kgprobe.suites.fpq.edits import (
 )
 from kgprobe.suites.fpq.prompts import fpq_prompt, limit_items
 from kgprobe.suites.fpq.quality import count_table
+from kgprobe.suites.fpq.settings import FPQSettings
 
 __all__ = ["FPQSuite", "item_rows"]
 
@@ -92,11 +94,7 @@ class FPQSuite(Suite):
     upstream = ("fpq_true_triples", "fpq_edits")
     groundable = True
 
-    @property
-    def Settings(self):  # noqa: N802 - the contract's name; the model lives with the rest of the project config
-        from kgprobe.config import FPQSettings
-
-        return FPQSettings
+    Settings = FPQSettings
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
         """KG-FPQ's sample and vote suites (yes/no labels, premise, gate counts) and the common metric suite."""
@@ -151,7 +149,6 @@ class FPQSuite(Suite):
     def wide_tables(self, metrics: Sequence[Mapping[str, Any]], *, models: Sequence[str] = (),
                     judges: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
         """``fpq_closed`` and ``fpq_grounded``: the gated headline first, then the other key metrics, per judge."""
-        from kgprobe.report.leaderboard import expand_breakdown
         from kgprobe.suites.fpq.report import leaderboard_tables
 
         rows = expand_breakdown(r for r in metrics if r["suite"] == self.name)
@@ -162,7 +159,6 @@ class FPQSuite(Suite):
                similarity: Sequence[Mapping[str, Any]] = ()) -> tuple[Any, dict[str, bytes]]:  # fmt: skip
         """KG-FPQ's section (:func:`kgprobe.suites.fpq.report.section`) and its plots (by method, by hop,
         discriminative vs generative, grounded by level, KG similarity)."""
-        from kgprobe.report.leaderboard import expand_breakdown
         from kgprobe.suites.fpq.report import report_plots, section
 
         rows = expand_breakdown(r for r in metrics if r["suite"] == self.name)

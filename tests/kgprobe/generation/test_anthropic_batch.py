@@ -150,9 +150,9 @@ def test_sampled_answers_fill_every_sample_and_greedy_ones_repeat(tmp_path, monk
 
 
 def test_anthropic_models_without_a_listed_batch_price_get_half_price(monkeypatch) -> None:
-    from kgprobe.generation.backends.api import _import_litellm
+    from kgprobe.generation.litellm_import import import_litellm
 
-    litellm = _import_litellm()
+    litellm = import_litellm()
     monkeypatch.setitem(litellm.model_cost, "claude-kgprobe-test", {
         "litellm_provider": "anthropic", "input_cost_per_token": 4e-6, "output_cost_per_token": 2e-5})
     monkeypatch.setitem(litellm.model_cost, "other-kgprobe-test", {

@@ -1,4 +1,5 @@
-"""kgprobe.init: question templates from statements, and a starter project from a config with only kgs and models."""
+"""kgprobe.project.init: question templates from statements, and a starter project from a config with only kgs
+and models."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import yaml
 
 from kgprobe.config import load_config
 from kgprobe.errors import ConfigError
-from kgprobe.init import init_project, question_templates
+from kgprobe.project.init import init_project, question_templates
 
 
 @pytest.mark.parametrize(("statement", "yn", "wh"), [
@@ -86,7 +87,7 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
 
 @pytest.mark.slow
 def test_init_writes_an_erbench_spec_for_csv_data(tmp_path: Path, shared_data: Path) -> None:
-    sample = Path(__file__).resolve().parents[2] / "examples" / "sample"
+    sample = Path(__file__).resolve().parents[3] / "examples" / "sample"
     soccer = shared_data / "seeds" / "erbench" / "binary" / "fifa_data" / "crafted" / "fifa_df.csv"
     cfg = tmp_path / "soccer.yaml"
     cfg.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n"

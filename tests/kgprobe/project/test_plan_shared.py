@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kgprobe.plan import shared_triples
+from kgprobe.project.plan import shared_triples
 from kgprobe.suites.base import Suite, asserted_triple, limit_groups
 
 TRIPLES = [f"E{i}|r|F{i}" for i in range(30)]

@@ -117,7 +117,7 @@ def _render(template: str, subject: str, obj: str) -> str:
 def _relations(con: Any) -> list[tuple[int, str, str, int]]:
     from kgprobe.sql import load_sql
 
-    return [tuple(r) for r in con.execute(load_sql("init/relations")).fetchall()]
+    return [tuple(r) for r in con.execute(load_sql("project/relations")).fetchall()]
 
 
 def _examples(con: Any, unreadable: frozenset[str]) -> dict[int, list[tuple[str, str]]]:
@@ -127,7 +127,7 @@ def _examples(con: Any, unreadable: frozenset[str]) -> dict[int, list[tuple[str,
     out: dict[int, list[tuple[str, str]]] = {}
     from kgprobe.kg.readable import _SQL_PATTERN
 
-    for rel, head, tail in con.execute(load_sql("init/examples"), {"per": 10, "pattern": _SQL_PATTERN}).fetchall():
+    for rel, head, tail in con.execute(load_sql("project/examples"), {"per": 10, "pattern": _SQL_PATTERN}).fetchall():
         if head.strip() in unreadable or tail.strip() in unreadable or head == tail:
             continue
         pairs = out.setdefault(rel, [])
@@ -142,7 +142,7 @@ def _domains(con: Any, relations: Sequence[str], unreadable: frozenset[str]) -> 
     :data:`_MIN_DOMAIN_SHARE` of the subjects; and the rows of that choice (type, subjects) for review."""
     from kgprobe.sql import load_sql
 
-    rows = con.execute(load_sql("init/subject_types"), {"relations": list(relations)}).fetchall()
+    rows = con.execute(load_sql("project/subject_types"), {"relations": list(relations)}).fetchall()
     by_type: dict[str, set[int]] = {}
     names: dict[str, str] = {}
     subjects: set[int] = set()
@@ -405,10 +405,10 @@ def init_project(config: str | Path, *, model: str | None = None,
 
 def _database_spec(path: Path, raw: dict, log: Callable[[str], None]) -> Written | None:
     """When ``suites.erbench.db`` names CSV data (a folder of CSV files, or one file) rather than a spec, write an
-    ERBench spec of it beside the config (candidate FDs with support and violations, :mod:`kgprobe.fds`, plus the
-    FD ERBench asks most: every other column determines the entity's name), point ``db`` at it, and say what to
-    check; else None."""
-    from kgprobe.fds import discover_fds, erbench_spec, read_table
+    ERBench spec of it beside the config (candidate FDs with support and violations,
+    :mod:`kgprobe.suites.erbench.fds`, plus the FD ERBench asks most: every other column determines the entity's
+    name), point ``db`` at it, and say what to check; else None."""
+    from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, read_table
 
     section = (raw.get("suites") or {}).get("erbench")
     db = section.get("db") if isinstance(section, dict) else None

@@ -1,4 +1,5 @@
-"""kgprobe.fds: candidate FDs found in a table's data, with support and violations, and an ERBench spec of them."""
+"""kgprobe.suites.erbench.fds: candidate FDs found in a table's data, with support and violations, and an ERBench
+spec of them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from kgprobe.fds import discover_fds, erbench_spec, identifying_fd, read_table
+from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, identifying_fd, read_table
 from kgprobe.suites.erbench.spec import parse_spec
 
 # city -> country holds but for one row; (name) is a key; zip -> city holds exactly; the index is a row number
