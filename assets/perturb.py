@@ -107,25 +107,29 @@ def build(parts: Partitions, *, scorer: bool = True, similarity: bool = True) ->
                             warehouse: WarehouseResource) -> dg.MaterializeResult:
         """Every pruned subgraph perturbed at this partition's method and level (RS, RR, ER, ED), with its changes."""
         cfg = project.load()
-        key = context.partition_key
-        method, level = parse_perturbation(key)
-        scorer, scorer_id = _load_scorer(project, warehouse) if method == "RR" else (None, "")
         source = warehouse.read_partition("ppr_subgraphs")
         snapshot = source.column("snapshot_id")[0].as_py() if source.num_rows else ""
-        parts_out = []
-        for start in range(0, source.num_rows, CHUNK):
-            subs, _ = subgraphs_from_table(source.slice(start, CHUNK))
-            parts_out.append(perturb_subgraphs(subs, key, seed=cfg.seed, scorer=scorer, snapshot_id=snapshot, scorer_id=scorer_id))
-        table = pa.concat_tables(parts_out) if parts_out else perturb_subgraphs({}, key, seed=cfg.seed)
-        warehouse.write_partition("perturbed_subgraphs", table, {PERTURBATION: key})
-        rows = table.select(["query_id", "n_edges", "target", "changed", "actual_share", "skipped"]).to_pylist()
-        return dg.MaterializeResult(metadata={
-            **table_metadata(len(rows)),
-            "method": method, "level": level,
-            "mean_actual_share": fmean(r["actual_share"] for r in rows) if rows else 0.0,
-            "queries_short_of_target": sum(1 for r in rows if r["target"] - r["changed"] > 1),
-            "preview": dg.MetadataValue.md(markdown_table(rows)),
-        })
+        loaded = None
+        for key in context.partition_keys:  # one level, or each of a range (kgprobe run perturbs all in one run)
+            method, level = parse_perturbation(key)
+            if method == "RR" and loaded is None:
+                loaded = _load_scorer(project, warehouse)
+            scorer, scorer_id = loaded if method == "RR" else (None, "")
+            parts_out = []
+            for start in range(0, source.num_rows, CHUNK):
+                subs, _ = subgraphs_from_table(source.slice(start, CHUNK))
+                parts_out.append(perturb_subgraphs(subs, key, seed=cfg.seed, scorer=scorer, snapshot_id=snapshot, scorer_id=scorer_id))
+            table = pa.concat_tables(parts_out) if parts_out else perturb_subgraphs({}, key, seed=cfg.seed)
+            warehouse.write_partition("perturbed_subgraphs", table, {PERTURBATION: key})
+            rows = table.select(["query_id", "n_edges", "target", "changed", "actual_share", "skipped"]).to_pylist()
+            context.add_asset_metadata({
+                **table_metadata(len(rows)),
+                "method": method, "level": level,
+                "mean_actual_share": fmean(r["actual_share"] for r in rows) if rows else 0.0,
+                "queries_short_of_target": sum(1 for r in rows if r["target"] - r["changed"] > 1),
+                "preview": dg.MetadataValue.md(markdown_table(rows)),
+            }, partition_key=key)
+        return dg.MaterializeResult()
 
     @dg.asset_check(asset=perturbed_subgraphs, description="Warns when a query's perturbed share misses the level by more than one edge.")
     def perturbed_share_matches_level(warehouse: WarehouseResource) -> dg.AssetCheckResult:

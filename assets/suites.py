@@ -21,7 +21,7 @@ from collections import Counter
 import dagster as dg
 import pyarrow as pa
 
-from assets._checks import expectations_result, partitions_to_check
+from assets._checks import concat, expectations_result, partition_dims, partitions_to_check
 from assets._metadata import image_md, markdown_table, table_metadata
 from kgprobe import warehouse as wh
 from kgprobe.config import (
@@ -250,7 +250,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         return dg.MaterializeResult(metadata=_write_scores(warehouse, names["scores"], scored, dims))
 
     lane = [items_asset, responses_asset, scores_asset]
-    lane_checks = [_responses_check(suite, names["responses"]), *_score_checks(suite, names["scores"])]
+    lane_checks = [_responses_check(suite, names["responses"], parts.model),
+                   *_score_checks(suite, names["scores"], parts.model)]
 
     if grounded:
         @dg.asset(name=names["grounded_responses"], group_name=group, kinds={"parquet"},
@@ -260,28 +261,33 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                                      warehouse: WarehouseResource, models: ModelPool,
                                      embedder: EmbedderResource) -> dg.MaterializeResult:
             cfg = project.load()
-            keys = context.partition_key.keys_by_dimension
-            spec = _spec(cfg, suite, keys[MODEL])
-            perturbation = keys[PERTURBATION]
-            subgraphs = perturbed_subgraphs(warehouse.root, perturbation)
+            items = warehouse.read_partition(names["items"]).to_pylist()
             with warehouse.connect(read_only=True) as con:
                 ent, rel = labels(con, subgraph_settings(cfg).kg)
-            part = partition_prompts(cfg, suite, spec, warehouse.read_partition(names["items"]).to_pylist(),
-                                     subgraphs=subgraphs, labels=(ent, rel), embedder=embedder.get())
-            prompts, used, context_text = part.prompts, part.context_query, part.context
-            context.log.info(f"{suite.name}: {spec.name} on {perturbation}: {len(prompts)} grounded prompts x "
-                             f"{spec.params.n} samples")
-            dims = {MODEL: spec.name, PERTURBATION: perturbation}
-            summary, table, plan = _generate(context, project, warehouse, models, spec, prompts,
-                                             names["grounded_responses"], dims)
-            table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
-            ids = table.column("item_id").to_pylist()
-            table = table.append_column("context_query_id", pa.array([used[i] for i in ids], pa.string()))
-            # what the model saw, beside its answer: always inspectable
-            table = table.append_column("context", pa.array([context_text.get(i) for i in ids], pa.string()))
-            warehouse.write_partition(names["grounded_responses"], table, dims)
-            return dg.MaterializeResult(metadata={**_response_metadata(summary, table, plan),
-                                                  "items_without_context": sum(1 for q in used.values() if q not in subgraphs)})
+            # one partition, or each of a range (kgprobe run answers a model's levels in one run)
+            for key in context.partition_keys:
+                keys = partition_dims(parts.model_perturbation, key)
+                spec = _spec(cfg, suite, keys[MODEL])
+                perturbation = keys[PERTURBATION]
+                subgraphs = perturbed_subgraphs(warehouse.root, perturbation)
+                part = partition_prompts(cfg, suite, spec, items, subgraphs=subgraphs, labels=(ent, rel),
+                                         embedder=embedder.get())
+                prompts, used, context_text = part.prompts, part.context_query, part.context
+                context.log.info(f"{suite.name}: {spec.name} on {perturbation}: {len(prompts)} grounded prompts x "
+                                 f"{spec.params.n} samples")
+                dims = {MODEL: spec.name, PERTURBATION: perturbation}
+                summary, table, plan = _generate(context, project, warehouse, models, spec, prompts,
+                                                 names["grounded_responses"], dims)
+                table = table.append_column("perturbation", pa.array([perturbation] * table.num_rows, pa.string()))
+                ids = table.column("item_id").to_pylist()
+                table = table.append_column("context_query_id", pa.array([used[i] for i in ids], pa.string()))
+                # what the model saw, beside its answer: always inspectable
+                table = table.append_column("context", pa.array([context_text.get(i) for i in ids], pa.string()))
+                warehouse.write_partition(names["grounded_responses"], table, dims)
+                context.add_asset_metadata({**_response_metadata(summary, table, plan),
+                                            "items_without_context": sum(1 for q in used.values()
+                                                                         if q not in subgraphs)}, partition_key=key)
+            return dg.MaterializeResult()
 
         @dg.asset(name=names["grounded_scores"], group_name=group, kinds={"parquet", "python"},
                   partitions_def=parts.model_perturbation, deps=[grounded_responses_asset],
@@ -289,14 +295,17 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         def grounded_scores_asset(context: dg.AssetExecutionContext, project: ProjectResource,
                                   warehouse: WarehouseResource, models: ModelPool,
                                   embedder: EmbedderResource) -> dg.MaterializeResult:
-            keys = context.partition_key.keys_by_dimension
-            dims = {MODEL: keys[MODEL], PERTURBATION: keys[PERTURBATION]}
-            scored = _score(context, project, warehouse, models, embedder, names["grounded_responses"], dims)
-            return dg.MaterializeResult(metadata=_write_scores(warehouse, names["grounded_scores"], scored, dims))
+            for key in context.partition_keys:  # one partition, or each of a range
+                keys = partition_dims(parts.model_perturbation, key)
+                dims = {MODEL: keys[MODEL], PERTURBATION: keys[PERTURBATION]}
+                scored = _score(context, project, warehouse, models, embedder, names["grounded_responses"], dims)
+                context.add_asset_metadata(_write_scores(warehouse, names["grounded_scores"], scored, dims),
+                                           partition_key=key)
+            return dg.MaterializeResult()
 
         lane += [grounded_responses_asset, grounded_scores_asset]
-        lane_checks += [_responses_check(suite, names["grounded_responses"]),
-                        *_score_checks(suite, names["grounded_scores"])]
+        lane_checks += [_responses_check(suite, names["grounded_responses"], parts.model_perturbation),
+                        *_score_checks(suite, names["grounded_scores"], parts.model_perturbation)]
     return lane, lane_checks
 
 
@@ -325,7 +334,7 @@ def score_metadata(suite, scored) -> dict:
     }
 
 
-def _responses_check(suite, asset: str):
+def _responses_check(suite, asset: str, partitions_def):
     # One check step per partition for both rules: a grounded lane has a partition per model and level, and every
     # extra step is run overhead.
     @dg.asset_check(asset=asset, name=f"{asset}_expectations", blocking=True,
@@ -335,10 +344,12 @@ def _responses_check(suite, asset: str):
               warehouse: WarehouseResource) -> dg.AssetCheckResult:
         cfg = project.load()
         specs = {m.name: m for m in suite.model_specs(cfg, generation_models(cfg))}
-        outcomes, problems = [], []
-        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+        problems, tables, checked = [], [], []
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL,
+                                        partitions_def=partitions_def):
             table = warehouse.read_partition(asset, dims)
-            outcomes += validate_responses(table, name=f"{asset} {dims}")
+            tables.append(table)
+            checked.append(dims)
             rows = table.select(["item_id", "sample_index", "model", "prompt_template_id", "params_sha256"]).to_pylist()
             spec = specs.get(dims.get(MODEL))
             keys = Counter((r["item_id"], r["sample_index"]) for r in rows)
@@ -353,6 +364,8 @@ def _responses_check(suite, asset: str):
             })
         incomplete = [p for p in problems
                       if p["duplicate_keys"] or p["items_with_wrong_sample_count"] or p["rows_without_lineage"]]
+        # the run's partitions in one validation (each uniqueness rule's key holds the partition's dimensions)
+        outcomes = validate_responses(concat(tables), name=_label(asset, checked)) if tables else []
         result = expectations_result(outcomes)
         return dg.AssetCheckResult(passed=result.passed and not incomplete, metadata={
             **result.metadata, "completeness": dg.MetadataValue.md(markdown_table(problems))})
@@ -360,16 +373,22 @@ def _responses_check(suite, asset: str):
     return check
 
 
-def _score_checks(suite, asset: str) -> list:
+def _label(asset: str, checked: list) -> str:
+    """What the outcomes of a check name: the asset and its one partition, or how many it validated together."""
+    return f"{asset} {checked[0]}" if len(checked) == 1 else f"{asset} ({len(checked)} partitions)"
+
+
+def _score_checks(suite, asset: str, partitions_def) -> list:
     @dg.asset_check(asset=asset, name=f"{asset}_expectations", blocking=True,
                     description="Great Expectations suites on the answers, votes and metrics of the run's partition.")
     def expectations(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        outcomes = []
-        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
-            tables = {kind: warehouse.read_partition(f"{asset}_{kind}" if kind != "votes" else asset, dims)
-                      for kind in ("samples", "votes", "metrics")}
-            outcomes += suite.validate(tables, name=f"{asset} {dims}")
-        return expectations_result(outcomes)
+        checked = partitions_to_check(context, warehouse.root, asset, default_dim=MODEL, partitions_def=partitions_def)
+        if not checked:
+            return expectations_result([])
+        # the run's partitions in one validation (each uniqueness rule's key holds the partition's dimensions)
+        tables = {kind: concat([warehouse.read_partition(f"{asset}_{kind}" if kind != "votes" else asset, dims)
+                                for dims in checked]) for kind in ("samples", "votes", "metrics")}
+        return expectations_result(suite.validate(tables, name=_label(asset, checked)))
 
     @dg.asset_check(asset=asset, name=f"{asset}_unknown_share",
                     description="More than scoring.unknown_warn (20%) of the answers read by the suite's own reader "
@@ -378,7 +397,8 @@ def _score_checks(suite, asset: str) -> list:
                       warehouse: WarehouseResource) -> dg.AssetCheckResult:
         limit = scoring_settings(project.load()).unknown_warn
         rows, examples = [], []
-        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL,
+                                        partitions_def=partitions_def):
             samples = [s for s in warehouse.read_partition(f"{asset}_samples", dims).to_pylist() if not s["judge"]]
             unknown = [s for s in samples if s["label"] == "unknown"]
             share = len(unknown) / len(samples) if samples else 0.0
@@ -403,7 +423,8 @@ def _score_checks(suite, asset: str) -> list:
         # open answers are judged; only a reference oracle judge knows the verdict on the oracle's fixed answers
         judges = {"", *(j.name for j in scoring_settings(cfg).judges if j.name in oracles)}
         checked, bad = [], []
-        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL):
+        for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL,
+                                        partitions_def=partitions_def):
             if dims.get(MODEL) not in oracles:
                 continue
             checked.append(dims[MODEL])

@@ -101,16 +101,52 @@ def fail_abandoned_runs(instance) -> list[str]:
     return marked
 
 
-def _execute(defs, job_name: str, instance, log_level: str, partition: str | None = None,
+def _execute(defs, job_name: str, instance, log_level: str, partition: str | list[str] | None = None,
              tags: dict[str, str] | None = None):
+    """One in-process run of ``job_name``: unpartitioned, one partition, or (a list of more than one key, in the
+    partitioning's order and contiguous) a run over that range of partitions."""
     job = defs.resolve_job_def(job_name)
+    keys = [partition] if isinstance(partition, str) else list(partition or [])
+    extra = {}
+    if len(keys) > 1:
+        extra = {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
     return job.execute_in_process(
         instance=instance,
-        partition_key=partition,
+        partition_key=keys[0] if len(keys) == 1 else None,
         raise_on_error=False,
         run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
-        tags={**(tags or {}), PROCESS_TAG: _process_id()},
+        tags={**(tags or {}), **extra, PROCESS_TAG: _process_id()},
     )
+
+
+#: Jobs whose partitions ``kgprobe run`` materializes in one run per range rather than one run per partition, and
+#: what a range may span: ``perturb``'s levels all at once (no model), ``grounded``'s levels of one model (a run
+#: keeps one model's weights, and a GPU model's run is still that model's alone). Every run costs Dagster run
+#: storage, a plan and a step launch per asset and check; the sample's 39 grounded partitions are 3 runs.
+RANGED_JOBS = {"perturb": lambda key: "", "grounded": lambda key: key.split("|", 1)[0]}
+
+
+def _ranges(job_name: str, keys: list[str]) -> list[list[str]]:
+    """``keys`` (in partition order) as the runs ``kgprobe run`` makes of them: one key per run, or for
+    :data:`RANGED_JOBS` the contiguous keys of one group per run."""
+    group = RANGED_JOBS.get(job_name)
+    if group is None:
+        return [[k] for k in keys]
+    out: list[list[str]] = []
+    for key in keys:
+        if out and group(out[-1][-1]) == group(key):
+            out[-1].append(key)
+        else:
+            out.append([key])
+    return out
+
+
+def _step_label(job_name: str, keys: list[str] | None) -> str:
+    if not keys:
+        return job_name
+    if len(keys) == 1:
+        return f"{job_name} [{keys[0]}]"
+    return f"{job_name} [{keys[0]} ... {keys[-1]}] ({len(keys)} partitions)"
 
 
 def _names(value: str | None) -> list[str]:
@@ -176,9 +212,9 @@ def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, 
     return path, overrides
 
 
-def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path) -> list[tuple[str, str | None]]:
-    """(job, partition) runs of ``job_arg``; a job or partition the config does not have is one line naming the
-    valid ones."""
+def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path) -> list[tuple[str, list[str] | None]]:
+    """(job, partition keys) runs of ``job_arg`` (None: unpartitioned; several keys: one run over their range, see
+    :data:`RANGED_JOBS`); a job or partition the config does not have is one line naming the valid ones."""
     from kgprobe.errors import ConfigError
     from pipelines.jobs import MAIN_SEQUENCE
 
@@ -195,16 +231,16 @@ def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path) 
             raise ConfigError(f"--partition {partition!r} is not a partition of {job_arg}; partitions: "
                               + (", ".join(shown[:40]) + (f" (and {len(shown) - 40} more)" if len(shown) > 40 else "")
                                  if shown else "none (the job is not partitioned)"))
-    steps: list[tuple[str, str | None]] = []
+    steps: list[tuple[str, list[str] | None]] = []
     for name in names:
         pdef = jobs[name].partitions_def
         if pdef is None:
             steps.append((name, None))
         elif partition:
             if partition in pdef.get_partition_keys():
-                steps.append((name, partition))
+                steps.append((name, [partition]))
         else:
-            steps += [(name, key) for key in pdef.get_partition_keys()]
+            steps += [(name, keys) for keys in _ranges(name, list(pdef.get_partition_keys()))]
     return steps
 
 
@@ -252,7 +288,16 @@ def _label_coverage(cfg, warehouse: str) -> list[dict]:
 
 def _run(args: argparse.Namespace) -> int:
     from kgprobe.config import CONFIG_ENV, config_path, load_config
-    from kgprobe.report.summary import closed_headlines, config_hash, format_headlines, results_document, write_results
+    from kgprobe.report.summary import (
+        closed_headlines,
+        config_hash,
+        format_headlines,
+        format_job_seconds,
+        results_document,
+        run_timing,
+        write_results,
+    )
+    from resources.session import keep_models_loaded
 
     chosen = config_path(args.config)
     # Python hides DeprecationWarnings outside __main__; an old config layout is worth a line on the console
@@ -280,15 +325,20 @@ def _run(args: argparse.Namespace) -> int:
     tags = {"kgprobe/config": str(chosen.resolve()), **{f"kgprobe/{k}": ",".join(map(str, v)) if isinstance(v, list)
                                                        else str(v) for k, v in overrides.items()}}
     started = time.perf_counter()
-    ok, failed, fired = True, None, []
-    with dg.DagsterInstance.get() as instance:
+    ok, failed, fired, runs = True, None, [], []
+    # CPU models (SmolLM2) and the embedder load once for the whole chain, not once per run that needs them
+    with dg.DagsterInstance.get() as instance, keep_models_loaded():
         for run_id in fail_abandoned_runs(instance):
             print(f"kgprobe: run {run_id} was left started by a process that is gone (killed); marked failed",
                   flush=True)
-        for job_name, partition in steps:
-            label = job_name + (f" [{partition}]" if partition else "")
+        for job_name, keys in steps:
+            label = _step_label(job_name, keys)
             print(f"kgprobe: running {label}", flush=True)
-            result = _execute(defs, job_name, instance, args.log_level, partition, tags)
+            t0, cpu0 = time.perf_counter(), time.process_time()
+            result = _execute(defs, job_name, instance, args.log_level, keys, tags)
+            runs.append(run_timing(job_name, keys, result.run_id, result.success, time.perf_counter() - t0,
+                                   time.process_time() - cpu0))
+            print(f"kgprobe: {label} took {runs[-1]['seconds']:.1f}s", flush=True)
             fired += _warnings(result, label)
             if not result.success:
                 failed = f"{label} (run {result.run_id}): {_failure(result)}"
@@ -298,8 +348,9 @@ def _run(args: argparse.Namespace) -> int:
     took = time.perf_counter() - started
     warehouse = _warehouse_path(str(run_path))
     root = Path(warehouse).resolve().parent
-    print(f"\nkgprobe: {job_arg} {'succeeded' if ok else 'FAILED'} in {took:.0f}s ({len(steps)} runs, "
+    print(f"\nkgprobe: {job_arg} {'succeeded' if ok else 'FAILED'} in {took:.0f}s ({len(runs)} runs, "
           f"DAGSTER_HOME={home})")
+    print("kgprobe: time per job: " + format_job_seconds(runs))
     if failed:
         print(f"kgprobe: what failed: {failed}")
     heads = closed_headlines(root, cfg) if ok else []  # after a failure, stored scores may not be this run's
@@ -317,10 +368,10 @@ def _run(args: argparse.Namespace) -> int:
         details = ", ".join(f"{k}={v}" for k, v in w["details"].items())
         print(f"kgprobe: {w['severity']} {w['check']} ({w['run']}){': ' + details if details else ''}")
     report = root / "report" / "report.html"
-    ran_publish = any(j == "publish" for j, _ in steps)
+    ran_publish = any(r["job"] == "publish" for r in runs)
     shown_report = report if ok and report.exists() and ran_publish else None
     doc = results_document(cfg, heads=heads, warnings=fired, report=shown_report, ok=ok, failed=failed,
-                           overrides=overrides, labels=labels, job=job_arg, seconds=took)
+                           overrides=overrides, labels=labels, job=job_arg, seconds=took, runs=runs)
     doc["config"], doc["config_sha256"] = str(chosen.resolve()), config_hash(chosen)  # the file the user wrote
     results = write_results(root / "results.json", doc)
     print(f"kgprobe: warehouse {Path(warehouse).resolve()}")

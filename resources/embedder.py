@@ -10,6 +10,7 @@ import dagster as dg
 from pydantic import PrivateAttr
 
 from kgprobe.embedding import Embedder
+from resources.session import shared_embedder
 
 __all__ = ["EmbedderResource"]
 
@@ -25,7 +26,9 @@ class EmbedderResource(dg.ConfigurableResource):
     def get(self) -> Embedder:
         """The run's embedder (made on first use)."""
         if self._embedder is None:
-            self._embedder = Embedder(self.path, device=self.device)
+            # inside `kgprobe run`'s chain the runs share one (resources.session.keep_models_loaded)
+            shared = shared_embedder(self.path, self.device)
+            self._embedder = shared if shared is not None else Embedder(self.path, device=self.device)
         return self._embedder
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:

@@ -14,6 +14,7 @@ from pydantic import PrivateAttr
 
 from kgprobe.generation.backends import HFBackend, HFConfig, LiteLLMBackend, LiteLLMConfig, ReferenceBackend, ReferenceConfig, VLLMBackend, VLLMConfig
 from kgprobe.generation import Backend, BackendPool, Completion, Prompt, SamplingParams, make_backend, model_specs
+from resources.session import shared_pool, stays_loaded
 
 __all__ = ["GenerationBackend", "LiteLLMModel", "ModelPool", "ReferenceModel", "TransformersModel", "VLLMModel",
            "backend_from_config"]
@@ -22,7 +23,8 @@ __all__ = ["GenerationBackend", "LiteLLMModel", "ModelPool", "ReferenceModel", "
 class ModelPool(dg.ConfigurableResource):
     """The models a run has loaded, each loaded the first time a step of the run asks for it and released when the
     run ends (``teardown_after_execution``). With the in-process executor of the ``closed_book`` and ``grounded``
-    jobs, a model that answers every suite and judges too is loaded once per run, not once per asset."""
+    jobs, a model that answers every suite and judges too is loaded once per run, not once per asset; within
+    :func:`resources.session.keep_models_loaded` (``kgprobe run``) CPU models stay loaded from run to run."""
 
     _pool: Any = PrivateAttr(default=None)
 
@@ -34,11 +36,16 @@ class ModelPool(dg.ConfigurableResource):
         return self._pool
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        self._pool = BackendPool()
+        # inside `kgprobe run`'s chain (resources.session.keep_models_loaded) runs share one pool
+        shared = shared_pool()
+        self._pool = shared if shared is not None else BackendPool()
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
         if self._pool is not None:
-            self._pool.close()
+            if self._pool is shared_pool():
+                self._pool.release(stays_loaded)  # CPU models stay for the next run; GPU ones free their memory
+            else:
+                self._pool.close()
             self._pool = None
 
 

@@ -167,7 +167,8 @@ def plan_generation(spec: ModelSpec, prompts: Sequence[Prompt], *, store: Any = 
     measured: dict[str, float] = {}
     if store is not None:
         done = store.done_keys(spec.name, params.sha256())
-        measured = _mean_output_tokens(store, spec.name, params.sha256(), list(unique.values()))
+        if spec.backend != "reference":  # a reference model writes no tokens: nothing to measure
+            measured = _mean_output_tokens(store, spec.name, params.sha256(), list(unique.values()))
     missing = {sha: [i for i in range(params.n) if (sha, i) not in done] for sha in unique}
     todo = [unique[sha] for sha, m in missing.items() if m]
     counts, basis = count_tokens(spec, todo)

@@ -225,6 +225,15 @@ class BackendPool:
             _, (_, backend) = self._backends.popitem()
             backend.close()
 
+    def release(self, keep: Callable[[ModelSpec, Backend], bool]) -> list[str]:
+        """Close the backends for which ``keep(spec, backend)`` is false (a GPU model, say) and keep the others
+        loaded for later runs; returns the names closed."""
+        closed = [name for name, (spec, backend) in self._backends.items() if not keep(spec, backend)]
+        for name in closed:
+            _, backend = self._backends.pop(name)
+            backend.close()
+        return closed
+
     def __enter__(self) -> BackendPool:
         return self
 

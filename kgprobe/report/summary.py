@@ -20,7 +20,8 @@ from typing import Any
 from kgprobe import warehouse as wh
 from kgprobe.report.leaderboard import headline_rows
 
-__all__ = ["closed_headlines", "config_hash", "format_headlines", "results_document", "versions", "write_results"]
+__all__ = ["closed_headlines", "config_hash", "format_headlines", "format_job_seconds", "job_seconds", "results_document",
+           "run_timing", "versions", "write_results"]
 
 _PACKAGES = ("kgprobe", "dagster", "duckdb", "pyarrow", "pydantic")
 
@@ -89,10 +90,12 @@ def versions() -> dict[str, str]:
 def results_document(cfg: Any, *, heads: Iterable[Mapping[str, Any]], warnings: Iterable[Mapping[str, Any]],
                      report: str | Path | None, ok: bool, failed: str | None = None,
                      overrides: Mapping[str, Any] | None = None, labels: Iterable[Mapping[str, Any]] = (),
-                     job: str = "", seconds: float | None = None) -> dict[str, Any]:  # fmt: skip
+                     job: str = "", seconds: float | None = None,
+                     runs: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:  # fmt: skip
     """The ``results.json`` of one run: the config (path and sha256), versions, the job and its overrides, whether
     it succeeded (and what failed), the headline metrics, the warnings, label coverage and the report's path (None
-    after a failed run: an older report would not be this run's)."""
+    after a failed run: an older report would not be this run's); with ``runs`` (:func:`run_timing` rows, one per
+    Dagster run), where the time went: ``runs`` and ``job_seconds`` (wall seconds summed per job)."""
     keys = ("model", "suite", "task", "metric", "label", "value", "ci_low", "ci_high", "interval", "n")
     return {
         "project": cfg.name,
@@ -104,11 +107,40 @@ def results_document(cfg: Any, *, heads: Iterable[Mapping[str, Any]], warnings: 
         "succeeded": ok,
         "failed": failed,
         "seconds": None if seconds is None else round(seconds, 1),
+        "job_seconds": job_seconds(runs),
+        "runs": [dict(r) for r in runs],
         "headlines": [{k: h.get(k) for k in keys} for h in heads],
         "warnings": list(warnings),
         "labels": list(labels),
         "report": None if (report is None or not ok) else str(report),
     }
+
+
+def run_timing(job: str, partitions: Sequence[str] | None, run_id: str, succeeded: bool, seconds: float,
+               cpu_seconds: float | None = None) -> dict[str, Any]:
+    """One Dagster run's row of ``results.json``'s ``runs``: the job, the partition keys it materialized (one, the
+    keys of a range, or none), its run id, whether it succeeded, its wall seconds and the CPU seconds this process
+    spent in it (all threads)."""
+    return {"job": job, "partitions": list(partitions or []), "run_id": run_id, "succeeded": succeeded,
+            "seconds": round(seconds, 2), "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 2)}
+
+
+def job_seconds(runs: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Wall seconds per job over ``runs`` (:func:`run_timing` rows), in the order the jobs first ran."""
+    out: dict[str, float] = {}
+    for r in runs:
+        out[r["job"]] = round(out.get(r["job"], 0.0) + r["seconds"], 1)
+    return out
+
+
+def format_job_seconds(runs: Iterable[Mapping[str, Any]]) -> str:
+    """``prepare 14s, perturb 2s (1 run), ...``: where a chain's time went, for the console."""
+    runs = list(runs)
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r["job"]] = counts.get(r["job"], 0) + 1
+    return ", ".join(f"{job} {secs:.0f}s" + (f" ({counts[job]} runs)" if counts[job] > 1 else "")
+                     for job, secs in job_seconds(runs).items()) or "no runs"
 
 
 def write_results(path: str | Path, document: Mapping[str, Any]) -> Path:

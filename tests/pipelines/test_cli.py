@@ -109,3 +109,57 @@ def test_warn_checks_that_fired_are_printed(tmp_path: Path, capsys) -> None:
     doc = json.loads((tmp_path / "wh" / "results.json").read_text(encoding="utf-8"))
     assert {w["check"] for w in doc["warnings"]} == {"kg_reject_rate", "kg_label_coverage"}
     assert doc["report"] is None and doc["headlines"] == []
+
+
+@pytest.mark.parametrize(("job", "keys", "runs"), [
+    # a grounded model's levels are one run; the next model starts another
+    ("grounded", ["oracle|none", "oracle|RS-0.5", "random|none", "random|RS-0.5"],
+     [["oracle|none", "oracle|RS-0.5"], ["random|none", "random|RS-0.5"]]),
+    # every perturbation level in one run
+    ("perturb", ["none", "RS-0.5", "ED-1.0"], [["none", "RS-0.5", "ED-1.0"]]),
+    # closed book stays one run per model
+    ("closed_book", ["smollm2-135m", "oracle"], [["smollm2-135m"], ["oracle"]]),
+])
+def test_the_chain_runs_ranges_of_partitions(job, keys, runs) -> None:
+    from pipelines.cli import _ranges
+
+    assert _ranges(job, keys) == runs
+
+
+@pytest.mark.slow
+def test_the_chain_records_each_runs_time_and_materializes_every_partition_of_a_range(tmp_path: Path, capsys) -> None:
+    from kgprobe import warehouse as wh
+
+    path = tmp_path / "p.yaml"
+    path.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n"
+                    + _config_text(suites="fpq", perturbation="{methods: [RS], levels: [0.5, 1.0]}"), encoding="utf-8")
+    assert main(["run", "--config", str(path), "--log-level", "ERROR"]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "wh" / "results.json").read_text(encoding="utf-8"))
+    runs = doc["runs"]
+    assert [(r["job"], r["partitions"]) for r in runs] == [
+        ("prepare", []), ("perturb", ["none", "RS-0.5", "RS-1.0"]), ("similarity", []),
+        ("closed_book", ["oracle"]), ("closed_book", ["random"]),
+        ("grounded", ["oracle|none", "oracle|RS-0.5", "oracle|RS-1.0"]),
+        ("grounded", ["random|none", "random|RS-0.5", "random|RS-1.0"]), ("publish", [])]
+    assert all(r["succeeded"] and r["seconds"] > 0 and len(r["run_id"]) == 36 for r in runs)
+    assert list(doc["job_seconds"]) == ["prepare", "perturb", "similarity", "closed_book", "grounded", "publish"]
+    assert doc["job_seconds"]["grounded"] == pytest.approx(sum(r["seconds"] for r in runs if r["job"] == "grounded"),
+                                                           abs=0.11)
+    assert "kgprobe: time per job: prepare " in out and "grounded " in out and "(2 runs)" in out
+    # each partition of a range is written and materialized with its own metadata, and its checks ran on it
+    written = wh.partitions(tmp_path / "wh", "fpq_grounded_scores")
+    assert {(d["model"], d["perturbation"]) for d in written} == {
+        (m, p) for m in ("oracle", "random") for p in ("none", "RS-0.5", "RS-1.0")}
+    with dg.DagsterInstance.get() as instance:
+        shown = {}
+        for key in ("oracle|RS-0.5", "random|RS-1.0"):
+            records = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=dg.AssetKey("fpq_grounded_scores"), asset_partitions=[key]), limit=1)
+            meta = records.records[0].asset_materialization.metadata
+            assert meta["dagster/row_count"].value == wh.read_partition(
+                tmp_path / "wh", "fpq_grounded_scores", dict(zip(("model", "perturbation"), key.split("|")))).num_rows
+            shown[key] = meta["scores"].value
+        assert shown["oracle|RS-0.5"] != shown["random|RS-1.0"]  # each partition shows its own scores
+        grounded = [r for r in instance.get_runs() if r.job_name == "grounded"]
+        assert len(grounded) == 2 and all(r.is_success for r in grounded)

@@ -20,17 +20,17 @@ def test_definitions_load_with_jobs_and_checks() -> None:
     assert {"kg_source", "kg", "queries", "khop_subgraphs", "ppr_subgraphs", "fpq_true_triples", "fpq_edits", "fpq_items",
             "triple_scorer", "perturbed_subgraphs", "kg_similarity", "fpq_responses", "fpq_grounded_responses",
             "fpq_scores", "fpq_grounded_scores", "leaderboard", "report"} <= keys
-    # partitions come from the sample config: its five models and none + 4 methods x 3 levels
+    # partitions come from the sample config: its five models and none + 4 methods x 2 levels
     assert repo.get_job("generate_closed").partitions_def.get_partition_keys() == [
         "smollm2-135m", "oracle", "always-yes", "always-no", "random"]
-    assert len(repo.get_job("perturb").partitions_def.get_partition_keys()) == 13
+    assert len(repo.get_job("perturb").partitions_def.get_partition_keys()) == 9
     checks = {c.name for c in repo.asset_graph.asset_check_keys}
     assert {"kg_not_empty", "kg_no_dangling_ids", "kg_reject_rate", "kg_label_coverage", "fpq_scores_oracle_is_perfect",
             "fpq_scores_expectations", "fpq_grounded_scores_unknown_share"} <= checks
     # scoring runs in the same run as the answers it scores, per partition
     assert repo.get_job("closed_book").partitions_def == repo.get_job("generate_closed").partitions_def
-    # the sample grounds three reference models (generation.grounded_models) at 13 levels
-    assert len(repo.get_job("grounded").partitions_def.get_partition_keys()) == 3 * 13
+    # the sample grounds three reference models (generation.grounded_models) at 9 levels
+    assert len(repo.get_job("grounded").partitions_def.get_partition_keys()) == 3 * 9
     # the UI shows a group per suite, holding the suite's whole lane and its own upstream assets
     groups = {k.to_user_string(): repo.asset_graph.get(k).group_name for k in repo.asset_graph.get_all_asset_keys()}
     assert {k for k, g in groups.items() if g == "fpq"} == {
