@@ -68,6 +68,7 @@ def test_jsonl_records_carry_prompt_key_expected_and_evidence(items, tmp_path: P
         export_suite(items, "grapheval", "csv", tmp_path / "x")
 
 
+@pytest.mark.slow  # the suite scores each item on its own: seconds per model
 def test_score_answer_gives_kgprobes_numbers(items, answers) -> None:
     records = export_records(SUITE, items)
     for model in MODELS:
