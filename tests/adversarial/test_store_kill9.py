@@ -74,6 +74,7 @@ def test_kill_9_mid_batch_loses_at_most_the_requests_in_flight(tmp_path: Path, f
     assert len(asked) - PROMPTS <= CONCURRENCY  # only the requests in flight at the kill were sent twice
 
 
+@pytest.mark.slow
 def test_a_run_left_started_by_a_killed_process_is_marked_failed_by_the_next_run(tmp_path: Path,
                                                                                 monkeypatch) -> None:
     import dagster as dg
@@ -104,6 +105,7 @@ def test_a_run_left_started_by_a_killed_process_is_marked_failed_by_the_next_run
         assert any("is gone" in m for m in messages)
 
 
+@pytest.mark.slow
 def test_kgprobe_run_tags_its_runs_with_their_process(tmp_path: Path, monkeypatch) -> None:
     import dagster as dg
 

@@ -302,6 +302,7 @@ def test_settings_validated_on_their_own_skip_the_file_checks() -> None:
     assert OKGQASettings.model_validate({"judges": ["anyone"], "generator": {"model": "x"}}).judges == ["anyone"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("keys", "value"),
     [(("suites", "grapheval", "negatives"), "three"), (("kgs", "sample", "triples"), ["sample/absent.tsv"])],

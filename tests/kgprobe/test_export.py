@@ -68,6 +68,7 @@ def test_jsonl_records_carry_prompt_key_expected_and_evidence(items, tmp_path: P
         export_suite(items, "grapheval", "csv", tmp_path / "x")
 
 
+@pytest.mark.slow  # the suite scores each item on its own: seconds per model
 def test_score_answer_gives_kgprobes_numbers(items, answers) -> None:
     records = export_records(SUITE, items)
     for model in MODELS:
@@ -97,6 +98,7 @@ def test_hf_folder_loads_as_a_dataset(items, tmp_path: Path) -> None:
     assert len(ds) == len(items) and ds[0]["item_id"] == table.column("item_id")[0].as_py()
 
 
+@pytest.mark.slow
 def test_lm_eval_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
     files = export_suite(items, "grapheval", "lm-eval", tmp_path / "lm", n=3, temperature=0.6, max_tokens=64)
     yaml_text = files[2].read_text(encoding="utf-8")
@@ -117,6 +119,7 @@ def test_lm_eval_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
         assert sum(flags) / len(flags) == pytest.approx(_kgprobe_accuracy(items, answers[model], model)), model
 
 
+@pytest.mark.slow
 def test_inspect_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
     files = export_suite(items, "grapheval", "inspect", tmp_path / "ins", n=3, temperature=0.6)
     assert "num_choices=3" in files[1].read_text(encoding="utf-8")

@@ -16,6 +16,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "examples"
 KEY_ENV = "KGPROBE_TEST_FAULT_KEY"
 
 
+@pytest.mark.slow
 def test_a_backend_that_fails_every_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_server) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-test")
     cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))

@@ -32,6 +32,7 @@ def project(tmp_path_factory: pytest.TempPathFactory):
         path.unlink()
 
 
+@pytest.mark.slow
 def test_plan_before_and_after_the_questions_exist(project, capsys) -> None:
     assert main(["plan", "--config", str(project)]) == 0
     before = capsys.readouterr().out

@@ -13,6 +13,8 @@ from pipelines.definitions import build_definitions
 from pipelines.jobs import MAIN_SEQUENCE
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples"
+# the whole main job of the sample, every stage and partition: minutes on 2 cores
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,10 @@ SAMPLE = Path(__file__).resolve().parents[2] / "examples"
 KEY_ENV, KEY = "KGPROBE_TEST_SECRET_KEY", "sk-kgprobe-secret-0123456789abcdef"
 
 
+# a job run against the fake provider, shared by both tests
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory, fake_server):
     tmp = tmp_path_factory.mktemp("secrets")

@@ -92,6 +92,7 @@ def run(tmp_path_factory: pytest.TempPathFactory):
         unregister("capitals")
 
 
+@pytest.mark.slow
 def test_the_toy_suite_runs_through_every_shared_stage(run) -> None:
     defs, results, wh = run
     assert all(r.success for r in results.values()), [k for k, r in results.items() if not r.success]
