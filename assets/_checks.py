@@ -25,7 +25,7 @@ def partitions_to_check(context: Any, root: str | Path, asset: str, *, default_d
     start, end = tags.get(RANGE_START), tags.get(RANGE_END)
     if start is not None and end is not None and partitions_def is not None:
         keys = partitions_def.get_partition_keys_in_range(dg.PartitionKeyRange(start, end))
-        wanted_all = [_dims(partitions_def, key, default_dim) for key in keys]
+        wanted_all = [partition_dims(partitions_def, key, default_dim) for key in keys]
         return [d for d in written if d in wanted_all]
     if "dagster/partition" not in tags:
         return written
@@ -41,10 +41,6 @@ RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_p
 def partition_dims(partitions_def: dg.PartitionsDefinition, key: str, default_dim: str = "model") -> dict[str, str]:
     """A partition key as dimension -> value (``{"model": "oracle", "perturbation": "RS-0.2"}``); a
     single-dimension key as ``{default_dim: key}``."""
-    return _dims(partitions_def, key, default_dim)
-
-
-def _dims(partitions_def: dg.PartitionsDefinition, key: str, default_dim: str) -> dict[str, str]:
     if isinstance(partitions_def, dg.MultiPartitionsDefinition):
         return dict(partitions_def.get_partition_key_from_str(key).keys_by_dimension)
     return {default_dim: key}

@@ -40,12 +40,7 @@ def items() -> list[dict]:
 @pytest.fixture(scope="module")
 def answers(items) -> dict[str, dict[str, list[str]]]:
     """Each reference model's three samples per item, and kgprobe's accuracy on them."""
-    prompts = SUITE.prompts(items)
-    out = {}
-    for kind in MODELS:
-        done = ReferenceBackend(kind).generate(prompts, SamplingParams(n=3, temperature=0.6, top_p=0.9, seed=1))
-        out[kind] = {p.item_id: [c.text for c in cs] for p, cs in zip(prompts, done, strict=True)}
-    return out
+    return _reference_answers(SUITE, items)
 
 
 def _kgprobe_accuracy(items, texts: dict[str, list[str]], model: str) -> float:
