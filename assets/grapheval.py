@@ -32,6 +32,54 @@ def _write_empty(warehouse: WarehouseResource, model: str, note: str) -> dg.Mate
     return dg.MaterializeResult(metadata={**table_metadata(0), "note": note})
 
 
+def _judge(context, cfg, warehouse: WarehouseResource, models: ModelPool, model: str) -> dg.MaterializeResult:
+    """The judge on one model partition (the asset's work, per partition of its run)."""
+    settings = SUITE.load_settings(cfg)
+    if settings is None or settings.judge != "hidden_state":
+        return _write_empty(warehouse, model, "suites.grapheval.judge is not hidden_state")
+    specs = {s.name: s for s in SUITE.model_specs(cfg, generation_models(cfg))}
+    spec = specs[model]
+    if spec.backend != "transformers":
+        return _write_empty(warehouse, model, f"model {model} is a {spec.backend} model; the judge reads the "
+                                              "hidden states of a transformers model")
+    opts = settings.hidden_judge
+    backend = models.pool.get(spec)
+    hidden = backend
+    if opts.substitute_model:
+        from dataclasses import replace
+
+        from kgprobe.generation.backends.hf import HFBackend
+
+        hidden = HFBackend(replace(spec.config, model_id=opts.substitute_model))
+    scoring = scoring_settings(cfg)
+    try:
+        result = run_hidden_judge(
+            warehouse.read_partition("grapheval_items").to_pylist(),
+            warehouse.read_partition("grapheval_responses", {MODEL: model}).to_pylist(),
+            hidden, generator=backend, model=model, params=spec.params, seed=cfg.seed,
+            train_share=opts.train_share, epochs=opts.epochs, batch_size=opts.batch_size, lr=opts.lr,
+            max_statements=opts.max_statements, timing_statements=opts.timing_statements,
+            forward_batch_size=opts.forward_batch_size, confidence=scoring.confidence,
+            resamples=scoring.resamples, hidden_model=opts.substitute_model)
+    finally:
+        if hidden is not backend:
+            hidden.close()
+    warehouse.write_partition("grapheval_hidden_judge", result.labels, {MODEL: model})
+    warehouse.write_partition("grapheval_hidden_judge_metrics", table(result.metrics, METRIC_SCHEMA),
+                              {MODEL: model})
+    s = result.summary
+    context.log.info(f"grapheval judge {model}: macro F1 {s['f1']:.3f} (majority-class baseline "
+                     f"{s['baseline_f1']:.3f}), speed-up {s['speedup']:.1f}x")
+    overall = [{"labels": m["judge"], "metric": m["metric"], "value": m["value"], "n": m["n"]}
+               for m in result.metrics if not m["breakdown"]]
+    return dg.MaterializeResult(metadata={
+        **table_metadata(result.labels.num_rows),
+        **{k: v for k, v in s.items() if isinstance(v, (int, float, str))},
+        "train_class_counts": dg.MetadataValue.json(s["train_class_counts"]),
+        "metrics": dg.MetadataValue.md(markdown_table(overall, limit=40)),
+    })
+
+
 def build(parts) -> tuple[list, list]:
     """The judge asset on the project's model partitions (``parts.model``, from :mod:`pipelines.partitions`) and its
     check: ``(assets, checks)``, as ``assets.perturb.build`` gives."""
@@ -42,51 +90,10 @@ def build(parts) -> tuple[list, list]:
                                warehouse: WarehouseResource, models: ModelPool) -> dg.MaterializeResult:
         """GraphEval's hidden-state judge: statements labelled from one forward pass each, beside generated answers."""
         cfg = project.load()
-        model = context.partition_key
-        settings = SUITE.load_settings(cfg)
-        if settings is None or settings.judge != "hidden_state":
-            return _write_empty(warehouse, model, "suites.grapheval.judge is not hidden_state")
-        specs = {s.name: s for s in SUITE.model_specs(cfg, generation_models(cfg))}
-        spec = specs[model]
-        if spec.backend != "transformers":
-            return _write_empty(warehouse, model, f"model {model} is a {spec.backend} model; the judge reads the "
-                                                  "hidden states of a transformers model")
-        opts = settings.hidden_judge
-        backend = models.pool.get(spec)
-        hidden = backend
-        if opts.substitute_model:
-            from dataclasses import replace
-
-            from kgprobe.generation.backends.hf import HFBackend
-
-            hidden = HFBackend(replace(spec.config, model_id=opts.substitute_model))
-        scoring = scoring_settings(cfg)
-        try:
-            result = run_hidden_judge(
-                warehouse.read_partition("grapheval_items").to_pylist(),
-                warehouse.read_partition("grapheval_responses", {MODEL: model}).to_pylist(),
-                hidden, generator=backend, model=model, params=spec.params, seed=cfg.seed,
-                train_share=opts.train_share, epochs=opts.epochs, batch_size=opts.batch_size, lr=opts.lr,
-                max_statements=opts.max_statements, timing_statements=opts.timing_statements,
-                forward_batch_size=opts.forward_batch_size, confidence=scoring.confidence,
-                resamples=scoring.resamples, hidden_model=opts.substitute_model)
-        finally:
-            if hidden is not backend:
-                hidden.close()
-        warehouse.write_partition("grapheval_hidden_judge", result.labels, {MODEL: model})
-        warehouse.write_partition("grapheval_hidden_judge_metrics", table(result.metrics, METRIC_SCHEMA),
-                                  {MODEL: model})
-        s = result.summary
-        context.log.info(f"grapheval judge {model}: macro F1 {s['f1']:.3f} (majority-class baseline "
-                         f"{s['baseline_f1']:.3f}), speed-up {s['speedup']:.1f}x")
-        overall = [{"labels": m["judge"], "metric": m["metric"], "value": m["value"], "n": m["n"]}
-                   for m in result.metrics if not m["breakdown"]]
-        return dg.MaterializeResult(metadata={
-            **table_metadata(result.labels.num_rows),
-            **{k: v for k, v in s.items() if isinstance(v, (int, float, str))},
-            "train_class_counts": dg.MetadataValue.json(s["train_class_counts"]),
-            "metrics": dg.MetadataValue.md(markdown_table(overall, limit=40)),
-        })
+        for key in context.partition_keys:  # one model, or each of a range (kgprobe run's reference models)
+            result = _judge(context, cfg, warehouse, models, key)
+            context.add_asset_metadata(result.metadata or {}, partition_key=key)
+        return dg.MaterializeResult()
 
     return [grapheval_hidden_judge], [grapheval_hidden_judge_f1]
 

@@ -204,13 +204,19 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
     def responses_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
                         models: ModelPool) -> dg.MaterializeResult:
         cfg = project.load()
-        spec = _spec(cfg, suite, context.partition_key)
-        prompts = partition_prompts(cfg, suite, spec, warehouse.read_partition(names["items"]).to_pylist()).prompts
-        context.log.info(f"{suite.name}: {spec.name} ({spec.backend}): {len(prompts)} prompts x {spec.params.n} samples")
-        dims = {MODEL: spec.name}
-        summary, table, plan = _generate(context, project, warehouse, models, spec, prompts, names["responses"], dims)
-        warehouse.write_partition(names["responses"], table, dims)
-        return dg.MaterializeResult(metadata=_response_metadata(summary, table, plan))
+        items = warehouse.read_partition(names["items"]).to_pylist()
+        # one model, or each of a range (kgprobe run answers the reference models in one run)
+        for key in context.partition_keys:
+            spec = _spec(cfg, suite, key)
+            prompts = partition_prompts(cfg, suite, spec, items).prompts
+            context.log.info(f"{suite.name}: {spec.name} ({spec.backend}): {len(prompts)} prompts x {spec.params.n} "
+                             "samples")
+            dims = {MODEL: spec.name}
+            summary, table, plan = _generate(context, project, warehouse, models, spec, prompts, names["responses"],
+                                             dims)
+            warehouse.write_partition(names["responses"], table, dims)
+            context.add_asset_metadata(_response_metadata(summary, table, plan), partition_key=key)
+        return dg.MaterializeResult()
 
     def _score(context, project, warehouse, models, embedder, responses_name, dims):
         cfg = project.load()
@@ -245,9 +251,11 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
               description=f"{suite.title}: one model's answers read, judged, voted and measured, with 95% intervals.")
     def scores_asset(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource,
                      models: ModelPool, embedder: EmbedderResource) -> dg.MaterializeResult:
-        dims = {MODEL: context.partition_key}
-        scored = _score(context, project, warehouse, models, embedder, names["responses"], dims)
-        return dg.MaterializeResult(metadata=_write_scores(warehouse, names["scores"], scored, dims))
+        for key in context.partition_keys:  # one model, or each of a range
+            dims = {MODEL: key}
+            scored = _score(context, project, warehouse, models, embedder, names["responses"], dims)
+            context.add_asset_metadata(_write_scores(warehouse, names["scores"], scored, dims), partition_key=key)
+        return dg.MaterializeResult()
 
     lane = [items_asset, responses_asset, scores_asset]
     lane_checks = [_responses_check(suite, names["responses"], parts.model),

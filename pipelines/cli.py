@@ -120,18 +120,27 @@ def _execute(defs, job_name: str, instance, log_level: str, partition: str | lis
 
 
 #: Jobs whose partitions ``kgprobe run`` materializes in one run per range rather than one run per partition, and
-#: what a range may span: ``perturb``'s levels all at once (no model), ``grounded``'s levels of one model (a run
-#: keeps one model's weights, and a GPU model's run is still that model's alone). Every run costs Dagster run
-#: storage, a plan and a step launch per asset and check; the sample's 39 grounded partitions are 3 runs.
-RANGED_JOBS = {"perturb": lambda key: "", "grounded": lambda key: key.split("|", 1)[0]}
+#: which model a partition key names (None: no model). ``perturb``'s levels are one run (no model); ``grounded``'s
+#: levels of one model are one run, and ``closed_book`` and ``grounded`` put the partitions of the reference models
+#: (no weights, nothing sent anywhere) in one run together. A run still holds one model with weights (a GPU model's
+#: run is that model's alone). Every run costs Dagster run storage, a plan, a step launch and a data-quality
+#: validation per asset and check; the sample's 5 closed-book and 27 grounded partitions are 2 and 1 runs.
+RANGED_JOBS = {"perturb": lambda key: None, "grounded": lambda key: key.split("|", 1)[0],
+               "closed_book": lambda key: key}
 
 
-def _ranges(job_name: str, keys: list[str]) -> list[list[str]]:
+def _ranges(job_name: str, keys: list[str], together: frozenset[str] | set[str] = frozenset()) -> list[list[str]]:
     """``keys`` (in partition order) as the runs ``kgprobe run`` makes of them: one key per run, or for
-    :data:`RANGED_JOBS` the contiguous keys of one group per run."""
-    group = RANGED_JOBS.get(job_name)
-    if group is None:
+    :data:`RANGED_JOBS` the contiguous keys of one model per run, the models in ``together`` (the reference models)
+    counting as one."""
+    model = RANGED_JOBS.get(job_name)
+    if model is None:
         return [[k] for k in keys]
+
+    def group(key: str) -> str | None:
+        name = model(key)
+        return "" if name in together else name
+
     out: list[list[str]] = []
     for key in keys:
         if out and group(out[-1][-1]) == group(key):
@@ -212,7 +221,8 @@ def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, 
     return path, overrides
 
 
-def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path) -> list[tuple[str, list[str] | None]]:
+def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path,
+           together: frozenset[str] = frozenset()) -> list[tuple[str, list[str] | None]]:
     """(job, partition keys) runs of ``job_arg`` (None: unpartitioned; several keys: one run over their range, see
     :data:`RANGED_JOBS`); a job or partition the config does not have is one line naming the valid ones."""
     from kgprobe.errors import ConfigError
@@ -240,7 +250,7 @@ def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path) 
             if partition in pdef.get_partition_keys():
                 steps.append((name, [partition]))
         else:
-            steps += [(name, keys) for keys in _ranges(name, list(pdef.get_partition_keys()))]
+            steps += [(name, keys) for keys in _ranges(name, list(pdef.get_partition_keys()), together)]
     return steps
 
 
@@ -287,7 +297,7 @@ def _label_coverage(cfg, warehouse: str) -> list[dict]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from kgprobe.config import CONFIG_ENV, config_path, load_config
+    from kgprobe.config import CONFIG_ENV, config_path, generation_models, load_config
     from kgprobe.report.summary import (
         closed_headlines,
         config_hash,
@@ -321,7 +331,8 @@ def _run(args: argparse.Namespace) -> int:
     defs = build_definitions(str(run_path.resolve()))
     chain = chain_name(cfg)
     job_arg = args.job or chain
-    steps = _steps(defs, job_arg, chain, args.partition, chosen)
+    reference = frozenset(m.name for m in generation_models(cfg) if m.backend == "reference")
+    steps = _steps(defs, job_arg, chain, args.partition, chosen, reference)
     tags = {"kgprobe/config": str(chosen.resolve()), **{f"kgprobe/{k}": ",".join(map(str, v)) if isinstance(v, list)
                                                        else str(v) for k, v in overrides.items()}}
     started = time.perf_counter()

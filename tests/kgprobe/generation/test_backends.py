@@ -305,3 +305,22 @@ def test_litellm_asks_for_and_reads_token_logprobs():
     assert json.loads(openai_logprobs({"logprobs": {"content": [{"token": "4", "logprob": -0.2, "top_logprobs": [
         {"token": "4", "logprob": -0.2}]}]}})) == [["4", [["4", -0.2]]]]
     assert openai_logprobs(SimpleNamespace(logprobs=None)) is None
+
+
+@pytest.mark.parametrize(("probes", "expected"), [
+    ({"_is_avx512_bf16_supported": True, "_is_amx_tile_supported": False}, "bfloat16"),
+    ({"_is_avx512_bf16_supported": False, "_is_amx_tile_supported": True}, "bfloat16"),
+    ({"_is_avx512_bf16_supported": False, "_is_amx_tile_supported": False}, "float32"),
+    ({}, "float32"),  # a torch without the probes: float32, never a guess that could be emulated and slow
+])
+def test_auto_dtype_on_a_cpu_is_bfloat16_only_where_the_cpu_computes_in_it(monkeypatch, probes, expected):
+    import torch
+
+    from kgprobe.generation.backends.hf import cpu_dtype
+
+    for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        if name in probes:
+            monkeypatch.setattr(torch.cpu, name, lambda value=probes[name]: value)
+        else:
+            monkeypatch.delattr(torch.cpu, name, raising=False)
+    assert cpu_dtype() == expected

@@ -47,6 +47,15 @@ def yn(i: int, q: str) -> Prompt:
     return Prompt(f"yn{i}", f"Question: {q} {YN}", "fpq-yn-v1")
 
 
+def test_auto_dtype_loads_what_the_cpu_computes_natively(smol):
+    import torch
+
+    from kgprobe.generation.backends.hf import cpu_dtype
+
+    assert smol.model.dtype == getattr(torch, cpu_dtype())
+    assert HFConfig(SMOLLM2_ID).dtype == "auto"
+
+
 def test_the_converted_model_is_cached(smol):
     import hashlib
 
