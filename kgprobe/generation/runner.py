@@ -546,6 +546,8 @@ def _generate(
         model=model, backend=backend_name, items=len(prompts), unique_prompts=len(unique), requested=requested,
         reused=reused, generated=generated, failed=failed, seconds=seconds, tokens_in=tokens_in,
         tokens_out=tokens_out, retries=retries, cost=cost, shards=buffer.shards)
+    if total == 0:  # the first line said it all: every sample was stored already
+        return summary, errors
     say(f"{model}: done in {_clock(seconds)}: {generated} generated, {reused} reused, {failed} failed"
         + (" (failures are stored and retried by the next run)" if failed else "")
         + f", {tokens_out} completion tokens, {buffer.shards} shard(s) written")

@@ -15,8 +15,11 @@ success exists. Parallel runs (for example two perturbation partitions of one mo
     >>> store.done_keys("smollm2-135m", SamplingParams().sha256())      # {(prompt_sha256, sample_index), ...}
     >>> store.rows_for("smollm2-135m", prompts, SamplingParams())       # one row per (item, sample)
 
-Queries run in DuckDB over the shard files, so loading the keys of a model takes milliseconds for thousands of
-shards; :meth:`ResponseStore.compact` folds a model's shards into one when there are many.
+Queries run in DuckDB over the shards' rows. A process keeps the shards it has read in memory (Arrow tables, up to
+:data:`CACHE_BYTES` in all, least recently used dropped first), keyed by path, size, modification time and inode:
+shards are never modified, so a cached shard is the file's content, and a changed or replaced file is read again.
+A run that reads a model's responses for each of its partitions reads each shard from disk once.
+:meth:`ResponseStore.compact` folds a model's shards into one when there are many.
 """
 
 from __future__ import annotations
@@ -25,8 +28,10 @@ import contextlib
 import hashlib
 import os
 import re
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -92,6 +97,87 @@ _LATEST = """
         ORDER BY (error IS NULL) DESC, created_at DESC) = 1
 """
 _STALE_TMP_S = 3600.0
+
+#: How many bytes of shard rows a process keeps in memory (least recently read dropped first).
+CACHE_BYTES = 512 * 1024 * 1024
+# (path, size, mtime_ns, inode) -> the shard's rows in STORE_SCHEMA; shared by every ResponseStore of the process
+_CACHE: OrderedDict[tuple[str, int, int, int], pa.Table] = OrderedDict()
+_CACHE_BYTES = [0]
+# the last few file sets read, as one contiguous table each (DuckDB scans one chunk several times faster than 100)
+_COMBINED: OrderedDict[tuple, pa.Table] = OrderedDict()
+_COMBINED_SETS = 4
+_CACHE_LOCK = threading.Lock()
+_LOCAL = threading.local()
+# What reading a shard that is not whole raises: DuckDB's errors, Arrow's (ArrowInvalid is a ValueError) and the
+# file system's (a shard removed by a compaction between listing and reading)
+_READ_ERRORS = (duckdb.Error, pa.ArrowException, OSError, ValueError)
+
+
+def _shard_key(path: Path) -> tuple[str, int, int, int]:
+    st = path.stat()
+    return str(path), st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _read_shard(path: Path) -> pa.Table:
+    """Every page of one shard, decoded (so a damaged page raises here), as :data:`STORE_SCHEMA` columns; a column
+    an older shard lacks (``logprobs``) reads as null."""
+    table = pq.read_table(path)
+    for field in STORE_SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table.select(STORE_SCHEMA.names).cast(STORE_SCHEMA)
+
+
+def _load(files: Sequence[Path]) -> pa.Table:
+    """The rows of ``files`` as one table, from the process's cache where it holds them, else read (and cached)."""
+    keys = tuple(_shard_key(path) for path in files)
+    with _CACHE_LOCK:
+        combined = _COMBINED.get(keys)
+        if combined is not None:
+            _COMBINED.move_to_end(keys)
+            return combined
+    parts = []
+    for path, key in zip(files, keys):
+        with _CACHE_LOCK:
+            table = _CACHE.get(key)
+            if table is not None:
+                _CACHE.move_to_end(key)
+        if table is None:
+            table = _read_shard(path)
+            with _CACHE_LOCK:
+                if key not in _CACHE:
+                    _CACHE[key] = table
+                    _CACHE_BYTES[0] += table.nbytes
+                while _CACHE_BYTES[0] > CACHE_BYTES and len(_CACHE) > 1:
+                    _, dropped = _CACHE.popitem(last=False)
+                    _CACHE_BYTES[0] -= dropped.nbytes
+        parts.append(table)
+    combined = pa.concat_tables(parts).combine_chunks() if parts else STORE_SCHEMA.empty_table()
+    if combined.nbytes > CACHE_BYTES // _COMBINED_SETS:  # a copy that large is made again when asked
+        return combined
+    with _CACHE_LOCK:
+        _COMBINED[keys] = combined
+        while len(_COMBINED) > _COMBINED_SETS:
+            _COMBINED.popitem(last=False)
+    return combined
+
+
+def _cached(path: Path) -> bool:
+    try:
+        key = _shard_key(path)
+    except OSError:
+        return False
+    with _CACHE_LOCK:
+        return key in _CACHE
+
+
+def _connection() -> duckdb.DuckDBPyConnection:
+    # one in-memory DuckDB per thread (a connection is not shared between threads): opening one per query costs more
+    # than most queries
+    con = getattr(_LOCAL, "con", None)
+    if con is None:
+        con = _LOCAL.con = duckdb.connect()
+    return con
 
 
 def response_id(model: str, prompt_sha256: str, params_sha256: str, sample_index: int) -> str:
@@ -241,21 +327,16 @@ class ResponseStore:
     # -- reading ------------------------------------------------------------------------------------------------------
 
     def _query(self, files: list[Path], sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None) -> pa.Table:
-        con = duckdb.connect()
+        con = _connection()
+        names = []
         try:
-            for name, table in (tables or {}).items():
+            for name, table in {**(tables or {}), "store_rows": _load(files)}.items():
                 con.register(name, table)
-            con.register("empty_store", STORE_SCHEMA.empty_table())
-            if files:
-                # by name with the empty store: a column that older shards lack (logprobs) reads as NULL
-                src = ("(SELECT * FROM read_parquet($files, union_by_name = true, hive_partitioning = false) "
-                       "UNION ALL BY NAME SELECT * FROM empty_store)")
-                params = {"files": [str(f) for f in files], **params}
-            else:  # no shard yet: the same query over an empty store
-                src = "empty_store"
-            return con.execute(sql.replace("{src}", src), params).to_arrow_table()
+                names.append(name)
+            return con.execute(sql.replace("{src}", "store_rows"), params).to_arrow_table()
         finally:
-            con.close()
+            for name in names:
+                con.unregister(name)
 
     def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None, *,
               empty_ok: bool = False) -> pa.Table | None:
@@ -268,7 +349,7 @@ class ResponseStore:
                 return None
             try:
                 return self._query(files, sql, {"model": model, **params}, tables)
-            except duckdb.Error:
+            except _READ_ERRORS:
                 if attempt == 3:
                     raise
                 if not all(f.exists() for f in files):
@@ -286,27 +367,24 @@ class ResponseStore:
 
         files = list(files) if files is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
         moved = []
-        con = duckdb.connect() if deep else None
-        try:
-            for f in files:
-                try:
+        for f in files:
+            if _cached(f):  # read whole before, unchanged since
+                continue
+            try:
+                if deep:
+                    _load([f])
+                else:
                     pq.ParquetFile(f).metadata  # noqa: B018 - reading the footer is the check
-                    if con is not None:
-                        con.execute("SELECT * FROM read_parquet($f, hive_partitioning = false)",
-                                    {"f": str(f)}).to_arrow_table()
-                except FileNotFoundError:
+            except FileNotFoundError:
+                continue
+            except Exception as exc:  # any unreadable footer or page: ArrowInvalid, OSError
+                if not f.exists():
                     continue
-                except Exception as exc:  # any unreadable footer or page: ArrowInvalid, OSError, duckdb.Error
-                    if not f.exists():
-                        continue
-                    target = f.with_name(f"damaged-{f.name}")
-                    os.replace(f, target)
-                    moved.append(target)
-                    warnings.warn(f"response store: shard {f} is damaged ({exc}); set aside as {target.name}. Its "
-                                  "responses will be generated again by the next run.", RuntimeWarning, stacklevel=2)
-        finally:
-            if con is not None:
-                con.close()
+                target = f.with_name(f"damaged-{f.name}")
+                os.replace(f, target)
+                moved.append(target)
+                warnings.warn(f"response store: shard {f} is damaged ({exc}); set aside as {target.name}. Its "
+                              "responses will be generated again by the next run.", RuntimeWarning, stacklevel=2)
         return moved
 
     def spent(self, model: str | None = None, *, run_id: str | None = None) -> float:
@@ -331,11 +409,11 @@ class ResponseStore:
 
     def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
         """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
-        # hash(t) reads every column of every row, so a shard with a damaged page in any column is found (and set
-        # aside) here, before the run decides what to generate, not later when the answers are read
+        # every page of every shard is decoded when it is read, so a shard with a damaged page in any column is found
+        # (and set aside) here, before the run decides what to generate, not later when the answers are read
         table = self._read(model, """
             SELECT DISTINCT prompt_sha256, sample_index FROM {src} AS t
-            WHERE model = $model AND params_sha256 = $params AND error IS NULL AND hash(t) IS NOT NULL""",
+            WHERE model = $model AND params_sha256 = $params AND error IS NULL""",
                            {"params": params_sha256})
         if table is None:
             return set()

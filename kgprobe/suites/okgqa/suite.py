@@ -618,7 +618,7 @@ class OKGQASuite(Suite):
             if score is not None:
                 out.setdefault(rid, {})[c] = ((score - 1.0) / 4.0, source)
                 weighted += source == LOGPROBS
-        if verdicts:
+        if any(out.values()):  # (a judge that rates nothing here says nothing)
             scoring.log(f"okgqa G-Eval by {spec.name}: {weighted} of {sum(len(v) for v in out.values())} ratings "
                         "weighted by token probabilities, the rest parsed")
         return out

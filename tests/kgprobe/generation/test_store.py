@@ -209,3 +209,40 @@ def test_logprobs_are_stored_and_shards_written_before_them_still_read(tmp_path)
     assert [(r["item_id"], r["text"], r["logprobs"]) for r in got if r["sample_index"] == 0] == [
         ("a", "answer", None), ("b", "answer", '[["4", [["4", -0.1], ["5", -2.3]]]]')]
     assert store.latest("m").schema.equals(STORE_SCHEMA)
+
+
+def test_a_process_reads_each_shard_once_and_reads_a_replaced_file_again(tmp_path, monkeypatch):
+    from kgprobe.generation import store as store_module
+
+    reads = []
+    real = store_module._read_shard
+    monkeypatch.setattr(store_module, "_read_shard", lambda path: reads.append(path.name) or real(path))
+    store = ResponseStore(tmp_path)
+    first = store.write_shard("m", [row("q1", 0), row("q1", 1)])
+    assert len(store.done_keys("m", PARAMS.sha256())) == 2
+    second = store.write_shard("m", [row("q2", 0, at=5)])
+    assert len(store.done_keys("m", PARAMS.sha256())) == 3
+    assert store.rows_for("m", [Prompt("a", "q1", "t"), Prompt("b", "q2", "t")], PARAMS).num_rows == 4
+    assert reads == [first.name, second.name]  # the first shard was not read again for the second query
+    # the same path with other content (a copy from a backup, say): read again, and its rows are the new ones
+    import pyarrow as pa
+
+    table = pq.read_table(second)
+    pq.write_table(table.set_column(table.schema.get_field_index("text"), "text", pa.array(["replaced"])), second)
+    got = {r["prompt"]: r["text"] for r in store.latest("m").to_pylist()}
+    assert got == {"q1": "answer", "q2": "replaced"} and reads[-1] == second.name
+
+
+def test_the_shard_cache_stays_within_its_byte_limit(tmp_path, monkeypatch):
+    from kgprobe.generation import store as store_module
+
+    store = ResponseStore(tmp_path)
+    for k in range(6):
+        store.write_shard("m", [row(f"q{k}-{i}", 0, text="x" * 2000) for i in range(20)])
+    monkeypatch.setattr(store_module, "CACHE_BYTES", 100_000)
+    monkeypatch.setattr(store_module, "_CACHE", store_module.OrderedDict())
+    monkeypatch.setattr(store_module, "_CACHE_BYTES", [0])
+    monkeypatch.setattr(store_module, "_COMBINED", store_module.OrderedDict())
+    assert len(store.done_keys("m", PARAMS.sha256())) == 120  # every row, whatever the cache keeps
+    assert 0 < store_module._CACHE_BYTES[0] <= 100_000 and len(store_module._CACHE) < 6
+    assert store_module._CACHE_BYTES[0] == sum(t.nbytes for t in store_module._CACHE.values())
