@@ -69,8 +69,15 @@ def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, w
             n_ent = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.entities").fetchone()[0]
             n_rel = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.relations").fetchone()[0]
         context.log.info(f"training {config.model} (dim {config.dim}, {config.epochs} epochs) on {len(triples):,} triples")
-        scorer = train_scorer(triples, n_ent, n_rel, config,
-                              log=lambda epoch, loss, seconds, *_: context.log.info(f"epoch {epoch}: loss {loss:.4f} ({seconds:.0f}s)"))
+        # about ten progress lines however many epochs (each line is a run-storage write), and one at least every 30 s
+        every, said = max(1, -(-config.epochs // 10)), [time.perf_counter()]
+
+        def progress(epoch: int, loss: float, seconds: float, *_: object) -> None:
+            if epoch % every == 0 or epoch == config.epochs or time.perf_counter() - said[0] >= 30:
+                said[0] = time.perf_counter()
+                context.log.info(f"epoch {epoch}/{config.epochs}: loss {loss:.4f} ({seconds:.0f}s)")
+
+        scorer = train_scorer(triples, n_ent, n_rel, config, log=progress)
         scorer.save(folder)
     scorer = TripleScorer.load(folder)
     with warehouse.connect(read_only=True) as con:

@@ -509,8 +509,9 @@ ModelEntry = Annotated[Union[_BACKEND_ENTRIES], Field(discriminator="backend")] 
 class GenerationConfig(_Sampling):
     """The ``generation`` section: sampling defaults of every model, and run options."""
 
-    shard_size: _Int = Field(64, ge=1)
-    """Most responses per stored shard (answers are stored as they arrive; this only splits large batches)."""
+    shard_size: _Int = Field(4096, ge=1)
+    """Most responses per stored shard (answers are stored as they arrive; this only splits large batches, and
+    every shard costs a file, two fsyncs and a read)."""
     max_failed_share: _Float = Field(0.0, ge=0, le=1)
     """Share of a partition's samples that may fail (after retries) with the run still succeeding; failures are
     stored, never scored, and asked again by the next run (default 0: any failure fails the run)."""

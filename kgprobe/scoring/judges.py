@@ -27,7 +27,7 @@ def oracle_cannot_judge(spec: ModelSpec, prompt: Prompt) -> bool:
     return spec.backend == "reference" and getattr(spec.config, "kind", None) == "oracle" and prompt.gold is None
 
 
-def judge_runner(pool: BackendPool, store: ResponseStore, *, run_id: str | None = None, shard_size: int = 64,
+def judge_runner(pool: BackendPool, store: ResponseStore, *, run_id: str | None = None, shard_size: int = 4096,
                  log: Callable[[str], None] = lambda _msg: None, max_failed_share: float | None = None
                  ) -> Callable[[ModelSpec, list[Prompt]], dict[str, dict[str, Any]]]:  # fmt: skip
     """A function that runs one judge on prompts and returns its verdict per prompt ``item_id`` (the judged

@@ -279,7 +279,7 @@ def test_generation_options_and_model_defaults(tmp_path: Path) -> None:
     from kgprobe.config import generation_models, generation_settings
 
     cfg = load_config(_cfg(tmp_path, _MODELS + "generation:\n  n: 1\n  limit: 4\n"))
-    assert generation_settings(cfg) == {"shard_size": 64, "limit": 4, "formats": ("yn", "wh"), "grounded_limit": 4,
+    assert generation_settings(cfg) == {"shard_size": 4096, "limit": 4, "formats": ("yn", "wh"), "grounded_limit": 4,
                                         "grounded_models": None, "max_run_cost_usd": None, "max_failed_share": 0.0}
     assert [(m.name, m.params.n, m.params.temperature) for m in generation_models(cfg)] == [("oracle", 1, 0.6),
                                                                                          ("coin", 1, 0.6)]

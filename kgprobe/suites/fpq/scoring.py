@@ -138,7 +138,7 @@ def score_partition(
     judges: Sequence[ModelSpec] = (),
     store: ResponseStore | None = None,
     run_id: str | None = None,
-    shard_size: int = 64,
+    shard_size: int = 4096,
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
