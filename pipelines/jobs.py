@@ -14,8 +14,9 @@
 
 The whole chain for every partition of the config is named after the project (:func:`chain_name`, :data:`MAIN_JOB`
 for the sample); ``kgprobe run`` runs it in-process, stage by stage (:data:`MAIN_SEQUENCE`), ``perturb``'s levels
-in one run and each grounded model's levels in one run (a run over a range of partitions: the assets loop over
-``context.partition_keys``), and a backfill over the partitioned jobs does the same through the daemon, one run per
+in one run, each grounded model's levels in one run, and the reference models' closed-book and grounded partitions
+in one run each (a run over a range of partitions: the assets loop over ``context.partition_keys``; see
+``pipelines.cli.RANGED_JOBS``), and a backfill over the partitioned jobs does the same through the daemon, one run per
 partition.
 """
 
