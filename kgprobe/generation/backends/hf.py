@@ -52,6 +52,9 @@ __all__ = [
 SMOLLM2_ID = "smollm2-135m-instruct"
 _SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _MARKER = "kgprobe-source.json"
+#: The fewest common first tokens of a batch's prompts that are read once for the whole batch (see
+#: :meth:`HFBackend._shared_prefix`).
+MIN_SHARED_PREFIX = 16
 
 
 @dataclass(frozen=True)
@@ -342,6 +345,43 @@ class HFBackend(BaseBackend):
         cache.batch_repeat_interleave(n)
         return {name: cache}
 
+    def _shared_prefix(self, texts: Sequence[str]) -> tuple[Any, dict[str, Any]]:
+        """When the batch's prompts begin with the same :data:`MIN_SHARED_PREFIX` tokens or more (a judge's
+        instruction, a chat template's system prompt), the key-value cache of those tokens, computed once and
+        repeated for every row, as ``generate``'s cache argument, and the batch with the padding between the shared
+        prefix and each row's rest (``(None, {})`` otherwise). Positions and attention are those of the unpadded
+        prompt (``generate`` numbers a row's positions by its attention mask), so the answers are the ones the whole
+        prompt gives, less the prefix's repeated reading: on a CPU most of a judge's time."""
+        import inspect
+
+        import torch
+
+        rows = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        params = inspect.signature(self.model.forward).parameters
+        name = "cache" if "cache" in params else "past_key_values" if "past_key_values" in params else None
+        if name is None or len(rows) < 2:
+            return None, {}
+        shortest = min(len(r) for r in rows)
+        size = 0
+        while size < shortest - 1 and all(r[size] == rows[0][size] for r in rows):
+            size += 1
+        if size < MIN_SHARED_PREFIX:
+            return None, {}
+        prefix = torch.tensor([rows[0][:size]], device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=prefix, use_cache=True)
+        cache = getattr(out, name, None)
+        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+            return None, {}
+        cache.batch_repeat_interleave(len(rows))
+        width = max(len(r) for r in rows) - size
+        pad = self.tokenizer.pad_token_id
+        ids = [[*rows[0][:size], *([pad] * (width - len(r) + size)), *r[size:]] for r in rows]
+        mask = [[1] * size + [0] * (width - len(r) + size) + [1] * (len(r) - size) for r in rows]
+        enc = {"input_ids": torch.tensor(ids, device=self.device),
+               "attention_mask": torch.tensor(mask, device=self.device)}
+        return enc, {name: cache}
+
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """One batched ``model.generate`` call for all ``prompts``, each repeated ``params.n`` times (as
         ``num_return_sequences`` would), left-padded; completions in prompt order."""
@@ -352,13 +392,21 @@ class HFBackend(BaseBackend):
             return []
         t0 = time.perf_counter()
         texts = [self.chat_text(p) for p in prompts]
-        # the chat template already holds the special tokens
-        enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         sample = params.temperature > 0
+        shared: dict[str, Any] = {}
+        if not sample or params.n == 1:
+            # one sample per prompt: the prompts' common first tokens (system prompt, instruction) are read once
+            enc, shared = self._shared_prefix(texts)
+        else:
+            enc = None
+        if enc is None:
+            # the chat template already holds the special tokens
+            enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         # sampling is done by NucleusSampler; generate itself decodes greedily over what the sampler leaves
         kwargs: dict[str, Any] = {"max_new_tokens": params.max_tokens, "pad_token_id": self.tokenizer.pad_token_id,
                                   "eos_token_id": self._eos, "do_sample": False, "temperature": None, "top_p": None,
                                   "top_k": None}
+        kwargs.update(shared)
         if sample:
             from transformers import LogitsProcessorList
 

@@ -36,8 +36,10 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def smol():
-    # one thread: on a shared CPU, OpenMP threads that wait for each other make decoding several times slower
-    backend = HFBackend(HFConfig(SMOLLM2_ID, device="cpu", num_threads=1))
+    # one thread: on a shared CPU, OpenMP threads that wait for each other make decoding several times slower.
+    # float32: batched and one-by-one answers then differ only by rounding below a token's difference (bfloat16,
+    # what dtype auto picks on CPUs that compute in it, rounds enough to change a word now and then)
+    backend = HFBackend(HFConfig(SMOLLM2_ID, device="cpu", dtype="float32", num_threads=1))
     backend.start()
     yield backend
     backend.close()
@@ -47,13 +49,20 @@ def yn(i: int, q: str) -> Prompt:
     return Prompt(f"yn{i}", f"Question: {q} {YN}", "fpq-yn-v1")
 
 
-def test_auto_dtype_loads_what_the_cpu_computes_natively(smol):
+def test_auto_dtype_loads_what_the_cpu_computes_natively():
     import torch
 
     from kgprobe.generation.backends.hf import cpu_dtype
 
-    assert smol.model.dtype == getattr(torch, cpu_dtype())
     assert HFConfig(SMOLLM2_ID).dtype == "auto"
+    backend = HFBackend(HFConfig(SMOLLM2_ID, device="cpu", num_threads=1))
+    try:
+        backend.start()
+        assert backend.model.dtype == getattr(torch, cpu_dtype())
+        out = backend.generate([yn(0, QUESTIONS[0])], SamplingParams(n=1, temperature=0, max_tokens=4))
+        assert out[0][0].ok and out[0][0].tokens_out >= 1
+    finally:
+        backend.close()
 
 
 def test_the_converted_model_is_cached(smol):
@@ -87,6 +96,27 @@ def test_left_padding_gives_the_same_greedy_answers_as_one_by_one(smol):
     assert len({c[0].tokens_in for c in batched}) > 1  # the prompts do have different lengths
     assert [c[0].text for c in batched] == [c[0].text for c in alone]
     assert [c[0].tokens_out for c in batched] == [c[0].tokens_out for c in alone]
+
+
+def test_a_shared_prefix_read_once_gives_the_answers_of_the_whole_prompts(smol, monkeypatch):
+    from kgprobe.generation.backends import hf
+
+    judge = ('You are given a question and an answer, determine if the answer is factual. If the answer is factual '
+             'please output only "Yes", otherwise please output only "No".\nInput: Q:{q}\nA: {a}\nOutput:')
+    prompts = [Prompt(f"j{i}", judge.format(q=q, a=a), "fpq-judge") for i, (q, a) in enumerate(
+        [(QUESTIONS[0], "Yes."), (QUESTIONS[2], "The Louvre is in Paris, not in Rome."), (QUESTIONS[5], "No."),
+         (QUESTIONS[6], "Yes, it is kept in the Louvre.")])]
+    params = SamplingParams(n=1, temperature=0, max_tokens=8)
+    used = []
+    real = smol._shared_prefix
+    monkeypatch.setattr(smol, "_shared_prefix", lambda texts: used.append(real(texts)[0] is not None) or real(texts))
+    shared = smol.generate(prompts, params)
+    monkeypatch.setattr(hf, "MIN_SHARED_PREFIX", 10**6)  # never shared: the whole left-padded prompts
+    whole = smol.generate(prompts, params)
+    assert used == [True, False]
+    assert [c[0].text for c in shared] == [c[0].text for c in whole]
+    assert [c[0].tokens_in for c in shared] == [c[0].tokens_in for c in whole]
+    assert len({c[0].tokens_in for c in shared}) > 1  # rows of different lengths: padding between prefix and rest
 
 
 def test_token_counts_and_finish_reasons(smol):
