@@ -325,24 +325,30 @@ class HFBackend(BaseBackend):
         positions are those ``generate`` gives a left-padded row. On a CPU, reading a long prompt costs more than
         writing a short answer, so this is most of the time saved on GraphEval's paper prompt (n = 3). Empty when the
         model takes no cache argument."""
+        ids, mask = enc["input_ids"], enc["attention_mask"]
+        if ids.shape[1] < 2:
+            return {}
+        positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        return self._cache_of(n, input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1])
+
+    def _cache_of(self, repeat: int, **inputs: Any) -> dict[str, Any]:
+        """``generate``'s cache argument (``{name: cache}``) holding the keys and values of ``inputs`` read once,
+        each row repeated ``repeat`` times; empty when the model takes no cache argument."""
         import inspect
 
         import torch
 
-        ids, mask = enc["input_ids"], enc["attention_mask"]
         params = inspect.signature(self.model.forward).parameters
         name = "cache" if "cache" in params else "past_key_values" if "past_key_values" in params else None
-        if name is None or ids.shape[1] < 2:
+        if name is None:
             return {}
-        positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
         extra = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
         with torch.inference_mode():
-            out = self.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1],
-                             use_cache=True, **extra)
+            out = self.model(**inputs, use_cache=True, **extra)
         cache = getattr(out, name, None)
         if cache is None or not hasattr(cache, "batch_repeat_interleave"):
             return {}
-        cache.batch_repeat_interleave(n)
+        cache.batch_repeat_interleave(repeat)
         return {name: cache}
 
     def _shared_prefix(self, texts: Sequence[str]) -> tuple[Any, dict[str, Any]]:
@@ -352,14 +358,10 @@ class HFBackend(BaseBackend):
         prefix and each row's rest (``(None, {})`` otherwise). Positions and attention are those of the unpadded
         prompt (``generate`` numbers a row's positions by its attention mask), so the answers are the ones the whole
         prompt gives, less the prefix's repeated reading: on a CPU most of a judge's time."""
-        import inspect
-
         import torch
 
         rows = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-        params = inspect.signature(self.model.forward).parameters
-        name = "cache" if "cache" in params else "past_key_values" if "past_key_values" in params else None
-        if name is None or len(rows) < 2:
+        if len(rows) < 2:
             return None, {}
         shortest = min(len(r) for r in rows)
         size = 0
@@ -367,20 +369,16 @@ class HFBackend(BaseBackend):
             size += 1
         if size < MIN_SHARED_PREFIX:
             return None, {}
-        prefix = torch.tensor([rows[0][:size]], device=self.device)
-        with torch.inference_mode():
-            out = self.model(input_ids=prefix, use_cache=True)
-        cache = getattr(out, name, None)
-        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+        shared = self._cache_of(len(rows), input_ids=torch.tensor([rows[0][:size]], device=self.device))
+        if not shared:
             return None, {}
-        cache.batch_repeat_interleave(len(rows))
         width = max(len(r) for r in rows) - size
         pad = self.tokenizer.pad_token_id
         ids = [[*rows[0][:size], *([pad] * (width - len(r) + size)), *r[size:]] for r in rows]
         mask = [[1] * size + [0] * (width - len(r) + size) + [1] * (len(r) - size) for r in rows]
         enc = {"input_ids": torch.tensor(ids, device=self.device),
                "attention_mask": torch.tensor(mask, device=self.device)}
-        return enc, {name: cache}
+        return enc, shared
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """One batched ``model.generate`` call for all ``prompts``, each repeated ``params.n`` times (as
@@ -393,12 +391,8 @@ class HFBackend(BaseBackend):
         t0 = time.perf_counter()
         texts = [self.chat_text(p) for p in prompts]
         sample = params.temperature > 0
-        shared: dict[str, Any] = {}
-        if not sample or params.n == 1:
-            # one sample per prompt: the prompts' common first tokens (system prompt, instruction) are read once
-            enc, shared = self._shared_prefix(texts)
-        else:
-            enc = None
+        # one sample per prompt: the prompts' common first tokens (system prompt, instruction) are read once
+        enc, shared = self._shared_prefix(texts) if not sample or params.n == 1 else (None, {})
         if enc is None:
             # the chat template already holds the special tokens
             enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
