@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kgprobe.kg.queries import normalise_label
-from kgprobe.scoring.lexicon import DEMONYMS, SAME_KIND_CONCEPTS, content_words, forms
+from kgprobe.scoring.lexicon import DEMONYMS, SAME_KIND_CONCEPTS, content_words, forms, known
 from kgprobe.scoring.literals import Literal, agree, parse_literal
 from kgprobe.scoring.relations import (
     MIN_SUBJECTS,
@@ -348,6 +348,36 @@ class KGFacts:
         return out
 
     @cached_property
+    def _loose_names(self) -> dict[tuple[str, ...], tuple[Any, ...]]:
+        """Names read loosely, for mentions no label or alias names exactly: the words in any order without stop
+        words and club suffixes ("Summer Olympics in 1992" for "1992 Summer Olympics", "Real Madrid" for "Real
+        Madrid CF"), and a given name cut to its initial ("Robert Lewandowski" for "R. Lewandowski")."""
+        out: dict[tuple[str, ...], list[Any]] = {}
+        for eid, label in self.entities.items():
+            if eid in self._literals:
+                continue
+            for name in (label, *self.aliases.get(eid, ())):
+                for key in {_loose_key(_norm_tokens(name)), _loose_key(_norm_tokens(name), suffixes=True)}:
+                    if key and len(key) > 1 or key and len(key[0]) > 3:
+                        out.setdefault(key, [])
+                        if eid not in out[key]:
+                            out[key].append(eid)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def _initial_names(self) -> dict[tuple[str, ...], tuple[Any, ...]]:
+        """Labels written with an initial ("R. Lewandowski") by (initial, the other words)."""
+        out: dict[tuple[str, ...], list[Any]] = {}
+        for eid, label in self.entities.items():
+            for name in (label, *self.aliases.get(eid, ())):
+                toks = _norm_tokens(name)
+                if len(toks) > 1 and len(toks[0]) == 1 and toks[0].isalpha():
+                    out.setdefault(toks, [])
+                    if eid not in out[toks]:
+                        out[toks].append(eid)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
     def _exact(self) -> dict[str, tuple[Any, ...]]:
         out: dict[str, list[Any]] = {}
         for eid, label in self.entities.items():
@@ -482,6 +512,13 @@ class KGFacts:
                 return labels, "linked" if len(labels) == 1 else "ambiguous"
             if aliases:
                 return aliases, "linked" if len(aliases) == 1 else "ambiguous"
+        loose = self._loose_names.get(_loose_key(toks), ())
+        if not loose:
+            loose = self._loose_names.get(_loose_key(toks, suffixes=True), ())
+        if not loose and len(toks) > 1 and len(toks[0]) > 1:  # "Robert Lewandowski" for "R. Lewandowski"
+            loose = self._initial_names.get((toks[0][0],) + tuple(toks[1:]), ())
+        if loose:
+            return loose, "linked" if len(loose) == 1 else "ambiguous"
         if len(toks) == 1 and toks[0] in DEMONYMS:
             return self.candidates(DEMONYMS[toks[0]]) if DEMONYMS[toks[0]].lower() != toks[0] else ((), "unlinked")
         bare = re.sub(r"\s*\([^)]*\)\s*$", "", text)
@@ -607,6 +644,25 @@ class KGFacts:
     def states_relation(self, text: str, relation: Any) -> bool:
         """Whether the relation phrase ``text`` states ``relation`` (either direction)."""
         return any(r == relation for r, _ in self.relation_candidates(text))
+
+
+_SUFFIXES = {"fc", "cf", "afc", "sc", "ac", "club", "football", "inc", "ltd", "co", "corp", "plc", "llc"}
+_LOOSE_STOP = _STOP | {"de", "del", "da", "di", "du", "la", "le"}
+
+
+def _loose_key(toks: Sequence[str], *, suffixes: bool = False) -> tuple[str, ...]:
+    """A name's words in a canonical order, stop words dropped and runs of single letters joined ("F. C." ->
+    "fc"); with ``suffixes``, club and company suffixes dropped too ("Real Madrid CF" -> "madrid real")."""
+    merged: list[str] = []
+    run = False  # the last merged word is a run of single letters
+    for t in toks:
+        if len(t) == 1 and t.isalpha() and run:
+            merged[-1] += t
+        else:
+            merged.append(t)
+            run = len(t) == 1 and t.isalpha()
+    words = [t for t in merged if t not in _LOOSE_STOP and not (suffixes and t in _SUFFIXES)]
+    return tuple(sorted(words))
 
 
 def _possessive_free(phrase: str) -> str:
@@ -983,7 +1039,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
         top = max(score[r] or 0.0 for r in named)
         others = []
         for rid in [r for r in named if (score[r] or 0.0) == top]:
-            for w in (strict[rid] if not words else way(rid)):
+            for w in [w for w in (strict[rid] if not words else way(rid)) if w in strict.get(rid, ())]:
                 h, t = (s, o) if w == "fwd" else (o, s)
                 others.append(kg.other_object(h, rid, t))
         if others and all(x is not None for x in others):
@@ -1060,7 +1116,8 @@ def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase:
     if chosen:
         top = max(score[f[1]] or 0.0 for f in chosen)
         chosen = [f for f in chosen if (score[f[1]] or 0.0) == top]
-    elif not any(score[f[1]] for f in found) and len({f[1] for f in found}) == 1:
+    elif not any(score[f[1]] for f in found) and len({f[1] for f in found}) == 1 \
+            and not any(known(w) for w in words):
         chosen = found  # "X is a 2009 film": the subject's one relation with dates
     if not chosen:
         return Verdict(NOT_IN_KG, "relation", claim, fact=claim.fact)

@@ -29,6 +29,8 @@ __all__ = [
     "content_words",
     "forms",
     "key_to_label",
+    "known",
+    "participle",
     "related",
 ]
 
@@ -62,8 +64,8 @@ child son daughter kid offspring
 parent father mother dad mom sire
 sibling brother sister
 citizen citizenship nationality national passport
-locate location situate lie site place territorial administrative
-country nation
+locate location situate lie site place territorial administrative base host hold venue
+country nation locate situate
 capital
 headquarters headquarter base hq
 member membership belong
@@ -219,6 +221,27 @@ def forms(word: str) -> frozenset[str]:
     if w.endswith("ing") and len(w) > 5:
         out |= _lemmas(w)
     return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def participle(word: str) -> bool:
+    """Whether ``word`` is a verb's past participle ("held", "born", "written", "directed")."""
+    try:
+        import lemminflect
+    except ImportError:  # pragma: no cover
+        return word.endswith("ed")
+    w = word.lower()
+    for lemma in lemminflect.getAllLemmas(w, upos="VERB").get("VERB", ()):
+        infl = lemminflect.getAllInflections(lemma, upos="VERB")
+        if w in infl.get("VBN", ()) or ("VBN" not in infl and w in infl.get("VBD", ())):
+            return True
+    return False
+
+
+def known(word: str) -> bool:
+    """Whether a word is in the relational vocabulary (some synonym group holds one of its forms)."""
+    idx = _group_index()
+    return any(f in idx for f in forms(word))
 
 
 @lru_cache(maxsize=1)

@@ -92,10 +92,11 @@ def parse_literal(text: str | None) -> Literal | None:
 def agree(claim: Literal, kg: Literal) -> bool | None:
     """Whether a claimed value agrees with the KG's at their common granularity: True, False, or None when they
     are of different kinds (a date against a number) and cannot be compared."""
-    if claim.kind == "date" and kg.kind == "number" and kg.decimals == 0 and kg.value is not None:
+    if claim.kind == "date" and kg.kind == "number" and kg.decimals == 0 and kg.value is not None \
+            and 1000 <= kg.value <= 2999 and not kg.unit:
         kg = Literal("date", year=int(kg.value))
     if kg.kind == "date" and claim.kind == "number" and claim.decimals == 0 and claim.value is not None \
-            and not claim.unit:
+            and not claim.unit and 1000 <= claim.value <= 2999:
         claim = Literal("date", year=int(claim.value))
     if claim.kind != kg.kind:
         return None

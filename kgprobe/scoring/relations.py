@@ -28,6 +28,7 @@ from kgprobe.scoring.lexicon import (
     content_words,
     forms,
     key_to_label,
+    participle,
     related,
 )
 
@@ -87,6 +88,8 @@ def _label_kind(label: str) -> str:
     if not words:
         return "noun"
     head = words[0]
+    if participle(head):
+        return "prep"  # a participle: "located in the territorial entity", "born in" read in their own order
     try:
         import lemminflect
         lemmas = lemminflect.getAllLemmas(head)
@@ -159,8 +162,7 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
         prev = toks[i - 1] if i else ""
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
         before = set(toks[:i])
-        if nxt == "by" or (prev in _BE and (w.endswith("ed") or w.endswith("en") or w in {"born", "sung", "written"})
-                           and nxt != "of"):
+        if nxt == "by" or (prev in _BE and participle(w) and nxt != "of"):
             d = "rev" if profile.kind == "verb" else "fwd"              # passive: the subject is the patient
         elif before & _POSSESS and not (prev in _BE and nxt == "of"):
             d = "rev" if profile.kind == "prep" else ("rev" if profile.kind == "verb" else "fwd")  # X's director is Y
