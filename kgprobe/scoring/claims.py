@@ -448,6 +448,12 @@ class KGFacts:
         if not o and not i:
             return True
         so, si = sig.get(rid, (frozenset(),) * 4)[2 * side: 2 * side + 2]
+        if side == 1 and rid in self.profiles and self.profiles[rid].value != "entity":
+            return False  # a relation of values takes values
+        if (not so and si <= {rid}) if side == 1 else (not si and so <= {rid}):
+            # the relation's tails (heads) do nothing else here: nothing to compare with, unless the entity is
+            # the tail (head) of another relation
+            return not ((i if side == 1 else o) - {rid})
         return bool(o & so) or bool(i & si)
 
     def _possible(self, h: Any, rid: Any, t: Any) -> bool:
