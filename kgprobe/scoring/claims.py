@@ -630,6 +630,9 @@ class KGFacts:
                     return (tail, inv, sorted(objs, key=str)[0])
         return None
 
+    def _by_head_any(self, head: Any, relation: Any) -> bool:
+        return bool(self._by_head.get((head, relation)))
+
     def joined(self, a: Any, b: Any) -> bool:
         """Whether some triple joins ``a`` and ``b`` (either way)."""
         _, _, out_r, _, _ = self._roles
@@ -1052,6 +1055,12 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
             return _verdict(kg, neg, "functional", claim, others[0])
     if reversed_hit is not None:
         return _verdict(kg, NOT_IN_KG, "reversed", claim, reversed_hit)
+    if negated and words:  # "A8X was not designed by Helvetica": the object cannot be a value of the relation
+        heads, tails, _, _, _ = kg._roles
+        for rid, prof in kg.profiles.items():
+            if (_suffix_compatibility(words, prof) or 0.0) >= PHRASE_THRESHOLD and kg._by_head_any(s, rid) \
+                    and o in heads.get(rid, ()) and o not in tails.get(rid, ()):
+                return _verdict(kg, SUPPORTED, "kind", claim, (s, rid, sorted(kg._by_head[(s, rid)], key=str)[0]))
     if words and not any(score[r] for r in loose):
         return Verdict(NOT_IN_KG, "relation", claim, fact=claim.fact)
     return Verdict(NOT_IN_KG, "no_triple", claim, fact=claim.fact)

@@ -43,7 +43,7 @@ also then later first originally famously currently previously formerly once sti
 very well widely mainly mostly primarily notably best most more much many several both either
 of in on at by to for from with into onto through after before under over about as than upon within without during
 and or but nor so yet while which who whom whose what where when why how it he she they him them itself himself
-herself themselves there here named called known titled entitled
+herself themselves there here known titled entitled
 """.split())
 
 #: Synonym groups of relational vocabulary (lemmas). A phrase word and a relation label word state the same relation
@@ -83,12 +83,15 @@ own owner ownership acquire
 found founder establish inception start cofound co-found
 develop developer design designer invent inventor build make create creator
 manufacture manufacturer maker
-platform available port support release
+platform available port support release play develop run
 participant participate involve fight belligerent combatant force
-discover discoverer describe identify
+discover discoverer describe identify propose introduce formulate devise conceive originate
 gene genetic associate association mutation
-specialty speciality field specialist
-group belt family class orbit
+specialty speciality field specialist expertise expert treat treatment
+group belt family class orbit member
+classify classification type category kind
+symptom sign manifest manifestation characterize cause lead result present
+diagnose diagnosis examination exam test detect
 cause lead result
 influence inspire
 name eponym
