@@ -904,6 +904,9 @@ def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | An
 #: A relation phrase states a KG relation when at least this share of its content words are the relation's (word
 #: forms, derivations, synonyms); measured on the labelled claims, leave-one-source-out (benchmarks/claims.py).
 PHRASE_THRESHOLD = 0.5
+#: A wrong value is contradicted only when this share of the phrase's content words state the relation: a word the
+#: relation does not explain ("bid to host", "became popular in") may change what the phrase claims.
+CONTRADICTION_THRESHOLD = 1.0
 #: The score of a phrase none of whose content words belongs to any relation the two entities could have ("grew
 #: up with"): below the threshold, so such a phrase never decides a verdict on a triple it does not name.
 UNKNOWN_PHRASE = 0.0
@@ -1044,6 +1047,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
     if not named and not words:  # a bare "is" / "is from": the one single-valued relation the two could have
         named = [r for r in strict if kg.profiles[r].single_valued and len(strict[r]) == 1]
         named = named if len(named) == 1 else []
+    named = [r for r in named if score[r] is None or score[r] >= CONTRADICTION_THRESHOLD]
     if named:
         top = max(score[r] or 0.0 for r in named)
         others = []
@@ -1087,10 +1091,14 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
     _, _, out_r, _, _ = kg._roles
     rids = [r for r in out_r.get(e, ()) if r in kg.functional and kg.profiles[r].value == "entity"]
     score = {r: compatibility(words, kg.profiles[r]) or 0.0 for r in rids}
-    named = [r for r in rids if score[r] >= PHRASE_THRESHOLD and (direction(phrase, kg.profiles[r]) or "fwd") == side]
+    named = [r for r in rids if score[r] >= CONTRADICTION_THRESHOLD
+             and (direction(phrase, kg.profiles[r]) or "fwd") == side]
     if not named:
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
     said = {w for w in _norm_tokens(other) if w not in _STOP}
+    if re.search(r"\d", other) and not any(re.search(r"\d", kg.entities.get(v, "")) for rid in named
+                                            for v in kg._by_head.get((e, rid), ())):
+        return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)  # a date or a number is no name of the value
     for rid in named:
         for value in kg._by_head.get((e, rid), ()):
             names = [kg.entities.get(value, "")] + list(kg.aliases.get(value, ()))
@@ -1140,7 +1148,8 @@ def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase:
         for t, v in vals:
             if agree(value, v):
                 return _verdict(kg, pos, "negated" if negated else "triple", claim, (s, rid, t))
-    if all(rid in kg.functional for _, rid, _ in chosen):
+    if all(rid in kg.functional and (score[rid] is None or score[rid] >= CONTRADICTION_THRESHOLD)
+           for _, rid, _ in chosen) and any(agree(value, v) is not None for _, _, vals in chosen for _, v in vals):
         s, rid, vals = chosen[0]
         return _verdict(kg, neg, "functional", claim, (s, rid, vals[0][0]))
     return Verdict(NOT_IN_KG, "no_triple", claim, fact=claim.fact)

@@ -32,6 +32,7 @@ _DATE_FORMS = [
     re.compile(rf"^(?P<dnum>[0-3]?\d)[/.](?P<mnum>[01]?\d)[/.]{_YEAR}$"),
     re.compile(rf"^(?:the\s+)?(?:year\s+)?{_YEAR}$"),
 ]
+_MONTH_ONLY = re.compile(rf"^(?:in\s+)?{_MONTH}$")
 _DECADE = re.compile(r"^(?:the\s+)?(?:early\s+|mid\s+|late\s+|mid-)?(?P<dec>[12]\d{2})0'?s$")
 _NUMBER = re.compile(r"^(?:no\.?\s*|number\s+|#\s*)?(?P<num>[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|[-+]?\d+(?:\.\d+)?)"
                      r"\s*(?P<unit>[a-z%°][a-z%°.\s/²³]*)?$")
@@ -69,6 +70,9 @@ def parse_literal(text: str | None) -> Literal | None:
             if month is not None and not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
                 return None
             return Literal("date", year=int(g["year"]), month=month, day=day, text=str(text))
+    m = _MONTH_ONLY.match(t)
+    if m:
+        return Literal("date", month=_MONTHS[m.group("month").rstrip(".")], text=str(text))
     m = _DECADE.match(t)
     if m:
         return Literal("date", decade=int(m.group("dec")) * 10, text=str(text))
@@ -105,6 +109,8 @@ def agree(claim: Literal, kg: Literal) -> bool | None:
             cy = claim.decade if claim.decade is not None else claim.year
             ky = kg.decade if kg.decade is not None else kg.year
             return cy is not None and ky is not None and cy // 10 == ky // 10
+        if claim.year is None:  # "published in September": the month alone
+            return None if kg.month is None else claim.month == kg.month
         if claim.year != kg.year:
             return False
         if claim.month is not None and kg.month is not None and claim.month != kg.month:
