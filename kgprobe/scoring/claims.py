@@ -58,6 +58,10 @@ __all__ = [
     "CLAIMS_JSON_SCHEMA",
     "CLAIMS_TEMPLATE_ID",
     "CONTRADICTED",
+    "CONTRADICTION_THRESHOLD",
+    "DEFAULT_SETTINGS",
+    "PHRASE_THRESHOLD",
+    "CheckerSettings",
     "DEFAULT_PHRASINGS",
     "HEURISTIC",
     "NOT_IN_KG",
@@ -907,6 +911,18 @@ PHRASE_THRESHOLD = 0.5
 #: A wrong value is contradicted only when this share of the phrase's content words state the relation: a word the
 #: relation does not explain ("bid to host", "became popular in") may change what the phrase claims.
 CONTRADICTION_THRESHOLD = 1.0
+
+
+@dataclass(frozen=True)
+class CheckerSettings:
+    """The checker's two measured thresholds (see :data:`PHRASE_THRESHOLD`, :data:`CONTRADICTION_THRESHOLD`);
+    ``benchmarks/claims.py`` chooses them leave-one-source-out."""
+
+    phrase_threshold: float = PHRASE_THRESHOLD
+    contradiction_threshold: float = CONTRADICTION_THRESHOLD
+
+
+DEFAULT_SETTINGS = CheckerSettings()
 #: The score of a phrase none of whose content words belongs to any relation the two entities could have ("grew
 #: up with"): below the threshold, so such a phrase never decides a verdict on a triple it does not name.
 UNKNOWN_PHRASE = 0.0
@@ -923,9 +939,11 @@ def _phrase_negation(relation: str, negated: bool) -> tuple[str, bool]:
 
 
 def check_claim(claim: Claim, kg: KGFacts, *, embedder: Any = None, threshold: float = 0.75,
-                context: Iterable[Any] = ()) -> Verdict:  # fmt: skip
+                context: Iterable[Any] = (), settings: CheckerSettings | None = None) -> Verdict:  # fmt: skip
     """The verdict of one claim against ``kg`` (see the module docstring). ``context``: entities the answer is about
-    (the question's), used to tell apart entities that share a label."""
+    (the question's), used to tell apart entities that share a label; ``settings``: the thresholds (the measured
+    defaults when None)."""
+    st = settings or DEFAULT_SETTINGS
     if not (claim.subject and claim.relation and claim.object):
         return Verdict(NOT_IN_KG, "no_claim", claim, fact=claim.fact)
     phrase, negated = _phrase_negation(claim.relation, claim.negated)
@@ -939,16 +957,16 @@ def check_claim(claim: Claim, kg: KGFacts, *, embedder: Any = None, threshold: f
     if not subjects:
         objects, _ = kg.candidates(obj) if o_lit is None else ((), "")
         if s_status == "unlinked" and len(objects) == 1:  # "Van Morrison sang In the Garden"
-            return _check_unlinked(kg, objects[0], subj, "rev", phrase, words, negated, claim, s_status)
+            return _check_unlinked(kg, objects[0], subj, "rev", phrase, words, negated, claim, s_status, st)
         return Verdict(NOT_IN_KG, s_status, claim, fact=claim.fact)
     if o_lit is not None:
-        v = _check_literal(kg, subjects, o_lit, phrase, words, negated, claim, embedder, threshold, context)
+        v = _check_literal(kg, subjects, o_lit, phrase, words, negated, claim, embedder, threshold, context, st)
         if v is not None:
             return v
     objects, o_status = kg.candidates(obj)
     if not objects:
         if o_status == "unlinked" and o_lit is None and len(subjects) == 1:
-            return _check_unlinked(kg, subjects[0], obj, "fwd", phrase, words, negated, claim, o_status)
+            return _check_unlinked(kg, subjects[0], obj, "fwd", phrase, words, negated, claim, o_status, st)
         return Verdict(NOT_IN_KG, o_status, claim, fact=claim.fact)
     pairs = [(a, b) for a in subjects for b in objects if a != b]
     if len(pairs) > 1:
@@ -960,7 +978,7 @@ def check_claim(claim: Claim, kg: KGFacts, *, embedder: Any = None, threshold: f
     s, o = pairs[0]
     if flipped:
         s, o = o, s
-    return _check_entities(kg, s, o, phrase, words, negated, claim, embedder, threshold)
+    return _check_entities(kg, s, o, phrase, words, negated, claim, embedder, threshold, st)
 
 
 def _disambiguate(kg: KGFacts, pairs: list[tuple[Any, Any]], context: Iterable[Any]) -> list[tuple[Any, Any]]:
@@ -1001,7 +1019,7 @@ def _suffix_compatibility(words: tuple[str, ...], prof: RelationProfile) -> floa
 
 
 def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, ...], negated: bool, claim: Claim,
-                    embedder: Any, threshold: float) -> Verdict:  # fmt: skip
+                    embedder: Any, threshold: float, st: CheckerSettings = DEFAULT_SETTINGS) -> Verdict:  # fmt: skip
     pos, neg = (CONTRADICTED, SUPPORTED) if negated else (SUPPORTED, CONTRADICTED)
     loose: dict[Any, list[str]] = {}   # orientations nothing rules out (an entity that is only ever a tail is no head)
     strict: dict[Any, list[str]] = {}  # orientations the roles its entities play elsewhere make likely
@@ -1018,7 +1036,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
 
     def states(rid: Any) -> bool:
         c = score[rid]
-        return c >= PHRASE_THRESHOLD if c is not None else rid in strict
+        return c >= st.phrase_threshold if c is not None else rid in strict
 
     def way(rid: Any) -> list[str]:
         ways = loose[rid]
@@ -1043,11 +1061,11 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
                 return _verdict(kg, pos, "negated" if negated else how, claim, (h, rid, t))
             reversed_hit = reversed_hit or (h, rid, t)
     # a single-valued relation the phrase states, whose head has another object
-    named = [r for r in loose if score[r] is not None and score[r] >= PHRASE_THRESHOLD]
+    named = [r for r in loose if score[r] is not None and score[r] >= st.phrase_threshold]
     if not named and not words:  # a bare "is" / "is from": the one single-valued relation the two could have
         named = [r for r in strict if kg.profiles[r].single_valued and len(strict[r]) == 1]
         named = named if len(named) == 1 else []
-    named = [r for r in named if score[r] is None or score[r] >= CONTRADICTION_THRESHOLD]
+    named = [r for r in named if score[r] is None or score[r] >= st.contradiction_threshold]
     if named:
         top = max(score[r] or 0.0 for r in named)
         others = []
@@ -1062,7 +1080,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
     if negated and words:  # "A8X was not designed by Helvetica": the object cannot be a value of the relation
         heads, tails, _, _, _ = kg._roles
         for rid, prof in kg.profiles.items():
-            if (_suffix_compatibility(words, prof) or 0.0) >= PHRASE_THRESHOLD and kg._by_head_any(s, rid) \
+            if (_suffix_compatibility(words, prof) or 0.0) >= st.phrase_threshold and kg._by_head_any(s, rid) \
                     and o in heads.get(rid, ()) and o not in tails.get(rid, ()):
                 return _verdict(kg, SUPPORTED, "kind", claim, (s, rid, sorted(kg._by_head[(s, rid)], key=str)[0]))
     if words and not any(score[r] for r in loose):
@@ -1081,7 +1099,7 @@ def _same_kind(kg: KGFacts, rid: Any) -> bool:
 
 
 def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, words: tuple[str, ...], negated: bool,
-                    claim: Claim, status: str) -> Verdict:  # fmt: skip
+                    claim: Claim, status: str, st: CheckerSettings = DEFAULT_SETTINGS) -> Verdict:  # fmt: skip
     """A claim between a KG entity ``e`` and a name the KG does not hold (``other``; ``side`` says which end of the
     claim ``e`` is): contradicted when the phrase names a single-valued relation whose value for ``e`` is another
     entity and the name shares no word with that value's names (a wrong value is wrong whatever else the KG
@@ -1091,7 +1109,7 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
     _, _, out_r, _, _ = kg._roles
     rids = [r for r in out_r.get(e, ()) if r in kg.functional and kg.profiles[r].value == "entity"]
     score = {r: compatibility(words, kg.profiles[r]) or 0.0 for r in rids}
-    named = [r for r in rids if score[r] >= CONTRADICTION_THRESHOLD
+    named = [r for r in rids if score[r] >= st.contradiction_threshold
              and (direction(phrase, kg.profiles[r]) or "fwd") == side]
     if not named:
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
@@ -1112,7 +1130,7 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
 
 def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase: str, words: tuple[str, ...],
                    negated: bool, claim: Claim, embedder: Any, threshold: float,
-                   context: Iterable[Any]) -> Verdict | None:  # fmt: skip
+                   context: Iterable[Any], st: CheckerSettings = DEFAULT_SETTINGS) -> Verdict | None:  # fmt: skip
     """A claim whose object is a value: the subject's values of the relations the phrase states (or, for a phrase
     that names none, its one relation with values of that kind). None when the subject has no such values (the
     object is then read as an entity name)."""
@@ -1135,7 +1153,7 @@ def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase:
     if not found:
         return None
     score = _scores(kg, phrase, words, {rid for _, rid, _ in found}, embedder, threshold)
-    chosen = [f for f in found if score[f[1]] is not None and score[f[1]] >= PHRASE_THRESHOLD]
+    chosen = [f for f in found if score[f[1]] is not None and score[f[1]] >= st.phrase_threshold]
     if chosen:
         top = max(score[f[1]] or 0.0 for f in chosen)
         chosen = [f for f in chosen if (score[f[1]] or 0.0) == top]
@@ -1148,7 +1166,7 @@ def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase:
         for t, v in vals:
             if agree(value, v):
                 return _verdict(kg, pos, "negated" if negated else "triple", claim, (s, rid, t))
-    if all(rid in kg.functional and (score[rid] is None or score[rid] >= CONTRADICTION_THRESHOLD)
+    if all(rid in kg.functional and (score[rid] is None or score[rid] >= st.contradiction_threshold)
            for _, rid, _ in chosen) and any(agree(value, v) is not None for _, _, vals in chosen for _, v in vals):
         s, rid, vals = chosen[0]
         return _verdict(kg, neg, "functional", claim, (s, rid, vals[0][0]))
@@ -1159,13 +1177,14 @@ def _verdict(kg: KGFacts, label: str, reason: str, claim: Claim, triple: tuple[A
     return Verdict(label, reason, claim, kg.keys(triple), triple, claim.fact)
 
 
-def check_fact(fact: str, kg: KGFacts, *, embedder: Any = None, threshold: float = 0.75) -> Verdict:
+def check_fact(fact: str, kg: KGFacts, *, embedder: Any = None, threshold: float = 0.75,
+               settings: CheckerSettings | None = None) -> Verdict:
     """One atomic fact's verdict: heuristic extraction, then :func:`check_claim` of each claim (a contradicted claim
     wins, then a supported one); a fact that yields no claim is not in KG with reason ``"no_claim"``."""
     claims = heuristic_claims(fact, kg)
     if not claims:
         return Verdict(NOT_IN_KG, "no_claim", None, fact=fact)
-    verdicts = [check_claim(c, kg, embedder=embedder, threshold=threshold) for c in claims]
+    verdicts = [check_claim(c, kg, embedder=embedder, threshold=threshold, settings=settings) for c in claims]
     for label in (CONTRADICTED, SUPPORTED):
         for v in verdicts:
             if v.label == label:
