@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kgprobe.kg.queries import normalise_label
-from kgprobe.scoring.lexicon import DEMONYMS, SAME_KIND_CONCEPTS, content_words, forms, known
+from kgprobe.scoring.lexicon import DEMONYMS, SAME_KIND_CONCEPTS, content_words, forms, known, participle
 from kgprobe.scoring.literals import Literal, agree, parse_literal
 from kgprobe.scoring.relations import (
     MIN_SUBJECTS,
@@ -752,41 +752,115 @@ def split_facts(answer: str | None) -> list[str]:
 
 
 _CONJ = {"and", "or", "but", "nor", "as", "well", "also", "both", "either", "neither", "then"}
-_NEG_TOKENS = {"not", "never"}
+_NEG_TOKENS = {"not", "never", "hardly", "neither", "nor", "no"}
 
 
-def heuristic_claims(fact: str, kg: KGFacts) -> list[Claim]:
-    """The claims of one fact sentence, offline: the KG entity names it mentions, and the words between two
-    consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y" read as R(X, Y); "A r B and C" and
-    "A r B, not C" as r(A, B), r(A, C) (the second denied); "A and B r C" as r(A, C), r(B, C). Negation words (not,
-    never, n't, cannot, no longer) between two mentions deny that claim, before the first mention every claim; they leave
-    the phrase."""
-    text = re.sub(r"n['\u2019]t\b", " not", fact)
+_LEAD_NEG = re.compile(r"^\W*(?:it\s+is|it\s+was|it['’]s)\s+(?:not\s+true|false|untrue|incorrect|wrong|not\s+the\s+case)"
+                       r"\s+that\b", re.IGNORECASE)
+_MONTH_WORDS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+                "dec"}
+_PRONOUN_START = {"it", "he", "she", "they", "his", "her", "its", "their", "this", "these"}
+_COPULA = {"is", "was", "are", "were"}
+
+
+def _literal_spans(toks: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Years, dates ("december 2009", "18 december 2009", "december 18 2009") and numbers in normalised tokens, as
+    (first token, end token, text)."""
+    out: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        span = None
+        if t in _MONTH_WORDS:
+            j = i + 1
+            if j < len(toks) and toks[j].isdigit() and len(toks[j]) <= 2:
+                j += 1
+            if j < len(toks) and toks[j].isdigit() and len(toks[j]) == 4:
+                span = (i, j + 1)
+        elif t.isdigit() and len(t) <= 2 and i + 2 < len(toks) and toks[i + 1] in _MONTH_WORDS \
+                and toks[i + 2].isdigit() and len(toks[i + 2]) == 4:
+            span = (i, i + 3)
+        elif t.isdigit():
+            span = (i, i + 1)
+        if span is not None:
+            out.append((span[0], span[1], " ".join(toks[span[0]:span[1]])))
+            i = span[1]
+        else:
+            i += 1
+    return out
+
+
+def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> list[Claim]:
+    """The claims of one fact sentence, offline: the KG entity names and the values (years, dates, numbers) it
+    mentions, and the words between two consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y"
+    read as R(X, Y); "A r B and C" and "A r B, not C" as r(A, B), r(A, C) (the second denied); "A and B r C" as
+    r(A, C), r(B, C); "A is B" as a claim of its own, and after "A is a ..." the description's name is no subject
+    ("Renoir was a French painter born in Paris": Renoir born in Paris). A sentence that opens with a pronoun or
+    "the film" and no name before its verb is about ``topic`` (the answer's subject so far). Negation words (not,
+    never, n't, cannot, no longer, hardly, neither / nor, no) between two mentions deny that claim; before the first
+    mention, or "it is false that ...", every claim."""
+    lead_false = bool(_LEAD_NEG.match(fact))
+    text = _LEAD_NEG.sub(" ", fact)
+    text = re.sub(r"n['\u2019]t\b", " not", text)
     text = re.sub(r"\bno longer\b", "not", text, flags=re.IGNORECASE)
     text = re.sub(r"\bcannot\b", "can not", text, flags=re.IGNORECASE)
     toks = _norm_tokens(text)
-    ments = kg.mentions(text)
+    ments: list[tuple[int, int, Any]] = list(kg.mentions(text))
+    lits = _literal_spans(toks)
+    literal_at: dict[int, str] = {}
+    if lits:
+        taken = [(i, j) for i, j, _ in lits]
+        ments = [m for m in ments if not any(i < m[1] and m[0] < j for i, j in taken)
+                 or (m[2] is not None and m[2] not in kg._literals and parse_literal(kg.entities[m[2]]) is None)]
+        for i, j, lit in lits:
+            if not any(i < m[1] and m[0] < j for m in ments):
+                ments.append((i, j, ("literal", lit)))
+                literal_at[i] = lit
+        ments.sort(key=lambda m: m[0])
+    first = ments[0][0] if ments else len(toks)
+    if topic and (not ments or first > 0) and toks and toks[0] in _PRONOUN_START | {"the"} \
+            and not (toks[0] == "the" and first <= 1):
+        ments.insert(0, (0, 1 if toks[0] in _PRONOUN_START else 2, ("topic", topic)))
     out: list[Claim] = []
     if len(ments) < 2:
         return out
 
     def surface(m: tuple[int, int, Any]) -> str:
+        if isinstance(m[2], tuple):
+            return m[2][1]
         return kg.entities[m[2]] if m[2] is not None else " ".join(toks[m[0]:m[1]])
 
     lead = toks[:ments[0][0]]
-    lead_neg = any(t in _NEG_TOKENS for t in lead)
+    lead_neg = lead_false != any(t in _NEG_TOKENS for t in lead)
     lead = _strip_aux(tuple(t for t in lead if t not in _NEG_TOKENS))
     prev: tuple[tuple[int, int, Any], str] | None = None
     pending: list[tuple[int, int, Any]] = []
+    described: tuple[tuple[int, int, Any], str] | None = None  # "A is a B ...": A, "is a"
     for a, b in zip(ments, ments[1:]):
         between = toks[a[1]:b[0]]
-        neg = lead_neg != any(t in _NEG_TOKENS for t in between)
+        neg = lead_neg != (sum(t in _NEG_TOKENS for t in between) % 2 == 1)
         between = tuple(t for t in between if t not in _NEG_TOKENS)
         core = _strip_aux(between)
         if a is ments[0] and lead and lead[-1] == "of" and len(lead) > 1 and not core:
             rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges"
             out.append(Claim(surface(a), rel, surface(b), neg, fact))
             prev = (a, rel)
+            continue
+        if described is not None and core and not set(core) <= _CONJ:
+            subj, cop = described  # "Renoir was a French painter born in Paris": Renoir, not French
+            out.append(Claim(surface(subj), f"{cop} {' '.join(between)}", surface(b), neg, fact))
+            described = None
+            prev = (subj, f"{cop} {' '.join(between)}")
+            continue
+        described = None
+        if between and between[0] in _COPULA and set(between[1:]) <= {"a", "an", "the", "also"} \
+                and not isinstance(a[2], tuple) or (between and between[0] in _COPULA and not core
+                                                    and isinstance(b[2], tuple)):
+            out.append(Claim(surface(a), " ".join(between), surface(b), neg, fact))  # "A is B", "A is a 2009 film"
+            if len(between) > 1:
+                described = (a, " ".join(between))
+            prev = (a, " ".join(between))
             continue
         if set(core) <= _CONJ or (neg and len(core) <= 2 and set(core) <= _CONJ | _PREP_END):
             if prev is not None:  # "A r B and C", "A r B, not C"
@@ -899,7 +973,14 @@ def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | An
         if claims is not None:
             name = getattr(judge, "name", None) or getattr(judge, "model", None) or "judge"
             return claims, str(name)
-    return [c for fact in split_facts(answer) for c in heuristic_claims(fact, kg)], HEURISTIC
+    out: list[Claim] = []
+    topic: str | None = None
+    for fact in split_facts(answer):
+        claims = heuristic_claims(fact, kg, topic=topic)
+        out += claims
+        if claims:
+            topic = claims[0].subject  # "It ...", "The film ..." in the next sentence is about this
+    return out, HEURISTIC
 
 
 # --------------------------------------------------------------------------------------------------- verification
@@ -1010,6 +1091,23 @@ def _scores(kg: KGFacts, phrase: str, words: tuple[str, ...], rids: Iterable[Any
     return out
 
 
+def _core_words(phrase: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The words that say what a phrase claims of its subject: after "is a" / "was an", the description of the
+    subject ("a French painter") is not part of it, the verb after it is ("born in")."""
+    toks = re.findall(r"[a-z'’-]+", phrase.lower())
+    if len(toks) > 2 and toks[0] in {"is", "was", "are", "were"} and toks[1] in {"a", "an"}:
+        for i in range(2, len(toks)):
+            if participle(toks[i]):
+                return content_words(" ".join(toks[i:]))
+    return words
+
+
+def _full(core: tuple[str, ...], prof: RelationProfile, score: float | None) -> float:
+    """The share of a phrase's core words that state the relation (an embedder's match counts whole)."""
+    c = compatibility(core, prof) or 0.0
+    return 1.0 if (score == 1.0 and c == 0.0 and not any(known(w) for w in core)) else c
+
+
 def _suffix_compatibility(words: tuple[str, ...], prof: RelationProfile) -> float | None:
     """A phrase's compatibility with a relation, read from its end: prose puts a description before the verb ("was
     a French painter born in"), so the best of the phrase and each of its endings counts."""
@@ -1065,7 +1163,8 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
     if not named and not words:  # a bare "is" / "is from": the one single-valued relation the two could have
         named = [r for r in strict if kg.profiles[r].single_valued and len(strict[r]) == 1]
         named = named if len(named) == 1 else []
-    named = [r for r in named if score[r] is None or score[r] >= st.contradiction_threshold]
+    core = _core_words(phrase, words)
+    named = [r for r in named if score[r] is None or _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold]
     if named:
         top = max(score[r] or 0.0 for r in named)
         others = []
@@ -1109,7 +1208,8 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
     _, _, out_r, _, _ = kg._roles
     rids = [r for r in out_r.get(e, ()) if r in kg.functional and kg.profiles[r].value == "entity"]
     score = {r: compatibility(words, kg.profiles[r]) or 0.0 for r in rids}
-    named = [r for r in rids if score[r] >= st.contradiction_threshold
+    core = _core_words(phrase, words)
+    named = [r for r in rids if _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold
              and (direction(phrase, kg.profiles[r]) or "fwd") == side]
     if not named:
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
@@ -1166,7 +1266,9 @@ def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase:
         for t, v in vals:
             if agree(value, v):
                 return _verdict(kg, pos, "negated" if negated else "triple", claim, (s, rid, t))
-    if all(rid in kg.functional and (score[rid] is None or score[rid] >= st.contradiction_threshold)
+    core = _core_words(phrase, words)
+    if all(rid in kg.functional and (score[rid] is None or
+                                     _full(core, kg.profiles[rid], score[rid]) >= st.contradiction_threshold)
            for _, rid, _ in chosen) and any(agree(value, v) is not None for _, _, vals in chosen for _, v in vals):
         s, rid, vals = chosen[0]
         return _verdict(kg, neg, "functional", claim, (s, rid, vals[0][0]))

@@ -57,7 +57,10 @@ compose composer composition music score
 perform performer sing singer record artist band vocalist musician sung cover release
 publication publish release date premiere debut launch issue air
 birth bear born native birthplace
-death die pass dead decease perish
+death die pass dead decease perish victim kill
+strike hit affect devastate ravage
+summit climb ascend ascent ascender
+subject story topic theme tell
 bury burial inter grave rest entomb
 spouse marry married marriage wife husband wed partner
 child son daughter kid offspring
@@ -80,7 +83,7 @@ genre style
 language speak tongue
 occupation profession job career
 own owner ownership acquire
-found founder establish inception start cofound co-found
+found founder establish inception start cofound co-found cofounder co-founder
 develop developer design designer invent inventor build make create creator
 manufacture manufacturer maker
 platform available port support release play develop run
@@ -129,7 +132,7 @@ depict portray show represent
 commission
 movement
 currency money
-lead leader president head govern rule ruler king queen monarch mayor chief
+lead leader president head govern rule ruler king queen monarch mayor chief ceo executive
 position office serve
 instrument
 sport
@@ -137,9 +140,10 @@ age old
 """.strip().splitlines())
 
 #: Concepts that state one relation read from either end: "X is the son of Y" states parent(X) = Y.
-CONVERSES: dict[str, str] = {"child": "parent", "parent": "child", "student": "teach", "teach": "student",
-                             "pupil": "teach", "precede": "follow", "follow": "precede", "part": "contain",
-                             "contain": "part"}
+CONVERSES: dict[str, tuple[str, ...]] = {
+    "child": ("parent",), "parent": ("child",), "student": ("teach",), "teach": ("student",), "pupil": ("teach",),
+    "precede": ("follow",), "follow": ("precede",), "part": ("contain",), "contain": ("part", "locate"),
+    "locate": ("contain",), "victim": ("die",)}
 
 #: Concepts of relations single-valued by meaning (one birth date, one publication date, one shirt number at a time):
 #: such a relation is single-valued when the KG has too few subjects to tell and none of them has two values.
@@ -313,6 +317,7 @@ def key_to_label(key: str) -> str:
                 k = tail
     k = k.split(".")[-1] if re.search(r"[A-Za-z]{2}", k.split(".")[-1]) else k
     k = _CAMEL.sub(" ", k).replace("_", " ").replace("-", " ")
+    k = re.sub(r"\b(\w{3,}ed)(by|in|of|to)\b", r"\1 \2", k)  # Freebase's "containedby"
     return " ".join(k.split()).lower() or str(key)
 
 

@@ -115,8 +115,8 @@ def profile_of(label: str, *, key: str | None = None, phrases: Mapping[str, bool
             concepts |= forms(w)
     converse: set[str] = set()
     for c in list(concepts):
-        if c in CONVERSES:
-            converse |= related(CONVERSES[c])
+        for other in CONVERSES.get(c, ()):
+            converse |= related(other)
     converse -= concepts
     return RelationProfile(label=text, words=words, concepts=frozenset(concepts), converse=frozenset(converse),
                            kind=_label_kind(text), symmetric=bool(set(words) & SYMMETRIC_CONCEPTS),
