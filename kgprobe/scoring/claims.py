@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -762,6 +763,7 @@ _MONTH_WORDS = {"january", "february", "march", "april", "may", "june", "july", 
                 "dec"}
 _PRONOUN_START = {"it", "he", "she", "they", "his", "her", "its", "their", "this", "these"}
 _COPULA = {"is", "was", "are", "were"}
+_COMMA = "xcommax"
 
 
 def _literal_spans(toks: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -791,6 +793,37 @@ def _literal_spans(toks: Sequence[str]) -> list[tuple[int, int, str]]:
     return out
 
 
+def _case_tokens(text: str) -> list[str]:
+    """The tokens of :func:`_norm_tokens` with their case kept (same count, same order)."""
+    import unicodedata
+
+    t = urllib.parse.unquote(text).replace("_", " ") if "%" in text else text.replace("_", " ")
+    t = "".join(c for c in unicodedata.normalize("NFKD", t) if not unicodedata.combining(c))
+    return re.sub(r"[\W_]+", " ", t).split()
+
+
+@lru_cache(maxsize=65536)
+def _common_word(word: str) -> bool:
+    try:
+        import lemminflect
+    except ImportError:  # pragma: no cover
+        return False
+    return word in _STOP or bool(lemminflect.getAllLemmas(word))
+
+
+def _written_as_name(m: tuple[int, int, Any], text: str, toks: Sequence[str], kg: KGFacts) -> bool:
+    """Whether a mention of an entity whose name is common words ("Up", "Home", "Rush", "Fever") is written as a
+    name: capitalised, or the first word of the sentence. "Pete Docter grew up in Minnesota" names no film by
+    itself (the caller keeps such a mention only when the KG joins it to a name beside it)."""
+    i, j, _ = m
+    if j - i > 2 or not all(_common_word(t) for t in toks[i:j]) or any(t.isdigit() for t in toks[i:j]):
+        return True
+    cased = _case_tokens(text)
+    if len(cased) != len(toks):
+        return True
+    return i == 0 or any(w[:1].isupper() for w in cased[i:j])
+
+
 def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> list[Claim]:
     """The claims of one fact sentence, offline: the KG entity names and the values (years, dates, numbers) it
     mentions, and the words between two consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y"
@@ -805,8 +838,13 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
     text = re.sub(r"n['\u2019]t\b", " not", text)
     text = re.sub(r"\bno longer\b", "not", text, flags=re.IGNORECASE)
     text = re.sub(r"\bcannot\b", "can not", text, flags=re.IGNORECASE)
+    text = re.sub(r",\s+", f" {_COMMA} ", text)  # kept as a word: it tells an apposition from a verb phrase
     toks = _norm_tokens(text)
-    ments: list[tuple[int, int, Any]] = list(kg.mentions(text))
+    found = kg.mentions(text)
+    ments: list[tuple[int, int, Any]] = [
+        m for k, m in enumerate(found) if _written_as_name(m, text, toks, kg)
+        or any(m[2] is not None and n[2] is not None and kg.joined(m[2], n[2]) for n in found[max(0, k - 1):k + 2]
+               if n is not m)]  # a common word names an entity when the KG joins it to a name beside it
     lits = _literal_spans(toks)
     literal_at: dict[int, str] = {}
     if lits:
@@ -837,8 +875,14 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
     prev: tuple[tuple[int, int, Any], str] | None = None
     pending: list[tuple[int, int, Any]] = []
     described: tuple[tuple[int, int, Any], str] | None = None  # "A is a B ...": A, "is a"
+    apposed: tuple[int, int, Any] | None = None  # "A, directed by B, stars C": A
     for a, b in zip(ments, ments[1:]):
         between = toks[a[1]:b[0]]
+        if between and between[0] == _COMMA and apposed is not None and _COMMA not in between[1:]:
+            a, apposed = apposed, None  # the clause after the apposition is about its head
+        elif between and between[0] == _COMMA and a is ments[0] and len(between) > 1 and between[1] not in _CONJ:
+            apposed = a
+        between = tuple(t for t in between if t != _COMMA)
         neg = lead_neg != (sum(t in _NEG_TOKENS for t in between) % 2 == 1)
         between = tuple(t for t in between if t not in _NEG_TOKENS)
         core = _strip_aux(between)
