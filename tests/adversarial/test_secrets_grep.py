@@ -44,7 +44,8 @@ def _forms(key: str) -> dict[str, str]:
     quoted, escaped = urllib.parse.quote(key, safe=""), json.dumps(key).replace("/", "\\/")[1:-1]
     third = len(key) // 3
     return {"clear": key, "json": escaped, "json-in-json": json.dumps(escaped)[1:-1],
-            "percent": quoted, "percent-twice": urllib.parse.quote(quoted, safe=""), "percent-lower": quoted.lower(),
+            "percent": quoted, "percent-twice": urllib.parse.quote(quoted, safe=""),
+            "percent-lower-hex": re.sub("%[0-9A-F]{2}", lambda m: m[0].lower(), quoted),
             "unicode": _u(key), "html": "".join(f"&#{ord(c)};" for c in key),
             "mixed": key[:third] + _u(key[third:2 * third]) + urllib.parse.quote(key[2 * third:], safe="")}
 
