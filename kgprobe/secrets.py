@@ -10,6 +10,16 @@ What is masked, longest first: the values of the environment variables the confi
 ``*_PASSWORD``, ...), keys registered by a backend when it reads them; then whatever follows an ``Authorization``,
 ``Proxy-Authorization``, ``x-api-key`` or ``api-key`` header name or a ``Bearer`` / ``Basic`` scheme, and strings
 shaped like provider keys (``sk-...``). Mask before truncating: a cut key no longer matches.
+
+A known value is also found written in the escaped forms a reply may carry it in, character by character and in
+any mix: JSON and other backslash escapes (``sk-a\\/b``, ``\\u0073k-...``, ``\\x73``, doubled backslashes of
+JSON inside JSON), percent-encoding (``%2F``, and ``%252F`` encoded twice) and HTML character references
+(``&#47;``, ``&#x2f;``), letters in either case. Not recognised: a value transformed as a whole (base64, a hash,
+reversed or split into pieces that are not adjacent).
+
+Model answers and every other reply text pass here too (:class:`kgprobe.generation.Completion` masks its text,
+finish reason and log-probabilities), so a key a provider echoes in a normal answer is masked before that answer is
+stored, scored, shown or sent to a judge.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 __all__ = ["MASK", "mask_secrets", "register_secret", "register_secret_env"]
 
@@ -51,11 +62,52 @@ def register_secret_env(name: str | None) -> None:
         _registered_env.add(name)
 
 
+# the characters that start an escaped form: a text without any of them holds a known value only in clear
+_ESCAPE_START = re.compile(r"[\\%&]")
+
+
+def _char_forms(ch: str) -> str:
+    """A regex for one character written in clear or in any of its escaped forms (see the module docstring)."""
+    code = ord(ch)
+    forms = [r"\\*" + re.escape(ch)]  # as is, or after backslashes (JSON's \/, a regex or shell escape)
+    if code < 0x10000:
+        forms.append(rf"\\+u{code:04x}")
+    if code < 0x100:
+        forms.append(rf"\\+x{code:02x}")
+    forms.append("".join(rf"%(?:25)*{b:02x}" for b in ch.encode("utf-8")))
+    forms.append(rf"&#0*{code};|&#x0*{code:x};")
+    return "(?:" + "|".join(forms) + ")"
+
+
+@lru_cache(maxsize=256)
+def _escaped(value: str) -> re.Pattern[str]:
+    return re.compile("".join(_char_forms(ch) for ch in value), re.IGNORECASE)
+
+
+# (the environment's variable names, the registered names) -> the names whose values are secrets
+_env_names: list[tuple[tuple[object, ...], frozenset[str], tuple[str, ...]]] = []
+
+
+def _secret_env_names() -> tuple[str, ...]:
+    """The names of the environment variables that hold secrets, found again only when a variable was added or
+    removed (every answer is masked: reading and matching the whole environment each time would cost more than the
+    masking itself)."""
+    data = getattr(os.environ, "_data", None)  # CPython's undecoded names: comparing them decodes nothing
+    names = tuple(data) if isinstance(data, dict) else tuple(os.environ)
+    registered = frozenset(_registered_env)
+    if _env_names and _env_names[0][:2] == (names, registered):
+        return _env_names[0][2]
+    found = tuple(n for n in os.environ if n in registered or _SECRET_NAME.search(n))
+    _env_names[:] = [(names, registered, found)]
+    return found
+
+
 def _known(extra: Iterable[str | None]) -> list[str]:
     values = set(_registered)
     values.update(v for v in extra if isinstance(v, str) and len(v) >= _MIN_LEN)
-    for name, value in os.environ.items():
-        if (name in _registered_env or _SECRET_NAME.search(name)) and len(value) >= _MIN_LEN:
+    for name in _secret_env_names():
+        value = os.environ.get(name)
+        if value is not None and len(value) >= _MIN_LEN:
             values.add(value)
     return sorted(values, key=len, reverse=True)
 
@@ -63,11 +115,18 @@ def _known(extra: Iterable[str | None]) -> list[str]:
 def mask_secrets(text: str | None, *, secrets: Iterable[str | None] = ()) -> str | None:
     """``text`` with every secret it holds replaced by ``***`` (see the module docstring); ``secrets`` adds values
     to mask. Call it on every error text before it is stored, logged or truncated. None stays None."""
-    if not text:
+    if not text or len(text) < _MIN_LEN:  # too short to hold anything masked
         return text
     for value in _known(secrets):
         if value in text:
             text = text.replace(value, MASK)
-    text = _HEADER.sub(lambda m: f"{m[1]}{m[2]}{m[3] + ' ' if m[3] else ''}{MASK}", text)
-    text = _SCHEME.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
-    return _KEY_SHAPE.sub(MASK, text)
+        if _ESCAPE_START.search(text):
+            text = _escaped(value).sub(MASK, text)
+    lowered = text.lower()  # the patterns below are searched only where their words occur
+    if "authorization" in lowered or "api-key" in lowered or "api_key" in lowered:
+        text = _HEADER.sub(lambda m: f"{m[1]}{m[2]}{m[3] + ' ' if m[3] else ''}{MASK}", text)
+    if "bearer" in lowered or "basic" in lowered:
+        text = _SCHEME.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
+    if "k-" in lowered or "aiza" in lowered:
+        text = _KEY_SHAPE.sub(MASK, text)
+    return text

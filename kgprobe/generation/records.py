@@ -175,10 +175,15 @@ class Completion:
     logprobs: str | None = None
 
     def __post_init__(self) -> None:
-        # every error text a backend produces passes here before it is stored or logged: an API key a provider
-        # echoed back is masked (see kgprobe.secrets)
-        if self.error:
-            object.__setattr__(self, "error", mask_secrets(self.error))
+        # every text a backend produces (answer, error, finish reason) passes here before it is stored, logged,
+        # scored, shown or sent to a judge: an API key a provider echoed back is masked (see kgprobe.secrets)
+        for name in ("text", "error", "finish_reason"):
+            value = getattr(self, name)
+            if value:
+                object.__setattr__(self, name, mask_secrets(value))
+        if self.logprobs and _echoes_secret(self.logprobs):
+            # a key split over several tokens is found only in their joined text; the alternatives are dropped with it
+            object.__setattr__(self, "logprobs", None)
 
     @property
     def ok(self) -> bool:
@@ -186,10 +191,25 @@ class Completion:
         return self.error is None
 
     @classmethod
-    def failure(cls, error: str, *, latency_s: float = 0.0, retries: int = 0) -> Completion:
-        """A failed request, stored with its error so the next run asks again."""
-        return cls(text=None, finish_reason=None, tokens_in=None, tokens_out=None, latency_s=latency_s, error=error,
-                   retries=retries)
+    def failure(cls, error: str, *, latency_s: float = 0.0, retries: int = 0, cost: float | None = None,
+                tokens_in: int | None = None, tokens_out: int | None = None,
+                finish_reason: str | None = None) -> Completion:  # fmt: skip
+        """A failed request, stored with its error so the next run asks again. A reply that came back without an
+        answer (empty, filtered) is a failure too, with the tokens and ``cost`` the provider billed for it, which
+        budgets count like any other spending."""
+        return cls(text=None, finish_reason=finish_reason, tokens_in=tokens_in, tokens_out=tokens_out,
+                   latency_s=latency_s, cost=cost, error=error, retries=retries)
+
+
+def _echoes_secret(logprobs: str) -> bool:
+    """Whether a :attr:`Completion.logprobs` JSON holds a secret, in one token or spread over several."""
+    if mask_secrets(logprobs) != logprobs:
+        return True
+    try:
+        joined = "".join(str(tok[0]) for tok in json.loads(logprobs))
+    except (ValueError, TypeError, IndexError, KeyError):
+        return True  # not what a backend writes: kept only when it can be checked
+    return mask_secrets(joined) != joined
 
 
 @runtime_checkable

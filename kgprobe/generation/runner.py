@@ -516,12 +516,12 @@ def _generate(
                 for index, c in zip(missing, completions):
                     rows.append(_row(model, backend_name, prompt, params_json, params_sha, index, c, run_id, now))
                     retries += c.retries
+                    if c.cost is not None:  # a reply without an answer is a failure the provider may have billed
+                        cost = (cost or 0.0) + c.cost
                     if c.ok:
                         batch_ok += 1
                         tokens_in += c.tokens_in or 0
                         tokens_out += c.tokens_out or 0
-                        if c.cost is not None:
-                            cost = (cost or 0.0) + c.cost
                     else:
                         last_error = c.error
                         errors[error_kind(c.error or "")] += 1

@@ -14,6 +14,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kgprobe.secrets import mask_secrets
+
 __all__ = ["FIELDS", "drilldown_rows", "embed", "status"]
 
 #: The keys of a drill-down row: suite, model, item id, task, breakdown text, prompt, answers, readings, vote,
@@ -68,7 +70,8 @@ def drilldown_rows(suite: str, items: Iterable[Mapping[str, Any]], votes: Iterab
                      key=lambda x: x[0])
         out.append({"s": suite, "m": model, "i": item_id, "t": str(v.get("task") or ""),
                     "b": _breakdown(item.get("breakdown")), "p": str(item.get("question") or ""),
-                    "a": [t if t is not None else "(no answer: generation failed)" for _, t, _ in got],
+                    # answers are masked when they are generated; again here for those an older version stored
+                    "a": [mask_secrets(t) if t is not None else "(no answer: generation failed)" for _, t, _ in got],
                     "r": [str(lab) for _, _, lab in got], "v": str(v.get("vote")),
                     "e": str(v.get("expected") if v.get("expected") is not None else item.get("expected")),
                     "c": status(v.get("vote"), v.get("correct")), "ev": str(item.get("evidence") or "")})

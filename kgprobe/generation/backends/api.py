@@ -13,9 +13,16 @@ retried by the next run); ``retries`` on every completion says how many extra at
 request returns several choices its completion tokens and cost are split evenly between them, so sums stay exact.
 ``cost`` comes from ``litellm.completion_cost`` and is None for models litellm has no price for.
 
+Replies (:mod:`kgprobe.generation.replies`): a choice without text (``content: null``, blank), stopped by a content
+filter or refused is a failed completion, with the tokens and cost billed for it; an answer longer than
+``max_tokens`` allows is cut and marked ``finish_reason: cut``. For OpenAI-compatible endpoints (``openai/...``)
+the requests go through a client of this backend's own that reads at most ``MAX_REPLY_BYTES`` of a reply and
+reports an HTTP 200 whose body is not JSON as such (a proxy's login page, a wrong ``api_base``); neither is retried.
+
 The API key is read from the environment variable that ``api_key_env`` names (never from config files); it is not
-logged, and it is masked in stored error messages. kgprobe sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless set)
-so that importing litellm does not fetch its price list from the network.
+logged, and it is masked in answers and stored error messages (:mod:`kgprobe.secrets`). kgprobe sets
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless set) so that importing litellm does not fetch its price list from the
+network.
 """
 
 from __future__ import annotations
@@ -25,15 +32,17 @@ import email.utils
 import json
 import os
 import random
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kgprobe.generation.cost import price_of_config
 from kgprobe.generation.litellm_import import import_litellm
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
+from kgprobe.generation.replies import CUT, MAX_REPLY_BYTES, bound_answer, no_answer
 from kgprobe.secrets import mask_secrets, register_secret
 
 __all__ = ["LiteLLMBackend", "LiteLLMConfig", "openai_logprobs", "retry_after_seconds"]
@@ -131,6 +140,66 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         return None if parsed is None else max(email.utils.mktime_tz(parsed) - time.time(), 0.0)
 
 
+class _ReplyRejected(Exception):
+    """A reply refused before the client parsed it: a body over ``MAX_REPLY_BYTES``, or an HTTP 200 whose body is
+    not JSON. Raised by the transport of :func:`_bounded_client`; the client reports it as a connection error whose
+    cause is this one."""
+
+
+def _bounded_client(api_key: str | None, api_base: str | None) -> Any:
+    """An ``openai.AsyncOpenAI`` client (for litellm's ``client=``) that reads at most ``MAX_REPLY_BYTES`` of a reply
+    (decoded) and refuses a 200 that is not JSON; None when no client can be made (no key anywhere).
+
+    Requests go through the HTTP client litellm would have used (its proxies from the environment, its TLS
+    settings, a session set in ``litellm.aclient_session``); this one only reads their replies."""
+    import httpx
+    import openai
+
+    try:  # litellm's own client factory: not a documented API, so any failure falls back to httpx's defaults
+        from litellm.llms.openai.common_utils import BaseOpenAILLM
+
+        inner = BaseOpenAILLM._get_async_http_client()
+    except Exception:
+        inner = None
+    shared = inner is not None and inner is getattr(sys.modules.get("litellm"), "aclient_session", None)
+    inner = inner or httpx.AsyncClient(follow_redirects=True)
+
+    class Bounded(httpx.AsyncBaseTransport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            request.headers["Accept-Encoding"] = "identity"  # the limit counts the reply's own bytes
+            response = await inner.send(request, stream=True)
+            body = bytearray()
+            try:
+                async for chunk in response.aiter_bytes():  # decoded, should a server compress all the same
+                    body += chunk
+                    if len(body) > MAX_REPLY_BYTES:
+                        raise _ReplyRejected(f"reply too large: over MAX_REPLY_BYTES ({MAX_REPLY_BYTES} bytes), not "
+                                             f"read further (HTTP {response.status_code})")
+            finally:
+                await response.aclose()
+            if response.status_code == 200:
+                try:
+                    json.loads(body)
+                except ValueError:
+                    kind = response.headers.get("content-type") or "of no content type"
+                    raise _ReplyRejected(f"HTTP 200 not JSON: the body is {kind}, {len(body)} bytes (is api_base "
+                                         f"the API's URL?): {bytes(body[:200]).decode('utf-8', 'replace')!r}") from None
+            headers = [(k, v) for k, v in response.headers.multi_items()
+                       if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+            return httpx.Response(response.status_code, headers=headers, content=bytes(body), request=request)
+
+        async def aclose(self) -> None:
+            if not shared:
+                await inner.aclose()
+
+    base = api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or None
+    try:
+        return openai.AsyncOpenAI(api_key=api_key, base_url=base, max_retries=0,
+                                  http_client=httpx.AsyncClient(transport=Bounded()))
+    except openai.OpenAIError:  # no key given nor in OPENAI_API_KEY: litellm reports that itself
+        return None
+
+
 def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
@@ -147,6 +216,7 @@ class LiteLLMBackend(BaseBackend):
         self._key: str | None = None
         self._supports_n: bool | None = None
         self._rng = random.Random()
+        self._client: Any = None
 
     def __repr__(self) -> str:
         return f"LiteLLMBackend({self.config.model_id!r}, api_base={self.config.api_base!r})"
@@ -173,9 +243,22 @@ class LiteLLMBackend(BaseBackend):
             except Exception:  # an unknown provider: ask for one sample per request
                 supported = []
             self._supports_n = "n" in supported
+        try:
+            provider = self._litellm.get_llm_provider(model=self.config.model_id, api_base=self.config.api_base)[1]
+        except Exception:  # litellm cannot place the model: it says so on the first request
+            provider = None
+        if provider == "openai" and not self.config.batch:
+            self._client = _bounded_client(self._key, self.config.api_base)
 
     def close(self) -> None:
-        """Forget the key (the shared event loop and litellm's client cache stay for other backends)."""
+        """Forget the key and close this backend's client (the shared event loop and litellm's client cache stay
+        for other backends)."""
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(client.close(), _shared_loop()).result(timeout=10)
+            except Exception:  # a client that never connected, or a loop already gone: nothing to release
+                pass
         self._key = None
         self._litellm = None
 
@@ -210,10 +293,9 @@ class LiteLLMBackend(BaseBackend):
         price = price_of_config("litellm", self.config)
         if price is None or price.batch_input_per_token is None or price.batch_output_per_token is None:
             return out
-        return [[c if not c.ok or c.tokens_in is None or c.tokens_out is None else
-                 Completion(text=c.text, finish_reason=c.finish_reason, tokens_in=c.tokens_in, tokens_out=c.tokens_out,
-                            latency_s=c.latency_s, cost=price.cost(c.tokens_in, c.tokens_out, batch=True),
-                            retries=c.retries) for c in cs] for cs in out]
+        # answers and replies without one alike: the provider billed both
+        return [[c if c.tokens_in is None or c.tokens_out is None else
+                 replace(c, cost=price.cost(c.tokens_in, c.tokens_out, batch=True)) for c in cs] for cs in out]
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[list[Completion]]:
         """``params.n`` completions per prompt; requests run concurrently (at most ``max_concurrency``), or as one
@@ -267,7 +349,7 @@ class LiteLLMBackend(BaseBackend):
             calls = [self._request(limit, prompt, params, n=1, seed=params.seed + i) for i in range(n)]
             return [c[0] for c in await asyncio.gather(*calls)]
         got = await self._request(limit, prompt, params, n=n, seed=params.seed)
-        if not got[0].ok:
+        if len(got) == 1 and not got[0].ok:  # the request failed (a choice without an answer fails alone)
             return [got[0]] * n
         if len(got) < n:  # the server ignored n
             more = [self._request(limit, prompt, params, n=1, seed=params.seed + i) for i in range(len(got), n)]
@@ -301,6 +383,8 @@ class LiteLLMBackend(BaseBackend):
             kwargs["api_base"] = self.config.api_base
         if self._key:
             kwargs["api_key"] = self._key
+        if self._client is not None:
+            kwargs["client"] = self._client
         kwargs.update(self.config.extra or {})
         return kwargs
 
@@ -314,8 +398,20 @@ class LiteLLMBackend(BaseBackend):
         status = _status(exc)
         return status is not None and (status in _RETRY_STATUS or status >= 500)
 
+    @staticmethod
+    def _rejected(exc: BaseException) -> _ReplyRejected | None:
+        """The :class:`_ReplyRejected` behind ``exc`` (the client wraps it in connection errors), if any."""
+        chain, seen = exc, set()
+        while chain is not None and id(chain) not in seen:
+            if isinstance(chain, _ReplyRejected):
+                return chain
+            seen.add(id(chain))
+            chain = chain.__cause__ or chain.__context__
+        return None
+
     def _describe(self, exc: BaseException) -> str:
-        text = f"{type(exc).__name__} ({self._kind(exc)}): {exc}"
+        rejected = self._rejected(exc)
+        text = str(rejected) if rejected is not None else f"{type(exc).__name__} ({self._kind(exc)}): {exc}"
         return (mask_secrets(text, secrets=(self._key,)) or text)[:2000]
 
     def _kind(self, exc: BaseException) -> str:
@@ -369,16 +465,17 @@ class LiteLLMBackend(BaseBackend):
                     error = exc
                 latency = time.perf_counter() - t0
             if error is None:
-                return self._completions(response, latency, retries)
-            if retries >= self.config.max_retries or not self._retryable(error):
+                return self._completions(response, latency, retries, max_tokens=params.max_tokens)
+            if retries >= self.config.max_retries or not self._retryable(error) or self._rejected(error):
                 return [Completion.failure(self._describe(error), latency_s=latency, retries=retries)]
             await asyncio.sleep(self._wait(retries, error))
             retries += 1
 
-    def _completions(self, response: Any, latency: float, retries: int) -> list[Completion]:
-        choices = sorted(response.choices, key=lambda c: getattr(c, "index", 0) or 0)
-        if not choices:
-            return [Completion.failure("the API returned no choices", latency_s=latency, retries=retries)]
+    def _completions(self, response: Any, latency: float, retries: int, *, max_tokens: int | None = None
+                     ) -> list[Completion]:  # fmt: skip
+        """One completion per choice of ``response``: its answer (cut to the limit of ``max_tokens``), or a failure
+        for a choice without one, with its share of the tokens and cost."""
+        choices = sorted(response.choices or [], key=lambda c: getattr(c, "index", 0) or 0)
         usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
         completion_tokens = getattr(usage, "completion_tokens", None)
@@ -390,6 +487,9 @@ class LiteLLMBackend(BaseBackend):
                 cost = float(self._litellm.completion_cost(completion_response=response))
             except Exception:  # no price known for this model (a local server, a new model)
                 cost = None
+        if not choices:  # billed all the same
+            return [Completion.failure("empty reply: the API returned no choices", latency_s=latency, retries=retries,
+                                       cost=cost, tokens_in=prompt_tokens, tokens_out=completion_tokens)]
         k = len(choices)
         out = []
         for i, choice in enumerate(choices):
@@ -397,15 +497,25 @@ class LiteLLMBackend(BaseBackend):
             tokens_out = None
             if completion_tokens is not None:
                 tokens_out = completion_tokens // k + (1 if i < completion_tokens % k else 0)
+            text, finish = getattr(message, "content", None), getattr(choice, "finish_reason", None)
+            share = None if cost is None else cost / k
+            refusal = getattr(message, "refusal", None)
+            empty = no_answer(text if isinstance(text, str) else None, finish,
+                              refusal=refusal if isinstance(refusal, str) else None)
+            if empty is not None:
+                out.append(Completion.failure(empty, latency_s=latency, retries=retries, cost=share,
+                                              tokens_in=prompt_tokens, tokens_out=tokens_out, finish_reason=finish))
+                continue
+            text, cut = bound_answer(text, max_tokens=max_tokens)
             out.append(Completion(
-                text=getattr(message, "content", None) or "",
-                finish_reason=getattr(choice, "finish_reason", None),
+                text=text,
+                finish_reason=CUT if cut else finish,
                 tokens_in=prompt_tokens,
                 tokens_out=tokens_out,
                 latency_s=latency,
-                cost=None if cost is None else cost / k,
+                cost=share,
                 retries=retries,
-                logprobs=openai_logprobs(choice),
+                logprobs=openai_logprobs(choice, max_tokens=max_tokens),
             ))
         return out
 
@@ -414,14 +524,15 @@ def _get(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
-def openai_logprobs(choice: Any) -> str | None:
+def openai_logprobs(choice: Any, *, max_tokens: int | None = None) -> str | None:
     """A chat choice's token log-probabilities (OpenAI's ``logprobs.content``: each token with its
-    ``top_logprobs``) as :attr:`Completion.logprobs` JSON; None when the response has none."""
+    ``top_logprobs``) as :attr:`Completion.logprobs` JSON, the first ``max_tokens`` tokens at most (a provider may
+    ignore it) with at most 20 alternatives each; None when the response has none."""
     content = _get(_get(choice, "logprobs"), "content")
     if not content:
         return None
     tokens = []
-    for tok in content:
-        top = [[str(_get(a, "token")), float(_get(a, "logprob"))] for a in (_get(tok, "top_logprobs") or [])]
+    for tok in content[:max_tokens] if max_tokens else content:
+        top = [[str(_get(a, "token")), float(_get(a, "logprob"))] for a in (_get(tok, "top_logprobs") or [])[:20]]
         tokens.append([str(_get(tok, "token")), top or [[str(_get(tok, "token")), float(_get(tok, "logprob"))]]])
     return json.dumps(tokens, ensure_ascii=False)

@@ -15,7 +15,10 @@ provider no longer knows) is submitted again.
 Greedy requests (temperature 0) ask once per prompt and repeat the answer, as the synchronous path does; sampled
 ones ask once per sample (with seed ``seed + i`` where the provider takes a seed; Anthropic's API has none).
 Requests the results lack, or that the provider answered with an error (Anthropic: ``errored``, ``canceled``,
-``expired``), come back as failed completions (stored with the error and asked again by the next run).
+``expired``), come back as failed completions (stored with the error and asked again by the next run); so do result
+lines without an answer (``choices: []``, no text, a content filter's stop or a refusal: see
+:mod:`kgprobe.generation.replies`), with the tokens they were billed. Answers longer than ``max_tokens`` allows are
+cut and marked ``finish_reason: cut``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kgprobe.generation.records import BackendError, Completion, Prompt, SamplingParams
+from kgprobe.generation.replies import CUT, bound_answer, no_answer
 from kgprobe.secrets import mask_secrets
 
 __all__ = ["AnthropicBatchClient", "OpenAIBatchClient", "batch_key"]
@@ -88,7 +92,8 @@ class _BatchClient:
         """The job once it has ended well (None while it runs); raises when it ended badly."""
         raise NotImplementedError
 
-    def _results(self, batch: dict[str, Any]) -> dict[str, Completion]:
+    def _results(self, batch: dict[str, Any], *, max_tokens: int | None = None) -> dict[str, Completion]:
+        """The job's answers by custom id, each cut to the limit of ``max_tokens``."""
         raise NotImplementedError
 
     # -- shared -----------------------------------------------------------------------------------------------------
@@ -104,7 +109,7 @@ class _BatchClient:
             batch_id = self._submit(lines, state)
         t0 = time.perf_counter()
         batch = self._wait(batch_id)
-        results = self._results(batch)
+        results = self._results(batch, max_tokens=params.max_tokens)
         latency = time.perf_counter() - t0
         state.unlink(missing_ok=True)
         out = []
@@ -159,7 +164,15 @@ class _BatchClient:
             # a provider may echo the request's headers (the API key) in its error: masked before it is cut
             raise BackendError(f"batch API {response.request.method} {response.request.url.path}: HTTP "
                                f"{response.status_code}: {mask_secrets(response.text)[:300]}")
-        return response.json() if json_body else response
+        if not json_body:
+            return response
+        try:
+            return response.json()
+        except ValueError:
+            kind = response.headers.get("content-type") or "of no content type"
+            raise BackendError(f"batch API {response.request.method} {response.request.url.path}: HTTP "
+                               f"{response.status_code} not JSON: the body is {kind}, {len(response.content)} bytes "
+                               f"(is api_base the API's URL?): {mask_secrets(response.text[:2000])[:200]!r}") from None
 
 
 class OpenAIBatchClient(_BatchClient):
@@ -213,7 +226,7 @@ class OpenAIBatchClient(_BatchClient):
         self.log(f"batch {batch_id}: {status}, {counts.get('completed', 0)}/{counts.get('total', '?')} done")
         return None
 
-    def _results(self, batch: dict[str, Any]) -> dict[str, Completion]:
+    def _results(self, batch: dict[str, Any], *, max_tokens: int | None = None) -> dict[str, Completion]:
         out: dict[str, Completion] = {}
         for file_id in (batch.get("output_file_id"), batch.get("error_file_id")):
             if not file_id:
@@ -223,7 +236,7 @@ class OpenAIBatchClient(_BatchClient):
             for line in response.text.split("\n"):  # a raw U+2028 in an answer is not a line end
                 if line.strip():
                     row = json.loads(line)
-                    out[row["custom_id"]] = _openai_completion(row)
+                    out[row["custom_id"]] = _openai_completion(row, max_tokens=max_tokens)
         return out
 
 
@@ -284,7 +297,7 @@ class AnthropicBatchClient(_BatchClient):
         self.log(f"batch {batch_id}: {status}, {done}/{done + int(counts.get('processing') or 0)} done")
         return None
 
-    def _results(self, batch: dict[str, Any]) -> dict[str, Completion]:
+    def _results(self, batch: dict[str, Any], *, max_tokens: int | None = None) -> dict[str, Completion]:
         url = batch.get("results_url") or f"/messages/batches/{batch['id']}/results"
         response = self._http.get(url)
         self._check(response, json_body=False)
@@ -292,22 +305,37 @@ class AnthropicBatchClient(_BatchClient):
         for line in response.text.split("\n"):  # a raw U+2028 in an answer is not a line end
             if line.strip():
                 row = json.loads(line)
-                out[row["custom_id"]] = _anthropic_completion(row)
+                out[row["custom_id"]] = _anthropic_completion(row, max_tokens=max_tokens)
         return out
 
 
-def _openai_completion(row: dict[str, Any]) -> Completion:
+def _answer(text: Any, finish_reason: Any, tokens_in: Any, tokens_out: Any, *, refusal: Any = None,
+            max_tokens: int | None) -> Completion:  # fmt: skip
+    """A batch result's answer, or the failure of a result without one (with the tokens it was billed)."""
+    finish = None if finish_reason is None else str(finish_reason)
+    tokens = [t if isinstance(t, int) and not isinstance(t, bool) else None for t in (tokens_in, tokens_out)]
+    empty = no_answer(text if isinstance(text, str) else None, finish,
+                      refusal=refusal if isinstance(refusal, str) else None)
+    if empty is not None:
+        return Completion.failure(f"batch {empty}", tokens_in=tokens[0], tokens_out=tokens[1], finish_reason=finish)
+    text, cut = bound_answer(text, max_tokens=max_tokens)
+    return Completion(text=text, finish_reason=CUT if cut else finish, tokens_in=tokens[0], tokens_out=tokens[1],
+                      latency_s=0.0)
+
+
+def _openai_completion(row: dict[str, Any], *, max_tokens: int | None = None) -> Completion:
     response = row.get("response") or {}
     body = response.get("body") or {}
     if row.get("error") or response.get("status_code", 200) >= 400:
         return Completion.failure(f"batch request failed: {row.get('error') or body.get('error')}", latency_s=0.0)
     choice = (body.get("choices") or [{}])[0]
     usage = body.get("usage") or {}
-    return Completion(text=(choice.get("message") or {}).get("content") or "", finish_reason=choice.get("finish_reason"),
-                      tokens_in=usage.get("prompt_tokens"), tokens_out=usage.get("completion_tokens"), latency_s=0.0)
+    message = choice.get("message") or {}
+    return _answer(message.get("content"), choice.get("finish_reason"), usage.get("prompt_tokens"),
+                   usage.get("completion_tokens"), refusal=message.get("refusal"), max_tokens=max_tokens)
 
 
-def _anthropic_completion(row: dict[str, Any]) -> Completion:
+def _anthropic_completion(row: dict[str, Any], *, max_tokens: int | None = None) -> Completion:
     result = row.get("result") or {}
     kind = result.get("type")
     if kind != "succeeded":
@@ -318,5 +346,5 @@ def _anthropic_completion(row: dict[str, Any]) -> Completion:
     message = result.get("message") or {}
     usage = message.get("usage") or {}
     text = "".join(block.get("text", "") for block in message.get("content") or [] if block.get("type") == "text")
-    return Completion(text=text, finish_reason=message.get("stop_reason"), tokens_in=usage.get("input_tokens"),
-                      tokens_out=usage.get("output_tokens"), latency_s=0.0)
+    return _answer(text, message.get("stop_reason"), usage.get("input_tokens"), usage.get("output_tokens"),
+                   max_tokens=max_tokens)

@@ -220,13 +220,7 @@ class FakeOpenAIServer:
                     self._complete(batch)
             return self._send(handler, 200, self._public(batch))
         if path.endswith("/content") and parts[-2] in self.files:
-            data = self.files[parts[-2]]
-            handler.send_response(200)
-            handler.send_header("Content-Type", "application/octet-stream")
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-            return None
+            return self._send_bytes(handler, 200, self.files[parts[-2]], "application/octet-stream")
         return self._send(handler, 404, {"error": {"message": f"unknown path {path}"}})
 
     def _complete(self, batch: dict[str, Any]) -> None:
@@ -277,12 +271,7 @@ class FakeOpenAIServer:
                 if batch["results"] is None and batch["polls"] > self.batch_polls:
                     self._end_message_batch(batch, f"http://{handler.headers.get('Host')}{path}/results")
                 return self._send(handler, 200, batch["public"])
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/binary")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
-        return None
+        return self._send_bytes(handler, 200, data, "application/binary")
 
     def _end_message_batch(self, batch: dict[str, Any], results_url: str) -> None:
         out = []
@@ -334,9 +323,14 @@ class FakeOpenAIServer:
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
+        FakeOpenAIServer._send_bytes(handler, status, json.dumps(payload).encode(), "application/json", headers)
+
+    @staticmethod
+    def _send_bytes(handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str,
+                    headers: dict[str, str] | None = None) -> None:  # fmt: skip
+        """A reply of ``data`` as it is (a file's content, or a body that a misbehaving server sends)."""
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(data)))
         for key, value in (headers or {}).items():
             handler.send_header(key, value)
