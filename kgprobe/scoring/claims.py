@@ -824,6 +824,33 @@ def _written_as_name(m: tuple[int, int, Any], text: str, toks: Sequence[str], kg
     return i == 0 or any(w[:1].isupper() for w in cased[i:j])
 
 
+def _tokens_with_commas(text: str, kg: KGFacts) -> tuple[list[str], list[tuple[int, int, Any]]]:
+    """The normalised tokens of ``text`` with a comma kept as a word between names (it tells an apposition from a
+    verb phrase), never inside a name ("Washington, D.C."), and the KG's mentions over those tokens."""
+    toks = list(_norm_tokens(text))
+    found = kg.mentions(text)
+    marked = _norm_tokens(re.sub(r",\s+", f" {_COMMA} ", text))
+    before: set[int] = set()  # original token indices a comma precedes
+    k = 0
+    for t in marked:
+        if t == _COMMA:
+            before.add(k)
+        else:
+            k += 1
+    before = {k for k in before if not any(i < k < j for i, j, _ in found)}
+    if not before:
+        return toks, list(found)
+    new_index: dict[int, int] = {}
+    out: list[str] = []
+    for k, t in enumerate(toks + [""]):
+        if k in before:
+            out.append(_COMMA)
+        new_index[k] = len(out)
+        if k < len(toks):
+            out.append(t)
+    return out, [(new_index[i], new_index[j - 1] + 1, e) for i, j, e in found]
+
+
 def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> list[Claim]:
     """The claims of one fact sentence, offline: the KG entity names and the values (years, dates, numbers) it
     mentions, and the words between two consecutive ones as the relation phrase. "The R of X is Y" and "X's R is Y"
@@ -838,9 +865,7 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
     text = re.sub(r"n['\u2019]t\b", " not", text)
     text = re.sub(r"\bno longer\b", "not", text, flags=re.IGNORECASE)
     text = re.sub(r"\bcannot\b", "can not", text, flags=re.IGNORECASE)
-    text = re.sub(r",\s+", f" {_COMMA} ", text)  # kept as a word: it tells an apposition from a verb phrase
-    toks = _norm_tokens(text)
-    found = kg.mentions(text)
+    toks, found = _tokens_with_commas(text, kg)
     ments: list[tuple[int, int, Any]] = [
         m for k, m in enumerate(found) if _written_as_name(m, text, toks, kg)
         or any(m[2] is not None and n[2] is not None and kg.joined(m[2], n[2]) for n in found[max(0, k - 1):k + 2]
@@ -905,6 +930,12 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
             if len(between) > 1:
                 described = (a, " ".join(between))
             prev = (a, " ".join(between))
+            continue
+        after = toks[b[1]:(ments[ments.index(b) + 1][0] if b is not ments[-1] else len(toks))]
+        if between and between[-1] in {"has", "had", "have"} and after[:1] == ["as"] and len(after) > 2:
+            rel = " ".join(list(between) + [t for t in after if t != _COMMA])  # "X has Y as its capital"
+            out.append(Claim(surface(a), rel, surface(b), neg, fact))
+            prev = (a, rel)
             continue
         if set(core) <= _CONJ or (neg and len(core) <= 2 and set(core) <= _CONJ | _PREP_END):
             if prev is not None:  # "A r B and C", "A r B, not C"
