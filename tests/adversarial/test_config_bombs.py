@@ -121,16 +121,20 @@ def test_paths_inside_the_folder_and_the_personal_default(folder: Path) -> None:
     assert cfg.kgs["k"].files[0].resolve() == (folder.parent / "outside.tsv").resolve()
 
 
-def test_confinement_covers_suite_inputs_and_erbench_data(folder: Path) -> None:
-    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
-    # the sample's own data, copied beside the config: everything inside the folder loads
+def _confined_sample(folder: Path) -> dict:
+    """The sample config with its data copied into ``folder``, confined: it writes inside its own folder (the
+    sample's warehouse and embedding cache lie beside the repository) or where the service says."""
     import shutil
 
     shutil.copytree(SAMPLE / "sample", folder / "sample")
-    cfg["allow_paths_outside_config"] = False
-    # the sample writes beside the repository; a confined config writes inside its own folder or where the service says
+    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
     del cfg["warehouse"]
     cfg["suites"]["okgqa"]["embedding_cache"] = "embeddings"
+    return {**cfg, "allow_paths_outside_config": False}
+
+
+def test_confinement_covers_suite_inputs_and_erbench_data(folder: Path) -> None:
+    cfg = _confined_sample(folder)  # the sample's own data, copied beside the config: everything inside loads
     assert load_config(_write(folder, yaml.safe_dump(cfg))).allow_paths_outside_config is False
 
     _outside(folder)
@@ -193,16 +197,9 @@ def test_confined_configs_refuse_a_warehouse_outside_their_folder(folder: Path, 
     ({"drowzee": {"reword": {"name": "r", "backend": "transformers", "model_id": "/etc"}}}, "suites.drowzee.reword"),
 ])
 def test_confined_configs_refuse_suite_paths_outside_their_folder(folder: Path, section: dict, where: str) -> None:
-    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
-    import shutil
-
-    shutil.copytree(SAMPLE / "sample", folder / "sample")
-    del cfg["warehouse"]
+    cfg = _confined_sample(folder)
     for name, settings in section.items():
         cfg["suites"][name] = {**(cfg["suites"].get(name) or {}), **settings}
-        if name == "okgqa":
-            continue
-        cfg["suites"]["okgqa"]["embedding_cache"] = "embeddings"
     with pytest.raises(ConfigError) as err:
-        load_config(_write(folder, "allow_paths_outside_config: false\n" + yaml.safe_dump(cfg)))
+        load_config(_write(folder, yaml.safe_dump(cfg)))
     assert f"{where}: " in str(err.value) and "outside the config file's folder" in str(err.value)
