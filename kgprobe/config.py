@@ -23,6 +23,7 @@ import codecs
 import difflib
 import os
 import re
+import unicodedata
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
@@ -65,6 +66,9 @@ from kgprobe.suites.settings import ConfigPath as _ConfigPath
 from kgprobe.suites.settings import Int as _Int
 from kgprobe.suites.settings import KGName as _KGName
 from kgprobe.suites.settings import Section as _Section
+from kgprobe.suites.settings import confined as _confined
+from kgprobe.suites.settings import confined_model_entry as _confined_model_entry
+from kgprobe.suites.settings import nfc as _nfc
 from kgprobe.suites.settings import resolve_path as _resolve_path
 from kgprobe.yaml_io import BoundedLoader, load_yaml
 
@@ -97,6 +101,8 @@ __all__ = [
     "generation_models",
     "generation_settings",
     "load_config",
+    "model_name_problem",
+    "name_skeleton",
     "perturbation_settings",
     "project_schema",
     "scoring_settings",
@@ -195,8 +201,40 @@ def _model_name(value: str, info: ValidationInfo) -> str:
     return value
 
 
-#: A model of ``models`` by name.
-_ModelName = Annotated[str, AfterValidator(_model_name)]
+#: A model of ``models`` by name (NFC, as the names under ``models`` are).
+_ModelName = Annotated[str, BeforeValidator(_nfc), AfterValidator(_model_name)]
+
+#: What a model name may not hold besides control and invisible format characters: Dagster's partition keys cannot
+#: (``|``, ``,``, ``[`` and ``]`` separate a multi-partition key's dimensions, ``...`` marks a range of keys).
+_NAME_FORBIDDEN = "|,[]"
+_NAME_RULE = ("a model name may hold letters, digits, spaces and any other printable character except | , [ ] and "
+              "'...' (Dagster partition keys cannot hold them), and no control or invisible format character (tab, "
+              "NUL, line breaks, U+202E and other bidirectional controls, zero-width characters)")
+# Cyrillic and Greek letters drawn like Latin ones (Unicode's confusables for the letters of model names); with NFKC
+# and case folding they make "gpt-4o" with a Cyrillic "о" the same name as "gpt-4o"
+_LOOK_ALIKE = str.maketrans("аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοικνρυ",
+                            "aeopcyxijsdhlqwABEKMHOPCTXIJSABEZHIKMNOPTYXoikvpu")
+
+
+def model_name_problem(name: str) -> str | None:
+    """What makes ``name`` unusable as a model name (see ``_NAME_RULE``), or None."""
+    for ch in name:
+        category = unicodedata.category(ch)
+        if ch in _NAME_FORBIDDEN:
+            return f"holds {ch!r}"
+        if category[0] == "C" or category in ("Zl", "Zp"):
+            return f"holds the control or invisible character U+{ord(ch):04X} ({unicodedata.name(ch, category)})"
+    if "..." in name:
+        return "holds '...'"
+    if name != name.strip():
+        return "starts or ends with white space"
+    return None
+
+
+def name_skeleton(name: str) -> str:
+    """The form two model names that look the same share: NFKC, look-alike Cyrillic and Greek letters as Latin ones,
+    case folded (``"GPT-４o"``, ``"gpt-4о"`` with a Cyrillic o, and ``"gpt-4o"`` all give ``"gpt-4o"``)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).translate(_LOOK_ALIKE).casefold())
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -470,8 +508,9 @@ class _Sampling(_Section):
 class _ModelEntry(_Sampling):
     """An entry of ``models``: a name, a backend, sampling overrides and the backend's own options."""
 
-    name: str = Field(min_length=1)
-    """The model's name in partitions, the leaderboard and the response store; rename it when its weights change."""
+    name: Annotated[str, BeforeValidator(_nfc)] = Field(min_length=1)
+    """The model's name in partitions, the leaderboard and the response store; rename it when its weights change.
+    Read in Unicode NFC; any printable character but | , [ ] and '...', no control or invisible character."""
     backend: str
     """Which backend runs it."""
     batch_size: _Int | None = Field(None, ge=1)
@@ -675,7 +714,8 @@ class ProjectConfig(_Section):
     A daemon or service that loads configs written by others sets KGPROBE_ALLOW_PATHS_OUTSIDE_CONFIG=false, which
     confines every config whatever it says here."""
     warehouse: Path = Path("warehouse/kgprobe.duckdb")
-    """The DuckDB warehouse, relative to the working directory (KGPROBE_WAREHOUSE overrides it)."""
+    """The DuckDB warehouse, relative to the working directory (KGPROBE_WAREHOUSE overrides it); a confined config
+    (allow_paths_outside_config false) may only name one inside its own folder."""
     kg_configs: dict[str, KGConfig] = Field(default_factory=dict, alias="kgs")
     """KG name -> its source; each KG is loaded into a DuckDB schema of that name. Only a purely relational project
     (its suites all read a relational database, e.g. erbench alone) may leave it out."""
@@ -714,12 +754,12 @@ class ProjectConfig(_Section):
             kgs, models = data.get("kgs"), data.get("models")
             context["kgs"] = list(kgs) if isinstance(kgs, Mapping) else None
             names = [m.get("name") for m in models if isinstance(m, Mapping)] if isinstance(models, list) else None
-            context["models"] = None if names is None else [n for n in names if isinstance(n, str)]
+            context["models"] = None if names is None else [_nfc(n) for n in names if isinstance(n, str)]
             scoring = data.get("scoring") or {}
             judges = scoring.get("judges", []) if isinstance(scoring, Mapping) else None
             names = None if not isinstance(judges, list) else [j.get("model") if isinstance(j, Mapping) else j
                                                                 for j in judges]
-            context["judges"] = None if names is None else [n for n in names if isinstance(n, str)]
+            context["judges"] = None if names is None else [_nfc(n) for n in names if isinstance(n, str)]
         config = handler(data)
         if isinstance(data, Mapping):
             config._raw = dict(data)
@@ -741,15 +781,39 @@ class ProjectConfig(_Section):
                              "digit): each names a DuckDB schema")
         return value
 
+    @field_validator("warehouse")
+    @classmethod
+    def _confined_warehouse(cls, value: Path, info: ValidationInfo) -> Path:
+        try:
+            _confined(value.expanduser(), info)  # from the working directory, where it is written
+        except ValueError as exc:
+            raise ValueError(f"{exc}; or leave warehouse out (the service sets KGPROBE_WAREHOUSE)") from None
+        return value
+
     @field_validator("models")
     @classmethod
-    def _unique_model_names(cls, models: tuple[Any, ...]) -> tuple[Any, ...]:
-        seen: set[str] = set()
+    def _model_names_and_paths(cls, models: tuple[Any, ...], info: ValidationInfo) -> tuple[Any, ...]:
+        # Names key partitions, the response store and every table a person reads: each must be a valid Dagster
+        # partition key, and no two may look alike. A local model's weights are a path like any other.
+        seen: dict[str, int] = {}
         for position, entry in enumerate(models):
-            if entry.name in seen:
-                raise _below(position, "name", message=f"{entry.name!r} is used twice; model names must be unique "
-                                                       "(they key the response store)")
-            seen.add(entry.name)
+            problem = model_name_problem(entry.name)
+            if problem is not None:
+                raise _below(position, "name", message=f"{entry.name!r} {problem}; {_NAME_RULE}")
+            twin = seen.get(name_skeleton(entry.name))
+            if twin is not None:
+                other = models[twin].name
+                if other == entry.name:
+                    raise _below(position, "name", message=f"{entry.name!r} is used twice; model names must be unique "
+                                                           "(they key the response store)")
+                raise _below(position, "name", message=f"{entry.name!r} looks the same as models.{twin}.name {other!r} "
+                             "(equal after NFKC normalisation, case folding and reading look-alike Cyrillic and Greek "
+                             "letters as Latin); model names must tell apart at a glance (they key the response store "
+                             "and the leaderboard): rename one")
+            seen[name_skeleton(entry.name)] = position
+            outside = _confined_model_entry(entry, info)
+            if outside is not None:
+                raise _below(position, outside[0], message=outside[1])
         return models
 
     @model_validator(mode="after")

@@ -159,7 +159,10 @@ def _step_label(job_name: str, keys: list[str] | None) -> str:
 
 
 def _names(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
+    # in NFC, as the config's model names are read: a name typed with a combining accent is the same name
+    from kgprobe.suites.settings import nfc
+
+    return [nfc(v.strip()) for v in (value or "").split(",") if v.strip()]
 
 
 def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, dict]:
@@ -186,18 +189,20 @@ def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, 
             raw.pop("fpq", None)  # the deprecated top-level place
         overrides["suites"] = suites
     if models:
-        known = [m["name"] for m in raw.get("models") or []]
+        from kgprobe.suites.settings import nfc
+
+        known = [nfc(m["name"]) for m in raw.get("models") or []]
         unknown = [m for m in models if m not in known]
         if unknown:
             raise ConfigError(f"--models: {', '.join(unknown)} not among the models of {chosen}; models: "
                               f"{', '.join(known) or 'none'}")
-        raw["models"] = [m for m in raw["models"] if m["name"] in models]
+        raw["models"] = [m for m in raw["models"] if nfc(m["name"]) in models]
         generation = raw.get("generation") or {}
         if generation.get("grounded_models") is not None:
-            generation["grounded_models"] = [m for m in generation["grounded_models"] if m in models]
+            generation["grounded_models"] = [m for m in generation["grounded_models"] if nfc(m) in models]
         scoring = raw.get("scoring") or {}
         if scoring.get("judges"):
-            kept = [j for j in scoring["judges"] if (j.get("model") if isinstance(j, dict) else j) in models]
+            kept = [j for j in scoring["judges"] if nfc(j.get("model") if isinstance(j, dict) else j) in models]
             dropped = len(scoring["judges"]) - len(kept)
             scoring["judges"] = kept
             if dropped:
@@ -205,7 +210,7 @@ def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, 
         for section in (raw.get("suites") or {}).values():  # a suite's own judge lists name models too
             for key in ("judges", "grounded_judges"):
                 if isinstance(section, dict) and isinstance(section.get(key), list):
-                    section[key] = [j for j in section[key] if j in models]
+                    section[key] = [j for j in section[key] if nfc(j) in models]
         overrides["models"] = models
     if args.limit:
         for m in raw.get("models") or []:
@@ -298,6 +303,7 @@ def _label_coverage(cfg, warehouse: str) -> list[dict]:
 
 def _run(args: argparse.Namespace) -> int:
     from kgprobe.config import CONFIG_ENV, config_path, generation_models, load_config
+    from kgprobe.report.safe_text import console_text
     from kgprobe.report.summary import (
         closed_headlines,
         config_hash,
@@ -363,7 +369,7 @@ def _run(args: argparse.Namespace) -> int:
           f"DAGSTER_HOME={home})")
     print("kgprobe: time per job: " + format_job_seconds(runs))
     if failed:
-        print(f"kgprobe: what failed: {failed}")
+        print(f"kgprobe: what failed: {console_text(failed)}")
     heads = closed_headlines(root, cfg) if ok else []  # after a failure, stored scores may not be this run's
     if heads:
         print("\nkgprobe: headline metrics (closed book; value [95% interval] n)\n" + format_headlines(heads))
@@ -373,10 +379,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"kgprobe: labels of {rep['kg']}: {rep['readable_entities']:,} of {rep['entities']:,} entities have a "
               f"readable name ({rep['readable_share']:.0%})"
               + (f"; {rels} relation paths named by their last segment" if rels else "")
-              + (f"; relations without a name: {', '.join(rep['unreadable_relations'])}"
+              + (f"; relations without a name: {console_text(', '.join(rep['unreadable_relations']))}"
                  if rep["unreadable_relations"] else ""))
     for w in fired:
-        details = ", ".join(f"{k}={v}" for k, v in w["details"].items())
+        details = console_text(", ".join(f"{k}={v}" for k, v in w["details"].items()))
         print(f"kgprobe: {w['severity']} {w['check']} ({w['run']}){': ' + details if details else ''}")
     report = root / "report" / "report.html"
     ran_publish = any(r["job"] == "publish" for r in runs)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kgprobe import warehouse as wh
+from kgprobe.report.safe_text import console_text
 from kgprobe.generation.records import ModelSpec, Prompt
 
 __all__ = ["PartitionPrompts", "format_plan", "partition_limit", "partition_prompts", "perturbed_subgraphs", "plan_run",
@@ -192,10 +193,11 @@ def format_plan(rows: Sequence[Mapping[str, Any]]) -> str:
             "tokens out", "cost", "batch cost")
     body = []
     for r in rows:
+        names = tuple(console_text(r[k]) for k in ("model", "suite", "setting", "perturbation"))
         if r.get("note"):
-            body.append((r["model"], r["suite"], r["setting"], r["perturbation"], r["note"]))
+            body.append((*names, console_text(r["note"])))
             continue
-        body.append((r["model"], r["suite"], r["setting"], r["perturbation"], *(f"{r[k]:,}" for k in (
+        body.append((*names, *(f"{r[k]:,}" for k in (
             "items", "prompts", "samples", "stored", "to_generate", "input_tokens", "output_tokens")),
             _money(r["cost_usd"]), _money(r["batch_cost_usd"])))
     totals: dict[str, list[float | None]] = {}
@@ -209,7 +211,7 @@ def format_plan(rows: Sequence[Mapping[str, Any]]) -> str:
         t[3] = None if t[3] is None or r["cost_usd"] is None else t[3] + r["cost_usd"]
         t[4] = None if t[4] is None or r["batch_cost_usd"] is None else t[4] + r["batch_cost_usd"]
     for model, (todo, tin, tout, cost, batch) in totals.items():
-        body.append((model, "TOTAL", "", "", "", "", "", "", f"{int(todo):,}", f"{int(tin):,}", f"{int(tout):,}",
+        body.append((console_text(model), "TOTAL", "", "", "", "", "", "", f"{int(todo):,}", f"{int(tin):,}", f"{int(tout):,}",
                      _money(cost), _money(batch)))
     widths = [max(len(str(x[i])) for x in [head, *[b for b in body if len(b) == len(head)]]) for i in range(len(head))]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(head, widths))]
@@ -224,5 +226,6 @@ def format_plan(rows: Sequence[Mapping[str, Any]]) -> str:
                     if not r.get("note")})
     lines.append("")
     for model, ib, ob, ps in bases:
-        lines.append(f"{model}: input tokens by {ib}; output tokens from {ob}; price from {ps or 'nowhere (unknown)'}")
+        lines.append(console_text(f"{model}: input tokens by {ib}; output tokens from {ob}; price from "
+                                  f"{ps or 'nowhere (unknown)'}"))
     return "\n".join(lines)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kgprobe.report.safe_text import neutralise_bidi_deep
 from kgprobe.secrets import mask_secrets
 
 __all__ = ["FIELDS", "drilldown_rows", "embed", "status"]
@@ -81,6 +82,8 @@ def drilldown_rows(suite: str, items: Iterable[Mapping[str, Any]], votes: Iterab
 
 def embed(rows: Sequence[Mapping[str, Any]]) -> str:
     """``rows`` as base64 of gzip of compact JSON: what the page's script inflates with the browser's
-    DecompressionStream (100,000 items of a few hundred bytes each are a few MB)."""
-    raw = json.dumps(list(rows), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    DecompressionStream (100,000 items of a few hundred bytes each are a few MB). Bidirectional controls in any
+    text are shown as ``[U+202E]`` (:func:`~kgprobe.report.safe_text.neutralise_bidi`)."""
+    # bidi controls made visible here, the one place every field passes, as the page's other cells show them
+    raw = json.dumps(neutralise_bidi_deep(list(rows)), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")

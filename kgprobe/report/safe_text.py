@@ -17,11 +17,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["BIDI_CONTROLS", "md_cell", "neutralise_bidi", "safe_markdown"]
+__all__ = ["BIDI_CONTROLS", "console_text", "md_cell", "neutralise_bidi", "neutralise_bidi_deep", "safe_markdown"]
 
 #: The Unicode bidirectional formatting characters (embeddings, overrides, isolates, marks).
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _BIDI = {ord(c): f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS}
+# C0 and C1 controls (ESC starts a terminal escape sequence: colours, cursor moves, a cleared screen) and bidi
+# controls, for text printed to a terminal; white space is folded into single spaces before
+_CONSOLE = {**{c: f"[U+{c:04X}]" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}, **_BIDI}
 # characters that start or end Markdown syntax inside a table cell (links, images, emphasis, code, HTML, pipes)
 _MD_SPECIAL = re.compile(r"([\\`|\[\]])")
 _IMAGE = re.compile(r"!\[((?:[^\]\\]|\\.)*)\]\(\s*<?([^)\s>]*)>?[^)]*\)")
@@ -38,6 +41,29 @@ def neutralise_bidi(text: Any) -> Any:
         out = str.translate(text, _BIDI)
         return type(text)(out) if type(text) is not str else out
     return text
+
+
+def neutralise_bidi_deep(value: Any) -> Any:
+    """``value`` with :func:`neutralise_bidi` applied to every string inside it (in lists, tuples and dict keys and
+    values): for data a page's script shows, such as the report's drill-down payload."""
+    if isinstance(value, str):
+        return neutralise_bidi(value)
+    if isinstance(value, dict):
+        return {neutralise_bidi_deep(k): neutralise_bidi_deep(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(neutralise_bidi_deep(v) for v in value)
+    return value
+
+
+def console_text(value: Any) -> str:
+    """``value`` as text a terminal shows as it is: on one line, with control characters (ESC and the other C0 and
+    C1 controls) and bidirectional controls shown as ``[U+XXXX]``, so a label cannot reorder, recolour or erase
+    a console table.
+
+        >>> console_text("gpt\u202e4 \x1b[2J")
+        'gpt[U+202E]4 [U+001B][2J'
+    """
+    return " ".join(str(value).split()).translate(_CONSOLE)
 
 
 def md_cell(value: Any, *, limit: int = 120) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 
 from kgprobe import warehouse as wh
 from kgprobe.report.leaderboard import headline_rows
+from kgprobe.report.safe_text import console_text
 
 __all__ = ["closed_headlines", "config_hash", "format_headlines", "format_job_seconds", "job_seconds", "results_document",
            "run_timing", "versions", "write_results"]
@@ -53,18 +54,20 @@ def _cell(row: Mapping[str, Any] | None) -> str:
 
 def format_headlines(heads: Sequence[Mapping[str, Any]]) -> str:
     """A plain-text table, one row per model and one column per suite: ``value [ci_low, ci_high] n=N`` of the
-    suite's headline metric (its label under the table); "(no scores)" when there is none."""
+    suite's headline metric (its label under the table); "(no scores)" when there is none. Names are shown by
+    :func:`~kgprobe.report.safe_text.console_text` (no control or bidi character reaches the terminal)."""
     if not heads:
         return "(no scores)"
     models = list(dict.fromkeys(h["model"] for h in heads))
     suites = list(dict.fromkeys(h["suite"] for h in heads))
     cell = {(h["model"], h["suite"]): h for h in heads}
-    table = [["model", *suites]] + [[m, *(_cell(cell.get((m, s))) for s in suites)] for m in models]
+    table = [["model", *map(console_text, suites)]] + [[console_text(m), *(_cell(cell.get((m, s))) for s in suites)]
+                                                       for m in models]
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
     labels = {h["suite"]: (h["label"], h.get("interval", "")) for h in heads}
-    lines += [f"  {s}: {label} (95% {kind or 'interval'})" for s, (label, kind) in labels.items()]
+    lines += [console_text(f"  {s}: {label} (95% {kind or 'interval'})") for s, (label, kind) in labels.items()]
     return "\n".join(lines)
 
 

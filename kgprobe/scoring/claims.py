@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kgprobe.generation.prompts import DATA_NOTICE, fence
 from kgprobe.kg.queries import normalise_label
 from kgprobe.scoring.lexicon import DEMONYMS, SAME_KIND_CONCEPTS, content_words, forms, known, participle
 from kgprobe.scoring.literals import Literal, agree, parse_literal
@@ -84,7 +85,8 @@ __all__ = [
 SUPPORTED, CONTRADICTED, NOT_IN_KG = "supported", "contradicted", "not_in_kg"
 #: The extractor name of the offline fallback, shown wherever its numbers appear.
 HEURISTIC = "heuristic"
-CLAIMS_TEMPLATE_ID = "claims-extract-v1"
+#: The claim-extraction prompt's id: ``-v2`` fences the answer as data (``-v1``, unfenced, is no longer asked).
+CLAIMS_TEMPLATE_ID = "claims-extract-v2"
 
 #: Phrasings of common relation keys besides their labels: phrase -> reversed (True: "X <phrase> Y" states
 #: relation(Y, X)). A KG adds its own with ``phrasings``.
@@ -995,13 +997,15 @@ _DEMO_REPLY = json.dumps({"facts": [
 
 def claims_prompt(answer: str) -> str:
     """The judge's prompt: break ``answer`` into atomic facts, each one (subject, relation, object, negated), as
-    JSON of :data:`CLAIMS_JSON_SCHEMA`."""
+    JSON of :data:`CLAIMS_JSON_SCHEMA`. The answer is fenced as data
+    (:func:`~kgprobe.generation.prompts.fence`), the demonstration's too."""
     return ("Break the answer below into independent atomic facts. For each fact give its subject, the relation "
             "phrase exactly as the answer states it, its object, and whether the answer denies it (negated). Name "
             "the subject and object as the answer names them, with pronouns replaced by what they refer to; keep the "
             "direction of the relation as written. Reply with JSON only, of the form "
-            '{"facts": [{"fact": ..., "subject": ..., "relation": ..., "object": ..., "negated": false}]}.\n\n'
-            f"Answer: {_DEMO_ANSWER}\nJSON: {_DEMO_REPLY}\n\nAnswer: {' '.join(answer.split())}\nJSON:")
+            '{"facts": [{"fact": ..., "subject": ..., "relation": ..., "object": ..., "negated": false}]}. '
+            f"{DATA_NOTICE}\n\nAnswer: {fence(_DEMO_ANSWER, 'answer')}\nJSON: {_DEMO_REPLY}\n\n"
+            f"Answer: {fence(answer, 'answer')}\nJSON:")
 
 
 def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
+from kgprobe.report.safe_text import console_text
 from kgprobe.scoring.stats import row_seed, wilson_mean_ci
 
 __all__ = ["compare_models", "format_comparison", "mcnemar_exact", "paired_bootstrap_ci", "paired_difference",
@@ -244,9 +245,9 @@ def format_comparison(rows: Sequence[Mapping[str, Any]], confidence: float = 0.9
         if not r["n"] and r["breakdown"]:
             empty += 1
             continue
-        bd = ", ".join(f"{k}={v}" for k, v in r["breakdown"].items()) or "(overall)"
+        bd = console_text(", ".join(f"{k}={v}" for k, v in r["breakdown"].items()) or "(overall)")
         p = "–" if r["p_value"] is None else f"{r['p_value']:.3g}"
-        lines.append(f"{r['suite']:<10} {r['task']:<15} {bd[:28]:<28} {r['n']:>5} {r['a']:>6.3f} {r['b']:>6.3f} "
+        lines.append(f"{console_text(r['suite']):<10} {console_text(r['task']):<15} {bd[:28]:<28} {r['n']:>5} {r['a']:>6.3f} {r['b']:>6.3f} "
                      f"{r['diff']:>+7.3f} {_ci(r):>26} "
                      f"{r['a_only'] if r['a_only'] is not None else '–':>6} "
                      f"{r['b_only'] if r['b_only'] is not None else '–':>6} {p:>9}  ({r['only_a']}, {r['only_b']})")

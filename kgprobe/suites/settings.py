@@ -18,8 +18,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Strict, ValidationInfo, model_validator
 
-__all__ = ["Bool", "ConfigPath", "InputFile", "Int", "JudgeName", "KGName", "ModelName", "Section", "confined",
-           "existing_file", "resolve_path"]
+__all__ = ["Bool", "ConfigPath", "InputFile", "Int", "JudgeName", "KGName", "ModelName", "OutputFolder", "Section",
+           "confined", "confined_model_entry", "confined_model_id", "existing_file", "nfc", "resolve_path"]
 
 
 def _context(info: ValidationInfo) -> dict[str, Any]:
@@ -51,6 +51,55 @@ def confined(path: Path, info: ValidationInfo) -> Path:
     return path
 
 
+def confined_model_id(model_id: Any, info: ValidationInfo) -> Any:
+    """``model_id`` when the weights it names may be read: a hub id or the built-in SmolLM2 always; a local file or
+    folder (``gguf:<file>``, ``/path``, ``./folder``: :func:`kgprobe.generation.backends.hf.local_weights`) only
+    inside the config file's folder when the config is confined (:func:`confined`). The path is taken as the backend
+    reads it, from the working directory."""
+    from kgprobe.generation.backends.hf import local_weights
+
+    path = local_weights(model_id) if isinstance(model_id, str) else None
+    if path is not None:
+        confined(path, info)
+    return model_id
+
+
+def confined_model_entry(entry: Any, info: ValidationInfo) -> tuple[str, str] | None:
+    """The first key of a model entry (a mapping or a validated entry) that names a path a confined config may not
+    use, with the reason: ``model_id`` (see :func:`confined_model_id`) or ``cache_dir`` (where converted weights are
+    written) of a local backend (transformers, vllm); None when there is none. API and reference entries name no
+    local path."""
+    get = entry.get if isinstance(entry, dict) else (lambda key, default=None: getattr(entry, key, default))
+    if get("backend") not in ("transformers", "vllm"):
+        return None
+    for key in ("model_id", "cache_dir"):
+        value = get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        try:
+            confined_model_id(value, info) if key == "model_id" else confined(Path(value).expanduser(), info)
+        except ValueError as exc:
+            return key, str(exc)
+    return None
+
+
+def _output_folder(value: str | None, info: ValidationInfo) -> str | None:
+    base = _context(info).get("base")
+    if value is None or base is None:
+        return value
+    path = Path(value).expanduser()
+    confined(path if path.is_absolute() else Path(base) / path, info)
+    return value  # kept as written: the suite resolves it against the config's folder when it writes there
+
+
+def nfc(value: Any) -> Any:
+    """``value`` in Unicode normal form C when it is a string: a name typed as a base letter and a combining accent
+    (NFD, as macOS file names are) is the same name as its precomposed spelling."""
+    import unicodedata
+
+    return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+
+
 def _input_file(value: str, info: ValidationInfo) -> str:
     base = _context(info).get("base")
     if base is None:
@@ -74,11 +123,13 @@ def _named(key: str, what: str, fix: str):
 
 #: A file path, relative to the config file's folder (kept as written); it must exist when the config is loaded.
 InputFile = Annotated[str, AfterValidator(_input_file)]
+#: A folder kgprobe writes to, relative to the config file's folder (kept as written); confined like an input file.
+OutputFolder = Annotated[str | None, AfterValidator(_output_folder)]
 #: The name of a model listed under ``models``.
-ModelName = Annotated[str, AfterValidator(_named("models", "models listed under models",
+ModelName = Annotated[str, BeforeValidator(nfc), AfterValidator(_named("models", "models listed under models",
                                                  "add it under models or fix the name"))]
 #: The name of a model listed under ``scoring.judges``.
-JudgeName = Annotated[str, AfterValidator(_named("judges", "scoring judges", "add it under scoring.judges or fix "
+JudgeName = Annotated[str, BeforeValidator(nfc), AfterValidator(_named("judges", "scoring judges", "add it under scoring.judges or fix "
                                                  "the name"))]
 
 

@@ -29,12 +29,6 @@ def _bomb(levels: int, width: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    (tmp_path / "t.tsv").write_text("a\tr\tb\n", encoding="utf-8")
-    return tmp_path
-
-
 def _write(folder: Path, text: str, name: str = "c.yaml") -> Path:
     path = folder / name
     path.write_text(text, encoding="utf-8")
@@ -127,13 +121,20 @@ def test_paths_inside_the_folder_and_the_personal_default(folder: Path) -> None:
     assert cfg.kgs["k"].files[0].resolve() == (folder.parent / "outside.tsv").resolve()
 
 
-def test_confinement_covers_suite_inputs_and_erbench_data(folder: Path) -> None:
-    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
-    # the sample's own data, copied beside the config: everything inside the folder loads
+def _confined_sample(folder: Path) -> dict:
+    """The sample config with its data copied into ``folder``, confined: it writes inside its own folder (the
+    sample's warehouse and embedding cache lie beside the repository) or where the service says."""
     import shutil
 
     shutil.copytree(SAMPLE / "sample", folder / "sample")
-    cfg["allow_paths_outside_config"] = False
+    cfg = yaml.safe_load((SAMPLE / "sample.yaml").read_text(encoding="utf-8"))
+    del cfg["warehouse"]
+    cfg["suites"]["okgqa"]["embedding_cache"] = "embeddings"
+    return {**cfg, "allow_paths_outside_config": False}
+
+
+def test_confinement_covers_suite_inputs_and_erbench_data(folder: Path) -> None:
+    cfg = _confined_sample(folder)  # the sample's own data, copied beside the config: everything inside loads
     assert load_config(_write(folder, yaml.safe_dump(cfg))).allow_paths_outside_config is False
 
     _outside(folder)
@@ -142,3 +143,63 @@ def test_confinement_covers_suite_inputs_and_erbench_data(folder: Path) -> None:
     (folder / "sample" / "erdb" / "erdb.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
     with pytest.raises(ConfigError, match="suites.erbench.db: .*outside.tsv is outside the config file's folder"):
         load_config(_write(folder, yaml.safe_dump(cfg)))
+
+
+# a confined config names no path outside its folder, whatever key holds it: model weights (read), the converted
+# weights' cache and the embedding cache (read and written), the warehouse (written)
+CONFINED = "allow_paths_outside_config: false\nkgs:\n  k: {format: tsv, triples: t.tsv}\n"
+LOCAL_MODEL = {"name": "m", "backend": "transformers", "model_id": "smollm2-135m-instruct"}
+
+
+@pytest.mark.parametrize("key,value,where", [
+    ("model_id", "gguf:/etc/passwd", "models.0.model_id"),
+    ("model_id", "/etc", "models.0.model_id"),
+    ("model_id", "gguf:../outside.gguf", "models.0.model_id"),
+    ("cache_dir", "../../..", "models.0.cache_dir"),
+])
+def test_confined_configs_refuse_model_paths_outside_their_folder(folder: Path, monkeypatch, key: str, value: str,
+                                                                  where: str) -> None:  # fmt: skip
+    monkeypatch.chdir(folder)  # the backend reads a model id from the working directory: here the config's folder
+    entry = yaml.safe_dump({"models": [{**LOCAL_MODEL, key: value}]})
+    with pytest.raises(ConfigError) as err:
+        load_config(_write(folder, CONFINED + entry))
+    assert f"{where}: " in str(err.value) and "outside the config file's folder" in str(err.value)
+    # the personal default takes them as written
+    assert load_config(_write(folder, "kgs:\n  k: {format: tsv, triples: t.tsv}\n" + entry)).models
+
+
+def test_confined_configs_keep_hub_ids_and_weights_inside_their_folder(folder: Path, monkeypatch) -> None:
+    monkeypatch.chdir(folder)
+    (folder / "weights").mkdir()
+    (folder / "m.gguf").write_bytes(b"GGUF")
+    models = ("models:\n  - {name: hub, backend: transformers, model_id: HuggingFaceTB/SmolLM2-135M-Instruct}\n"
+              "  - {name: smol, backend: transformers, model_id: smollm2-135m-instruct, cache_dir: cache}\n"
+              "  - {name: dir, backend: vllm, model_id: ./weights}\n"
+              "  - {name: gguf, backend: transformers, model_id: 'gguf:m.gguf'}\n"
+              "  - {name: api, backend: litellm, model_id: /etc/passwd}\n")  # a provider's model name, never read
+    assert [m.name for m in load_config(_write(folder, CONFINED + models)).models] == ["hub", "smol", "dir", "gguf",
+                                                                                        "api"]
+
+
+@pytest.mark.parametrize("warehouse", ["/tmp/elsewhere/kgprobe.duckdb", "../w/kgprobe.duckdb"])
+def test_confined_configs_refuse_a_warehouse_outside_their_folder(folder: Path, monkeypatch, warehouse: str) -> None:
+    monkeypatch.chdir(folder)
+    with pytest.raises(ConfigError, match=r"warehouse: .* is outside the config file's folder .*KGPROBE_WAREHOUSE"):
+        load_config(_write(folder, CONFINED + f"warehouse: {warehouse}\n"))
+    assert load_config(_write(folder, CONFINED + "warehouse: w/kgprobe.duckdb\n")).warehouse == Path("w/kgprobe.duckdb")
+
+
+@pytest.mark.parametrize("section,where", [
+    ({"okgqa": {"embedding_cache": "../../.."}}, "suites.okgqa.embedding_cache"),
+    ({"okgqa": {"embedding_cache": "/tmp"}}, "suites.okgqa.embedding_cache"),
+    ({"grapheval": {"hidden_judge": {"substitute_model": "gguf:/etc/passwd"}}},
+     "suites.grapheval.hidden_judge.substitute_model"),
+    ({"drowzee": {"reword": {"name": "r", "backend": "transformers", "model_id": "/etc"}}}, "suites.drowzee.reword"),
+])
+def test_confined_configs_refuse_suite_paths_outside_their_folder(folder: Path, section: dict, where: str) -> None:
+    cfg = _confined_sample(folder)
+    for name, settings in section.items():
+        cfg["suites"][name] = {**(cfg["suites"].get(name) or {}), **settings}
+    with pytest.raises(ConfigError) as err:
+        load_config(_write(folder, yaml.safe_dump(cfg)))
+    assert f"{where}: " in str(err.value) and "outside the config file's folder" in str(err.value)

@@ -44,7 +44,7 @@ from kgprobe.generation.records import BackendError, BaseBackend, Completion, Pr
 
 __all__ = [
     "SMOLLM2_ID", "HFBackend", "HFConfig", "NucleusSampler", "batch_seed", "cache_root", "converted_gguf", "cpu_dtype",
-    "resolve_weights",
+    "local_weights", "resolve_weights",
     "smollm2_gguf",
 ]
 
@@ -155,6 +155,25 @@ def resolve_weights(model_id: str, cache_dir: str | os.PathLike[str] | None = No
     if path.suffix == ".gguf" and path.is_file():
         return str(converted_gguf(path, cache_dir))
     return model_id  # a hub id: loaded with local_files_only, so only from the local HF cache
+
+
+def local_weights(model_id: str) -> Path | None:
+    """The file or folder on this machine that ``model_id`` names (as :func:`resolve_weights` reads it: ``gguf:<file>``,
+    a path that is absolute, starts with ``~`` or ``.``, ends in ``.gguf`` or exists), or None for the built-in
+    SmolLM2 and a hub id. What a confined config checks: a path is read, a hub id only from the local HF cache.
+
+        >>> local_weights("gguf:/etc/passwd"), local_weights("HuggingFaceTB/SmolLM2-135M-Instruct")
+        (PosixPath('/etc/passwd'), None)
+    """
+    if model_id == SMOLLM2_ID:
+        return None
+    if model_id.startswith("gguf:"):
+        return Path(model_id[len("gguf:"):]).expanduser()
+    path = Path(model_id).expanduser()
+    if (path.is_absolute() or model_id.startswith((".", "~")) or ".." in path.parts or path.suffix == ".gguf"
+            or path.exists()):
+        return path
+    return None
 
 
 def cpu_dtype() -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from kgprobe.generation.records import Prompt
 from kgprobe.scoring.stats import row_seed, wilson_mean_ci
@@ -71,7 +71,7 @@ from kgprobe.suites.drowzee.oracle import (
 )
 from kgprobe.suites.drowzee.rules import RULES
 from kgprobe.suites.drowzee.templates import PHRASE_TYPES, PROMPT_TEMPLATES, prompt_text
-from kgprobe.suites.settings import InputFile
+from kgprobe.suites.settings import InputFile, confined_model_entry
 
 __all__ = ["DEFAULT_ALIASES", "DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
 
@@ -137,6 +137,14 @@ class DrowzeeSettings(BaseModel):
     llm_extractor: bool = False
     """Each configured scoring judge extracts the reasoning's claims too, as validated JSON (its own rows, which the
     report then shows); the heuristic rows stay. Off by default: a CPU judge reads every answer."""
+
+    @field_validator("reword")
+    @classmethod
+    def _reword_paths(cls, value: dict[str, Any] | None, info: ValidationInfo) -> dict[str, Any] | None:
+        outside = confined_model_entry(value, info) if isinstance(value, dict) else None
+        if outside is not None:
+            raise ValueError(f"{outside[0]}: {outside[1]}")
+        return value
 
     @field_validator("domain")
     @classmethod

@@ -53,7 +53,7 @@ from kgprobe.suites.grapheval.statements import (
     build_statements,
 )
 from kgprobe.suites.grapheval.templates import load_template_file
-from kgprobe.suites.settings import InputFile
+from kgprobe.suites.settings import InputFile, confined_model_id
 
 __all__ = ["GraphEvalSettings", "GraphEvalSuite", "HiddenJudgeSettings", "TemplateCoverageError", "statement_options",
            "template_review"]
@@ -80,6 +80,11 @@ class HiddenJudgeSettings(BaseModel):
     """Answered prompts re-generated to time generation against the judge's forward pass."""
     forward_batch_size: int = Field(16, ge=1)
     num_threads: int | None = Field(None, ge=1)
+
+    @field_validator("substitute_model")
+    @classmethod
+    def _confined(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return confined_model_id(value, info)
 
 
 class GraphEvalSettings(BaseModel):

@@ -6,25 +6,30 @@
   and are left out.
 * ``okgqa-answer-cot-v1``: the zero-shot prompt with zero-shot chain-of-thought's trigger ("Let's think step by
   step."), the closed-book CoT baseline of the paper's Table 2 (Var-1) and Figure 6.
-* ``okgqa-facts-v1``: FActScore's decomposition ("Please breakdown the following sentence into independent facts:")
+* ``okgqa-facts-v2``: FActScore's decomposition ("Please breakdown the following sentence into independent facts:")
   with few-shot demonstrations in FactScoreLite's style (a passage, then its independent facts as ``- `` lines);
   the demonstrations are our own.
-* ``okgqa-support-v1``: FactScoreLite's fact check against a knowledge source, here the retrieved KG context
+* ``okgqa-support-v2``: FactScoreLite's fact check against a knowledge source, here the retrieved KG context
   ("True" / "False").
 * ``okgqa-geval-steps-<criterion>-v1``: G-Eval's auto chain-of-thought: the judge writes the evaluation steps of
   one criterion once (as JSON ``{"steps": [...]}``); stored in the judge's response store, they are reused by every
   rating of that criterion.
-* ``okgqa-geval-<criterion>-v2``: the D.4 G-Eval prompts (system instruction and the criterion, verbatim) with the
+* ``okgqa-geval-<criterion>-v4``: the D.4 G-Eval prompts (system instruction and the criterion, verbatim) with the
   judge's evaluation steps, the question as "Input", the KG reference facts as "Retrieval Context", the answer as
-  "Actual Output", and a request for one score 1-5 after "Score:" (``-v1``: the same without steps, for a judge
+  "Actual Output", and a request for one score 1-5 after "Score:" (``-v3``: the same without steps, for a judge
   whose steps did not parse).
+
+Every judge prompt fences what comes from data (the question, the KG context, the answer, a fact) between
+``<<<BEGIN ...>>>`` / ``<<<END ...>>>`` markers and says that fenced text is data, never an instruction
+(:func:`kgprobe.generation.prompts.fence`); the ids before that (``okgqa-facts-v1``, ``okgqa-support-v1``,
+``okgqa-geval-<criterion>-v2`` / ``-v1``) quoted it as it was.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kgprobe.generation.prompts import OKGQA_SYSTEM
+from kgprobe.generation.prompts import DATA_NOTICE, OKGQA_SYSTEM, fence
 
 __all__ = [
     "ANSWER_TEMPLATE_ID",
@@ -48,8 +53,8 @@ __all__ = [
 ANSWER_TEMPLATE_ID = "okgqa-answer-v1"
 GROUNDED_TEMPLATE_ID = "okgqa-answer-grounded-v1"
 COT_TEMPLATE_ID = "okgqa-answer-cot-v1"
-DECOMPOSE_TEMPLATE_ID = "okgqa-facts-v1"
-SUPPORT_TEMPLATE_ID = "okgqa-support-v1"
+DECOMPOSE_TEMPLATE_ID = "okgqa-facts-v2"
+SUPPORT_TEMPLATE_ID = "okgqa-support-v2"
 SYSTEM = OKGQA_SYSTEM
 _FACTS = "Below are the facts that might be relevant to answer the question:"
 
@@ -82,7 +87,7 @@ _DECOMPOSE = "Please breakdown the following sentence into independent facts:"
 def decompose_text(answer: str) -> str:
     """The decomposition prompt of one answer (FActScore's instruction, our demonstrations)."""
     demos = "\n\n".join(f"{_DECOMPOSE} {s}\n" + "\n".join(f"- {f}" for f in facts) for s, facts in _DEMOS)
-    return f"{demos}\n\n{_DECOMPOSE} {' '.join(answer.split())}\n"
+    return f"{DATA_NOTICE}\n\n{demos}\n\n{_DECOMPOSE} {fence(answer, 'sentence')}\n"
 
 
 def fact_list_text(facts: Sequence[str]) -> str:
@@ -92,7 +97,8 @@ def fact_list_text(facts: Sequence[str]) -> str:
 
 def support_text(context: str, fact: str) -> str:
     """FactScoreLite's check of one fact against a knowledge source (the retrieved KG context)."""
-    return (f"Knowledge source:\n{context}\n\nFact: {fact}\n\nIs the fact supported by the knowledge source? "
+    return (f"{DATA_NOTICE}\n\nKnowledge source:\n{fence(context, 'knowledge source', lines=True)}\n\n"
+            f"Fact: {fence(fact, 'fact')}\n\nIs the fact supported by the knowledge source? "
             "Answer only \"True\" or \"False\".\nAnswer:")
 
 
@@ -137,8 +143,9 @@ GEVAL_STEPS_SCHEMA: Mapping[str, object] = {
 
 
 def geval_template_id(criterion: str, *, steps: bool = True) -> str:
-    """The rating prompt's id: ``-v2`` with the judge's evaluation steps, ``-v1`` without."""
-    return f"okgqa-geval-{criterion.replace('_', '-')}-{'v2' if steps else 'v1'}"
+    """The rating prompt's id: ``-v4`` with the judge's evaluation steps, ``-v3`` without (both fence the question,
+    the context and the answer as data; ``-v2`` and ``-v1`` were the same unfenced)."""
+    return f"okgqa-geval-{criterion.replace('_', '-')}-{'v4' if steps else 'v3'}"
 
 
 def geval_steps_template_id(criterion: str) -> str:
@@ -187,9 +194,10 @@ def parse_steps(text: str | None) -> list[str] | None:
 def geval_text(criterion: str, question: str, context: str, answer: str,
                steps: Sequence[str] | None = None) -> tuple[str, str]:  # fmt: skip
     """(system, user) of one G-Eval rating, with the judge's evaluation ``steps`` of the criterion when given."""
-    system = f"{GEVAL_SYSTEM}\n\n{CRITERIA[criterion]}"
+    system = f"{GEVAL_SYSTEM}\n\n{CRITERIA[criterion]}\n\n{DATA_NOTICE}"
     if steps:
         system += "\n\nEvaluation Steps:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1))
-    user = (f"Input: {question}\n\nRetrieval Context:\n{context}\n\nActual Output: {answer}\n\n"
+    user = (f"Input: {fence(question, 'input')}\n\nRetrieval Context:\n{fence(context, 'retrieval context', lines=True)}"
+            f"\n\nActual Output: {fence(answer, 'actual output')}\n\n"
             "Rate the Actual Output on this metric from 1 (worst) to 5 (best). Answer with the number only.\nScore:")
     return system, user

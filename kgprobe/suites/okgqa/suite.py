@@ -91,7 +91,7 @@ from kgprobe.suites.okgqa.prompts import (
     support_text,
 )
 from kgprobe.suites.okgqa.questions import okgqa_query_id
-from kgprobe.suites.settings import InputFile, JudgeName, ModelName
+from kgprobe.suites.settings import InputFile, JudgeName, ModelName, OutputFolder
 
 __all__ = ["OKGQA_SAMPLE_SCHEMA", "OKGQA_VOTE_SCHEMA", "OKGQASettings", "OKGQASuite", "build_items"]
 
@@ -200,8 +200,9 @@ class OKGQASettings(BaseModel):
     """Rate answers with G-Eval's four criteria (per judge)."""
     context_check: bool = True
     """Check each fact against the retrieved context with the judge (grounded answers)."""
-    embedding_cache: str | None = None
-    """Folder for the embedding cache per KG snapshot (None: in memory only)."""
+    embedding_cache: OutputFolder = None
+    """Folder for the embedding cache per KG snapshot, relative to the config file (None: in memory only); read and
+    written, so a confined config keeps it inside its folder."""
 
 
 def _relations_info(con: Any) -> tuple[dict[int, str], dict[int, str]]:

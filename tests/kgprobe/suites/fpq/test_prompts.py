@@ -62,6 +62,11 @@ def test_grounded_prompts_follow_okgqa_d1_system_question_facts_answer():
 def test_the_judge_prompt_is_laid_out_as_kgfpq_table_9():
     text = render("fpq-judge-v2", question="Why is Walt Disney a citizen of Nepal?", answer="He was not.")
     assert text.endswith("\nInput: Q:Why is Walt Disney a citizen of Nepal?\nA: He was not.\nOutput:")
+    # the current one quotes both as data, in the same layout
+    text = render("fpq-judge-v3", question="Why is Walt Disney a citizen of Nepal?", answer="He was not.")
+    assert text.endswith("\nInput: Q:<<<BEGIN QUESTION>>> Why is Walt Disney a citizen of Nepal? <<<END QUESTION>>>"
+                         "\nA: <<<BEGIN ANSWER>>> He was not. <<<END ANSWER>>>\nReply with only \"Yes\" or \"No\"."
+                         "\nOutput:")
     assert text.startswith('You are given a question and an answer, determine if the answer is factual. If the answer '
                            'is factual please output only "Yes", otherwise please output only "No".')
 

@@ -92,7 +92,7 @@ def test_ratings_follow_the_judges_stored_steps_and_weight_the_score(sample_buil
     _score(sample_build, again)
     assert sorted(p.sha256() for p in steps) == sorted(
         p.sha256() for p in again.prompts if p.template_id.startswith("okgqa-geval-steps-"))
-    assert ratings and all(p.top_logprobs > 0 and p.template_id.endswith("-v2") for p in ratings)
+    assert ratings and all(p.top_logprobs > 0 and p.template_id.endswith("-v4") for p in ratings)
     for p in ratings:
         c = p.item_id.rsplit("|", 1)[1]
         assert f"Evaluation Steps:\n1. Check okgqa-geval-steps-{c.replace('_', '-')}-v1.\n2. Score it." in p.system
@@ -105,7 +105,7 @@ def test_without_logprobs_or_steps_the_parsed_score_is_used_and_recorded(sample_
     judge = _Judge(steps=False, logprobs=False)
     scored = _score(sample_build, judge)
     ratings = [p for p in judge.prompts if "|geval|" in p.item_id]
-    assert ratings and all(p.template_id.endswith("-v1") and "Evaluation Steps" not in p.system for p in ratings)
+    assert ratings and all(p.template_id.endswith("-v3") and "Evaluation Steps" not in p.system for p in ratings)
     judged = [s for s in scored.samples if s["judge"] == "oracle"]
     assert all(s["geval_correctness"] == (4 - 1) / 4 for s in judged)
     assert all(sorted(s["geval_sources"]) == sorted(f"{c}:parsed" for c in CRITERIA) for s in judged)

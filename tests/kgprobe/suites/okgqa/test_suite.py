@@ -221,7 +221,7 @@ def test_judge_limit_and_trivial_answers_spare_the_judge(sample_build):
     # "Yes." has no fact to split: only G-Eval is asked, its four criteria's steps once, then the two items of the
     # judge's slice rated with them
     criteria = ("context-relevance", "comprehensiveness", "correctness", "empowerment")
-    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v2" for c in criteria}
+    assert sorted(set(asked)) == sorted({f"okgqa-geval-{c}-v4" for c in criteria}
                                         | {f"okgqa-geval-steps-{c}-v1" for c in criteria})
     assert len(asked) == 4 + 2 * 4
     assert sum(1 for s in scored.samples if s["judge"] == "oracle") == 2
@@ -244,7 +244,7 @@ def test_a_judge_copying_its_demonstrations_claims_nothing(sample_build):
          "negated": False}]})
 
     def parrot(spec, prompts):
-        claims = [p for p in prompts if p.template_id == "claims-extract-v1"]
+        claims = [p for p in prompts if p.template_id == "claims-extract-v2"]
         assert all(p.response_format for p in claims)
         return {p.item_id: {"text": reply if p in claims else "Score: 3", "error": None, "response_id": "j"}
                 for p in prompts}
