@@ -303,11 +303,19 @@ def init_project(config: str | Path, *, model: str | None = None,
             raise ConfigError(f"{path}: kgs.{kg}: no relation has a readable name and a triple between named "
                               "entities; give relation_labels and entity_labels for the KG")
         domains, cover = _domains(con, sorted(questions), unreadable)
+        from kgprobe.scoring.claims import KGFacts
+
+        relation_text = KGFacts.from_duckdb(con, kg).relation_file()
         props = propose_properties(con, threshold=_CANDIDATE_SHARE, min_support=3)
         has_dates = con.execute("SELECT count(*) FROM temporal_facts").fetchone()[0] > 0
 
     files = {name: folder / f"{stem}.{name}.yaml" for name in ("fpq-domains", "fpq-templates", "grapheval-templates",
-                                                                "drowzee-candidates")}
+                                                                "drowzee-candidates", "relations")}
+    files["relations"].write_text(f"# Relations of {kg} as the claim checker reads them, written by kgprobe init.\n"
+                                  + relation_text, encoding="utf-8")
+    written.append(Written(files["relations"], "how the claim checker reads each relation (phrases, single-valued)",
+                           "single_valued: a relation with one value per subject in the world (a birth date), not "
+                           "only in this KG; add the phrases your answers use"))
     _dump(files["fpq-domains"], "KG-FPQ question domains written by kgprobe init from the entity types of the "
           f"subjects of {kg}.\nEach domain asks only the relations that have question templates (allow_relations)."
           "\nCheck: one domain per kind of subject you want reported; rename them; merge or drop types.\n"
@@ -371,6 +379,8 @@ def init_project(config: str | Path, *, model: str | None = None,
             drowzee["inverse"] = inv
         suites["drowzee"] = drowzee
         added.append("drowzee")
+    if isinstance(suites.get("okgqa"), dict) and not suites["okgqa"].get("relations"):
+        suites["okgqa"] = {**suites["okgqa"], "relations": files["relations"].name}
     raw["suites"] = suites
     if infer:
         raw["kgs"][kg]["infer_types"] = True

@@ -50,6 +50,7 @@ from kgprobe.scoring.relations import (
     RelationProfile,
     by_meaning,
     compatibility,
+    phrase_file,
     conflicts,
     direction,
     profile_of,
@@ -461,7 +462,7 @@ class KGFacts:
             # the relation's tails (heads) do nothing else here: nothing to compare with, unless the entity is
             # the tail (head) of another relation
             return not ((i if side == 1 else o) - {rid})
-        return bool(o & so) or bool(i & si)
+        return bool((o | i) & (so | si))  # it takes part in a relation its like do, either way
 
     def _possible(self, h: Any, rid: Any, t: Any) -> bool:
         """Whether nothing rules out (h, rid, t): a value is never a head, and an entity that is only ever the
@@ -588,6 +589,8 @@ class KGFacts:
         (label words, their forms and synonyms, the user's phrases) holds the most of the phrase's content words;
         else, with an embedder, the closest relation label (the phrase alone) at cosine >= ``threshold``."""
         words = content_words(_possessive_free(phrase))
+        if not words and re.search(r"\b(?:in|within|inside)\s*$", phrase.strip().lower()):
+            words = ("located",)  # "X is in Y", "Y, which is in Z": where X is
         if not words:
             return []
         scored = [(compatibility(words, p), rid) for rid, p in self.profiles.items()]
@@ -655,6 +658,32 @@ class KGFacts:
         h, r, t = triple
         rel = self.profiles[r].label if r in self.relations else str(r)
         return f"{self.entities.get(h, str(h))} {rel} {self.entities.get(t, str(t))}."
+
+    def relation_file(self) -> str:
+        """The reviewable YAML phrase file of this KG's relations (:func:`kgprobe.scoring.relations.phrase_file`):
+        ``kgprobe init`` writes it beside the config; a suite's ``relations`` setting reads a user's edits back."""
+        return phrase_file(self.profiles, self.relation_keys)
+
+    def with_relation_settings(self, settings: Mapping[str, Mapping[str, Any]]) -> KGFacts:
+        """This KG with a phrase file's declarations (:func:`kgprobe.scoring.relations.read_phrase_file`, keyed by
+        relation key): extra phrases, single-valued or many-valued, symmetric."""
+        by_key = {k: r for r, k in self.relation_keys.items()}
+        functional, symmetric = set(self.functional), set(self.symmetric)
+        phrasings = {r: dict(v) for r, v in self.phrasings.items()}
+        declared = dict(self.declared)
+        for key, decl in settings.items():
+            rid = by_key.get(key)
+            if rid is None:
+                continue
+            if decl.get("phrases"):
+                phrasings.setdefault(rid, {}).update(decl["phrases"])
+            if "single_valued" in decl:
+                declared[rid] = bool(decl["single_valued"])
+                (functional.add if decl["single_valued"] else functional.discard)(rid)
+            if decl.get("symmetric"):
+                symmetric.add(rid)
+        return replace(self, functional=frozenset(functional), symmetric=frozenset(symmetric), phrasings=phrasings,
+                       declared=declared)
 
     # kept for callers of the earlier checker
     def states_relation(self, text: str, relation: Any) -> bool:

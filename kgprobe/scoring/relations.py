@@ -162,7 +162,7 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
         prev = toks[i - 1] if i else ""
         nxt = toks[i + 1] if i + 1 < len(toks) else ""
         before = set(toks[:i])
-        if nxt == "by" or (prev in _BE and participle(w) and nxt != "of"):
+        if nxt == "by" or (bool(before & _BE) and participle(w) and nxt != "of"):
             d = "rev" if profile.kind == "verb" else "fwd"              # passive: the subject is the patient
         elif before & _POSSESS and not (prev in _BE and nxt == "of"):
             d = "rev" if profile.kind == "prep" else ("rev" if profile.kind == "verb" else "fwd")  # X's director is Y

@@ -38,6 +38,7 @@ from kgprobe.generation.backends.reference import OPEN_KIND, open_gold
 from kgprobe.generation.records import ModelSpec, Prompt
 from kgprobe.grounding.retrieval import RETRIEVAL_METHODS, GraphRetriever, RetrievalConfig
 from kgprobe.scoring.answers import parse_true_false
+from kgprobe.scoring.relations import MIN_SUBJECTS, SINGLE_VALUED_SHARE
 from kgprobe.scoring.stats import cohen_kappa, row_seed, wilson_mean_ci
 from kgprobe.suites.base import (
     ITEM_SCHEMA,
@@ -182,9 +183,14 @@ class OKGQASettings(BaseModel):
     """KG-false facts the random baseline states."""
     reference_facts: int = Field(30, ge=1)
     """Clean-subgraph facts shown to G-Eval as its "Retrieval Context"."""
-    functional_share: float = Field(0.95, gt=0, le=1)
-    """A relation is functional in practice when this share of its heads has one tail: a claim giving such a
-    relation another object than the KG's is contradicted."""
+    functional_share: float = Field(SINGLE_VALUED_SHARE, gt=0, le=1)
+    """A relation is single-valued in practice when this share of its heads has one tail (among ``min_subjects``
+    heads at least): a claim giving such a relation another object than the KG's is contradicted."""
+    min_subjects: int = Field(MIN_SUBJECTS, ge=1)
+    """Heads a relation needs before its data say it is single-valued."""
+    relations: InputFile | None = None
+    """The KG's relation phrase file (``kgprobe init`` writes ``<config>.relations.yaml``): a user's extra phrases
+    and single-valued / symmetric declarations for the claim checker (None: what the labels and data say)."""
     fact_threshold: float | None = Field(0.8, gt=0, le=1)
     """Cosine at which a claim's relation phrase (alone) reads as the closest KG relation label when no label, key
     or phrasing matches it (None: words only)."""
@@ -220,7 +226,18 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
     ent_labels = {int(i): str(lab) for i, lab in con.execute("SELECT id, label FROM entities").fetchall()}
     rel_labels, rel_keys = _relations_info(con)
     functional = frozenset(int(r) for r, _ in con.execute(load_sql("okgqa/functional_relations"),
-                                                          {"min_share": settings.functional_share}).fetchall())
+                                                          {"min_share": settings.functional_share,
+                                                           "min_subjects": settings.min_subjects}).fetchall())
+    declared: dict[str, dict[str, Any]] = {}
+    if settings.relations:
+        from pathlib import Path
+
+        from kgprobe.scoring.relations import read_phrase_file
+
+        declared = read_phrase_file(Path(config_dir or ".") / settings.relations)
+        by_key = {k: r for r, k in rel_keys.items()}
+        functional = frozenset({r for r in functional if declared.get(rel_keys[r], {}).get("single_valued", True)}
+                               | {by_key[k] for k, d in declared.items() if d.get("single_valued") and k in by_key})
     retrieval = settings.retrieval.model_dump()
     cache = None
     if settings.embedding_cache:
@@ -255,6 +272,8 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
                      relations={r: rel_labels[r] for r in {t[1] for t in kg_triples}},
                      triples=frozenset(kg_triples), functional=frozenset(functional & {t[1] for t in kg_triples}),
                      relation_keys={r: rel_keys[r] for r in {t[1] for t in kg_triples}})
+        if declared:
+            kg = kg.with_relation_settings(declared)
         # a fact is stated only when it reads back as itself (one sentence) with the verdict it is meant to get
         oracle_facts = [f for f in (kg.verbalise(t) for t in oracle)
                         if _one_fact(f) and check_fact(f, kg).label == SUPPORTED][: settings.oracle_facts]
