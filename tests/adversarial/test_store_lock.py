@@ -1,6 +1,6 @@
-"""Two runs of one partition at once: the second waits for the first (a file lock per model and prompt set in the
-response store) and then reuses its answers, so each request is sent, and paid for, once. Runs of other partitions
-of the same model are not held up."""
+"""Two runs of one partition at once share its prompts (a file lock per prompt bucket in the response store): each
+generates the prompts the other is not generating and reuses what the other stored, so each request is sent, and
+paid for, once. Runs of other partitions of the same model are not held up."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ def test_two_runs_of_one_partition_at_once_send_each_request_once(tmp_path: Path
     prompts = [Prompt(f"i{i}", f"question {i}", "t") for i in range(6)]
     sent, _, summaries = _runs(store, [prompts, list(reversed(prompts))])
     assert sorted(sent) == sorted(p.text for p in prompts)  # once each, not twice
-    assert sorted((s.generated, s.reused) for s in summaries) == [(0, 12), (12, 0)]
+    # the work is split between the runs, not done twice: each ends with all 12 samples, generated or reused
+    assert sum(s.generated for s in summaries) == 12 and all(s.generated + s.reused == 12 for s in summaries)
     assert all(r["error"] is None for r in store.rows_for("org/m:1", prompts, SamplingParams(n=2)).to_pylist())
 
 

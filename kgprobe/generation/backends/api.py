@@ -10,8 +10,10 @@ retried by the next run); ``retries`` on every completion says how many extra at
 ``n`` samples: with ``n_mode: auto`` one request asks for ``n`` choices when litellm says the provider accepts
 ``n`` (and tops up with single requests if a server returns fewer); otherwise, and with ``n_mode: calls``, it makes
 ``n`` requests whose seeds differ (``seed + i``). Usage: ``tokens_in`` is the request's prompt tokens; when one
-request returns several choices its completion tokens and cost are split evenly between them, so sums stay exact.
-``cost`` comes from ``litellm.completion_cost`` and is None for models litellm has no price for.
+request returns several choices its completion tokens and cost are split evenly between them, so sums stay exact
+(a server that returns more choices than asked bills them all: the choices kept carry the whole bill). ``cost``
+comes from ``litellm.completion_cost`` and is None for models litellm has no price for; reported usage is clamped
+(:func:`~kgprobe.generation.cost.billed_usage`).
 
 The API key is read from the environment variable that ``api_key_env`` names (never from config files); it is not
 logged, and it is masked in stored error messages. kgprobe sets ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless set)
@@ -31,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kgprobe.generation.cost import price_of_config
+from kgprobe.generation.cost import billed_usage, price_of_config
 from kgprobe.generation.litellm_import import import_litellm
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
 from kgprobe.secrets import mask_secrets, register_secret
@@ -369,27 +371,20 @@ class LiteLLMBackend(BaseBackend):
                     error = exc
                 latency = time.perf_counter() - t0
             if error is None:
-                return self._completions(response, latency, retries)
+                return self._completions(response, latency, retries, n)
             if retries >= self.config.max_retries or not self._retryable(error):
                 return [Completion.failure(self._describe(error), latency_s=latency, retries=retries)]
             await asyncio.sleep(self._wait(retries, error))
             retries += 1
 
-    def _completions(self, response: Any, latency: float, retries: int) -> list[Completion]:
+    def _completions(self, response: Any, latency: float, retries: int, asked: int = 0) -> list[Completion]:
         choices = sorted(response.choices, key=lambda c: getattr(c, "index", 0) or 0)
         if not choices:
             return [Completion.failure("the API returned no choices", latency_s=latency, retries=retries)]
-        usage = getattr(response, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-        own_in, own_out = self.config.input_cost_per_token, self.config.output_cost_per_token
-        if own_in is not None and own_out is not None and prompt_tokens is not None and completion_tokens is not None:
-            cost: float | None = prompt_tokens * own_in + completion_tokens * own_out
-        else:
-            try:
-                cost = float(self._litellm.completion_cost(completion_response=response))
-            except Exception:  # no price known for this model (a local server, a new model)
-                cost = None
+        # usage is clamped (billed_usage), and every choice returned is billed: the ``asked`` ones kept carry the
+        # whole bill
+        prompt_tokens, completion_tokens, cost = billed_usage(response, self.config, self._litellm)
+        choices = choices[:asked] if asked else choices
         k = len(choices)
         out = []
         for i, choice in enumerate(choices):
