@@ -106,12 +106,22 @@ class SpendLedger:
                 kept.append(r)
         return kept
 
+    def _sweep(self, live: list[dict], mine: str) -> None:
+        # the marks of processes that are gone and hold no reservation (they released all of theirs and ended)
+        owners = {str(r.get("owner", "")) for r in live} | {mine}
+        folder = self.folder / "owners"
+        for mark in sorted(folder.glob("*.lock")) if folder.is_dir() else []:
+            if mark.stem not in owners and not locks.held_elsewhere(mark):
+                mark.unlink(missing_ok=True)
+
     def _locked(self, update: Callable[[list[dict], str], tuple[list[dict] | None, Ticket | None]]) -> Ticket | None:
-        mine = self._owner()
         locks.lock(self.path, 0, 0, poll_s=0.05)
         try:
+            # under the ledger's lock, so that no reader sees a new mark before its process holds it
+            mine = self._owner()
             before = self._load()
             live = self._live(before, mine)
+            self._sweep(live, mine)
             after, ticket = update(live, mine)
             if after is None and len(live) != len(before):
                 after = live

@@ -445,6 +445,7 @@ def _generate(
     unique: dict[str, Prompt] = {}
     for prompt in prompts:
         unique.setdefault(prompt.sha256(), prompt)
+    seen = set(store.shards(model))  # listed before they are read: a shard written in between is read again later
     with warnings.catch_warnings(record=True) as caught:  # a shard with damaged pages, found by reading it all
         warnings.simplefilter("always", RuntimeWarning)
         done = store.done_keys(model, params_sha)
@@ -476,12 +477,15 @@ def _generate(
     streams = hasattr(backend, "on_result")
 
     def still_missing(part: list[tuple[Prompt, list[int]]]) -> list[tuple[Prompt, list[int]]]:
-        # read again under the prompts' claim: another run may have stored them since this one looked
-        nonlocal late
-        now_done = store.done_keys(model, params_sha)
+        # looked up again under the prompts' claim: another run may have stored them since this one looked (read
+        # again only when a shard this run did not write has appeared: shards are never modified)
+        nonlocal late, seen, done
+        now = set(store.shards(model))
+        if now - seen - set(buffer.paths):
+            seen, done = now, store.done_keys(model, params_sha)
         out = []
         for prompt, missing in part:
-            left = [i for i in missing if (prompt.sha256(), i) not in now_done]
+            left = [i for i in missing if (prompt.sha256(), i) not in done]
             late += len(missing) - len(left)
             progress.update(len(missing) - len(left), 0, 0)
             if left:

@@ -62,3 +62,12 @@ def test_runs_of_different_partitions_of_one_model_go_side_by_side(tmp_path: Pat
     assert sorted(sent) == sorted(p.text for p in a + b)
     # one run's calls follow each other, so two calls that overlap in time are the two runs working at once
     assert any(s1 < e2 and s2 < e1 for k, (s1, e1) in enumerate(busy) for s2, e2 in busy[k + 1:])
+
+
+def test_three_runs_whose_prompt_sets_overlap_send_each_request_once(tmp_path: Path) -> None:
+    store = ResponseStore(tmp_path)
+    prompts = [Prompt(f"i{i}", f"question {i}", "t") for i in range(12)]
+    sets = [prompts[0:8], prompts[4:12], list(reversed(prompts[2:10]))]
+    sent, _, summaries = _runs(store, sets)
+    assert sorted(sent) == sorted(p.text for p in prompts)  # 12 prompts, each once, though 20 were asked twice
+    assert sum(s.generated for s in summaries) == 24 and all(s.generated + s.reused == 16 for s in summaries)
