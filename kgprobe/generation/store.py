@@ -429,8 +429,8 @@ class ResponseStore:
         """Set aside shards that are not readable Parquet (renamed ``damaged-<name>``, kept for a person to look at),
         with a warning that names each; their responses are missing from then on, so the next run generates exactly
         those again. A shard that meets an I/O error is read again and never set aside (:class:`StoreIOError` once
-        the retries are spent). Returns the new paths. ``files``: the shards to check (default: every model's). ``deep``: read
-        every page of every shard (what a failed query does), not only the footer."""
+        the retries are spent). Returns the new paths. ``files``: the shards to check (default: every model's).
+        ``deep``: read every page of every shard (what a failed query does), not only the footer."""
         import warnings
 
         files = list(files) if files is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
