@@ -477,12 +477,17 @@ def _generate(
     streams = hasattr(backend, "on_result")
 
     def still_missing(part: list[tuple[Prompt, list[int]]]) -> list[tuple[Prompt, list[int]]]:
-        # looked up again under the prompts' claim: another run may have stored them since this one looked (read
-        # again only when a shard this run did not write has appeared: shards are never modified)
+        # looked up again under the prompts' claim: another run may have stored them since this one looked (only
+        # in the shards that appeared since, that this run did not write: shards are never modified)
         nonlocal late, seen, done
         now = set(store.shards(model))
-        if now - seen - set(buffer.paths):
-            seen, done = now, store.done_keys(model, params_sha)
+        new = sorted(now - seen - set(buffer.paths))
+        if new:
+            try:
+                done, seen = done | store.done_keys(model, params_sha, only=new), now
+            except FileNotFoundError:  # folded away by a compaction meanwhile: read the whole store again
+                seen = set(store.shards(model))
+                done = store.done_keys(model, params_sha)
         out = []
         for prompt, missing in part:
             left = [i for i in missing if (prompt.sha256(), i) not in done]

@@ -406,12 +406,13 @@ class ResponseStore:
                 con.unregister(name)
 
     def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None, *,
-              empty_ok: bool = False) -> pa.Table | None:
+              empty_ok: bool = False, only: Sequence[Path] | None = None) -> pa.Table | None:
         # A compaction may delete a listed shard before DuckDB opens it; list again and retry. A damaged shard (cut
         # short by a full disk or a copy, or with a readable footer and damaged pages) is set aside and the read
-        # retried without it.
+        # retried without it. ``only``: read these shards, not the model's listing; one of them gone raises
+        # FileNotFoundError (its rows may be in a shard the caller has not listed).
         for attempt in range(4):
-            files = self.shards(model)
+            files = self.shards(model) if only is None else list(only)
             if not files and not empty_ok:
                 return None
             try:
@@ -420,9 +421,15 @@ class ResponseStore:
                 if attempt == 3:
                     raise
                 if not all(f.exists() for f in files):
+                    if only is not None:
+                        raise FileNotFoundError(f"response store: a shard of {model!r} went away while read") from None
                     continue
-                if not self.quarantine_damaged(files, deep=True):
+                moved = self.quarantine_damaged(files, deep=True)
+                if not moved:
                     raise
+                if only is not None:
+                    gone = {m.with_name(m.name.removeprefix("damaged-")) for m in moved}
+                    only = [f for f in only if f not in gone]
         return None
 
     def quarantine_damaged(self, files: Sequence[Path] | None = None, *, deep: bool = False) -> list[Path]:
@@ -484,14 +491,17 @@ class ResponseStore:
         table = self._query(files, f"SELECT coalesce(sum({usd}), 0) AS usd FROM {{src}} WHERE {where}", params)
         return float(table.column("usd")[0].as_py())
 
-    def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
-        """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
+    def done_keys(self, model: str, params_sha256: str, *, only: Sequence[Path] | None = None
+                  ) -> set[tuple[str, int]]:  # fmt: skip
+        """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters.
+        ``only``: of these shards alone (a run that has read the store reads what appeared since); FileNotFoundError
+        when one of them is gone (a compaction folded it into a shard not in ``only``: read them all again)."""
         # every page of every shard is decoded when it is read, so a shard with a damaged page in any column is found
         # (and set aside) here, before the run decides what to generate, not later when the answers are read
         table = self._read(model, """
             SELECT DISTINCT prompt_sha256, sample_index FROM {src} AS t
             WHERE model = $model AND params_sha256 = $params AND error IS NULL""",
-                           {"params": params_sha256})
+                           {"params": params_sha256}, only=only)
         if table is None:
             return set()
         return set(zip(table.column("prompt_sha256").to_pylist(), table.column("sample_index").to_pylist()))
