@@ -77,10 +77,13 @@ class SpendLedger:
 
     def _load(self) -> list[dict]:
         fd = locks.descriptor(self.path)
-        size = os.fstat(fd).st_size
-        raw = os.pread(fd, size, 0) if size else b""
+        os.lseek(fd, 0, os.SEEK_SET)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
         try:
-            state = json.loads(raw or b"{}")
+            # raw_decode: a save cut short between its write and its truncation leaves the old tail after the JSON
+            state, _ = json.JSONDecoder().raw_decode(b"".join(chunks).decode("utf-8") or "{}")
             return [r for r in state.get("reservations", []) if isinstance(r, dict)]
         except (ValueError, AttributeError):
             # a write cut short by a crash; the reservations it held were of runs in flight at that moment
@@ -89,8 +92,11 @@ class SpendLedger:
     def _save(self, reservations: list[dict]) -> None:
         fd = locks.descriptor(self.path)
         data = json.dumps({"reservations": reservations}, separators=(",", ":")).encode("utf-8")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, data, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.ftruncate(fd, len(data))
         os.fsync(fd)
 
     def _live(self, reservations: list[dict], mine: str) -> list[dict]:

@@ -3,7 +3,8 @@
 * runs whose prompt sets overlap (8 of 10 shared, as two ``limit`` values or two models sharing a judge give) send
   each prompt once between them: a prompt's lock is its own (a bucket of prompts), not the whole prompt set's;
 * two runs of one model with ``max_cost_usd: 1.0`` spend at most $1.00 between them: each batch reserves its
-  estimated cost in the store's spend ledger before it is sent.
+  estimated cost in the store's spend ledger before it is sent;
+* and the reservation of a run killed with ``kill -9`` does not hold the budget for ever.
 """
 
 from __future__ import annotations
@@ -105,3 +106,35 @@ def test_two_runs_with_one_budget_spend_at_most_the_budget_between_them(tmp_path
     # within the cap (each batch costs less than its $0.56 estimate here), and not stopped far before it: a run
     # stops when what is recorded plus one more batch's estimate would pass $1.00
     assert 1.0 - 0.56 < sum(billed) <= 1.0 + 1e-9, billed
+
+
+HOLDER = """
+import sys, time
+from kgprobe.generation.ledger import SpendLedger
+
+SpendLedger(sys.argv[1]).reserve([("cap", "model:m", 1.0)], 0.9, spent=lambda scope: 0.0)
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_killed_run_s_reservation_is_dropped(tmp_path: Path) -> None:
+    from kgprobe.generation.ledger import SpendLedger
+
+    ledger = SpendLedger(tmp_path / "ledger")
+    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger.folder)], cwd=REPO,
+                             env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline().strip() == b"held"
+        marks = {p.name for p in (ledger.folder / "owners").iterdir()}
+        assert ledger.reserved() == pytest.approx(0.9)  # a live run's reservation counts
+        child.kill()  # kill -9: no chance to release it
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert ledger.reserved() == 0.0  # its owner mark is no longer held: dropped
+    ticket = ledger.reserve([("cap", "model:m", 1.0)], 0.9, spent=lambda scope: 0.0)
+    assert ticket.id is not None and ticket.over is None
+    assert len(marks) == 1 and not marks & {p.name for p in (ledger.folder / "owners").iterdir()}  # swept too
