@@ -14,31 +14,17 @@ import pyarrow.parquet as pq
 import pytest
 
 from kgprobe.errors import KGProbeError
-from kgprobe.generation import Completion, Prompt, SamplingParams, run_generation
+from kgprobe.generation import Prompt, SamplingParams, run_generation
+from kgprobe.generation.backends import ReferenceBackend
 from kgprobe.generation import store as store_module
 from kgprobe.generation.store import ResponseStore
 
 PROMPTS = [Prompt(f"i{i}", f"question {i}", "t") for i in range(8)]
 
 
-class Counting:
-    name = "counting"
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    def generate(self, prompts, params):
-        self.asked += [p.text for p in prompts]
-        return [[Completion(text="Yes.", finish_reason="stop", tokens_in=1, tokens_out=1, latency_s=0.0)] * params.n
-                for p in prompts]
-
-    def close(self) -> None:
-        pass
-
-
 def _stored_shard(tmp_path: Path, monkeypatch) -> tuple[ResponseStore, Path]:
     store = ResponseStore(tmp_path)
-    run_generation(Counting(), model="m", prompts=PROMPTS, params=SamplingParams(n=1), store=store)
+    run_generation(ReferenceBackend("always-yes"), model="m", prompts=PROMPTS, params=SamplingParams(n=1), store=store)
     (shard,) = store.shards("m")
     # a new process: nothing read before (the writer's cache would hide the reads)
     monkeypatch.setattr(store_module, "_CACHE", OrderedDict())
@@ -71,9 +57,9 @@ def _failing_reads(monkeypatch, shard: Path, code: int, times: int) -> list[int]
 def test_a_transient_io_error_is_retried_and_the_shard_kept(tmp_path: Path, monkeypatch, code: int) -> None:
     store, shard = _stored_shard(tmp_path, monkeypatch)
     failed = _failing_reads(monkeypatch, shard, code, times=3)
-    backend = Counting()
-    summary = run_generation(backend, model="m", prompts=PROMPTS, params=SamplingParams(n=1), store=store)
-    assert backend.asked == [] and (summary.reused, summary.generated) == (8, 0)  # nothing paid for again
+    summary = run_generation(ReferenceBackend("always-yes"), model="m", prompts=PROMPTS, params=SamplingParams(n=1),
+                             store=store)
+    assert (summary.reused, summary.generated) == (8, 0)  # nothing asked, nor paid for, again
     assert shard.exists() and not list(shard.parent.glob("damaged-*"))
     assert failed[0] == 3  # the reads did fail, and were tried again
 
@@ -81,9 +67,9 @@ def test_a_transient_io_error_is_retried_and_the_shard_kept(tmp_path: Path, monk
 def test_an_io_error_that_lasts_stops_the_run_and_keeps_the_shard(tmp_path: Path, monkeypatch) -> None:
     store, shard = _stored_shard(tmp_path, monkeypatch)
     failed = _failing_reads(monkeypatch, shard, errno.EIO, times=10**6)
-    backend = Counting()
     with pytest.raises(KGProbeError, match=r"reading .*shard-.* failed 6 times with an I/O error") as info:
-        run_generation(backend, model="m", prompts=PROMPTS, params=SamplingParams(n=1), store=store)
+        run_generation(ReferenceBackend("always-yes"), model="m", prompts=PROMPTS, params=SamplingParams(n=1),
+                       store=store)
     assert str(shard) in str(info.value) and "check the file system" in str(info.value)
     assert failed[0] == 6  # bounded: tried 6 times (store.IO_ATTEMPTS), then given up
-    assert backend.asked == [] and shard.exists() and not list(shard.parent.glob("damaged-*"))
+    assert shard.exists() and not list(shard.parent.glob("damaged-*")) and len(store.shards("m")) == 1
