@@ -16,18 +16,24 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from kgprobe.generation.litellm_import import import_litellm
-from kgprobe.generation.records import ModelSpec, Prompt
+from kgprobe.generation.records import Completion, ModelSpec, Prompt
 
-__all__ = ["CHARS_PER_TOKEN", "Budget", "PlanRow", "Price", "count_tokens", "plan_generation", "price_of",
+__all__ = ["CHARS_PER_TOKEN", "MAX_REQUEST_COST_USD", "MAX_USAGE_TOKENS", "Budget", "PlanRow", "Price", "Reservation",
+           "billed_usage", "clamp_cost", "clamp_tokens", "clamp_usage", "count_tokens", "plan_generation", "price_of",
            "price_of_config"]
 
 #: The approximation used when no tokenizer is available offline (English text with a BPE tokenizer).
 CHARS_PER_TOKEN = 4.0
+#: The most tokens one request is recorded with, in or out: no model reads or writes that many, so a reported usage
+#: above it is a provider's error and counts as this many.
+MAX_USAGE_TOKENS = 10_000_000
+#: The most dollars one stored sample is recorded as costing (a reported cost above it is a provider's error).
+MAX_REQUEST_COST_USD = 1000.0
 _FREE_BACKENDS = frozenset({"reference", "transformers", "vllm"})
 # providers whose batch API costs half the synchronous price for every model (Anthropic's Message Batches)
 _HALF_PRICE_BATCHES = frozenset({"anthropic"})
@@ -87,6 +93,75 @@ def _litellm_prices(model_id: str) -> dict[str, Any] | None:
         if key in table:
             return dict(table[key])
     return None
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def clamp_tokens(value: Any) -> int | None:
+    """A token count as a provider reported it, made safe to record: never negative (0), at most
+    :data:`MAX_USAGE_TOKENS` (infinity too), and None for what is not a number (NaN, text, a missing field).
+
+        >>> clamp_tokens(-5), clamp_tokens(float("inf")), clamp_tokens("x")
+        (0, 10000000, None)
+    """
+    number = _number(value)
+    return None if number is None else int(min(max(number, 0.0), MAX_USAGE_TOKENS))
+
+
+def clamp_cost(value: Any) -> float | None:
+    """A cost made safe to record and to sum: never negative (0.0), at most :data:`MAX_REQUEST_COST_USD` (infinity
+    too), None for NaN or what is not a number."""
+    number = _number(value)
+    return None if number is None else min(max(number, 0.0), MAX_REQUEST_COST_USD)
+
+
+def clamp_usage(completion: Completion) -> Completion:
+    """``completion`` with its tokens and cost clamped (:func:`clamp_tokens`, :func:`clamp_cost`): what the runner
+    records and counts against budgets, whatever a backend reported."""
+    tokens_in, tokens_out = clamp_tokens(completion.tokens_in), clamp_tokens(completion.tokens_out)
+    cost = clamp_cost(completion.cost)
+    if (tokens_in, tokens_out, cost) == (completion.tokens_in, completion.tokens_out, completion.cost):
+        return completion
+    return replace(completion, tokens_in=tokens_in, tokens_out=tokens_out, cost=cost)
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def billed_usage(response: Any, config: Any, litellm: Any = None) -> tuple[int | None, int | None, float | None]:
+    """``(prompt tokens, completion tokens, cost)`` of one chat reply, for the whole reply: every choice it holds
+    is billed, whether or not the caller keeps it. The usage is not trusted: counts are clamped
+    (:func:`clamp_tokens`); the cost is at the model entry's own prices when set, else litellm's
+    ``completion_cost`` when the usage was sound, else the clamped counts at litellm's price map; None when no price
+    is known. Never negative, NaN or infinite."""
+    usage = _field(response, "usage")
+    raw_in, raw_out = _field(usage, "prompt_tokens"), _field(usage, "completion_tokens")
+    tokens_in, tokens_out = clamp_tokens(raw_in), clamp_tokens(raw_out)
+    sound = all(raw is None or (isinstance(raw, int) and not isinstance(raw, bool) and raw == clean)
+                for raw, clean in ((raw_in, tokens_in), (raw_out, tokens_out)))
+    own_in, own_out = getattr(config, "input_cost_per_token", None), getattr(config, "output_cost_per_token", None)
+    cost: float | None = None
+    if own_in is not None and own_out is not None:
+        if tokens_in is not None and tokens_out is not None:
+            cost = tokens_in * own_in + tokens_out * own_out
+    elif sound and litellm is not None:
+        try:
+            cost = float(litellm.completion_cost(completion_response=response))
+        except Exception:  # no price known for this model (a local server, a new model)
+            cost = None
+    elif tokens_in is not None and tokens_out is not None:
+        price = price_of_config("litellm", config)
+        cost = None if price is None else price.cost(tokens_in, tokens_out)
+    return tokens_in, tokens_out, clamp_cost(cost)
 
 
 @functools.lru_cache(maxsize=8)
@@ -220,24 +295,45 @@ def _mean_output_tokens(store: Any, model: str, params_sha: str, prompts: Sequen
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """Money held for one batch of requests (:meth:`Budget.reserve`): held when ``over`` is None, else refused, and
+    ``over`` is the limit the batch would pass, ``(name, max_usd, spent_usd)``. :meth:`release` once the batch's
+    answers are stored."""
+
+    over: tuple[str, float, float] | None
+    ledger: Any = None
+    id: str | None = None
+
+    def release(self) -> None:
+        if self.ledger is not None:
+            self.ledger.release(self.id)
+
+
+@dataclass(frozen=True)
 class Budget:
     """Spending limits of one generation: ``limits`` are ``(name, max_usd, spent_usd)`` (a model's total over all
     runs, a run's total over all models), ``price`` estimates a batch before it is sent (None: the mean cost per
-    sample so far)."""
+    sample so far). With a ``store`` and a scope per limit (``model:<name>``, ``run:<id>``), :meth:`reserve` holds
+    across every process using that store (:class:`~kgprobe.generation.ledger.SpendLedger`); without, within this
+    process only."""
 
     limits: tuple[tuple[str, float, float], ...]
     price: Price | None = None
+    scopes: tuple[str, ...] = ()
+    store: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
     def for_model(cls, spec: ModelSpec, store: Any, *, run_id: str = "", max_run_cost_usd: float | None = None
                   ) -> Budget | None:  # fmt: skip
         """The budget of ``spec`` in run ``run_id`` from its ``max_cost_usd`` and the run limit, with what the store
         records as spent; None when neither limit is set."""
-        limits = []
+        limits, scopes = [], []
         if spec.max_cost_usd is not None:
             limits.append((f"max_cost_usd of model {spec.name!r}", spec.max_cost_usd, store.spent(spec.name)))
+            scopes.append(f"model:{spec.name}")
         if max_run_cost_usd is not None and run_id:
             limits.append(("generation.max_run_cost_usd", max_run_cost_usd, store.spent(run_id=run_id)))
+            scopes.append(f"run:{run_id}")
         if not limits:
             return None
         price = price_of(spec)
@@ -247,7 +343,7 @@ class Budget:
             raise ConfigError(f"model {spec.name!r}: a spending limit is set but kgprobe knows no price for "
                               f"{getattr(spec.config, 'model_id', spec.name)!r}; set input_cost_per_token and "
                               "output_cost_per_token on the model entry")
-        return cls(tuple(limits), price)
+        return cls(tuple(limits), price, tuple(scopes), store)
 
     def estimate(self, prompts: Sequence[Prompt], samples_per_prompt: int, max_tokens: int,
                  mean_cost: float | None) -> float:  # fmt: skip
@@ -264,3 +360,24 @@ class Budget:
             if spent + extra > most + 1e-12:
                 return name, most, spent
         return None
+
+    def reserve(self, usd: float, *, spent_here: float = 0.0, log: Callable[[str], None] | None = None
+                ) -> Reservation:  # fmt: skip
+        """Hold ``usd`` (a batch's :meth:`estimate`) before sending the batch. With a store: through the store's
+        spend ledger, against what the store records as spent now plus what other runs hold for requests in flight
+        (waiting while their reservations are all that is in the way). Without: against the spent amounts the
+        limits were made with plus ``spent_here``, this process's spending since. The reservation's ``over`` says
+        which limit the batch would pass (then nothing is held)."""
+        if self.store is None or len(self.scopes) != len(self.limits):
+            over = self.exceeded_by(spent_here + usd)
+            return Reservation(None if over is None else (over[0], over[1], over[2] + spent_here))
+        from kgprobe.generation.ledger import SpendLedger
+
+        ledger = SpendLedger(self.store.root / "ledger")
+        ticket = ledger.reserve([(name, scope, most) for (name, most, _), scope in zip(self.limits, self.scopes)],
+                                usd, spent=self._spent, log=log)
+        return Reservation(ticket.over, ledger if ticket.id else None, ticket.id)
+
+    def _spent(self, scope: str) -> float:
+        kind, _, value = scope.partition(":")
+        return float(self.store.spent(value) if kind == "model" else self.store.spent(run_id=value))

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from kgprobe.errors import ConfigError
+from kgprobe.generation.cost import clamp_usage
 from kgprobe.secrets import mask_secrets
 from kgprobe.generation.records import (
     BACKEND_KINDS,
@@ -337,6 +338,7 @@ def _plan(work: list[tuple[Prompt, list[int]]], batch_size: int) -> list[tuple[i
 
 def _row(model: str, backend: str, prompt: Prompt, params_json: str, params_sha: str, index: int, c: Completion,
          run_id: str, now: datetime) -> dict[str, Any]:  # fmt: skip
+    c = clamp_usage(c)
     return {
         "model": model, "backend": backend, "prompt_sha256": prompt.sha256(), "prompt": prompt.text,
         "sampling_params": params_json, "params_sha256": params_sha, "sample_index": index,
@@ -372,9 +374,10 @@ def run_generation(
     the one call of ``batch_size`` prompts it was computing. A run that wrote many small shards folds them into one
     at its end.
 
-    The run holds a lock of its work (``model``, sampling parameters, prompt set) in the store for its whole
-    length (:meth:`~kgprobe.generation.store.ResponseStore.lock`): a second run of the same partition at once waits
-    for it and then reuses its answers instead of sending every request a second time.
+    Each batch is sent under the lock of its prompts in the store
+    (:meth:`~kgprobe.generation.store.ResponseStore.claim`, per prompt bucket): runs at once whose prompt sets
+    overlap (two partitions sharing a judge, two ``limit`` values, two perturbation levels, or one partition twice) each
+    generate what the other is not generating, reuse what it stored, and never send one prompt twice.
 
     A request that fails (an exception from the backend fails its whole batch) is stored with its error and asked
     again by the next run; when every request of ``max_failed_batches`` consecutive batches fails, the run stops
@@ -382,20 +385,20 @@ def run_generation(
     1), a run whose failed samples are more than that share of the samples asked for raises
     :class:`GenerationError` with the counts by kind of error, after storing everything (0: any failure fails it;
     None: never). ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA). With
-    a ``budget`` (:class:`~kgprobe.generation.cost.Budget`), a batch that could pass one of its limits is not sent:
-    what was generated is stored and :class:`BudgetExceeded` says what was spent and what is left; raising the
-    limit resumes.
+    a ``budget`` (:class:`~kgprobe.generation.cost.Budget`), each batch reserves its estimated cost first
+    (:meth:`~kgprobe.generation.cost.Budget.reserve`, shared by every process on the store) and a batch that could
+    pass one of its limits is not sent: what was generated is stored and :class:`BudgetExceeded` says what was spent
+    and what is left; raising the limit resumes. Reported usage is clamped before it is recorded or counted
+    (:func:`~kgprobe.generation.cost.clamp_usage`).
 
     Returns a :class:`GenerationSummary`; read the rows back with ``store.rows_for(model, prompts, params)``.
     """
     if max_failed_share is not None and not 0 <= max_failed_share <= 1:
         raise ValueError(f"max_failed_share must be between 0 and 1, got {max_failed_share}")
     say = log or (lambda _msg: None)
-    key = params.sha256() + "|" + "|".join(sorted({p.sha256() for p in prompts}))
-    with store.lock(model, key, log=say):
-        summary, errors = _generate(backend, model=model, prompts=prompts, params=params, store=store, run_id=run_id,
-                                    shard_size=shard_size, batch_size=batch_size, log=log,
-                                    max_failed_batches=max_failed_batches, budget=budget)
+    summary, errors = _generate(backend, model=model, prompts=prompts, params=params, store=store, run_id=run_id,
+                                shard_size=shard_size, batch_size=batch_size, log=log,
+                                max_failed_batches=max_failed_batches, budget=budget)
     if max_failed_share is not None and summary.failed > max_failed_share * summary.requested:
         kinds = ", ".join(f"{n} x {kind}" for kind, n in errors.most_common())
         raise GenerationError(
@@ -442,6 +445,7 @@ def _generate(
     unique: dict[str, Prompt] = {}
     for prompt in prompts:
         unique.setdefault(prompt.sha256(), prompt)
+    seen = set(store.shards(model))  # listed before they are read: a shard written in between is read again later
     with warnings.catch_warnings(record=True) as caught:  # a shard with damaged pages, found by reading it all
         warnings.simplefilter("always", RuntimeWarning)
         done = store.done_keys(model, params_sha)
@@ -466,75 +470,124 @@ def _generate(
         batch_size = max(len(work), 1)
     buffer = _ShardBuffer(store, model, shard_size)
     progress = _Progress(model, total, say)
-    generated = failed = tokens_in = tokens_out = retries = 0
+    generated = failed = tokens_in = tokens_out = retries = late = 0
     cost: float | None = None
     failed_batches = 0
     errors: Counter[str] = Counter()
-    batches = _plan(work, batch_size)
     streams = hasattr(backend, "on_result")
-    try:
-        for position, (k, batch) in enumerate(batches):
-            asked = [p for p, _ in batch]
-            if budget is not None:
-                run_cost = cost or 0.0
-                mean = run_cost / generated if generated and cost is not None else None
-                over = budget.exceeded_by(run_cost + budget.estimate(asked, k, params.max_tokens, mean))
-                if over is not None:
-                    name, most, before = over
-                    left = sum(len(m) for _, b in batches[position:] for _, m in b)
-                    buffer.flush()
-                    raise BudgetExceeded(
-                        f"{model}: stopped before passing {name} (${most:.4f}): ${before + run_cost:.4f} spent "
-                        f"(${run_cost:.4f} in this generation), {left} sample(s) of {total} not generated. Everything "
-                        f"generated is stored; raise the limit and run again to resume.")
-            if streams:  # each request's answers are stored as they arrive, not when the whole batch is back
-                backend.on_result = _storer(buffer, batch, model, backend_name, params_json, params_sha, run_id)
-            t0 = time.perf_counter()
+
+    def still_missing(part: list[tuple[Prompt, list[int]]]) -> list[tuple[Prompt, list[int]]]:
+        # looked up again under the prompts' claim: another run may have stored them since this one looked (only
+        # in the shards that appeared since, that this run did not write: shards are never modified)
+        nonlocal late, seen, done
+        now = set(store.shards(model))
+        new = sorted(now - seen - set(buffer.paths))
+        if new:
             try:
-                out = backend.generate(asked, params if k == params.n else replace(params, n=k))
-            except Exception as exc:  # stored per request below, and retried by the next run
-                message = mask_secrets(f"{type(exc).__name__}: {exc}")
-                out = [[Completion.failure(message, latency_s=time.perf_counter() - t0)] * k for _ in asked]
-            except BaseException:
-                # interrupted (Ctrl-C, a cancelled run): keep the answers that arrived, so no prompt is paid twice
-                partial = getattr(backend, "partial", None)
-                if partial is not None and len(partial) == len(asked):
-                    now = datetime.now(timezone.utc)
-                    buffer.add([r for (prompt, missing), cs in zip(batch, partial) for index, c in zip(missing, cs)
-                                if c.ok for r in [_row(model, backend_name, prompt, params_json, params_sha, index, c,
-                                                       run_id, now)]])
-                    backend.partial = None
-                raise
-            if len(out) != len(asked) or any(len(c) != k for c in out):
-                raise GenerationError(f"{model}: backend {backend_name} returned {[len(c) for c in out]} completions "
-                                      f"for {len(asked)} prompts x n={k}; a backend must return n per prompt, in order")
-            now = datetime.now(timezone.utc)
-            rows = []
-            batch_ok = 0
-            last_error = None
-            for (prompt, missing), completions in zip(batch, out):
-                for index, c in zip(missing, completions):
-                    rows.append(_row(model, backend_name, prompt, params_json, params_sha, index, c, run_id, now))
-                    retries += c.retries
-                    if c.cost is not None:  # a reply without an answer is a failure the provider may have billed
-                        cost = (cost or 0.0) + c.cost
-                    if c.ok:
-                        batch_ok += 1
-                        tokens_in += c.tokens_in or 0
-                        tokens_out += c.tokens_out or 0
-                    else:
-                        last_error = c.error
-                        errors[error_kind(c.error or "")] += 1
-            buffer.add(rows)
-            generated += batch_ok
-            failed += len(rows) - batch_ok
-            progress.update(len(rows), len(asked), sum(c.tokens_out or 0 for cs in out for c in cs if c.ok))
-            failed_batches = failed_batches + 1 if batch_ok == 0 else 0
-            if max_failed_batches and failed_batches >= max_failed_batches:
-                buffer.flush()
-                raise GenerationError(
-                    f"{model}: every request of the last {failed_batches} batches failed (last error: {last_error}); "
-                    f"{failed} failures are stored and will be retried: fix the backend and run again")
+                done, seen = done | store.done_keys(model, params_sha, only=new), now
+            except FileNotFoundError:  # folded away by a compaction meanwhile: read the whole store again
+                seen = set(store.shards(model))
+                done = store.done_keys(model, params_sha)
+        out = []
+        for prompt, missing in part:
+            left = [i for i in missing if (prompt.sha256(), i) not in done]
+            late += len(missing) - len(left)
+            progress.update(len(missing) - len(left), 0, 0)
+            if left:
+                out.append((prompt, left))
+        return out
+
+    def send(k: int, batch: list[tuple[Prompt, list[int]]]) -> None:
+        asked = [p for p, _ in batch]
+        reservation = None
+        if budget is not None:
+            run_cost = cost or 0.0
+            mean = run_cost / generated if generated and cost is not None else None
+            reservation = budget.reserve(budget.estimate(asked, k, params.max_tokens, mean), spent_here=run_cost,
+                                         log=say)
+            if reservation.over is not None:
+                name, most, spent = reservation.over
+                raise BudgetExceeded(
+                    f"{model}: stopped before passing {name} (${most:.4f}): ${spent:.4f} spent "
+                    f"(${run_cost:.4f} in this generation), {total - generated - failed - late} sample(s) of {total} "
+                    "not generated. Everything generated is stored; raise the limit and run again to resume.")
+        try:
+            _send(k, batch, asked)
+        finally:
+            buffer.flush()  # the answers are in the store before the claim and the reservation go
+            if reservation is not None:
+                reservation.release()
+
+    def _send(k: int, batch: list[tuple[Prompt, list[int]]], asked: list[Prompt]) -> None:
+        nonlocal generated, failed, tokens_in, tokens_out, retries, cost, failed_batches
+        if streams:  # each request's answers are stored as they arrive, not when the whole batch is back
+            backend.on_result = _storer(buffer, batch, model, backend_name, params_json, params_sha, run_id)
+        t0 = time.perf_counter()
+        try:
+            out = backend.generate(asked, params if k == params.n else replace(params, n=k))
+        except Exception as exc:  # stored per request below, and retried by the next run
+            message = mask_secrets(f"{type(exc).__name__}: {exc}")
+            out = [[Completion.failure(message, latency_s=time.perf_counter() - t0)] * k for _ in asked]
+        except BaseException:
+            # interrupted (Ctrl-C, a cancelled run): keep the answers that arrived, so no prompt is paid twice
+            partial = getattr(backend, "partial", None)
+            if partial is not None and len(partial) == len(asked):
+                now = datetime.now(timezone.utc)
+                buffer.add([r for (prompt, missing), cs in zip(batch, partial) for index, c in zip(missing, cs)
+                            if c.ok for r in [_row(model, backend_name, prompt, params_json, params_sha, index, c,
+                                                   run_id, now)]])
+                backend.partial = None
+            raise
+        if len(out) != len(asked) or any(len(c) != k for c in out):
+            raise GenerationError(f"{model}: backend {backend_name} returned {[len(c) for c in out]} completions "
+                                  f"for {len(asked)} prompts x n={k}; a backend must return n per prompt, in order")
+        out = [[clamp_usage(c) for c in cs] for cs in out]
+        now = datetime.now(timezone.utc)
+        rows = []
+        batch_ok = 0
+        last_error = None
+        for (prompt, missing), completions in zip(batch, out):
+            for index, c in zip(missing, completions):
+                rows.append(_row(model, backend_name, prompt, params_json, params_sha, index, c, run_id, now))
+                retries += c.retries
+                if c.cost is not None:  # a reply without an answer is a failure the provider may have billed
+                    cost = (cost or 0.0) + c.cost
+                if c.ok:
+                    batch_ok += 1
+                    tokens_in += c.tokens_in or 0
+                    tokens_out += c.tokens_out or 0
+                else:
+                    last_error = c.error
+                    errors[error_kind(c.error or "")] += 1
+        buffer.add(rows)
+        generated += batch_ok
+        failed += len(rows) - batch_ok
+        progress.update(len(rows), len(asked), sum(c.tokens_out or 0 for cs in out for c in cs if c.ok))
+        failed_batches = failed_batches + 1 if batch_ok == 0 else 0
+        if max_failed_batches and failed_batches >= max_failed_batches:
+            buffer.flush()
+            raise GenerationError(
+                f"{model}: every request of the last {failed_batches} batches failed (last error: {last_error}); "
+                f"{failed} failures are stored and will be retried: fix the backend and run again")
+
+    try:
+        # Each batch runs under the claim of its prompts (ResponseStore.claim): prompts another run is generating
+        # now are put off, not waited for, and asked again once that run is done with them; only when nothing else
+        # is left does this run wait (holding no claim). Under its claim a prompt is looked up in the store again,
+        # so what another run stored meanwhile is reused, and no prompt is sent by two runs at once.
+        pending, wait = work, False
+        while pending:
+            deferred: list[tuple[Prompt, list[int]]] = []
+            progressed = False
+            for _, batch in _plan(pending, batch_size):
+                with store.claim(model, params_sha, [p.sha256() for p, _ in batch], wait=wait and not progressed,
+                                 log=say) as mine:
+                    if mine:
+                        progressed = True
+                        for k, part in _plan(still_missing([w for w in batch if w[0].sha256() in mine]), batch_size):
+                            send(k, part)
+                deferred += [w for w in batch if w[0].sha256() not in mine]
+            pending, wait = deferred, not progressed
     finally:
         if streams:
             backend.on_result = None
@@ -544,11 +597,11 @@ def _generate(
     seconds = time.perf_counter() - started
     summary = GenerationSummary(
         model=model, backend=backend_name, items=len(prompts), unique_prompts=len(unique), requested=requested,
-        reused=reused, generated=generated, failed=failed, seconds=seconds, tokens_in=tokens_in,
+        reused=reused + late, generated=generated, failed=failed, seconds=seconds, tokens_in=tokens_in,
         tokens_out=tokens_out, retries=retries, cost=cost, shards=buffer.shards)
     if total == 0:  # the first line said it all: every sample was stored already
         return summary, errors
-    say(f"{model}: done in {_clock(seconds)}: {generated} generated, {reused} reused, {failed} failed"
+    say(f"{model}: done in {_clock(seconds)}: {generated} generated, {reused + late} reused, {failed} failed"
         + (" (failures are stored and retried by the next run)" if failed else "")
         + f", {tokens_out} completion tokens, {buffer.shards} shard(s) written")
     return summary, errors

@@ -6,10 +6,14 @@ folder, and the exact name is in every row: reads never take a column from a fol
 and always filter on the stored ``model``. (Shards an older version wrote under ``model=<name with _ for every
 unsafe character>`` are read too, filtered the same way.) A shard is written to a hidden temporary file beside it
 and renamed into place (``os.replace``), so a reader never sees half a shard and a run killed at any moment loses
-only the rows it had not written yet. A shard that cannot be read (cut short, or with damaged pages) is set aside
-as ``damaged-<name>`` and the read retried without it. Shards are never modified; the logical view keeps,
+only the rows it had not written yet. A shard that cannot be decoded (cut short, or with damaged pages) is set aside
+as ``damaged-<name>`` and the read retried without it; an I/O error (``EIO``, NFS's ``ESTALE``, a timeout) is not
+damage: the read is tried again (:data:`IO_ATTEMPTS` times, with backoff) and then fails with
+:class:`StoreIOError`, the shard left where it is. Shards are never modified; the logical view keeps,
 per key ``(model, prompt_sha256, params_sha256, sample_index)``, the latest success, or the latest failure when no
-success exists. Parallel runs (for example two perturbation partitions of one model) write their own shards.
+success exists. Parallel runs (for example two perturbation partitions of one model) write their own shards, and
+a run takes the lock of each prompt's bucket while it generates it (:meth:`ResponseStore.claim`), so runs whose
+prompts overlap never send one prompt twice.
 
     >>> store = ResponseStore("warehouse/responses")
     >>> store.done_keys("smollm2-135m", SamplingParams().sha256())      # {(prompt_sha256, sample_index), ...}
@@ -25,6 +29,8 @@ A run that reads a model's responses for each of its partitions reads each shard
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import hashlib
 import os
 import re
@@ -35,16 +41,19 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kgprobe.errors import KGProbeError
+
 if TYPE_CHECKING:
     from kgprobe.generation.records import Prompt, SamplingParams
 
-__all__ = ["MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore", "response_id"]
+__all__ = ["IO_ATTEMPTS", "LOCK_BUCKETS", "MISSING_ERROR", "ROW_SCHEMA", "STORE_SCHEMA", "ResponseStore",
+           "StoreIOError", "response_id"]
 
 _LEGACY = re.compile(r"[^A-Za-z0-9_.+-]")
 _TS = pa.timestamp("us", tz="UTC")
@@ -109,19 +118,64 @@ _COMBINED_SETS = 4
 _CACHE_LOCK = threading.Lock()
 _LOCAL = threading.local()
 # What reading a shard that is not whole raises: DuckDB's errors, Arrow's (ArrowInvalid is a ValueError) and the
-# file system's (a shard removed by a compaction between listing and reading)
+# file system's (a shard removed by a compaction between listing and reading). Transient I/O errors never get here:
+# they are retried, then raised as StoreIOError.
 _READ_ERRORS = (duckdb.Error, pa.ArrowException, OSError, ValueError)
+
+#: How many times a read that fails with an I/O error is tried before :class:`StoreIOError`; the waits between
+#: tries double from :data:`IO_BACKOFF_S` (0.1 + 0.2 + 0.4 + 0.8 + 1.6 s in all).
+IO_ATTEMPTS = 6
+IO_BACKOFF_S = 0.1
+# errno values of a read that the same read may not meet again: a network file system's stale handle, a timeout, a
+# lost connection, a device error. Arrow raises OSError with the errno of the system call; a shard that fails to
+# decode raises ArrowInvalid, or OSError without an errno.
+_TRANSIENT = frozenset(getattr(errno, name) for name in (
+    "EIO", "ESTALE", "EAGAIN", "EINTR", "ETIMEDOUT", "EBUSY", "ENOLCK", "ECONNRESET", "ECONNABORTED", "ENETDOWN",
+    "ENETUNREACH", "EHOSTUNREACH", "EREMOTEIO") if hasattr(errno, name))
+
+#: Lock buckets per model and sampling parameters (:meth:`ResponseStore.claim`): a prompt's bucket is its SHA-256
+#: modulo this; two runs wait for each other only on prompts of one bucket.
+LOCK_BUCKETS = 4096
+
+_T = TypeVar("_T")
+
+
+class StoreIOError(KGProbeError):
+    """A shard could not be read for an I/O error that lasted through every retry (the shard is kept as it is)."""
+
+
+def _retrying(read: Callable[[], _T], path: Path) -> _T:
+    """``read()``, tried again after an I/O error that may pass (:data:`_TRANSIENT`); an error of another kind (a
+    missing file, a shard that does not decode) is raised at once."""
+    attempt = 0
+    while True:
+        try:
+            return read()
+        except OSError as exc:
+            attempt += 1
+            if exc.errno not in _TRANSIENT:
+                raise
+            if attempt >= IO_ATTEMPTS:
+                raise StoreIOError(
+                    f"response store: reading {path} failed {IO_ATTEMPTS} times with an I/O error ({exc}). The shard "
+                    "is kept as it is and its answers are not asked again: check the file system (the NFS mount, "
+                    "the disk) and run again.") from exc
+            time.sleep(IO_BACKOFF_S * 2 ** (attempt - 1))
 
 
 def _shard_key(path: Path) -> tuple[str, int, int, int]:
-    st = path.stat()
+    st = _retrying(path.stat, path)
     return str(path), st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _footer(path: Path) -> Any:
+    return pq.ParquetFile(path).metadata
 
 
 def _read_shard(path: Path) -> pa.Table:
     """Every page of one shard, decoded (so a damaged page raises here), as :data:`STORE_SCHEMA` columns; a column
     an older shard lacks (``logprobs``) reads as null."""
-    table = pq.read_table(path)
+    table = _retrying(lambda: pq.read_table(path), path)
     for field in STORE_SCHEMA:
         if field.name not in table.column_names:
             table = table.append_column(field, pa.nulls(table.num_rows, field.type))
@@ -290,39 +344,52 @@ class ResponseStore:
             f.unlink(missing_ok=True)
         return len(files)
 
-    @contextlib.contextmanager
-    def lock(self, model: str, key: str, *, log: Callable[[str], None] | None = None,
-             poll_s: float = 0.5) -> Iterator[bool]:
-        """Hold the lock of one unit of work (``key``, e.g. a partition's prompts and sampling parameters) of
-        ``model`` while it is generated, so two runs of one partition at once do not both send (and pay for) its
-        requests: the second waits, then finds the first one's answers stored. A file lock (``flock``) under
-        ``<root>/locks/``: the operating system releases it when its process dies, even by ``kill -9``. Yields
-        whether a lock was taken (False where the platform has no ``flock``)."""
-        try:
-            import fcntl
-        except ImportError:  # Windows: no lock; concurrent runs of one partition may both send
-            yield False
-            return
+    def _lock_file(self, model: str, params_sha256: str) -> Path:
         from kgprobe.warehouse import safe_value
 
-        folder = self.root / "locks" / f"model={safe_value(model)}"
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.lock", "a+b") as fh:
-            said = False
-            while True:
-                try:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if not said and log is not None:
-                        log(f"{model}: another run is generating these prompts now; waiting for it to finish, then "
-                            "its stored answers are reused")
-                        said = True
-                    time.sleep(poll_s)
-            try:
-                yield True
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return self.root / "locks" / f"model={safe_value(model)}" / f"prompts-{params_sha256[:16]}.lock"
+
+    @contextlib.contextmanager
+    def claim(self, model: str, params_sha256: str, prompt_sha256s: Sequence[str], *, wait: bool = False,
+              log: Callable[[str], None] | None = None, poll_s: float = 0.5) -> Iterator[set[str]]:
+        """Hold the locks of the prompts ``prompt_sha256s`` of ``model`` with these sampling parameters while they
+        are generated; yields the ones this caller holds: no other run (process or thread) generates them until it
+        leaves the block, so it checks the store for their answers again and asks only what is still missing.
+
+        A prompt's lock is the byte ``int(sha) % LOCK_BUCKETS`` of one file per model and parameters under
+        ``<root>/locks/`` (:mod:`kgprobe.generation.locks`: a POSIX byte-range lock, as NFS implements them,
+        released by the operating system when its process dies, even by ``kill -9``). Busy buckets are skipped, not
+        waited for, so two runs with overlapping prompt sets each go on with what the other is not doing; with
+        ``wait`` and nothing free, it waits for the first busy bucket while holding no other (no deadlock), and
+        yields at least that one. The caller asks for the rest again later.
+
+            >>> with store.claim("m", params.sha256(), [p.sha256() for p in prompts]) as mine:
+            ...     ...  # generate the prompts in mine that the store still lacks
+        """
+        from kgprobe.generation import locks
+
+        path = self._lock_file(model, params_sha256)
+        buckets: dict[int, list[str]] = {}
+        for sha in prompt_sha256s:
+            buckets.setdefault(int(sha[:12], 16) % LOCK_BUCKETS, []).append(sha)
+        held: list[int] = []
+
+        def waiting() -> None:
+            if log is not None:
+                log(f"{model}: another run is generating some of these prompts now; waiting for it, then its stored "
+                    "answers are reused")
+
+        try:
+            for bucket in sorted(buckets):
+                if locks.try_lock(path, bucket):
+                    held.append(bucket)
+                elif wait and not held:
+                    locks.lock(path, bucket, poll_s=poll_s, on_wait=waiting)
+                    held.append(bucket)
+            yield {sha for bucket in held for sha in buckets[bucket]}
+        finally:
+            for bucket in held:
+                locks.unlock(path, bucket)
 
     # -- reading ------------------------------------------------------------------------------------------------------
 
@@ -339,12 +406,13 @@ class ResponseStore:
                 con.unregister(name)
 
     def _read(self, model: str, sql: str, params: dict[str, Any], tables: Mapping[str, pa.Table] | None = None, *,
-              empty_ok: bool = False) -> pa.Table | None:
+              empty_ok: bool = False, only: Sequence[Path] | None = None) -> pa.Table | None:
         # A compaction may delete a listed shard before DuckDB opens it; list again and retry. A damaged shard (cut
         # short by a full disk or a copy, or with a readable footer and damaged pages) is set aside and the read
-        # retried without it.
+        # retried without it. ``only``: read these shards, not the model's listing; one of them gone raises
+        # FileNotFoundError (its rows may be in a shard the caller has not listed).
         for attempt in range(4):
-            files = self.shards(model)
+            files = self.shards(model) if only is None else list(only)
             if not files and not empty_ok:
                 return None
             try:
@@ -353,16 +421,23 @@ class ResponseStore:
                 if attempt == 3:
                     raise
                 if not all(f.exists() for f in files):
+                    if only is not None:
+                        raise FileNotFoundError(f"response store: a shard of {model!r} went away while read") from None
                     continue
-                if not self.quarantine_damaged(files, deep=True):
+                moved = self.quarantine_damaged(files, deep=True)
+                if not moved:
                     raise
+                if only is not None:
+                    gone = {m.with_name(m.name.removeprefix("damaged-")) for m in moved}
+                    only = [f for f in only if f not in gone]
         return None
 
     def quarantine_damaged(self, files: Sequence[Path] | None = None, *, deep: bool = False) -> list[Path]:
         """Set aside shards that are not readable Parquet (renamed ``damaged-<name>``, kept for a person to look at),
         with a warning that names each; their responses are missing from then on, so the next run generates exactly
-        those again. Returns the new paths. ``files``: the shards to check (default: every model's). ``deep``: read
-        every page of every shard (what a failed query does), not only the footer."""
+        those again. A shard that meets an I/O error is read again and never set aside (:class:`StoreIOError` once
+        the retries are spent). Returns the new paths. ``files``: the shards to check (default: every model's).
+        ``deep``: read every page of every shard (what a failed query does), not only the footer."""
         import warnings
 
         files = list(files) if files is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
@@ -374,9 +449,11 @@ class ResponseStore:
                 if deep:
                     _load([f])
                 else:
-                    pq.ParquetFile(f).metadata  # noqa: B018 - reading the footer is the check
+                    _retrying(functools.partial(_footer, f), f)  # reading the footer is the check
             except FileNotFoundError:
                 continue
+            except StoreIOError:  # an I/O error through every retry is no proof of damage: keep the shard
+                raise
             except Exception as exc:  # any unreadable footer or page: ArrowInvalid, OSError
                 if not f.exists():
                     continue
@@ -389,7 +466,12 @@ class ResponseStore:
 
     def spent(self, model: str | None = None, *, run_id: str | None = None) -> float:
         """Dollars recorded as spent: by ``model`` over every run, or by every model in run ``run_id`` (both: that
-        model in that run). Responses without a known cost count 0."""
+        model in that run). Responses without a known cost count 0, and so do negative and NaN ones; a cost above
+        :data:`~kgprobe.generation.cost.MAX_REQUEST_COST_USD` (infinity too) counts as that much, as
+        :func:`~kgprobe.generation.cost.clamp_cost` records it (a row an older version stored from a provider's false
+        usage cannot unlock a budget)."""
+        from kgprobe.generation.cost import MAX_REQUEST_COST_USD
+
         if model is None and run_id is None:
             raise ValueError("spent() needs a model, a run id or both")
         files = self.shards(model) if model is not None else sorted(self.root.glob("model=*/shard-*.parquet"))
@@ -403,18 +485,23 @@ class ResponseStore:
         if run_id is not None:
             conditions.append("run_id = $run")
             params["run"] = run_id
-        table = self._query(files, f"SELECT coalesce(sum(cost), 0) AS usd FROM {{src}} WHERE {' AND '.join(conditions)}",
-                            params)
+        params["most"] = MAX_REQUEST_COST_USD
+        usd = "CASE WHEN cost IS NULL OR isnan(cost) OR cost <= 0 THEN 0 ELSE least(cost, $most) END"
+        where = " AND ".join(conditions)
+        table = self._query(files, f"SELECT coalesce(sum({usd}), 0) AS usd FROM {{src}} WHERE {where}", params)
         return float(table.column("usd")[0].as_py())
 
-    def done_keys(self, model: str, params_sha256: str) -> set[tuple[str, int]]:
-        """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters."""
+    def done_keys(self, model: str, params_sha256: str, *, only: Sequence[Path] | None = None
+                  ) -> set[tuple[str, int]]:  # fmt: skip
+        """``(prompt_sha256, sample_index)`` of every stored success of ``model`` with these sampling parameters.
+        ``only``: of these shards alone (a run that has read the store reads what appeared since); FileNotFoundError
+        when one of them is gone (a compaction folded it into a shard not in ``only``: read them all again)."""
         # every page of every shard is decoded when it is read, so a shard with a damaged page in any column is found
         # (and set aside) here, before the run decides what to generate, not later when the answers are read
         table = self._read(model, """
             SELECT DISTINCT prompt_sha256, sample_index FROM {src} AS t
             WHERE model = $model AND params_sha256 = $params AND error IS NULL""",
-                           {"params": params_sha256})
+                           {"params": params_sha256}, only=only)
         if table is None:
             return set()
         return set(zip(table.column("prompt_sha256").to_pylist(), table.column("sample_index").to_pylist()))

@@ -10,8 +10,10 @@ retried by the next run); ``retries`` on every completion says how many extra at
 ``n`` samples: with ``n_mode: auto`` one request asks for ``n`` choices when litellm says the provider accepts
 ``n`` (and tops up with single requests if a server returns fewer); otherwise, and with ``n_mode: calls``, it makes
 ``n`` requests whose seeds differ (``seed + i``). Usage: ``tokens_in`` is the request's prompt tokens; when one
-request returns several choices its completion tokens and cost are split evenly between them, so sums stay exact.
-``cost`` comes from ``litellm.completion_cost`` and is None for models litellm has no price for.
+request returns several choices its completion tokens and cost are split evenly between them, so sums stay exact
+(a server that returns more choices than asked bills them all: the choices kept carry the whole bill). ``cost``
+comes from ``litellm.completion_cost`` and is None for models litellm has no price for; reported usage is clamped
+(:func:`~kgprobe.generation.cost.billed_usage`).
 
 Replies (:mod:`kgprobe.generation.replies`): a choice without text (``content: null``, blank), stopped by a content
 filter or refused is a failed completion, with the tokens and cost billed for it; an answer longer than
@@ -39,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kgprobe.generation.cost import price_of_config
+from kgprobe.generation.cost import billed_usage, price_of_config
 from kgprobe.generation.litellm_import import import_litellm
 from kgprobe.generation.records import BackendError, BaseBackend, Completion, Prompt, SamplingParams
 from kgprobe.generation.replies import CUT, MAX_REPLY_BYTES, bound_answer, no_answer
@@ -465,31 +467,24 @@ class LiteLLMBackend(BaseBackend):
                     error = exc
                 latency = time.perf_counter() - t0
             if error is None:
-                return self._completions(response, latency, retries, max_tokens=params.max_tokens)
+                return self._completions(response, latency, retries, n, max_tokens=params.max_tokens)
             if retries >= self.config.max_retries or not self._retryable(error) or self._rejected(error):
                 return [Completion.failure(self._describe(error), latency_s=latency, retries=retries)]
             await asyncio.sleep(self._wait(retries, error))
             retries += 1
 
-    def _completions(self, response: Any, latency: float, retries: int, *, max_tokens: int | None = None
-                     ) -> list[Completion]:  # fmt: skip
-        """One completion per choice of ``response``: its answer (cut to the limit of ``max_tokens``), or a failure
-        for a choice without one, with its share of the tokens and cost."""
+    def _completions(self, response: Any, latency: float, retries: int, asked: int = 0, *,
+                     max_tokens: int | None = None) -> list[Completion]:  # fmt: skip
+        """One completion per choice of ``response`` (the first ``asked``): its answer (cut to the limit of
+        ``max_tokens``), or a failure for a choice without one, with its share of the tokens and cost. Usage is
+        clamped (:func:`~kgprobe.generation.cost.billed_usage`) and every choice returned is billed: the ones kept
+        carry the whole bill."""
         choices = sorted(response.choices or [], key=lambda c: getattr(c, "index", 0) or 0)
-        usage = getattr(response, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-        own_in, own_out = self.config.input_cost_per_token, self.config.output_cost_per_token
-        if own_in is not None and own_out is not None and prompt_tokens is not None and completion_tokens is not None:
-            cost: float | None = prompt_tokens * own_in + completion_tokens * own_out
-        else:
-            try:
-                cost = float(self._litellm.completion_cost(completion_response=response))
-            except Exception:  # no price known for this model (a local server, a new model)
-                cost = None
+        prompt_tokens, completion_tokens, cost = billed_usage(response, self.config, self._litellm)
         if not choices:  # billed all the same
             return [Completion.failure("empty reply: the API returned no choices", latency_s=latency, retries=retries,
                                        cost=cost, tokens_in=prompt_tokens, tokens_out=completion_tokens)]
+        choices = choices[:asked] if asked else choices
         k = len(choices)
         out = []
         for i, choice in enumerate(choices):

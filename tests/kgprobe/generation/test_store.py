@@ -101,6 +101,16 @@ def test_keys_are_unique_per_model_prompt_params_and_sample(tmp_path):
     assert store.done_keys("absent", PARAMS.sha256()) == set()
 
 
+
+def test_done_keys_of_the_shards_that_appeared_since_and_of_a_shard_gone_meanwhile(tmp_path):
+    store = ResponseStore(tmp_path)
+    first = store.write_shard("m", [row("q1", 0)])
+    second = store.write_shard("m", [row("q2", 0), row("q2", 1, error="HTTP 503")])
+    assert store.done_keys("m", PARAMS.sha256(), only=[second]) == {(sha("q2"), 0)}
+    first.unlink()  # folded away by a compaction after it was listed: its rows are in a shard not asked for
+    with pytest.raises(FileNotFoundError):
+        store.done_keys("m", PARAMS.sha256(), only=[first, second])
+
 def test_rows_for_gives_one_row_per_item_and_sample_in_order(tmp_path):
     store = ResponseStore(tmp_path)
     store.write_shard("m", [row("q1", 0, text="a0"), row("q1", 1, text="a1"), row("q2", 0, error="boom")])
