@@ -42,7 +42,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kgprobe.generation.prompts import DATA_NOTICE, fence
 from kgprobe.kg.queries import normalise_label
-from kgprobe.scoring.lexicon import DEMONYMS, SAME_KIND_CONCEPTS, content_words, forms, known, participle
+from kgprobe.scoring.lexicon import (
+    DEMONYMS,
+    EVALUATIVE,
+    SAME_KIND_CONCEPTS,
+    content_words,
+    forms,
+    known,
+    participle,
+)
 from kgprobe.scoring.literals import Literal, agree, parse_literal
 from kgprobe.scoring.relations import (
     MIN_SUBJECTS,
@@ -1142,7 +1150,11 @@ def check_claim(claim: Claim, kg: KGFacts, *, embedder: Any = None, threshold: f
     if s_lit is not None and o_lit is None:  # "In 2009 came Avatar"
         subj, obj, s_lit, o_lit, flipped = obj, subj, o_lit, s_lit, True
     subjects, s_status = kg.candidates(subj)
-    words = content_words(_possessive_free(phrase))
+    said = set(_norm_tokens(phrase)) | (set(_norm_tokens(obj)) - set(_norm_tokens(" ".join(
+        kg.entities.get(e, "") for e in kg.candidates(obj)[0]))))
+    if said & EVALUATIVE:  # "best known for", "a prolific writer": no triple says that
+        return Verdict(NOT_IN_KG, "evaluative", claim, fact=claim.fact)
+    words = _core_words(phrase, content_words(_possessive_free(phrase)))
     if not subjects:
         objects, _ = kg.candidates(obj) if o_lit is None else ((), "")
         if s_status == "unlinked" and len(objects) == 1:  # "Van Morrison sang In the Garden"
@@ -1203,10 +1215,14 @@ def _core_words(phrase: str, words: tuple[str, ...]) -> tuple[str, ...]:
     """The words that say what a phrase claims of its subject: after "is a" / "was an", the description of the
     subject ("a French painter") is not part of it, the verb after it is ("born in")."""
     toks = re.findall(r"[a-z'’-]+", phrase.lower())
-    if len(toks) > 2 and toks[0] in {"is", "was", "are", "were"} and toks[1] in {"a", "an"}:
+    if len(toks) > 2 and toks[0] in {"is", "was", "are", "were"} and toks[1] in {"a", "an", "the"}:
         for i in range(2, len(toks)):
             if participle(toks[i]):
                 return content_words(" ".join(toks[i:]))
+        if toks[-1] == "by" and toks[1] in {"a", "an"}:
+            return ()  # "is an adventure novel by": a work by someone, whichever way the KG says it
+        if toks[-1] in {"in", "within"} and toks[1] in {"a", "an"}:
+            return ("located",)  # "is an ancient city in": where it is
     return words
 
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 __all__ = [
     "CONVERSES",
     "DEMONYMS",
+    "EVALUATIVE",
     "FUNCTION_WORDS",
     "SAME_KIND_CONCEPTS",
     "SINGLE_VALUED_CONCEPTS",
@@ -44,6 +45,13 @@ very well widely mainly mostly primarily notably best most more much many severa
 of in on at by to for from with into onto through after before under over about as than upon within without during
 and or but nor so yet while which who whom whose what where when why how it he she they him them itself himself
 herself themselves there here known titled entitled
+""".split())
+
+#: Words that make a claim evaluative ("best known for", "a prolific writer", "a key player"): no KG triple says
+#: that, so such a claim is not in the KG whatever its relation.
+EVALUATIVE = frozenset("""
+best famous famously prolific greatest renowned celebrated iconic notable legendary key leading influential
+important popular successful acclaimed finest greatest beloved
 """.split())
 
 #: Synonym groups of relational vocabulary (lemmas). A phrase word and a relation label word state the same relation
@@ -77,7 +85,7 @@ number jersey shirt uniform wear kit
 employ employer employee work hire
 educate education study attend graduate alumnus school university college
 teach teacher mentor tutor pupil disciple student train
-award win receive prize honor honour recipient earn
+award win receive prize honor honour recipient earn champion
 nominate nomination nominee
 genre style
 language speak tongue
@@ -104,7 +112,9 @@ border neighbor neighbour adjacent adjoin
 flow run traverse cross
 mouth empty drain discharge
 religion faith religious
-party political
+party political join member
+induct induction inductee hall fame enshrine
+live reside residence resident move relocate settle
 league division compete
 venue stadium ground home arena
 coach manage manager trainer
@@ -113,14 +123,14 @@ area size
 population inhabitant resident
 coordinate latitude longitude
 code icao iata identifier designate
-dissolve abolish defunct
+dissolve abolish defunct end fall collapse
 length long
 duration runtime minute
 budget cost gross revenue
 follow succeed successor sequel
 precede predecessor prequel
 base adapt adaptation
-origin originate
+origin originate form
 distribute distributor
 label
 shoot filming
@@ -133,7 +143,7 @@ commission
 movement
 currency money
 lead leader president head govern rule ruler king queen monarch mayor chief ceo executive
-position office serve
+position office serve play
 instrument
 sport
 age old
@@ -310,6 +320,12 @@ def key_to_label(key: str) -> str:
     path (``/film/film/directed_by`` -> "directed by"), camelCase and snake_case split (``wasBornIn`` -> "was born
     in"); an opaque id (``P57``, ``r12``) gives itself."""
     k = str(key).strip().rstrip("/>").lstrip("<")
+    if "./" in k:  # a Freebase path through a mediator: "/people/person/places_lived./people/place_lived/location"
+        parts = k.split("./")
+        first, last = key_to_label(parts[0]), key_to_label(parts[-1])
+        first = re.sub(r"\s+s$", "", first)  # Freebase's plural marker: "spouse_s"
+        words = list(dict.fromkeys(first.split() + last.split()))
+        return " ".join(words)
     for sep in ("#", "/", ":"):
         if sep in k:
             tail = k.rsplit(sep, 1)[-1]

@@ -24,6 +24,11 @@ _MONTHS["sept"] = 9
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>[12]\d{3})"
+_ERA = re.compile(r"^(?P<year>\d{1,4})\s*(?P<era>bc|bce|b\.c\.|ad|ce|a\.d\.)$")
+_NEG_ISO = re.compile(r"^-(?P<year>\d{1,6})(?:-(?P<mnum>[01]?\d)(?:-(?P<dnum>[0-3]?\d))?)?$")
+_APPROX = re.compile(r"^(?:approximately|about|around|roughly|nearly|almost|over|some|an estimated|more than|"
+                     r"less than|fewer than|at least|up to|just over|just under|circa|c\.)\s+")
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
 _DATE_FORMS = [
     re.compile(rf"^{_YEAR}-(?P<mnum>[01]?\d)(?:-(?P<dnum>[0-3]?\d))?(?:T.*)?$"),
     re.compile(rf"^{_MONTH},?\s+{_DAY},?\s+{_YEAR}$"),
@@ -61,6 +66,26 @@ def parse_literal(text: str | None) -> Literal | None:
     t = " ".join(str(text).strip().strip("\"'“”‘’()[].,;").lower().split())
     if not t or len(t) > 40:
         return None
+    m = _ERA.match(t) or _NEG_ISO.match(t)
+    if m:  # "753 BC", ISO "-0753-04-21"
+        g = m.groupdict()
+        bc = g.get("era") in {"bc", "bce", "b.c."} or t.startswith("-")
+        year = int(g["year"]) * (-1 if bc else 1)
+        return Literal("date", year=year, month=int(g["mnum"]) if g.get("mnum") else None,
+                       day=int(g["dnum"]) if g.get("dnum") else None, text=str(text))
+    approx = bool(_APPROX.match(t))
+    t = _APPROX.sub("", t)
+    scaled = re.match(r"^(?P<num>\d+(?:\.\d+)?)\s+(?P<scale>thousand|million|billion|trillion)\b\s*(?P<unit>.*)$", t)
+    if scaled:
+        value = float(scaled.group("num")) * _SCALE[scaled.group("scale")]
+        digits = len(scaled.group("num").split(".")[1]) if "." in scaled.group("num") else 0
+        unit = " ".join(scaled.group("unit").split()[:3])
+        return Literal("number", value=value, unit=unit, decimals=-(len(str(int(_SCALE[scaled.group("scale")]))) - 1
+                                                                  - digits), text=str(text))
+    if approx:
+        m = re.match(r"^(?P<num>[\d,]+(?:\.\d+)?)\s+(?P<unit>[a-z].*)$", t)
+        if m and len(m.group("unit").split()) <= 3:
+            t = m.group("num")
     for rx in _DATE_FORMS:
         m = rx.match(t)
         if m:
@@ -121,7 +146,10 @@ def agree(claim: Literal, kg: Literal) -> bool | None:
     assert claim.value is not None and kg.value is not None
     if claim.unit and kg.unit and claim.unit.rstrip("s") != kg.unit.rstrip("s"):
         return None
-    if claim.decimals:
+    if claim.unit and not kg.unit and claim.unit.split()[0] in {"feet", "foot", "ft", "miles", "mile", "mi",
+                                                                "pounds", "lb", "lbs", "inches", "inch", "in"}:
+        return None  # another unit system than the KG's: no verdict without its unit
+    if claim.decimals:  # negative for "2.3 million": written to the nearest 100,000
         tol = 0.5 * 10 ** (-claim.decimals)
     else:  # "1,000,000" is written to the nearest million
         digits = str(int(abs(claim.value)))

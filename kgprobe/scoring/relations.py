@@ -164,6 +164,9 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
         before = set(toks[:i])
         if nxt == "by" or (bool(before & _BE) and participle(w) and nxt != "of"):
             d = "rev" if profile.kind == "verb" else "fwd"              # passive: the subject is the patient
+            if conv and forms(w) & {"locate", "situate", "base", "house", "lie"}:
+                # "X is located in Y" for "Y contains X" (or "X contained by Y"): the subject is what is inside
+                return "rev" if profile.kind == "verb" else "fwd"
         elif before & _POSSESS and not (prev in _BE and nxt == "of"):
             d = "rev" if profile.kind == "prep" else ("rev" if profile.kind == "verb" else "fwd")  # X's director is Y
         elif nxt == "of" or prev in {"the", "a", "an"} or prev in _BE:

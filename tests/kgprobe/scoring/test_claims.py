@@ -227,5 +227,5 @@ def test_from_duckdb_quotes_the_schema_name(tmp_path):
 def test_a_described_subject_keeps_its_relation(sample_kg):
     assert check_fact("Pierre-Auguste Renoir was a French painter born in Limoges.", sample_kg).label == SUPPORTED
     assert check_fact("Pierre-Auguste Renoir was a French painter born in Paris.", sample_kg).label == CONTRADICTED
-    # a bare preposition at the end is no relation: "lived in" says nothing the KG has
-    assert check_fact("Pierre-Auguste Renoir lived in Paris.", sample_kg).reason == "relation"
+    # a bare preposition at the end is no relation: "holidayed in" says nothing the KG has
+    assert check_fact("Pierre-Auguste Renoir holidayed in Paris.", sample_kg).reason == "relation"
