@@ -74,9 +74,8 @@ def test_duplicate_label_keys_are_reported(tmp_path: Path, fast: bool) -> None:
 
 
 def test_duplicate_keys_in_a_json_label_file_are_reported(tmp_path: Path) -> None:
-    con, report = _load(tmp_path, b'{"a": "Alpha", "c": "Charlie", "a": "Another"}')
-    assert [r for _, r in _rejects(con)] == ["entity_labels: key 'a' given again with another value (the first value "
-                                             "is kept)"]
+    con, report = _load(tmp_path, b'{"a": "Alpha", "c": "Charlie",\n  "a": "Another"}')
+    assert _rejects(con) == [(2, "entity_labels: key 'a' given again with another value (line 1 is kept)")]
     assert dict(con.execute("SELECT key, label FROM kg.entities").fetchall())["a"] == "Alpha"
 
 
