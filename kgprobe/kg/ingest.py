@@ -1084,7 +1084,7 @@ def _read_temporal(stage: _Stage, path: Path) -> None:
                 continue
             for k, v in zip(cols, (h, r, t, start, end, ongoing, str(path), number)):
                 cols[k].append(v)
-            if len(cols["head"]) >= _SIDE_ROWS_PER_INSERT:
+            if len(cols["head"]) >= _ROWS_PER_INSERT:
                 stage.append("_st_temporal", cols)
                 cols = {k: [] for k in cols}
     stage.append("_st_temporal", cols)
@@ -1204,6 +1204,8 @@ def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> str:
 
 def _read_tsv_mapping(stage: _Stage, path: Path, role: str, stats: dict[str, int],
                       chunks: Iterator[tuple[int, str]]) -> None:
+    """Stage the rows of a TSV side file's text ``chunks`` (see :func:`_read_mapping`); the header, if any, is
+    on the file's first line and sets the number of fields a row may have."""
     header, width = False, 2
     for number, text in chunks:
         if number == 1:
@@ -1249,6 +1251,7 @@ def _mapping_lines(text: str, *, first_line: int, width: int, skip: int | None) 
 
 
 def _read_json_mapping(stage: _Stage, path: Path, role: str, stats: dict[str, int]) -> None:
+    """Stage the entries of a JSON side file (see :func:`_read_mapping`), read as a stream of entries."""
     stats["empty"] = 0
     cols: dict[str, list[Any]] = {k: [] for k in ("key", "value", "line", "seq")}
     entries = JsonObjectStream(path, stage.source.encoding, role=role, object_pairs_hook=_json_pairs)
@@ -1261,7 +1264,7 @@ def _read_json_mapping(stage: _Stage, path: Path, role: str, stats: dict[str, in
         else:
             for line, key, value in zip(lines, keys, values, strict=True):
                 _json_entry(stage, path, role, stats, cols, line, key, value)
-        if len(cols["key"]) >= _SIDE_ROWS_PER_INSERT:
+        if len(cols["key"]) >= _ROWS_PER_INSERT:
             _append_side_rows(stage, cols)
     _append_side_rows(stage, cols)
 
@@ -1297,8 +1300,8 @@ def _json_entry(stage: _Stage, path: Path, role: str, stats: dict[str, int], col
         cols["line"].append(line)
 
 
-#: Rows of a JSON side file collected in Python before they are inserted into DuckDB.
-_SIDE_ROWS_PER_INSERT = 20_000
+#: Rows collected in Python (a JSON side file, temporal facts) before they are inserted into DuckDB.
+_ROWS_PER_INSERT = 20_000
 # what no label may hold: a row of a TSV file cannot, and in a prompt it could start a line of its own
 _LINE_BREAK = re.compile(r"[\r\n]")
 _MappingRows = tuple[Any, Any, Any, list[tuple[int, str, str]], int]
@@ -1382,7 +1385,8 @@ def _mapping_columns(text: str, *, first_line: int, width: int, skip: int | None
 
 def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None], started: float) -> IngestReport:
     """Encode the staged rows and write the KG tables, the rejects and the snapshot in one transaction, once
-    ``checked`` (the check of the compressed inputs) has passed."""
+    ``checked`` (the check of the compressed inputs, which ran beside the reading) has passed."""
+    checked()
     con, src = stage.con, stage.source
     fmt = src.format
     count_triples_on_insert = False
@@ -1443,7 +1447,6 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
         con.execute(f"INSERT INTO _st_types SELECT t.key, coalesce(n.value, t.value), t.value FROM {types} t "
                     f"LEFT JOIN {names} n ON n.key = t.value ORDER BY t.seq" if names else
                     f"INSERT INTO _st_types SELECT key, value, value FROM {types} ORDER BY seq")
-    checked()
     if stage.rejects and not src.lenient:
         first = stage.rejects[0]
         raise IngestError(f"{first[0]}, line {first[1]}: {first[3]}: {first[2]!r}. Fix the row or load with lenient=True.")
