@@ -908,17 +908,51 @@ def _reject_rdf_labels(stage: _Stage) -> int:
     con = stage.con
     con.execute(load_sql("kg/rdf_label_rejects"))
     rejected = con.execute("SELECT s, lit, lang, kept FROM _rdf_label_rejects ORDER BY s, lit").fetchall()
+    where = _ntriples_lines(stage, {(s, lit, lang) for s, lit, lang, _ in rejected}) if rejected else {}
     for s, lit, lang, kept in rejected:
         raw = f"<{s}> <{_RDFS_LABEL}> {json.dumps(lit, ensure_ascii=False)}{f'@{lang}' if lang else ''} ."
         reason = ("entity_labels: a carriage return or line feed inside an rdfs:label (a label is one line)"
                   if kept is None else
                   f"entity_labels: a second rdfs:label{f'@{lang}' if lang else ''} of {s} "
                   f"({json.dumps(kept, ensure_ascii=False)} is kept)")
-        stage.reject(_rdf_sources(stage), None, raw, reason)
+        stage.reject(*where.get((s, lit, lang), (_rdf_sources(stage), None)), raw, reason)
     if rejected:
         con.execute(load_sql("kg/rdf_label_drop_rejects"))
     con.execute("DROP TABLE _rdf_label_rejects")
     return len(rejected)
+
+
+def _ntriples_lines(stage: _Stage, wanted: set[tuple[str, str, str | None]]) -> dict[tuple[str, str, str | None],
+                                                                                    tuple[str, int]]:
+    """The file and line of each rdfs:label statement ``(subject, label, language)`` of ``wanted``, found by a
+    second pass over N-Triples files that only runs when some label was rejected (statements are routed without
+    their lines). Turtle statements span lines: there the files are named without a line."""
+    if stage.source.format != "ntriples":
+        return {}
+    import pyoxigraph as ox
+
+    subjects = {f"<{s}>".encode(stage.source.encoding) if not s.startswith("_:") else s.encode() for s, _, _ in wanted}
+    found: dict[tuple[str, str, str | None], tuple[str, int]] = {}
+    for path in stage.source.files:
+        for first, block in line_blocks(path, strip_bom=_is_utf8(stage.source.encoding)):
+            if b"rdf-schema#label" not in block:
+                continue
+            for i, raw in enumerate(block.split(b"\n")):
+                head = raw.split(maxsplit=1)
+                if b"rdf-schema#label" not in raw or not head or head[0] not in subjects:
+                    continue
+                try:
+                    quads = list(ox.parse(raw, ox.RdfFormat.N_TRIPLES, lenient=True))
+                except SyntaxError:
+                    continue
+                for q in quads:
+                    s = q.subject.value if type(q.subject) is ox.NamedNode else f"_:{q.subject.value}"
+                    key = (s, q.object.value, getattr(q.object, "language", None))
+                    if key in wanted:
+                        found.setdefault(key, (str(path), first + i))
+            if len(found) == len(wanted):
+                return found
+    return found
 
 
 def _rdf_sources(stage: _Stage) -> str:
