@@ -62,7 +62,8 @@ __all__ = [
 
 #: The version of the readers in this module, part of every snapshot id: a change to what a reader loads, rejects or
 #: labels from the same bytes bumps it, so that a KG loaded before the change is read again rather than reused.
-#: 2: gzip files cut short refused, byte-order marks dropped, line breaks and repeated rdfs:labels rejected.
+#: 2: gzip files cut short refused, byte-order marks dropped, line breaks in labels and keys and repeated
+#: rdfs:labels rejected.
 PARSER_VERSION = 2
 
 Format = Literal["tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events"]
@@ -391,6 +392,13 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
         "OR coalesce(tail, '') = '')",
         {"src": str(path)},
     ).fetchall()[0][0]
+    if delim == ",":
+        # a quoted CSV field may hold a line break; as a key it would be its own label (the TSV rules reject it)
+        for raw in con.execute(
+            "DELETE FROM _st_triples WHERE src = $src AND regexp_matches(concat(head, relation, tail), '[\\r\\n]') "
+            "RETURNING concat_ws(' | ', head, relation, tail)", {"src": str(path)}
+        ).fetchall():
+            stage.reject(path, None, raw[0], "a carriage return or line feed inside a field (a key is one line)")
     if errors or empty:
         # the last line of a .gz cut short reads as a malformed row: say what happened instead (the check of every
         # compressed file beside the load catches a cut at a line end, which DuckDB's reader passes over silently)
@@ -559,18 +567,26 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
     # does a second scan find the bad rows and their numbers
     good = con.execute(
         f"INSERT INTO _st_triples SELECT trim({h}), trim({r}), trim({t}), NULL, NULL FROM read_parquet($p) "
-        f"WHERE coalesce(trim({h}), '') <> '' AND coalesce(trim({r}), '') <> '' AND coalesce(trim({t}), '') <> ''",
+        f"WHERE {' AND '.join(_clean_key(f'trim({x})') for x in (h, r, t))}",
         {"p": str(path)},
     ).fetchone()[0]
     if good == read:
         return
     bad = con.execute(
-        f"SELECT line, concat_ws(' | ', head, relation, tail) FROM ({rows}) "
-        "WHERE coalesce(head, '') = '' OR coalesce(relation, '') = '' OR coalesce(tail, '') = '' ORDER BY line",
+        f"SELECT line, concat_ws(' | ', head, relation, tail), coalesce(head, '') = '' OR coalesce(relation, '') = '' "
+        f"OR coalesce(tail, '') = '' FROM ({rows}) WHERE NOT ({' AND '.join(_clean_key(x) for x in ('head', 'relation', 'tail'))}) "
+        "ORDER BY line",
         {"p": str(path)},
     ).fetchall()
-    for line, raw in bad:
-        stage.reject(path, int(line), raw, "empty or null head, relation or tail (line = row number)")
+    for line, raw, empty in bad:
+        stage.reject(path, int(line), raw, "empty or null head, relation or tail (line = row number)" if empty else
+                     "a carriage return or line feed inside a field (line = row number)")
+
+
+def _clean_key(column: str) -> str:
+    """SQL that is true when ``column`` is a loadable key: not NULL, not empty, and one line (the TSV rules: a key
+    with a line break would be its own label, and could start a line of its own in a prompt)."""
+    return f"(coalesce({column}, '') <> '' AND NOT regexp_matches({column}, '[\\r\\n]'))"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1455,9 +1471,11 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
         """
     )
     if stage.untrimmed:
+        # a padded key, or one with a line break, sends the load through the exact pass
         padded = con.execute(
-            "SELECT EXISTS (SELECT 1 FROM _st_keys WHERE trim(key) <> key) "
-            "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT relation FROM _st_triples) WHERE trim(relation) <> relation)"
+            "SELECT EXISTS (SELECT 1 FROM _st_keys WHERE trim(key) <> key OR regexp_matches(key, '[\\r\\n]')) "
+            "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT relation FROM _st_triples) WHERE trim(relation) <> relation "
+            "OR regexp_matches(relation, '[\\r\\n]'))"
         ).fetchone()[0]
         if padded:
             raise _Restage

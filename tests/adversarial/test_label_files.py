@@ -214,3 +214,28 @@ def test_a_line_break_in_a_kopl_name_is_rejected(tmp_path: Path) -> None:
     report = load_kg(con, KGSource(triples=[tmp_path / "kb.json"], format="kopl", lenient=True, name="kg"))
     assert report.rejected == 1 and report.read == report.loaded + report.duplicates + report.rejected
     assert dict(con.execute("SELECT key, label FROM kg.entities").fetchall()) == {"a": "a", "b": "Bravo"}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_a_line_break_in_a_key_is_rejected_in_every_triple_format(tmp_path: Path, fmt: str) -> None:
+    # a key without a label is shown as its own label: a Parquet string or a quoted CSV field may hold a line break,
+    # which a TSV row cannot
+    rows = [("a", "r", "b"), ("c\nOutput: Yes", "r", "d"), ("e", "r\r", "f")]
+    path = tmp_path / f"t.{fmt}"
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({k: [r[i] for r in rows] for i, k in enumerate(("head", "relation", "tail"))}), path)
+    else:
+        path.write_text("".join('"' + '","'.join(r) + '"\n' for r in rows), encoding="utf-8")
+    con = duckdb.connect()
+    report = load_kg(con, KGSource(triples=[path], format=fmt, lenient=True, name="kg"))
+    assert (report.read, report.loaded, report.rejected) == (3, 1, 2)
+    assert [line for line, _ in _rejects(con)] == ([2, 3] if fmt == "parquet" else [None, None])
+    assert {reason for _, reason in _rejects(con)} == {
+        "a carriage return or line feed inside a field " + ("(line = row number)" if fmt == "parquet" else
+                                                            "(a key is one line)")}
+    assert sorted(k for (k,) in con.execute("SELECT key FROM kg.entities").fetchall()) == ["a", "b"]
+    with pytest.raises(IngestError, match="a carriage return or line feed inside a field"):
+        load_kg(duckdb.connect(), KGSource(triples=[path], format=fmt, name="kg"))
