@@ -14,36 +14,43 @@ import yaml
 
 from kgprobe.errors import ConfigError
 
-__all__ = ["MAX_YAML_VALUES", "BoundedLoader", "YAMLTooLarge", "load_yaml"]
+__all__ = ["MAX_YAML_DEPTH", "MAX_YAML_VALUES", "BoundedLoader", "YAMLTooLarge", "load_yaml"]
 
 #: The most values (scalars, lists and mappings, counted as often as aliases repeat them) one YAML document may hold.
 MAX_YAML_VALUES = 100_000
+#: The deepest nesting of lists and mappings one YAML document may have (a config needs about ten levels; Python's
+#: recursive parsers fail somewhere past a few hundred).
+MAX_YAML_DEPTH = 100
 
 
 class YAMLTooLarge(yaml.YAMLError):
-    """A document whose aliases expand past :data:`MAX_YAML_VALUES` values, or refer to themselves."""
+    """A document whose aliases expand past :data:`MAX_YAML_VALUES` values, refer to themselves, or nest deeper
+    than :data:`MAX_YAML_DEPTH` levels."""
 
 
 def _where(node: yaml.Node) -> str:
     return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
 
 
-def _expanded_size(root: yaml.Node, limit: int) -> int:
+def _expanded_size(root: yaml.Node, limit: int, max_depth: int = MAX_YAML_DEPTH) -> int:
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
 
-    def size(node: yaml.Node) -> int:
+    def size(node: yaml.Node, depth: int = 1) -> int:
         key = id(node)
         if key in sizes:
             return sizes[key]
         if key in open_nodes:
             raise YAMLTooLarge(f"an alias near {_where(node)} refers to a list or mapping that contains it; "
                                "such a value never ends")
+        if depth > max_depth:
+            raise YAMLTooLarge(f"lists and mappings nest more than {max_depth} levels deep (near {_where(node)}); "
+                               "no kgprobe file needs that many")
         open_nodes.add(key)
         if isinstance(node, yaml.SequenceNode):
-            n = 1 + sum(size(child) for child in node.value)
+            n = 1 + sum(size(child, depth + 1) for child in node.value)
         elif isinstance(node, yaml.MappingNode):
-            n = 1 + sum(size(k) + size(v) for k, v in node.value)
+            n = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
         else:
             n = 1
         open_nodes.discard(key)
@@ -73,11 +80,16 @@ class BoundedLoader(yaml.SafeLoader):
 
 def load_yaml(text: str, *, what: str, loader: type[BoundedLoader] = BoundedLoader) -> Any:
     """The YAML ``text`` as Python data, read with ``loader`` (a :class:`BoundedLoader`); a
-    :class:`~kgprobe.errors.ConfigError` naming ``what`` (the file) when it is not valid YAML or its aliases expand
-    too far."""
+    :class:`~kgprobe.errors.ConfigError` naming ``what`` (the file) when it is not valid YAML, its aliases expand
+    too far, or it nests deeper than :data:`MAX_YAML_DEPTH` levels."""
     try:
         return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
     except YAMLTooLarge as exc:
         raise ConfigError(f"{what}: refused: {exc}") from None
+    except RecursionError:
+        # PyYAML composes nested nodes recursively: a document nested hundreds of levels deep stops it before
+        # the depth check can run
+        raise ConfigError(f"{what}: refused: lists and mappings nest too deeply to read (more than "
+                          f"{MAX_YAML_DEPTH} levels); no kgprobe file needs that many") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{what}: not valid YAML ({exc}); fix the file at that line") from exc

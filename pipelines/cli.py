@@ -172,11 +172,12 @@ def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, 
 
     from kgprobe.config import load_config
     from kgprobe.errors import ConfigError
+    from kgprobe.yaml_io import load_yaml
 
     suites, models = _names(args.suites), _names(args.models)
     if not (suites or models or args.limit):
         return chosen, {}
-    raw = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+    raw = load_yaml(chosen.read_text(encoding="utf-8"), what=str(chosen))
     overrides: dict = {}
     if suites:
         enabled = list(cfg.suites_configured())

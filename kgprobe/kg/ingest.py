@@ -14,15 +14,17 @@ same input always gives the same ids. Re-loading the same input is idempotent: i
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
-import gzip
 import hashlib
 import io
+import itertools
 import json
 import re
 import time
 import urllib.parse
 import uuid
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -36,14 +38,33 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgprobe.errors import IngestError
+from kgprobe.kg.textio import (
+    JsonObjectStream,
+    byte_chunks,
+    check_compressed,
+    compressed_error,
+    decode_json,
+    line_blocks,
+    open_binary,
+    read_bytes,
+    text_chunks,
+    text_codec,
+)
 from kgprobe.sql import KG_TABLES, create_kg_tables, load_sql, quote_identifier
 
 __all__ = [
     "FORMATS",
+    "PARSER_VERSION",
     "IngestReport",
     "KGSource",
     "load_kg",
 ]
+
+#: The version of the readers in this module, part of every snapshot id: a change to what a reader loads, rejects or
+#: labels from the same bytes bumps it, so that a KG loaded before the change is read again rather than reused.
+#: 2: gzip files cut short refused, byte-order marks dropped, line breaks in labels and keys and repeated
+#: rdfs:labels rejected.
+PARSER_VERSION = 2
 
 Format = Literal["tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events"]
 FORMATS: tuple[str, ...] = ("tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events")
@@ -70,6 +91,7 @@ _HEADER_NAMES = {
     "rel", "start", "end", "start_year", "end_year", "begin",
 }
 _SIDE_HEADER_KEYS = {"id", "key", "entity", "entity_id", "mid", "relation", "relation_id", "qid", "pid"}
+_SIDE_ROLES = ("entity_labels", "relation_labels", "entity_types", "type_labels")
 _UNKNOWN_YEARS = {"", "0", "####", "-", "null", "none", "nan"}
 _ONGOING_YEAR = 3000
 
@@ -220,6 +242,9 @@ class _Stage:
         )
         con.execute("CREATE OR REPLACE TEMP TABLE _st_entities (key VARCHAR)")
         con.execute("CREATE OR REPLACE TEMP TABLE _st_rdf (s VARCHAR, p VARCHAR, o VARCHAR, lit VARCHAR, lang VARCHAR, dt VARCHAR)")
+        # labels by key, from the data (rdfs:label, KoPL names) and then from the side files
+        con.execute("CREATE OR REPLACE TEMP TABLE _labels_entity (key VARCHAR, label VARCHAR)")
+        con.execute("CREATE OR REPLACE TEMP TABLE _labels_relation (key VARCHAR, label VARCHAR)")
 
     def reject(self, src: Path | str, line: int | None, raw: str | None, reason: str) -> None:
         """Record one unloadable row; in strict mode stop with an error that names the file and line."""
@@ -266,19 +291,17 @@ def _check_file(path: Path, role: str) -> None:
         raise IngestError(f"{role} path {path} is not a file")
 
 
-def _open_text(path: Path, encoding: str) -> io.TextIOBase:
-    raw: Any = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 - closed by caller
-    return io.TextIOWrapper(raw, encoding=encoding, errors="strict", newline="")
+def _open_text(path: Path, encoding: str) -> io.TextIOWrapper:
+    return io.TextIOWrapper(open_binary(path), encoding=text_codec(encoding), errors="strict", newline="")
 
 
-def _read_bytes(path: Path) -> bytes:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            try:
-                return fh.read()
-            except (OSError, EOFError) as exc:
-                raise IngestError(f"{path}: not a readable gzip file ({exc}); re-download or decompress it") from exc
-    return path.read_bytes()
+def _read_bytes(path: Path, encoding: str = "utf-8") -> bytes:
+    """All of ``path`` (decompressed), without a UTF-8 byte-order mark when ``encoding`` is UTF-8."""
+    return read_bytes(path, strip_bom=_is_utf8(encoding))
+
+
+def _is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name == "utf-8"
 
 
 def _file_digest(path: Path) -> str:
@@ -290,8 +313,9 @@ def _file_digest(path: Path) -> str:
 
 
 def _snapshot_id(source: KGSource) -> str:
+    """The content hash of ``source``: its files, its parse options and :data:`PARSER_VERSION`."""
     h = hashlib.sha256()
-    h.update(json.dumps(source.options(), sort_keys=True).encode())
+    h.update(json.dumps({"parser": PARSER_VERSION, **source.options()}, sort_keys=True).encode())
     for role, paths in (
         ("triples", source.files),
         ("temporal", source.temporal_files),
@@ -347,6 +371,7 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
             {"path": str(path), "delim": delim, "quote": quote, "header": header, "encoding": src.encoding, "src": str(path)},
         ).fetchall()[0][0]
     except duckdb.Error as exc:
+        check_compressed(path)  # a corrupt .gz is named as such, not as a TSV problem
         if delim == "\t" and _cr_breaks_reader(path):
             # DuckDB's reader stops on a carriage return that does not end a line; split on \n alone instead, so
             # such a row is rejected with its line number and the rest of the file loads
@@ -360,8 +385,6 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
         "FROM _csv_rej_err GROUP BY line ORDER BY line"
     ).fetchall()
     stage.counts.read += parsed + len(errors)
-    for line, raw, etype, message in errors:
-        stage.reject(path, int(line) if line is not None else None, raw, _csv_reason(etype, message))
     # Rows with an empty field parse fine but cannot be loaded; their line numbers are found by a second, slow
     # pass over the file, which only runs when such rows exist.
     empty = con.execute(
@@ -369,26 +392,78 @@ def _read_delimited(stage: _Stage, path: Path, delim: str) -> None:
         "OR coalesce(tail, '') = '')",
         {"src": str(path)},
     ).fetchall()[0][0]
+    if delim == ",":
+        # a quoted CSV field may hold a line break; as a key it would be its own label (the TSV rules reject it)
+        for raw in con.execute(
+            "DELETE FROM _st_triples WHERE src = $src AND regexp_matches(concat(head, relation, tail), '[\\r\\n]') "
+            "RETURNING concat_ws(' | ', head, relation, tail)", {"src": str(path)}
+        ).fetchall():
+            stage.reject(path, None, raw[0], "a carriage return or line feed inside a field (a key is one line)")
+    if errors or empty:
+        # the last line of a .gz cut short reads as a malformed row: say what happened instead (the check of every
+        # compressed file beside the load catches a cut at a line end, which DuckDB's reader passes over silently)
+        check_compressed(path)
+    for line, raw, etype, message in errors:
+        stage.reject(path, int(line) if line is not None else None, raw, _csv_reason(etype, message))
     if empty:
         for line_no, raw in _lines_with_empty_field(path, delim, src.encoding, header):
             stage.reject(path, line_no, raw, "empty head, relation or tail")
 
 
 def _cr_breaks_reader(path: Path) -> bool:
-    data = _read_bytes(path)
-    return data.count(b"\r") != data.count(b"\r\n") or (b"\r\n" in data and data.count(b"\n") != data.count(b"\r\n"))
+    """Whether ``path`` holds a carriage return that does not end a line, or mixes CRLF and LF line ends (what
+    DuckDB's reader stops on); read a chunk at a time."""
+    cr = crlf = lf = 0
+    last = b""
+    for _, block in byte_chunks(path):
+        cr += block.count(b"\r")
+        crlf += block.count(b"\r\n") + (last == b"\r" and block[:1] == b"\n")
+        lf += block.count(b"\n")
+        last = block[-1:]
+    return cr != crlf or (crlf > 0 and lf != crlf)
 
 
 def _read_tsv_by_line(stage: _Stage, path: Path, header: bool) -> None:
     """TSV triples split on ``\n`` only (a final ``\r`` is part of the line end), fields kept verbatim as DuckDB's
     reader keeps them: a row with a carriage return inside a field, the wrong number of fields, an empty field or
-    text not in the declared encoding is rejected with its line number; blank lines are skipped."""
+    text not in the declared encoding is rejected with its line number; blank lines are skipped. Read and staged a
+    chunk at a time, so memory does not grow with the file."""
+    encoding = stage.source.encoding
+    for first, block in line_blocks(path, strip_bom=_is_utf8(encoding)):
+        try:
+            text = block.decode(encoding)
+        except UnicodeDecodeError:
+            _stage_tsv_lines(stage, path, header, first, block.split(b"\n"))
+        else:
+            _stage_tsv_text(stage, path, header, first, text)
+
+
+def _stage_tsv_text(stage: _Stage, path: Path, header: bool, first: int, text: str) -> None:
+    """:func:`_stage_tsv_lines` for a block that is valid text, in Arrow and Polars: the good rows go to staging
+    as columns, and only the bad ones (few) through Python, to be rejected with their line numbers."""
+    lines = pl.from_arrow(pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten()).str.strip_suffix("\r")
+    row = lines != ""
+    if header and first == 1:
+        row[0] = False
+    fields = lines.str.split_exact("\t", 2).struct.unnest()
+    ok = ((lines.str.count_matches("\t", literal=True) == 2) & ~lines.str.contains("\r", literal=True)
+          & (fields["field_0"] != "") & (fields["field_1"] != "") & (fields["field_2"] != "")).fill_null(False)
+    good = row & ok
+    n = int(good.sum())
+    stage.counts.read += n
+    stage.append("_st_triples", {"head": fields["field_0"].filter(good).to_arrow().cast(pa.string()),
+                                 "relation": fields["field_1"].filter(good).to_arrow().cast(pa.string()),
+                                 "tail": fields["field_2"].filter(good).to_arrow().cast(pa.string()),
+                                 "src": pa.array([str(path)] * n, pa.string()), "line": pa.nulls(n, pa.int64())})
+    for i in (row & ~ok).arg_true().to_list():
+        _stage_tsv_lines(stage, path, False, first + i, [lines[i].encode(stage.source.encoding)])
+
+
+def _stage_tsv_lines(stage: _Stage, path: Path, header: bool, first: int, lines: list[bytes]) -> None:
+    """Stage ``lines`` (from line number ``first`` on) of :func:`_read_tsv_by_line`, one by one."""
     encoding = stage.source.encoding
     good: dict[str, list[Any]] = {"head": [], "relation": [], "tail": [], "src": [], "line": []}
-    lines = _read_bytes(path).split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=first):
         if header and number == 1:
             continue
         raw = raw.removesuffix(b"\r")
@@ -492,18 +567,26 @@ def _read_parquet(stage: _Stage, path: Path) -> None:
     # does a second scan find the bad rows and their numbers
     good = con.execute(
         f"INSERT INTO _st_triples SELECT trim({h}), trim({r}), trim({t}), NULL, NULL FROM read_parquet($p) "
-        f"WHERE coalesce(trim({h}), '') <> '' AND coalesce(trim({r}), '') <> '' AND coalesce(trim({t}), '') <> ''",
+        f"WHERE {' AND '.join(_clean_key(f'trim({x})') for x in (h, r, t))}",
         {"p": str(path)},
     ).fetchone()[0]
     if good == read:
         return
     bad = con.execute(
-        f"SELECT line, concat_ws(' | ', head, relation, tail) FROM ({rows}) "
-        "WHERE coalesce(head, '') = '' OR coalesce(relation, '') = '' OR coalesce(tail, '') = '' ORDER BY line",
+        f"SELECT line, concat_ws(' | ', head, relation, tail), coalesce(head, '') = '' OR coalesce(relation, '') = '' "
+        f"OR coalesce(tail, '') = '' FROM ({rows}) WHERE NOT ({' AND '.join(_clean_key(x) for x in ('head', 'relation', 'tail'))}) "
+        "ORDER BY line",
         {"p": str(path)},
     ).fetchall()
-    for line, raw in bad:
-        stage.reject(path, int(line), raw, "empty or null head, relation or tail (line = row number)")
+    for line, raw, empty in bad:
+        stage.reject(path, int(line), raw, "empty or null head, relation or tail (line = row number)" if empty else
+                     "a carriage return or line feed inside a field (line = row number)")
+
+
+def _clean_key(column: str) -> str:
+    """SQL that is true when ``column`` is a loadable key: not NULL, not empty, and one line (the TSV rules: a key
+    with a line break would be its own label, and could start a line of its own in a prompt)."""
+    return f"(coalesce({column}, '') <> '' AND NOT regexp_matches({column}, '[\\r\\n]'))"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -567,7 +650,7 @@ def _read_rdf(stage: _Stage, path: Path, fmt: str) -> None:
         sink.flush()
         stage.counts.read += sink.statements + (stage.counts.rejected - rejected_before)
         return
-    data = _read_bytes(path)
+    data = _read_bytes(path, stage.source.encoding)
     try:
         text = data.decode(stage.source.encoding)
     except UnicodeDecodeError as exc:
@@ -694,7 +777,7 @@ def _split_ntriples(stage: _Stage, path: Path, sink: _RdfSink, ox: Any, rdf_form
         if numbered:
             # DuckDB lists a line that is not valid text in the encoding among these; such a file goes to the caller
             try:
-                text = _read_bytes(path).decode(stage.source.encoding)
+                text = _read_bytes(path, stage.source.encoding).decode(stage.source.encoding)
             except UnicodeDecodeError:
                 _reset(sink)
                 return False
@@ -828,14 +911,69 @@ def _route_rdf_statements(stage: _Stage) -> None:
     distinct = con.execute(load_sql("kg/rdf_label_rank"), {"want": want}).fetchall()[0][0]
     distinct += con.execute(load_sql("kg/rdf_route_types")).fetchall()[0][0]
     stage.counts.duplicates += total - distinct
-    stage.counts.loaded += distinct
-    for target in ("literals", "entities"):
+    stage.counts.loaded += distinct - _reject_rdf_labels(stage)
+    for target in ("literals", "entities", "labels"):
         con.execute(load_sql(f"kg/rdf_route_{target}"))
-    for key, label in con.execute(
-        "SELECT s, arg_min(lit, [rank::VARCHAR, lit]) FROM _rdf_ranked WHERE rank IS NOT NULL GROUP BY s"
-    ).fetchall():
-        stage.entity_labels.setdefault(key, label)
     con.execute("DROP TABLE _rdf_ranked")
+
+
+def _reject_rdf_labels(stage: _Stage) -> int:
+    """Reject the rdfs:label statements that the TSV rules would reject: a label holding a carriage return or line
+    feed, and a second label of an entity in the language of the label kept (its rank is set to -1, so it is
+    neither a label nor a literal). Returns how many were rejected."""
+    con = stage.con
+    con.execute(load_sql("kg/rdf_label_rejects"))
+    rejected = con.execute("SELECT s, lit, lang, kept FROM _rdf_label_rejects ORDER BY s, lit").fetchall()
+    where = _ntriples_lines(stage, {(s, lit, lang) for s, lit, lang, _ in rejected}) if rejected else {}
+    for s, lit, lang, kept in rejected:
+        raw = f"<{s}> <{_RDFS_LABEL}> {json.dumps(lit, ensure_ascii=False)}{f'@{lang}' if lang else ''} ."
+        reason = ("entity_labels: a carriage return or line feed inside an rdfs:label (a label is one line)"
+                  if kept is None else
+                  f"entity_labels: a second rdfs:label{f'@{lang}' if lang else ''} of {s} "
+                  f"({json.dumps(kept, ensure_ascii=False)} is kept)")
+        stage.reject(*where.get((s, lit, lang), (_rdf_sources(stage), None)), raw, reason)
+    if rejected:
+        con.execute(load_sql("kg/rdf_label_drop_rejects"))
+    con.execute("DROP TABLE _rdf_label_rejects")
+    return len(rejected)
+
+
+def _ntriples_lines(stage: _Stage, wanted: set[tuple[str, str, str | None]]) -> dict[tuple[str, str, str | None],
+                                                                                    tuple[str, int]]:
+    """The file and line of each rdfs:label statement ``(subject, label, language)`` of ``wanted``, found by a
+    second pass over N-Triples files that only runs when some label was rejected (statements are routed without
+    their lines). Turtle statements span lines: there the files are named without a line."""
+    if stage.source.format != "ntriples":
+        return {}
+    import pyoxigraph as ox
+
+    subjects = {f"<{s}>".encode(stage.source.encoding) if not s.startswith("_:") else s.encode() for s, _, _ in wanted}
+    found: dict[tuple[str, str, str | None], tuple[str, int]] = {}
+    for path in stage.source.files:
+        for first, block in line_blocks(path, strip_bom=_is_utf8(stage.source.encoding)):
+            if b"rdf-schema#label" not in block:
+                continue
+            for i, raw in enumerate(block.split(b"\n")):
+                head = raw.split(maxsplit=1)
+                if b"rdf-schema#label" not in raw or not head or head[0] not in subjects:
+                    continue
+                try:
+                    quads = list(ox.parse(raw, ox.RdfFormat.N_TRIPLES, lenient=True))
+                except SyntaxError:
+                    continue
+                for q in quads:
+                    s = q.subject.value if type(q.subject) is ox.NamedNode else f"_:{q.subject.value}"
+                    key = (s, q.object.value, getattr(q.object, "language", None))
+                    if key in wanted:
+                        found.setdefault(key, (str(path), first + i))
+            if len(found) == len(wanted):
+                return found
+    return found
+
+
+def _rdf_sources(stage: _Stage) -> str:
+    # RDF statements are routed after every file is read, without their file and line
+    return ", ".join(str(p) for p in stage.source.files)
 
 
 def _first_line(exc: Exception) -> str:
@@ -856,7 +994,7 @@ def _nth_line(data: bytes, line: int | None) -> str | None:
 
 def _read_kopl(stage: _Stage, path: Path) -> None:
     try:
-        kb = json.loads(_read_bytes(path).decode(stage.source.encoding))
+        kb = decode_json(_read_bytes(path, stage.source.encoding).decode(stage.source.encoding), what=path)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise IngestError(f"{path}{f', line {line}' if line else ''}: not a valid KoPL JSON knowledge base ({exc})") from exc
@@ -879,7 +1017,11 @@ def _read_kopl(stage: _Stage, path: Path) -> None:
             stage.counts.read += 1
             stage.reject(path, None, f"entities.{ekey}", "entity is not a JSON object")
             continue
-        if name:
+        if name and _LINE_BREAK.search(str(name)):
+            stage.counts.read += 1
+            stage.reject(path, None, f"entities.{ekey}.name = {json.dumps(name, ensure_ascii=False)}",
+                         "a carriage return or line feed inside a name (a label is one line)")
+        elif name:
             stage.entity_labels.setdefault(ekey, str(name))
         l_ent.append(ekey)  # registers the entity even when it has no facts
         l_rel.append("")
@@ -956,6 +1098,8 @@ def _read_temporal(stage: _Stage, path: Path) -> None:
         while True:
             try:
                 line = fh.readline()
+            except (EOFError, OSError, zlib.error) as exc:
+                raise compressed_error(path, number + 1, exc) from None
             except UnicodeDecodeError:
                 number += 1
                 stage.counts.read += 1
@@ -990,6 +1134,9 @@ def _read_temporal(stage: _Stage, path: Path) -> None:
                 continue
             for k, v in zip(cols, (h, r, t, start, end, ongoing, str(path), number)):
                 cols[k].append(v)
+            if len(cols["head"]) >= _ROWS_PER_INSERT:
+                stage.append("_st_temporal", cols)
+                cols = {k: [] for k in cols}
     stage.append("_st_temporal", cols)
 
 
@@ -1004,7 +1151,7 @@ _EVENT_RELATION = "occurs"
 
 def _read_events(stage: _Stage, path: Path) -> None:
     try:
-        records = json.loads(_read_bytes(path).decode(stage.source.encoding))
+        records = decode_json(_read_bytes(path, stage.source.encoding).decode(stage.source.encoding), what=path)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise IngestError(f"{path}{f', line {line}' if line else ''}: not a valid JSON event list ({exc})") from exc
@@ -1018,6 +1165,9 @@ def _read_events(stage: _Stage, path: Path) -> None:
         where = f"[{i}] {json.dumps(rec)[:200]}"
         if not isinstance(rec, dict) or rec.get("type") not in ("begin", "end") or not rec.get("relation"):
             stage.reject(path, None, where, "event record needs type 'begin' or 'end' and a 'relation' (event name)")
+            continue
+        if _LINE_BREAK.search(str(rec["relation"])):
+            stage.reject(path, None, where, "a carriage return or line feed inside an event name (a label is one line)")
             continue
         try:
             year = int(rec["year"])
@@ -1063,75 +1213,148 @@ def _read_events(stage: _Stage, path: Path) -> None:
 # Side files: labels and types
 # --------------------------------------------------------------------------------------------------------------
 
+def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> str:
+    """Stage the (key, value) rows of a side file, in file order, into the temporary table ``_side_<role>``
+    (``key, value, line, seq``) and return its name. The file is a TSV (``key<TAB>value``, optional header) or one
+    JSON object; either is read a chunk at a time (:mod:`kgprobe.kg.textio`), so memory does not grow with the
+    file, and a UTF-8 byte-order mark at its start is dropped.
 
-def _read_mapping(stage: _Stage, path: Path, role: str, *, multi: bool) -> tuple[Sequence[str] | pa.Array, Sequence[str] | pa.Array]:
-    """Keys and values, in file order, from a TSV (``key<TAB>value``, optional header) or a JSON object file.
-
-    TSV lines end at ``\n`` only (a final ``\r`` belongs to the line end), so line numbers and counts agree with
+    TSV lines end at ``\\n`` only (a final ``\\r`` belongs to the line end), so line numbers and counts agree with
     ``wc -l`` whatever other line-break characters (form feed, U+0085, U+2028) a label holds. A row is rejected, with
     its line number, when it has no value, an empty key or value, a carriage return inside a field, or more fields
     than the header declares (two without a header: ``key<TAB>value``; a header such as ``id<TAB>label<TAB>source``
-    declares three, the third ignored). In a single-valued file (labels, type names) a key given again with another
-    value is rejected too (the first value is kept), and a repeat with the same value is counted as a duplicate."""
+    declares three, the third ignored). A JSON entry is rejected, with the line of its key, when its key or value
+    holds a carriage return or line feed (what a TSV row cannot hold); a null or empty value (or an object without
+    ``label`` or ``name``) carries no label and is counted as ``empty``. In a single-valued file (labels, type names)
+    a key given again with another value is rejected too (the first value is kept), and a repeat with the same value
+    is counted as a duplicate."""
     _check_file(path, role)
-    data = _read_bytes(path)
-    try:
-        text = data.decode(stage.source.encoding)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise IngestError(f"{path}, line {line}: not valid {stage.source.encoding} text; pass the right encoding in "
-                          "the KG source") from exc
+    con = stage.con
+    con.execute("CREATE OR REPLACE TEMP TABLE _side_rows (key VARCHAR, value VARCHAR, line BIGINT, seq BIGINT)")
     stats = {"read": 0, "rejected": 0}
-    keys: Sequence[str] | pa.Array
-    values: Sequence[str] | pa.Array
-    if text.lstrip().startswith("{"):
-        pairs: list[tuple[str, str]] = []
-        try:
-            obj = json.loads(text, object_pairs_hook=_json_pairs)
-        except json.JSONDecodeError as exc:
-            raise IngestError(f"{path}, line {exc.lineno}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(obj, _JsonPairs):
-            raise IngestError(f"{path}: a {role} file in JSON is one object of key -> value")
-        for key, value in obj.pairs:
-            stats["read"] += 1
-            values_of = value if isinstance(value, list) else [value]
-            for v in values_of:
-                if isinstance(v, _JsonPairs):
-                    v = dict(v.pairs).get("label") or dict(v.pairs).get("name")
-                if v is None or str(v).strip() == "":
-                    continue
-                pairs.append((str(key), str(v)))
-        keys, values, lines = [k for k, _ in pairs], [v for _, v in pairs], [None] * len(pairs)
-    elif (fast := _mapping_columns(text)) is not None:
-        keys, values, lines, bad, stats["read"] = fast
-        for number, line, reason in bad:
-            stats["rejected"] += 1
-            stage.rejects.append((str(path), number, line, f"{role}: {reason}"))
+    chunks = text_chunks(path, stage.source.encoding)
+    try:
+        first = next(chunks, None)
+        is_json = first is not None and first[1].lstrip().startswith("{")
+        if first is not None and not is_json:
+            _read_tsv_mapping(stage, path, role, stats, itertools.chain([first], chunks))
+    finally:
+        chunks.close()
+    if is_json:
+        _read_json_mapping(stage, path, role, stats)
+    table = f"_side_{role}"
+    if multi:
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.execute(f"ALTER TABLE _side_rows RENAME TO {table}")
     else:
-        keys, values, lines = [], [], []
-        width = 2
-        rows = text.split("\n")
-        for number, raw in enumerate(rows, start=1):
-            line = raw.removesuffix("\r")
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if number == 1 and parts[0].strip().lower() in _SIDE_HEADER_KEYS:
-                width = max(width, len(parts))
-                continue
-            stats["read"] += 1
-            reason = _mapping_row_problem(parts, width, "\r" in line)
-            if reason:
-                stats["rejected"] += 1
-                stage.rejects.append((str(path), number, line, f"{role}: {reason}"))
-                continue
-            keys.append(parts[0].strip())
-            values.append(parts[1].strip())
-            lines.append(number)
-    if not multi:
-        keys, values = _first_of_each_key(stage, path, role, keys, values, lines, stats)
+        _first_of_each_key(stage, path, role, table, stats)
     stage.side_files[role] = stats
-    return keys, values
+    return table
+
+
+def _read_tsv_mapping(stage: _Stage, path: Path, role: str, stats: dict[str, int],
+                      chunks: Iterator[tuple[int, str]]) -> None:
+    """Stage the rows of a TSV side file's text ``chunks`` (see :func:`_read_mapping`); the header, if any, is
+    on the file's first line and sets the number of fields a row may have."""
+    header, width = False, 2
+    for number, text in chunks:
+        if number == 1:
+            first = text.split("\n", 1)[0].removesuffix("\r")
+            parts = first.split("\t")
+            if first.strip() and parts[0].strip().lower() in _SIDE_HEADER_KEYS:
+                header, width = True, max(2, len(parts))
+        skip = number if header and number == 1 else None
+        rows = _mapping_columns(text, first_line=number, width=width, skip=skip)
+        if rows is None:
+            rows = _mapping_lines(text, first_line=number, width=width, skip=skip)
+        keys, values, lines, bad, read = rows
+        stats["read"] += read
+        for line_no, line, reason in bad:
+            stats["rejected"] += 1
+            stage.rejects.append((str(path), line_no, line, f"{role}: {reason}"))
+        stage.append("_side_rows", {"key": keys, "value": values, "line": lines, "seq": lines})
+
+
+def _mapping_lines(text: str, *, first_line: int, width: int, skip: int | None) -> _MappingRows:
+    """The TSV rows of ``text`` (whole lines from line ``first_line`` on; line ``skip`` is the header), line by
+    line in Python: keys, values, their line numbers, the rejected (line number, line, reason) and the number of
+    rows read (header and blank lines not counted)."""
+    keys: list[str] = []
+    values: list[str] = []
+    lines: list[int] = []
+    bad: list[tuple[int, str, str]] = []
+    read = 0
+    for number, raw in enumerate(text.split("\n"), start=first_line):
+        line = raw.removesuffix("\r")
+        if not line.strip() or number == skip:
+            continue
+        read += 1
+        parts = line.split("\t")
+        reason = _mapping_row_problem(parts, width, "\r" in line)
+        if reason:
+            bad.append((number, line, reason))
+            continue
+        keys.append(parts[0].strip())
+        values.append(parts[1].strip())
+        lines.append(number)
+    return keys, values, lines, bad, read
+
+
+def _read_json_mapping(stage: _Stage, path: Path, role: str, stats: dict[str, int]) -> None:
+    """Stage the entries of a JSON side file (see :func:`_read_mapping`), read as a stream of entries."""
+    stats["empty"] = 0
+    cols: dict[str, list[Any]] = {k: [] for k in ("key", "value", "line", "seq")}
+    entries = JsonObjectStream(path, stage.source.encoding, role=role, object_pairs_hook=_json_pairs)
+    for lines, keys, values, plain in entries.batches():
+        stats["read"] += len(keys)
+        if plain and all(map(str.strip, values)):  # strings without control characters: loaded as they are
+            cols["key"] += keys
+            cols["value"] += values
+            cols["line"] += lines
+        else:
+            for line, key, value in zip(lines, keys, values, strict=True):
+                _json_entry(stage, path, role, stats, cols, line, key, value)
+        if len(cols["key"]) >= _ROWS_PER_INSERT:
+            _append_side_rows(stage, cols)
+    _append_side_rows(stage, cols)
+
+
+def _append_side_rows(stage: _Stage, cols: dict[str, list[Any]]) -> None:
+    """Insert the collected rows (their ``seq`` continues the table's) and empty ``cols``."""
+    start = stage.con.execute("SELECT count(*) FROM _side_rows").fetchone()[0]
+    cols["seq"] = list(range(start, start + len(cols["key"])))
+    stage.append("_side_rows", cols)
+    for k in cols:
+        cols[k] = []
+
+
+def _json_entry(stage: _Stage, path: Path, role: str, stats: dict[str, int], cols: dict[str, list[Any]], line: int,
+                key: str, value: Any) -> None:
+    """Collect the rows of one JSON entry (a list gives one row per element), or count or reject them."""
+    for v in value if isinstance(value, list) else [value]:
+        if isinstance(v, _JsonPairs):
+            fields = dict(v.pairs)
+            v = fields.get("label") or fields.get("name")
+        if v is None or str(v).strip() == "":
+            stats["empty"] += 1
+            continue
+        v = str(v)
+        if _LINE_BREAK.search(key) or _LINE_BREAK.search(v):
+            stats["rejected"] += 1
+            stage.rejects.append((str(path), line, f"{key}\t{v}",
+                                  f"{role}: a carriage return or line feed inside a key or value (a label is one "
+                                  "line)"))
+            continue
+        cols["key"].append(key)
+        cols["value"].append(v)
+        cols["line"].append(line)
+
+
+#: Rows collected in Python (a JSON side file, temporal facts) before they are inserted into DuckDB.
+_ROWS_PER_INSERT = 20_000
+# what no label may hold: a row of a TSV file cannot, and in a prompt it could start a line of its own
+_LINE_BREAK = re.compile(r"[\r\n]")
+_MappingRows = tuple[Any, Any, Any, list[tuple[int, str, str]], int]
 
 
 def _mapping_row_problem(parts: Sequence[str], width: int, cr: bool) -> str | None:
@@ -1157,59 +1380,52 @@ def _json_pairs(pairs: list[tuple[str, Any]]) -> _JsonPairs:
     return _JsonPairs(pairs)
 
 
-def _first_of_each_key(stage: _Stage, path: Path, role: str, keys: Sequence[str] | pa.Array,
-                       values: Sequence[str] | pa.Array, lines: Sequence[int | None] | pa.Array,
-                       stats: dict[str, int]) -> tuple[pa.Array, pa.Array]:
-    """The first value of each key; a later row of a key is counted as a duplicate (same value) or rejected, with
-    its line and the line of the value kept (another value)."""
-    frame = pl.DataFrame({"key": pa.array(keys, pa.string()), "value": pa.array(values, pa.string()),
-                          "line": pa.array(lines, pa.int64())})
-    if frame["key"].n_unique() == frame.height:  # the usual case: one row per key
-        stats["duplicates"] = 0
-        return frame["key"].to_arrow().cast(pa.string()), frame["value"].to_arrow().cast(pa.string())
-    first = frame.with_row_index("i").group_by("key", maintain_order=True).agg(pl.col("i").first(),
-                                                                                pl.col("value").first().alias("kept"),
-                                                                                pl.col("line").first().alias("at"))
-    later = (frame.with_row_index("i").join(first.select("key", "kept", "at", pl.col("i").alias("first_i")),
-                                            on="key").filter(pl.col("i") != pl.col("first_i")))
-    stats["duplicates"] = int((later["value"] == later["kept"]).sum())
-    for key, value, line, at in later.filter(pl.col("value") != pl.col("kept")).select(
-            "key", "value", "line", "at").sort("line").iter_rows():
+def _first_of_each_key(stage: _Stage, path: Path, role: str, table: str, stats: dict[str, int]) -> None:
+    """Keep the first row of each key of ``_side_rows`` in ``table`` (key, value); a later row of a key is counted
+    as a duplicate (same value) or rejected, with its line and the line of the value kept (another value)."""
+    con = stage.con
+    total, keys = con.execute("SELECT count(*), count(DISTINCT key) FROM _side_rows").fetchone()
+    stats["duplicates"] = 0
+    con.execute(f"DROP TABLE IF EXISTS {table}")
+    if total == keys:  # the usual case: one row per key
+        con.execute(f"ALTER TABLE _side_rows RENAME TO {table}")
+        return
+    con.execute(load_sql("kg/side_later_rows"))
+    stats["duplicates"] = con.execute("SELECT count(*) FROM _side_later WHERE value = kept").fetchone()[0]
+    for key, value, line, at in con.execute(
+            "SELECT key, value, line, kept_line FROM _side_later WHERE value <> kept ORDER BY seq").fetchall():
         stats["rejected"] += 1
         stage.rejects.append((str(path), line, f"{key}\t{value}",
-                              f"{role}: key {key!r} given again with another value "
-                              f"({f'line {at}' if at is not None else 'the first value'} is kept)"))
-    kept = frame.select(pl.all().gather(first["i"].sort()))
-    return kept["key"].to_arrow().cast(pa.string()), kept["value"].to_arrow().cast(pa.string())
+                              f"{role}: key {key!r} given again with another value (line {at} is kept)"))
+    con.execute("DROP TABLE _side_later")
+    con.execute(f"CREATE TEMP TABLE {table} AS SELECT key, arg_min(value, seq) AS value, min(line) AS line, "
+                "min(seq) AS seq FROM _side_rows GROUP BY key")
+    con.execute("DROP TABLE _side_rows")
 
 
 # tab, newline and printable ASCII: text with any other character is read line by line in Python
 _PLAIN_TSV_BYTES = b"\t\n" + bytes(range(0x20, 0x7F))
 
 
-def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, pa.Array, list[tuple[int, str, str]], int] | None:
-    """The TSV branch of :func:`_read_mapping` in Arrow and Polars, for text of printable ASCII, tabs and newlines only (a
-    side file of millions of entity types): there ``str.strip`` strips spaces (and tabs, for telling blank lines).
-    Returns keys, values, their line numbers, the rejected (line number, line, reason) and the number of rows read
-    (header and blank lines not counted), or None for other text."""
+def _mapping_columns(text: str, *, first_line: int, width: int, skip: int | None) -> _MappingRows | None:
+    """What :func:`_mapping_lines` returns, in Arrow and Polars, for text of printable ASCII, tabs and newlines only
+    (a side file of millions of entity types): there ``str.strip`` strips spaces (and tabs, for telling blank
+    lines). None for other text."""
     if not text.isascii() or text.encode("ascii").translate(None, _PLAIN_TSV_BYTES):
         return None
     lines = pl.from_arrow(pc.split_pattern(pa.array([text], pa.large_string()), "\n").flatten())
-    first = text.split("\n", 1)[0]
-    header = bool(first.strip()) and first.split("\t")[0].strip().lower() in _SIDE_HEADER_KEYS
-    width = max(2, first.count("\t") + 1) if header else 2
     fields = lines.str.split_exact("\t", 1).struct.unnest()  # the first two fields; field_1 is null without a tab
     keys, values = fields["field_0"].str.strip_chars(" "), fields["field_1"].str.strip_chars(" ")
     row = lines.str.strip_chars(" \t") != ""
-    if header:
-        row[0] = False
+    if skip is not None:
+        row[skip - first_line] = False
     ok = (values.is_not_null() & (keys != "") & (values != "")).fill_null(False)
     wide = lines.str.count_matches("\t", literal=True) + 1 > width
     good = row & ok & ~wide
-    bad = [(i + 1, lines[i], _mapping_row_problem(lines[i].split("\t"), width, False))
+    bad = [(i + first_line, lines[i], _mapping_row_problem(lines[i].split("\t"), width, False))
            for i in (row & ~(ok & ~wide)).arg_true().to_list()]
     return (keys.filter(good).to_arrow().cast(pa.string()), values.filter(good).to_arrow().cast(pa.string()),
-            (good.arg_true() + 1).to_arrow(), bad, int(row.sum()))
+            (good.arg_true().cast(pl.Int64) + first_line).to_arrow(), bad, int(row.sum()))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1217,7 +1433,10 @@ def _mapping_columns(text: str) -> tuple[pa.Array, pa.Array, pa.Array, list[tupl
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestReport:
+def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None], started: float) -> IngestReport:
+    """Encode the staged rows and write the KG tables, the rejects and the snapshot in one transaction, once
+    ``checked`` (the check of the compressed inputs, which ran beside the reading) has passed."""
+    checked()
     con, src = stage.con, stage.source
     fmt = src.format
     count_triples_on_insert = False
@@ -1252,31 +1471,34 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         """
     )
     if stage.untrimmed:
+        # a padded key, or one with a line break, sends the load through the exact pass
         padded = con.execute(
-            "SELECT EXISTS (SELECT 1 FROM _st_keys WHERE trim(key) <> key) "
-            "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT relation FROM _st_triples) WHERE trim(relation) <> relation)"
+            "SELECT EXISTS (SELECT 1 FROM _st_keys WHERE trim(key) <> key OR regexp_matches(key, '[\\r\\n]')) "
+            "OR EXISTS (SELECT 1 FROM (SELECT DISTINCT relation FROM _st_triples) WHERE trim(relation) <> relation "
+            "OR regexp_matches(relation, '[\\r\\n]'))"
         ).fetchone()[0]
         if padded:
             raise _Restage
     if stage.unchecked_terms and not _plain_terms_valid(con, None, "kg/ingest_ntriples_load_terms"):
         raise _Restage
 
-    # side files: labels and types
-    ent_labels = dict(stage.entity_labels)
-    rel_labels = dict(stage.relation_labels)
-    if src.entity_labels:
-        for k, v in _read_pairs(stage, Path(src.entity_labels), "entity_labels"):
-            ent_labels.setdefault(k, v)
-    if src.relation_labels:
-        for k, v in _read_pairs(stage, Path(src.relation_labels), "relation_labels"):
-            rel_labels.setdefault(k, v)
+    # side files: labels and types, staged in DuckDB; labels found in the data win over a side file's
+    for kind, found in (("entity", stage.entity_labels), ("relation", stage.relation_labels)):
+        stage.append(f"_labels_{kind}", {"key": list(found), "label": list(found.values())})
+        side = getattr(src, f"{kind}_labels")
+        if side:
+            table = _read_mapping(stage, Path(side), f"{kind}_labels", multi=False)
+            # only the labels of keys in the KG are kept (a label file often names far more)
+            used = "SEMI JOIN _st_keys k ON k.key = s.key" if kind == "entity" else ""
+            con.execute(f"INSERT INTO _labels_{kind} SELECT s.key, s.value FROM {table} s {used} "
+                        f"WHERE NOT EXISTS (SELECT 1 FROM _labels_{kind} l WHERE l.key = s.key)")
+            con.execute(f"DROP TABLE {table}")
     if src.entity_types:
-        type_names: dict[str, str] = {}
-        if src.type_labels:
-            type_names = dict(_read_pairs(stage, Path(src.type_labels), "type_labels"))
-        entities, type_keys = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)
-        types = [type_names.get(t, t) for t in _pylist(type_keys)] if type_names else type_keys
-        stage.append("_st_types", {"entity": entities, "type": types, "type_key": type_keys})
+        names = _read_mapping(stage, Path(src.type_labels), "type_labels", multi=False) if src.type_labels else None
+        types = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)
+        con.execute(f"INSERT INTO _st_types SELECT t.key, coalesce(n.value, t.value), t.value FROM {types} t "
+                    f"LEFT JOIN {names} n ON n.key = t.value ORDER BY t.seq" if names else
+                    f"INSERT INTO _st_types SELECT key, value, value FROM {types} ORDER BY seq")
     if stage.rejects and not src.lenient:
         first = stage.rejects[0]
         raise IngestError(f"{first[0]}, line {first[1]}: {first[3]}: {first[2]!r}. Fix the row or load with lenient=True.")
@@ -1298,28 +1520,26 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
         # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
         # in at insert time (an UPDATE of the table afterwards costs more than the whole load)
         con.execute(load_sql("kg/macro_fallback_label"))
-        with _registered(con, _label_table(ent_labels)) as labels:
-            con.execute(
-                f"""
-                INSERT INTO {q_schema}.entities (id, key, label)
-                SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
-                FROM _st_keys k LEFT JOIN {labels} l ON l.key = k.key
-                """
-            )
-            labelled = con.execute(
-                f"SELECT count(*) FROM {q_schema}.entities e SEMI JOIN {labels} l ON l.key = e.key"
-            ).fetchall()[0][0] if ent_labels else 0
-        with _registered(con, _label_table(rel_labels)) as labels:
-            con.execute(
-                f"""
-                INSERT INTO {q_schema}.relations (id, key, label)
-                SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
-                FROM (
-                    SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
-                    UNION SELECT relation FROM _st_temporal
-                ) k LEFT JOIN {labels} l ON l.key = k.key
-                """
-            )
+        con.execute(
+            f"""
+            INSERT INTO {q_schema}.entities (id, key, label)
+            SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+            FROM _st_keys k LEFT JOIN _labels_entity l ON l.key = k.key
+            """
+        )
+        labelled = con.execute(
+            f"SELECT count(*) FROM {q_schema}.entities e SEMI JOIN _labels_entity l ON l.key = e.key"
+        ).fetchall()[0][0]
+        con.execute(
+            f"""
+            INSERT INTO {q_schema}.relations (id, key, label)
+            SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+            FROM (
+                SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
+                UNION SELECT relation FROM _st_temporal
+            ) k LEFT JOIN _labels_relation l ON l.key = k.key
+            """
+        )
         triples_written = con.execute(
             f"""
             INSERT INTO {q_schema}.triples
@@ -1361,7 +1581,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
                 """
             )
         # types of entities that are not in the KG are counted as unused, not loaded as dangling rows
-        _type_labels_from_rdf(con, schema, ent_labels)
+        _type_labels_from_rdf(con)
         if has["_st_types"]:
             con.execute(
                 f"""
@@ -1427,25 +1647,13 @@ def _finish(stage: _Stage, digest: Callable[[], str], started: float) -> IngestR
     return report
 
 
-def _pylist(values: Sequence[str] | pa.Array) -> Sequence[str]:
-    return values.to_pylist() if isinstance(values, pa.Array) else values
-
-
-def _read_pairs(stage: _Stage, path: Path, role: str) -> Iterator[tuple[str, str]]:
-    """(key, value) pairs, in file order, of a side file with one value per key (labels, type names)."""
-    keys, values = _read_mapping(stage, path, role, multi=False)
-    return zip(_pylist(keys), _pylist(values), strict=True)
-
-
-def _label_table(labels: dict[str, str]) -> pa.Table:
-    return pa.table({"key": pa.array(list(labels), pa.string()), "label": pa.array(list(labels.values()), pa.string())})
-
-
-def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection, schema: str, labels: dict[str, str]) -> None:
+def _type_labels_from_rdf(con: duckdb.DuckDBPyConnection) -> None:
     # rdf:type objects are classes, not entities; their readable name is their rdfs:label or local name
     keys = [r[0] for r in con.execute("SELECT DISTINCT type_key FROM _st_types WHERE type IS NULL").fetchall()]
     if not keys:
         return
+    labels = dict(con.execute("SELECT key, label FROM _labels_entity WHERE key IN (SELECT unnest($k))",
+                              {"k": keys}).fetchall())
     names = {k: _pretty(labels[k]) if k in labels else _fallback_label(k) for k in keys}  # few: class IRIs
     with _registered(con, pa.table({"k": list(names), "n": list(names.values())})) as view:
         con.execute(f"UPDATE _st_types AS s SET type = a.n FROM {view} a WHERE s.type IS NULL AND s.type_key = a.k")
@@ -1490,34 +1698,40 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
         _check_file(path, "triples")
     for path in source.temporal_files:
         _check_file(path, "temporal")
-    for role in ("entity_labels", "relation_labels", "entity_types", "type_labels"):
+    for role in _SIDE_ROLES:
         side = getattr(source, role)
         if side is not None:
             _check_file(Path(side), role)
     if source.type_labels and not source.entity_types:
         raise IngestError("type_labels given without entity_types; type names label the types of entity_types")
     latest = None if force else _latest_snapshot(con, source.name)
-    hashing = None
     if latest is not None:
         snapshot_id = _snapshot_id(source)
         if snapshot_id == latest[0]:
             return replace(_stored_report(latest[1]), seconds=round(time.perf_counter() - started, 3))
-        digest: Callable[[], str] = lambda: snapshot_id
-    else:
-        # nothing stored to reuse: the content hash is only needed when the load is written, so it is computed on
-        # a thread beside the load (hashlib and DuckDB both release the GIL)
-        hashing = ThreadPoolExecutor(1, thread_name_prefix="kgprobe-snapshot-hash")
-        digest = hashing.submit(_snapshot_id, source).result
+    # threads beside the load (hashlib, zlib and DuckDB all release the GIL): the content hash, when nothing stored
+    # was there to compare it with, is only needed when the load is written; every .gz input is decompressed once
+    # through, since DuckDB's reader loads the prefix of one cut short without a word
+    workers = ThreadPoolExecutor(2, thread_name_prefix="kgprobe-ingest")
+    digest: Callable[[], str] = (lambda: snapshot_id) if latest is not None else workers.submit(_snapshot_id, source).result
+    sides = [Path(getattr(source, role)) for role in _SIDE_ROLES if getattr(source, role) is not None]
+    checks = [workers.submit(check_compressed, p) for p in (*source.files, *source.temporal_files, *sides)
+              if p.suffix == ".gz"]
+
+    def checked() -> None:
+        for check in checks:
+            check.result()
+
     try:
         try:
-            return _load(_Stage(con, source), digest, started)
+            return _load(_Stage(con, source), digest, checked, started)
         except _Restage:
-            return _load(_Stage(con, source, exact=True), digest, started)
+            return _load(_Stage(con, source, exact=True), digest, checked, started)
     finally:
-        if hashing is not None:
-            hashing.shutdown(wait=False, cancel_futures=True)
+        workers.shutdown(wait=False, cancel_futures=True)
         _drop_staged_triples(con)
-        for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_st_keys", "_pq_rows"):
+        for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_st_keys", "_pq_rows",
+                  "_labels_entity", "_labels_relation", "_side_rows", "_side_later", *(f"_side_{role}" for role in _SIDE_ROLES)):
             con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -1526,12 +1740,12 @@ def _drop_staged_triples(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP VIEW IF EXISTS _st_triples" if view else "DROP TABLE IF EXISTS _st_triples")
 
 
-def _load(stage: _Stage, digest: Callable[[], str], started: float) -> IngestReport:
+def _load(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None], started: float) -> IngestReport:
     for path in stage.source.files:
         _read_file(stage, path)
     for path in stage.source.temporal_files:
         _read_temporal(stage, path)
-    return _finish(stage, digest, started)
+    return _finish(stage, digest, checked, started)
 
 
 def _read_file(stage: _Stage, path: Path) -> None:

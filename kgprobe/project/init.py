@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from kgprobe.errors import ConfigError
+from kgprobe.yaml_io import load_yaml
 
 __all__ = ["Written", "format_written", "init_project", "model_generate", "question_templates"]
 
@@ -222,7 +223,7 @@ def init_project(config: str | Path, *, model: str | None = None,
 
     path = Path(config)
     original = path.read_text(encoding="utf-8")
-    raw = yaml.safe_load(original) or {}
+    raw = load_yaml(original, what=str(path)) or {}
     db_written = _database_spec(path, raw, log)
     if db_written is not None:  # the config now names the spec written for review
         path.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")

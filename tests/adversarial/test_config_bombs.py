@@ -1,6 +1,7 @@
-"""Configs written to hurt: YAML aliases that expand to millions of values, and input paths that climb out of the
-config's folder. The first is refused before it is built; the second is refused when
-``allow_paths_outside_config: false`` (what a shared daemon sets)."""
+"""Configs written to hurt: YAML aliases that expand to millions of values, documents nested thousands of levels
+deep (YAML configs, JSON KG files), and input paths that climb out of the config's folder. The first two are
+refused with a clear error naming the file, before they are built; the third when ``allow_paths_outside_config:
+false`` (what a shared daemon sets)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import resource
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 import yaml
 
@@ -203,3 +205,30 @@ def test_confined_configs_refuse_suite_paths_outside_their_folder(folder: Path, 
     with pytest.raises(ConfigError) as err:
         load_config(_write(folder, yaml.safe_dump(cfg)))
     assert f"{where}: " in str(err.value) and "outside the config file's folder" in str(err.value)
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+@pytest.mark.parametrize("shape", ["flow", "block"])
+def test_a_deeply_nested_config_is_refused_clearly(folder: Path, depth: int, shape: str) -> None:
+    # past a few hundred levels PyYAML's recursive composer ended in a RecursionError traceback
+    nested = ("[" * depth + "]" * depth if shape == "flow"
+              else "\n" + "\n".join("        " + "  " * i + f"k{i}:" for i in range(min(depth, 2_000))) + " 1")
+    path = _write(folder, _bomb(0).replace("      l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]",
+                                           f"      deep: {nested}"))
+    with pytest.raises(ConfigError, match=rf"^{path}: refused: lists and mappings nest (more than 100 levels deep|too "
+                                          "deeply to read)"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("fmt", ["labels", "kopl", "events"])
+def test_a_deeply_nested_json_file_is_refused_clearly(folder: Path, fmt: str) -> None:
+    from kgprobe import KGSource, load_kg
+    from kgprobe.errors import IngestError
+
+    deep = "[" * 100_000 + "]" * 100_000
+    text = {"labels": '{"a": "Alpha",\n"b": ' + deep + "}", "kopl": '{"entities": ' + deep + "}", "events": deep}[fmt]
+    path = _write(folder, text, "deep.json")
+    source = (KGSource(triples=[folder / "t.tsv"], entity_labels=path) if fmt == "labels"
+              else KGSource(triples=[path], format=fmt))
+    with pytest.raises(IngestError, match=rf"^{path}(, line 2)?: .*nested too deeply"):
+        load_kg(duckdb.connect(), source)

@@ -1078,17 +1078,14 @@ def load_templates(path: str | Path) -> dict[str, dict[str, str]]:
     object in the TPQ) and no other placeholder; anything else raises :class:`ConfigError` naming the file and
     relation. Placeholders are replaced literally, so other braces in the text are kept as they are.
     """
-    import yaml
-
-    from kgprobe.yaml_io import BoundedLoader
+    from kgprobe.yaml_io import load_yaml
 
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=BoundedLoader)  # noqa: S506 - a SafeLoader
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read question templates {path}: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"question templates {path} are not valid YAML: {exc}") from exc
+    data = load_yaml(text, what=f"question templates {path}")
     if not isinstance(data, Mapping) or not data:
         raise ConfigError(f"question templates {path} must be a non-empty mapping {{relation_key: {{yn: ..., wh: ...}}}}")
     out: dict[str, dict[str, str]] = {}

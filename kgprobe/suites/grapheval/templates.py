@@ -84,6 +84,8 @@ def load_template_file(path: str | Path, *, role: str = "templates") -> dict[str
             from kgprobe.yaml_io import BoundedLoader
 
             data = yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader
+    except RecursionError:
+        raise ConfigError(f"grapheval {role}: {path} nests too deeply to read") from None
     except Exception as exc:
         raise ConfigError(f"grapheval {role}: {path} is not valid {path.suffix.lstrip('.') or 'YAML'}: {exc}") from exc
     if not isinstance(data, Mapping) or not all(isinstance(v, str) for v in data.values()):

@@ -239,24 +239,27 @@ def test_side_file_fast_path_equals_line_by_line(tmp_path: Path, con, monkeypatc
 
     def read(fast: bool):
         if not fast:
-            monkeypatch.setattr(ingest, "_mapping_columns", lambda text: None)
+            monkeypatch.setattr(ingest, "_mapping_columns", lambda text, **_: None)
         stage = ingest._Stage(con, KGSource(triples=f, lenient=True))
-        keys, values = ingest._read_mapping(stage, f, "entity_types", multi=True)
+        rows = _side_rows(con, ingest._read_mapping(stage, f, "entity_types", multi=True))
         monkeypatch.undo()
-        return ingest._pylist(keys), ingest._pylist(values), stage.rejects, stage.side_files
+        return rows, stage.rejects, stage.side_files
 
     fast, slow = read(True), read(False)
     assert fast == slow
     plain = case not in ("crlf", "unicode")
-    assert (ingest._mapping_columns(SIDE_FILES[case]) is not None) == plain
+    assert (ingest._mapping_columns(SIDE_FILES[case], first_line=1, width=2, skip=None) is not None) == plain
+
+
+def _side_rows(con, table: str) -> list[tuple[str, str, int]]:
+    return con.execute(f"SELECT key, value, line FROM {table} ORDER BY seq").fetchall()
 
 
 def test_side_file_fast_path_counts(tmp_path: Path, con) -> None:
     f = _write(tmp_path / "types.tsv", SIDE_FILES["bad_rows"])
     stage = ingest._Stage(con, KGSource(triples=f, lenient=True))
-    keys, values = ingest._read_mapping(stage, f, "entity_types", multi=True)
     # a row with more fields than key<TAB>value is rejected, not cut to its first two
-    assert (keys.to_pylist(), values.to_pylist()) == (["a"], ["T1"])
+    assert _side_rows(con, ingest._read_mapping(stage, f, "entity_types", multi=True)) == [("a", "T1", 1)]
     assert [(line, raw) for _, line, raw, _ in stage.rejects] == [(2, "novalue"), (3, "\tT3"), (4, "c\t  "),
                                                                    (5, " d \tT4\textra\tcols")]
     assert stage.rejects[-1][3] == "entity_types: 4 fields, expected 2 (key<TAB>value)"
