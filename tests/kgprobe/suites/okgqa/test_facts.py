@@ -79,6 +79,8 @@ def test_evidence_round_trip_and_duckdb(tmp_path):
     con.close()
     kg = KGFacts.from_duckdb(path)
     assert kg.triples == {(1, 0, 2), (1, 1, 2), (1, 1, 3)}
+    assert kg.functional == frozenset()  # one head says nothing: a relation needs min_subjects heads
+    kg = KGFacts.from_duckdb(path, min_subjects=1)
     assert kg.functional == {0}  # "sib" has two tails for head 1
 
 
