@@ -312,11 +312,6 @@ def init_project(config: str | Path, *, model: str | None = None,
 
     files = {name: folder / f"{stem}.{name}.yaml" for name in ("fpq-domains", "fpq-templates", "grapheval-templates",
                                                                 "drowzee-candidates", "relations")}
-    files["relations"].write_text(f"# Relations of {kg} as the claim checker reads them, written by kgprobe init.\n"
-                                  + relation_text, encoding="utf-8")
-    written.append(Written(files["relations"], "how the claim checker reads each relation (phrases, single-valued)",
-                           "single_valued: a relation with one value per subject in the world (a birth date), not "
-                           "only in this KG; add the phrases your answers use"))
     _dump(files["fpq-domains"], "KG-FPQ question domains written by kgprobe init from the entity types of the "
           f"subjects of {kg}.\nEach domain asks only the relations that have question templates (allow_relations)."
           "\nCheck: one domain per kind of subject you want reported; rename them; merge or drop types.\n"
@@ -350,6 +345,11 @@ def init_project(config: str | Path, *, model: str | None = None,
                            "Drowzee candidates: " + ", ".join(f"{len(v)} {k}" for k, v in props.items()),
                            "accepted rules (in the config) must hold in the world: a symmetric relation that only "
                            "happens to be stored both ways is not a rule"))
+    files["relations"].write_text(f"# Relations of {kg} as the claim checker reads them, written by kgprobe init.\n"
+                                  + relation_text, encoding="utf-8")
+    written.append(Written(files["relations"], "how the claim checker reads each relation (phrases, single-valued)",
+                           "single_valued: a relation with one value per subject in the world (a birth date), not "
+                           "only in this KG; add the phrases your answers use"))
 
     suites = dict(raw.get("suites") or {})
     added = []

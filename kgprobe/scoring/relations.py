@@ -229,11 +229,11 @@ def read_phrase_file(path: str | Path) -> dict[str, dict[str, Any]]:
     """A phrase file's declarations by relation key: ``phrases`` (phrase -> reversed), ``single_valued``,
     ``symmetric`` (each only when given). Raises :class:`kgprobe.errors.ConfigError` naming the file and key."""
     from kgprobe.errors import ConfigError
-    from kgprobe.yaml_io import safe_load
+    from kgprobe.yaml_io import load_yaml
 
     path = Path(path)
     try:
-        doc = safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = load_yaml(path.read_text(encoding="utf-8"), what=str(path)) or {}
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the relation phrase file ({exc})") from exc
     if not isinstance(doc, dict):

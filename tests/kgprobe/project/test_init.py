@@ -60,7 +60,8 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     written = init_project(cfg, log=lambda _: None)
     names = [w.path.name for w in written]
     assert names == ["codex.yaml", "codex.fpq-domains.yaml", "codex.fpq-templates.yaml",
-                     "codex.grapheval-templates.yaml", "codex.drowzee-candidates.yaml", "codex.init-review.md"]
+                     "codex.grapheval-templates.yaml", "codex.drowzee-candidates.yaml", "codex.relations.yaml",
+                     "codex.init-review.md"]
     assert all(w.check for w in written) and (tmp_path / "codex.before-init.yaml").read_text() == before
     project = load_config(cfg)
     assert set(project.suites_configured()) == {"fpq", "grapheval", "drowzee"}
@@ -77,6 +78,10 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     assert {"symmetric", "inverse", "transitive", "functional"} == set(candidates)
     sym = {r["key"]: r for r in candidates["symmetric"]}
     assert "P3373" in sym and sym["P3373"]["edges"] >= 3 and 0.8 <= sym["P3373"]["share"] <= 1  # sibling
+    relations = yaml.safe_load((tmp_path / "codex.relations.yaml").read_text(encoding="utf-8"))
+    # the claim checker's reading of each relation, by key, from its Wikidata label: place of birth is one value
+    assert relations["P19"]["label"] == "place of birth" and relations["P19"]["single_valued"] is True
+    assert "bear" in relations["P19"]["words"] and relations["P3373"]["single_valued"] is False  # sibling
     review = (tmp_path / "codex.init-review.md").read_text(encoding="utf-8")
     assert "no triple between named entities" in review and "require_labels" in review
     with pytest.raises(ConfigError, match="models"):
