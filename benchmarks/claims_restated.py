@@ -32,6 +32,7 @@ import duckdb  # noqa: E402
 import numpy as np  # noqa: E402
 
 from kgprobe.grounding import perturb  # noqa: E402
+from okgqa import _RandomDistMult  # noqa: E402  (RR-1.0 replaces every relation whichever one a scorer ranks first)
 from kgprobe.kg.ingest import KGSource, load_kg  # noqa: E402
 from kgprobe.scoring.claims import KGFacts, check_claim, extract_claims, factscore  # noqa: E402
 from kgprobe.scoring.stats import wilson_mean_ci  # noqa: E402
@@ -65,27 +66,6 @@ def restate(triples: list[tuple[int, int, int]], entities: dict[int, str], label
     return out
 
 
-class _SeededDistMult:
-    """RR needs a scorer; at level 1.0 it replaces every relation whichever one it ranks first."""
-
-    def __init__(self, n_ent: int, n_rel: int, dim: int = 16, seed: int = 0) -> None:
-        rng = np.random.default_rng(seed)
-        self.e = rng.normal(size=(n_ent, dim)).astype(np.float32)
-        self.r = rng.normal(size=(n_rel, dim)).astype(np.float32)
-
-    @property
-    def num_relations(self) -> int:
-        return len(self.r)
-
-    def score(self, heads: Any, relations: Any, tails: Any) -> np.ndarray:
-        x = (self.e[np.asarray(heads)] * self.r[np.asarray(relations)] * self.e[np.asarray(tails)]).sum(-1)
-        return 1 / (1 + np.exp(-x))
-
-    def score_all_relations(self, heads: Any, tails: Any) -> np.ndarray:
-        x = (self.e[np.asarray(heads)] * self.e[np.asarray(tails)]) @ self.r.T
-        return 1 / (1 + np.exp(-x))
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=int, default=200)
@@ -107,7 +87,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     seeds = sorted(by_head)
     rng.shuffle(seeds)
     seeds = seeds[:args.items]
-    scorer = _SeededDistMult(max(kg.entities) + 1, max(kg.relations) + 1, seed=args.seed)
+    scorer = _RandomDistMult(max(kg.entities) + 1, max(kg.relations) + 1, seed=args.seed)
     labels = {r: kg.profiles[r].label for r in kg.relations}
     res: dict[str, Any] = {"items": len(seeds), "facts_per_item": args.facts, "seed": args.seed, "rows": {}}
     t0 = time.perf_counter()

@@ -6,16 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from kgprobe.scoring.claims import (
-    CONTRADICTED,
-    NOT_IN_KG,
-    SUPPORTED,
-    Claim,
-    KGFacts,
-    check_claim,
-    check_fact,
-    extract_claims,
-)
+from kgprobe.scoring import claims as C
+from kgprobe.scoring.claims import Claim, KGFacts, check_claim, check_fact, extract_claims
+
+CONTRADICTED, NOT_IN_KG, SUPPORTED = C.CONTRADICTED, C.NOT_IN_KG, C.SUPPORTED
 
 FILMS = {  # film -> (director, stars, year)
     "Avatar": ("James Cameron", ["Sam Worthington", "Zoe Saldana", "CCH Pounder"], "2009"),
