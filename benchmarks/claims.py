@@ -61,7 +61,10 @@ from kgprobe.scoring.claims import (  # noqa: E402
     check_fact,
     claims_prompt,
     extract_claims,
+    judge_claim,
     split_facts,
+    subject_triples,
+    verify_prompt,
 )
 from kgprobe.scoring.claims import CONTRADICTION_THRESHOLD as CONTRA_DEFAULT  # noqa: E402
 from kgprobe.scoring.claims import PHRASE_THRESHOLD as PHRASE_DEFAULT  # noqa: E402
@@ -388,6 +391,18 @@ class ReplayJudge:
         return self.replies.get(prompt) or ""
 
 
+def verify_prompts(records: Sequence[Mapping[str, Any]], kgs: Mapping[str, KGFacts]) -> list[str]:
+    """Every verification prompt a judge run sends, once: each gold claim against its subject's KG triples."""
+    out = []
+    for rec in records:
+        kg = kgs[rec["kg_source"]]
+        s, _ = kg.resolve(rec["claim"]["subject"])
+        triples = subject_triples(kg, s) if s is not None else []
+        if triples:
+            out.append(verify_prompt(gold_claim(rec), kg, triples))
+    return list(dict.fromkeys(out))
+
+
 def judge_prompts(records: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
     """Every prompt a judge run sends, once: each answer's extraction prompt, and each gold fact's."""
     answers = [recs[0]["answer"] for recs in by_answer(records).values()]
@@ -555,6 +570,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                                   seed=args.seed, start=False)
             replies.update(run_backend(backend, answer_prompts, batch=args.batch, max_tokens=args.max_tokens,
                                        seed=args.seed, start=False))
+            replies.update(run_backend(backend, verify_prompts(sub, kgs), batch=args.batch, max_tokens=48,
+                                       seed=args.seed, start=False))
         finally:
             backend.close()
         res["timing_s"][f"generate {name}{suffix}"] = round(time.perf_counter() - t0, 1)
@@ -565,6 +582,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             pred, used = verify(sub, kgs, "judge", judge, emb)
             res["verification"][name + suffix + esuf] = per_label(sub_gold, pred)
             res["verification"][name + suffix + esuf]["extractors"] = dict(used)
+        # FActScore-style verification: the judge is shown the subject's triples and names the one the gold claim
+        # states, and whether it agrees, conflicts or is absent
+        used_v: Counter[str] = Counter()
+        pred_v = []
+        for rec in sub:
+            v, who = judge_claim(gold_claim(rec), kgs[rec["kg_source"]], judge)
+            pred_v.append(v.label)
+            used_v[who] += 1
+        res["verification"][f"{name} verifies gold claim{suffix}"] = per_label(sub_gold, pred_v)
+        res["verification"][f"{name} verifies gold claim{suffix}"]["extractors"] = dict(used_v)
         fell_back = res["verification"][name + suffix]["extractors"].get(HEURISTIC, 0)
         if fell_back:
             res["notes"].append(f"{name}: {fell_back} of {len(sub)} facts fell back to the heuristic "

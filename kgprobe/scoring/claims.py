@@ -73,8 +73,9 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "PHRASE_THRESHOLD",
     "CheckerSettings",
-    "DEFAULT_PHRASINGS",
     "HEURISTIC",
+    "VERIFY_JSON_SCHEMA",
+    "VERIFY_TEMPLATE_ID",
     "NOT_IN_KG",
     "SUPPORTED",
     "Claim",
@@ -87,8 +88,12 @@ __all__ = [
     "extract_claims",
     "factscore",
     "heuristic_claims",
+    "judge_claim",
     "parse_claims",
+    "parse_verification",
     "split_facts",
+    "subject_triples",
+    "verify_prompt",
 ]
 
 SUPPORTED, CONTRADICTED, NOT_IN_KG = "supported", "contradicted", "not_in_kg"
@@ -96,56 +101,6 @@ SUPPORTED, CONTRADICTED, NOT_IN_KG = "supported", "contradicted", "not_in_kg"
 HEURISTIC = "heuristic"
 #: The claim-extraction prompt's id: ``-v2`` fences the answer as data (``-v1``, unfenced, is no longer asked).
 CLAIMS_TEMPLATE_ID = "claims-extract-v2"
-
-#: Phrasings of common relation keys besides their labels: phrase -> reversed (True: "X <phrase> Y" states
-#: relation(Y, X)). A KG adds its own with ``phrasings``.
-DEFAULT_PHRASINGS: dict[str, dict[str, bool]] = {
-    "born_in": {"born in": False, "birthplace": False, "birthplace of": True},
-    "died_in": {"died in": False, "passed away in": False},
-    "buried_in": {"buried in": False, "buried at": False, "interred in": False},
-    "citizen_of": {"citizen of": False, "national of": False},
-    "educated_at": {"studied at": False, "educated at": False, "attended": False, "graduated from": False},
-    "employer": {"worked for": False, "worked at": False, "employed by": False},
-    "spouse": {"married to": False, "married": False, "spouse of": False, "husband of": False, "wife of": False},
-    "child": {"parent of": False, "father of": False, "mother of": False, "son of": True, "daughter of": True,
-              "has child": False, "had child": False},
-    "father": {"son of": False, "daughter of": False, "child of": False},
-    "mother": {"son of": False, "daughter of": False, "child of": False},
-    "sibling": {"sibling of": False, "brother of": False, "sister of": False},
-    "composed_by": {"composed by": False, "composed": True, "written by": False},
-    "written_by": {"written by": False, "wrote": True, "authored by": False},
-    "directed_by": {"directed by": False, "directed": True},
-    "painted_by": {"painted by": False, "painted": True, "created by": False},
-    "sculpted_by": {"sculpted by": False, "sculpted": True, "created by": False},
-    "founded_by": {"founded by": False, "founded": True, "established by": False, "established": True},
-    "architect": {"designed by": False, "designed": True},
-    "housed_in": {"housed in": False, "housed at": False, "held in": False, "kept in": False, "displayed in": False,
-                  "displayed at": False, "exhibited in": False, "exhibited at": False},
-    "located_in": {"located in": False, "situated in": False, "lies in": False, "in": False},
-    "located_in_city": {"located in": False, "situated in": False, "lies in": False, "in": False},
-    "country": {"located in": False, "situated in": False, "country": False, "in": False},
-    "continent": {"located in": False, "situated in": False, "located on": False},
-    "shares_border_with": {"borders": False, "shares a border with": False, "borders with": False},
-    "capital_of": {"capital of": False, "the capital of": False},
-    "headquarters": {"headquartered in": False, "based in": False, "headquarters in": False},
-    "flows_through": {"flows through": False, "runs through": False},
-    "mouth": {"flows into": False, "empties into": False},
-    "on_river": {"on the": False, "lies on": False, "located on": False},
-    "member_of": {"member of": False},
-    "part_of": {"part of": False},
-    "student_of": {"student of": False, "studied under": False, "pupil of": False, "taught by": False},
-    "named_after": {"named after": False, "named for": False},
-    "premiered_in": {"premiered in": False, "first performed in": False},
-    "premiere_venue": {"premiered at": False, "first performed at": False},
-    "depicts": {"depicts": False, "portrays": False, "shows": False},
-    "commissioned_by": {"commissioned by": False, "commissioned": True},
-    "award_received": {"received": False, "won": False, "awarded": False, "was awarded": False},
-    "official_language": {"official language": False, "spoken in": True},
-    "original_language": {"written in": False, "original language": False},
-    "based_on": {"based on": False, "adapted from": False},
-    "movement": {"associated with": False, "part of the": False},
-    "main_subject": {"about": False},
-}
 
 _STOP = {"a", "an", "the", "of", "in", "on", "at", "by", "to", "for", "and", "or", "s"}
 _AUX = {"is", "was", "are", "were", "be", "been", "being", "has", "have", "had", "did", "does", "do", "also",
@@ -227,7 +182,7 @@ def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subje
 class KGFacts:
     """What claims are checked against: entity labels (and aliases), relation labels and keys, the triples,
     relations functional in practice, declared inverses and symmetric relations, relation phrasings besides
-    :data:`DEFAULT_PHRASINGS` (relation id -> phrase -> reversed). Ids are whatever the source uses (DuckDB ids,
+    a user's phrase file (relation id -> phrase -> reversed). Ids are whatever the source uses (DuckDB ids,
     keys)."""
 
     entities: Mapping[Any, str]
@@ -1421,3 +1376,99 @@ def check_fact(fact: str, kg: KGFacts, *, embedder: Any = None, threshold: float
 def factscore(verdicts: Sequence[Verdict]) -> float | None:
     """FActScore of one answer: supported / all atomic facts (None without facts)."""
     return sum(v.label == SUPPORTED for v in verdicts) / len(verdicts) if verdicts else None
+
+
+# --------------------------------------------------------------------------------------------------- judge verification
+
+#: The template id of :func:`verify_prompt` (stored with every judge verdict).
+VERIFY_TEMPLATE_ID = "claims-verify-v1"
+_VERDICTS = {"agrees": SUPPORTED, "conflicts": CONTRADICTED, "absent": NOT_IN_KG}
+
+
+class _VerifyReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    triple: int | None = None
+    verdict: str
+
+
+#: The JSON schema of a verification reply, for backends with structured output.
+VERIFY_JSON_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["triple", "verdict"],
+    "properties": {"triple": {"type": ["integer", "null"]},
+                   "verdict": {"type": "string", "enum": sorted(_VERDICTS)}},
+}  # fmt: skip
+
+
+def subject_triples(kg: KGFacts, entity: Any, *, limit: int = 40) -> list[tuple[Any, Any, Any]]:
+    """The KG's triples about ``entity`` (as head, then as tail), at most ``limit``, in a stable order: what a judge
+    is shown to verify a claim about it."""
+    heads, _, out_r, in_r, _ = kg._roles
+    own = sorted(((entity, r, t) for r in out_r.get(entity, ()) for t in kg._by_head.get((entity, r), ())), key=str)
+    other = sorted(((h, r, entity) for r in in_r.get(entity, ()) for h in heads.get(r, ())
+                    if entity in kg._by_head.get((h, r), ())), key=str)
+    return (own + other)[:limit]
+
+
+def verify_prompt(claim: Claim | str, kg: KGFacts, triples: Sequence[tuple[Any, Any, Any]]) -> str:
+    """The judge's prompt to verify one claim (or fact sentence) against the subject's KG triples, verbalised and
+    numbered from 1 (FActScore's verification against a knowledge source): which triple the claim states, and
+    whether it agrees with it, conflicts with it (the same relation, another value, or a denied triple) or is
+    absent. Claim and triples are fenced as data."""
+    from kgprobe.generation.prompts import DATA_NOTICE, fence
+
+    if isinstance(claim, Claim):
+        said = claim.fact or f"{claim.subject} {'not ' if claim.negated else ''}{claim.relation} {claim.object}"
+    else:
+        said = claim
+    facts = "\n".join(f"{i}. {kg.verbalise(t)}" for i, t in enumerate(triples, 1))
+    return ("Below are numbered facts from a knowledge graph and a claim. Which fact does the claim state? Answer "
+            '"agrees" if the claim says what that fact says, "conflicts" if the claim gives the same relation another '
+            'value or denies the fact, and "absent" if no fact states the claim\'s relation between its subject and '
+            'object. Reply with JSON only: {"triple": <the fact\'s number, or null>, "verdict": "agrees" | '
+            f'"conflicts" | "absent"}}. {DATA_NOTICE}\n\n{fence(facts, "facts", lines=True)}\n\n'
+            f"Claim: {fence(said, 'claim')}\nJSON:")
+
+
+def parse_verification(reply: str | None, n_triples: int) -> tuple[int | None, str] | None:
+    """(triple index from 0 or None, label) of a judge's verification reply (its first JSON object, validated); None
+    when it holds none, names a verdict outside agrees / conflicts / absent, or a triple number out of range, or
+    agrees / conflicts without a triple."""
+    if not reply:
+        return None
+    start = reply.find("{")
+    if start < 0:
+        return None
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(reply[start:])
+        parsed = _VerifyReply.model_validate(obj)
+    except (ValueError, ValidationError):
+        return None
+    label = _VERDICTS.get(parsed.verdict.strip().lower())
+    if label is None:
+        return None
+    if parsed.triple is None:
+        return (None, NOT_IN_KG) if label == NOT_IN_KG else None
+    if not 1 <= parsed.triple <= n_triples:
+        return None
+    return parsed.triple - 1, label
+
+
+def judge_claim(claim: Claim, kg: KGFacts, judge: Callable[[str], Any], *, embedder: Any = None,
+                limit: int = 40) -> tuple[Verdict, str]:  # fmt: skip
+    """(verdict, verifier) of one claim checked by a judge shown the subject's KG triples (:func:`verify_prompt`);
+    the offline :func:`check_claim` decides (verifier ``"heuristic"``) when the subject does not link, it has no
+    triple, or the judge's reply does not validate. The verdict's triple is the one the judge named."""
+    s, _ = kg.resolve(claim.subject) if claim.subject else (None, "")
+    triples = subject_triples(kg, s, limit=limit) if s is not None else []
+    if triples:
+        reply = judge(verify_prompt(claim, kg, triples))
+        text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
+                                                    else getattr(reply, "text", None))
+        got = parse_verification(text, len(triples))
+        if got is not None:
+            index, label = got
+            name = str(getattr(judge, "name", None) or getattr(judge, "model", None) or "judge")
+            if index is None:
+                return Verdict(label, "judge", claim, fact=claim.fact), name
+            return _verdict(kg, label, "judge", claim, triples[index]), name
+    return check_claim(claim, kg, embedder=embedder), HEURISTIC
