@@ -336,6 +336,14 @@ class KGFacts:
         return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
+    def _surnames(self) -> dict[tuple[str, ...], tuple[Any, ...]]:
+        """The surname of a label written with an initial ("C. Tolisso" -> "tolisso"), when it is no other name."""
+        out: dict[tuple[str, ...], list[Any]] = {}
+        for toks, ids in self._initial_names.items():
+            out.setdefault(toks[1:], []).extend(ids)
+        return {k[0]: tuple(dict.fromkeys(v)) for k, v in out.items() if len(k) == 1 and k not in self._names}
+
+    @cached_property
     def _initial_names(self) -> dict[tuple[str, ...], tuple[Any, ...]]:
         """Labels written with an initial ("R. Lewandowski") by (initial, the other words)."""
         out: dict[tuple[str, ...], list[Any]] = {}
@@ -501,14 +509,20 @@ class KGFacts:
         bare = re.sub(r"\s*\([^)]*\)\s*$", "", text)
         if bare != text and bare:
             return self.candidates(bare)
+        if len(toks) == 1 and toks[0] in self._surnames:  # "Tolisso" for "C. Tolisso"
+            ids = self._surnames[toks[0]]
+            return ids, "linked" if len(ids) == 1 else "ambiguous"
         found = self.mentions(text)
+        extended = _extended_name(text, found, self)
+        if extended is not None:
+            return (extended,), "linked"
         if len(found) == 1:
             i, j, eid = found[0]
             rest = _norm_tokens(text)[:i] + _norm_tokens(text)[j:]
             words = re.findall(r"[\w'’-]+", text)
             if len(words) == len(_norm_tokens(text)):  # the descriptors must be written in lower case
                 extra = words[:i] + words[j:]
-                if all(w.islower() or w.isdigit() for w in extra) and rest:
+                if all(w.islower() or (w.isdigit() and len(w) == 4) for w in extra) and rest:
                     if eid is None:
                         labels, aliases = self._names.get(_norm_tokens(text)[i:j], ((), ()))
                         return labels or aliases, "ambiguous"
@@ -671,6 +685,25 @@ def _loose_key(toks: Sequence[str], *, suffixes: bool = False) -> tuple[str, ...
             run = len(t) == 1 and t.isalpha()
     words = [t for t in merged if t not in _LOOSE_STOP and not (suffixes and t in _SUFFIXES)]
     return tuple(sorted(words))
+
+
+def _extended_name(text: str, found: Sequence[tuple[int, int, Any]], kg: KGFacts) -> Any | None:
+    """The entity a mention names when it is the entity's label extended by one or two capitalised words ("Alisson
+    Becker" for "Alisson", "Coeroeni Airport" for "Coeroeni", "Inter Milan" for "Inter"), or by one word before a
+    label of two words or more ("David De Gea" for "De Gea"); never across a colon, a number or a numeral
+    ("Maleficent: Mistress of Evil", "Toy Story 2", "Rocky II" name other works)."""
+    if len(found) != 1 or found[0][2] is None or re.search(r"[:\d]|\b(?:II|III|IV|V|VI)\b", text):
+        return None
+    i, j, eid = found[0]
+    words = _case_tokens(text)
+    if len(words) != len(_norm_tokens(text)):
+        return None
+    extra = words[:i] + words[j:]
+    if not extra or not all(w[:1].isupper() for w in extra):
+        return None
+    if i == 0 and len(extra) <= 2 or i == 1 and j == len(words) and j - i >= 2:
+        return eid
+    return None
 
 
 def _possessive_free(phrase: str) -> str:
