@@ -793,6 +793,57 @@ _COPULA = {"is", "was", "are", "were"}
 _COMMA = "xcommax"
 
 
+def _loose_mentions(text: str, toks: Sequence[str], ments: list[tuple[int, int, Any]],
+                    kg: KGFacts) -> list[tuple[int, int, Any]]:  # fmt: skip
+    """``ments`` with the names the exact scan misses, in the stretches no mention covers: a label's words in another
+    order or without a club suffix ("the Summer Olympics in 1992", "Real Madrid" for "Real Madrid CF"), a given name
+    for an initial ("Eden Hazard" for "E. Hazard"), a demonym ("Brazilian"); each written capitalised, longest first.
+    A run of capitalised words no entity has is kept as a name the KG lacks (its id None's stand-in), so "X was sung
+    by Ella Fitzgerald" is still a claim."""
+    cased = _case_tokens(text)
+    if len(cased) != len(toks):
+        return ments
+    covered = {k for i, j, _ in ments for k in range(i, j)}
+    out = list(ments)
+    i = 0
+    while i < len(toks):
+        if i in covered or not cased[i][:1].isupper() or toks[i] == _COMMA:
+            i += 1
+            continue
+        hit = None
+        for n in range(min(6, len(toks) - i), 0, -1):
+            span = range(i, i + n)
+            if any(k in covered or toks[k] == _COMMA for k in span):
+                continue
+            window = tuple(toks[i:i + n])
+            ids: tuple[Any, ...] = ()
+            if n > 1:
+                ids = kg._loose_names.get(_loose_key(window), ()) or \
+                    kg._loose_names.get(_loose_key(window, suffixes=True), ())
+                if not ids and len(window[0]) > 1:
+                    ids = kg._initial_names.get((window[0][0],) + window[1:], ())
+            elif window[0] in DEMONYMS:
+                ids = kg.candidates(window[0])[0]
+            elif window[0] in kg._surnames:
+                ids = kg._surnames[window[0]]
+            if len(ids) == 1:
+                hit = (i, i + n, ids[0])
+                break
+        if hit is None:  # a proper name the KG lacks: a run of capitalised words not at the sentence's start
+            j = i
+            while j < len(toks) and j not in covered and cased[j][:1].isupper() and toks[j] != _COMMA:
+                j += 1
+            if i > 0 and j - i >= 2 and not any(_common_word(t) for t in toks[i:j]):
+                hit = (i, j, ("name", " ".join(cased[i:j])))
+        if hit is not None:
+            out.append(hit)
+            covered |= set(range(hit[0], hit[1]))
+            i = hit[1]
+        else:
+            i += 1
+    return sorted(out, key=lambda m: m[0])
+
+
 def _literal_spans(toks: Sequence[str]) -> list[tuple[int, int, str]]:
     """Years, dates ("december 2009", "18 december 2009", "december 18 2009") and numbers in normalised tokens, as
     (first token, end token, text)."""
@@ -897,12 +948,14 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
         m for k, m in enumerate(found) if _written_as_name(m, text, toks, kg)
         or any(m[2] is not None and n[2] is not None and kg.joined(m[2], n[2]) for n in found[max(0, k - 1):k + 2]
                if n is not m)]  # a common word names an entity when the KG joins it to a name beside it
+    ments = _loose_mentions(text, toks, ments, kg)
     lits = _literal_spans(toks)
     literal_at: dict[int, str] = {}
     if lits:
         taken = [(i, j) for i, j, _ in lits]
         ments = [m for m in ments if not any(i < m[1] and m[0] < j for i, j in taken)
-                 or (m[2] is not None and m[2] not in kg._literals and parse_literal(kg.entities[m[2]]) is None)]
+                 or (m[2] is not None and not isinstance(m[2], tuple) and m[2] not in kg._literals
+                     and parse_literal(kg.entities[m[2]]) is None)]
         for i, j, lit in lits:
             if not any(i < m[1] and m[0] < j for m in ments):
                 ments.append((i, j, ("literal", lit)))

@@ -198,3 +198,16 @@ def test_a_name_extended_by_capitalised_words_links_but_not_a_sequel():
     assert kg.candidates("Maleficent: Mistress of Evil")[1] == "unlinked"
     assert kg.candidates("Toy Story 2")[1] == "unlinked"
     assert kg.candidates("Real Liverpool Stars Club")[1] == "unlinked"  # more than two words around the name
+
+
+def test_prose_names_the_exact_scan_misses():
+    songs = [(f"song{i}", "performer", f"artist{i}") for i in range(6)]
+    kg = KGFacts.from_triples(songs + [("E. Hazard", "club", "Real Madrid CF"), ("Olympics_1992", "location", "Barcelona"),
+                                       ("But Not for Me", "performer", "Billie Holiday"), ("E. Hazard", "country", "Belgium")],
+                              entity_labels={"Olympics_1992": "1992 Summer Olympics"},
+                              relation_labels={"club": "member of sports team", "country": "country of citizenship"})
+    assert check_fact("Eden Hazard played for Real Madrid.", kg).label == SUPPORTED
+    assert check_fact("Eden Hazard is Belgian.", kg).label == SUPPORTED
+    assert check_fact("The Summer Olympics in 1992 were held in Barcelona.", kg).label == SUPPORTED
+    # a performer the KG does not hold, of a single-valued relation: still a claim, and a wrong one
+    assert check_fact('"But Not For Me" was sung by Ella Fitzgerald.', kg).label == CONTRADICTED
