@@ -160,21 +160,26 @@ def _norm_tokens(text: str) -> tuple[str, ...]:
 
 
 def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subjects: int = MIN_SUBJECTS,
-                labels: Mapping[Any, str] | None = None, keys: Mapping[Any, str] | None = None) -> frozenset[Any]:  # fmt: skip
+                labels: Mapping[Any, str] | None = None, keys: Mapping[Any, str] | None = None,
+                values: Iterable[Any] = ()) -> frozenset[Any]:  # fmt: skip
     """Relations single-valued in practice: at least ``min_subjects`` subjects, of which at least ``share`` have one
     object (fewer subjects say little: one item's small KG would make every relation functional); with fewer
     subjects, none of them with two objects, a relation whose label names something single-valued by meaning
     (:func:`kgprobe.scoring.relations.by_meaning`: a birth date, a publication date) given ``labels``."""
     tails: dict[tuple[Any, Any], set[Any]] = {}
+    valued: dict[Any, bool] = {}
+    value_set = set(values)
     for h, r, t in triples:
         tails.setdefault((r, h), set()).add(t)
+        valued[r] = valued.get(r, True) and t in value_set
     heads: dict[Any, list[bool]] = {}
     for (r, _), ts in tails.items():
         heads.setdefault(r, []).append(len(ts) == 1)
     out = {r for r, flags in heads.items() if len(flags) >= min_subjects and sum(flags) / len(flags) >= share}
     if labels is not None:
         out |= {r for r, flags in heads.items() if 0 < len(flags) < min_subjects and all(flags)
-                and by_meaning(profile_of(labels.get(r, str(r)), key=(keys or {}).get(r, str(r))))}
+                and by_meaning(profile_of(labels.get(r, str(r)), key=(keys or {}).get(r, str(r))),
+                               values=valued.get(r, False))}
     return frozenset(out)
 
 
@@ -215,7 +220,8 @@ class KGFacts:
         elab = {e: str((entity_labels or {}).get(e, e.replace("_", " "))) for e in ents}
         rlab = {r: str((relation_labels or {}).get(r, r.replace("_", " "))) for r in rels}
         return cls(entities=elab, relations=rlab, triples=trip,
-                   functional=_declare(_functional(trip, functional_share, min_subjects, rlab, {r: r for r in rels}),
+                   functional=_declare(_functional(trip, functional_share, min_subjects, rlab, {r: r for r in rels},
+                                                   values={e for e, lab in elab.items() if parse_literal(lab)}),
                                        single_valued, rels),
                    relation_keys={r: r for r in rels}, entity_keys={e: e for e in ents},
                    aliases={k: tuple(v) for k, v in (aliases or {}).items()},
@@ -253,7 +259,8 @@ class KGFacts:
         rlab = {int(i): str(lab) for i, _, lab in rels}
         rkey = {int(i): str(k) for i, k, _ in rels}
         declared = _declared(single_valued, rkey)
-        functional = _functional(trip, share, min_subjects, rlab, rkey)
+        functional = _functional(trip, share, min_subjects, rlab, rkey,
+                                 values={int(i) for i, _, lab in ents if parse_literal(str(lab))})
         functional = frozenset({r for r in functional if declared.get(r, True)} | {r for r, v in declared.items() if v})
         return cls(entities={int(i): str(lab) for i, _, lab in ents}, relations=rlab, triples=trip,
                    functional=functional, relation_keys=rkey,
@@ -616,6 +623,40 @@ class KGFacts:
                 if objs and head not in objs:
                     return (tail, inv, sorted(objs, key=str)[0])
         return None
+
+    @cached_property
+    def _containment(self) -> frozenset[Any]:
+        """Relations that say one place (or thing) lies in another: their words are of location, containment,
+        parts or countries."""
+        words = {"locate", "contain", "part", "country", "include", "situate"}
+        return frozenset(r for r, p in self.profiles.items() if p.value == "entity" and set(p.concepts) & words)
+
+    def within(self, inner: Any, outer: Any, *, hops: int = 3) -> int:
+        """In how many containment triples (at most ``hops``) the KG places ``inner`` inside ``outer`` ("located
+        in", "country" read from the inside, "contains" from the outside); 0 when it does not."""
+        if not self._containment:
+            return 0
+        frontier, seen = {inner}, {inner}
+        heads, _, out_r, in_r, _ = self._roles
+        for step in range(1, hops + 1):
+            nxt: set[Any] = set()
+            for e in frontier:
+                for r in out_r.get(e, set()) & self._containment:
+                    if not self._contains_reads_outward(r):
+                        nxt |= self._by_head.get((e, r), set())
+                for r in in_r.get(e, set()) & self._containment:
+                    if self._contains_reads_outward(r):
+                        nxt |= {h for h in heads.get(r, ()) if e in self._by_head.get((h, r), ())}
+            if outer in nxt:
+                return step
+            frontier = nxt - seen
+            seen |= nxt
+        return 0
+
+    def _contains_reads_outward(self, rid: Any) -> bool:
+        """Whether a containment relation's head is the outer thing ("contains", "includes"), not the inner."""
+        p = self.profiles[rid]
+        return p.kind != "passive" and bool({"contain", "include"} & {f for w in p.words for f in forms(w)})
 
     def _by_head_any(self, head: Any, relation: Any) -> bool:
         return bool(self._by_head.get((head, relation)))
@@ -1284,6 +1325,8 @@ def _suffix_compatibility(words: tuple[str, ...], prof: RelationProfile) -> floa
 def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, ...], negated: bool, claim: Claim,
                     embedder: Any, threshold: float, st: CheckerSettings = DEFAULT_SETTINGS) -> Verdict:  # fmt: skip
     pos, neg = (CONTRADICTED, SUPPORTED) if negated else (SUPPORTED, CONTRADICTED)
+    if negated and set(words) & _GENDERED:  # "X is not the father of Y" when the KG says only "parent"
+        pos = NOT_IN_KG if not any(set(words) & _GENDERED & set(p.words) for p in kg.profiles.values()) else pos
     loose: dict[Any, list[str]] = {}   # orientations nothing rules out (an entity that is only ever a tail is no head)
     strict: dict[Any, list[str]] = {}  # orientations the roles its entities play elsewhere make likely
     for rid in kg.profiles:
@@ -1338,6 +1381,11 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
                 h, t = (s, o) if w == "fwd" else (o, s)
                 others.append(kg.other_object(h, rid, t))
         if others and all(x is not None for x in others):
+            hops = min((kg.within(other[2], o) or 99) for other in others)
+            if hops == 1:  # born in Spain, the KG's Málaga lying in Spain: a coarser value that holds
+                return _verdict(kg, pos, "coarser", claim, others[0])
+            if hops <= 3:  # Samoa for Vailima, through its district: not wrong, but no triple says it
+                return Verdict(NOT_IN_KG, "coarser", claim, fact=claim.fact)
             return _verdict(kg, neg, "functional", claim, others[0])
     if reversed_hit is not None:
         return _verdict(kg, NOT_IN_KG, "reversed", claim, reversed_hit)
@@ -1360,6 +1408,21 @@ def _same_kind(kg: KGFacts, rid: Any) -> bool:
         return True
     heads, tails, _, _, _ = kg._roles
     return bool(heads.get(rid, set()) & tails.get(rid, set()))
+
+
+_GENDERED = frozenset({"father", "mother", "son", "daughter", "brother", "sister", "husband", "wife"})
+_MEASURES = frozenset("""
+m km kilometres kilometers kilometre kilometer metres meters metre meter square sq mi mile miles ft feet foot kg
+tonnes tons % percent per cent degrees degree ° north south east west years year minutes minute hours hour seconds
+usd dollars dollar eur euros people inhabitants
+""".split())
+
+
+def _plain_unit(value: Literal, prof: RelationProfile) -> bool:
+    """Whether a value's unit words fit a relation chosen only because it is the subject's one relation of that
+    kind: none, a unit of measure, or words of the relation ("over 300 different ancestries" is no area)."""
+    words = content_words(value.unit)
+    return not words or all(w in _MEASURES for w in words) or bool(compatibility(words, prof))
 
 
 def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, words: tuple[str, ...], negated: bool,
@@ -1423,7 +1486,7 @@ def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase:
         top = max(score[f[1]] or 0.0 for f in chosen)
         chosen = [f for f in chosen if (score[f[1]] or 0.0) == top]
     elif not any(score[f[1]] for f in found) and len({f[1] for f in found}) == 1 \
-            and not any(known(w) for w in words):
+            and not any(known(w) for w in words) and _plain_unit(value, kg.profiles[found[0][1]]):
         chosen = found  # "X is a 2009 film": the subject's one relation with dates
     if not chosen:
         return Verdict(NOT_IN_KG, "relation", claim, fact=claim.fact)

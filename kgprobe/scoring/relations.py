@@ -186,17 +186,24 @@ def with_data(profile: RelationProfile, *, value: str, subjects: int, share: flo
     ``min_subjects`` and ``share`` >= ``single_share`` (a declaration wins)."""
     single = subjects >= min_subjects and share >= single_share
     if not single and 0 < subjects < min_subjects and share == 1.0:  # too few subjects: what the words mean
-        single = by_meaning(profile)
+        single = by_meaning(profile, values=value != "entity")
     if declared is not None:
         single = declared
     return replace(profile, value=value, subjects=subjects, share=share, single_valued=single,
                    declared=declared is not None, symmetric=profile.symmetric if symmetric is None else symmetric)
 
 
-def by_meaning(profile: RelationProfile) -> bool:
-    """Whether a relation's own label words (not its synonyms) name something single-valued by meaning (a birth
-    date, a publication date, a father, a code)."""
-    return any(forms(w) & SINGLE_VALUED_CONCEPTS for w in profile.words)
+#: Of :data:`SINGLE_VALUED_CONCEPTS`, those that stay single-valued for a relation between two entities (a place of
+#: birth, a father); a founder, a publisher or a release venue may be several.
+_ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother"})
+
+
+def by_meaning(profile: RelationProfile, *, values: bool = True) -> bool:
+    """Whether a relation's own label words (not its synonyms) name something single-valued by meaning: for a
+    relation of values (``values``), a birth date, a publication date, a code; for one between entities, a place of
+    birth or death, a father, a mother."""
+    concepts = SINGLE_VALUED_CONCEPTS if values else _ENTITY_SINGLE
+    return any(forms(w) & concepts for w in profile.words)
 
 
 def phrase_file(profiles: Mapping[Any, RelationProfile], keys: Mapping[Any, str]) -> str:

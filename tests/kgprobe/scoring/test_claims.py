@@ -59,8 +59,9 @@ class HashEmbedder:
     ("Marie Curie was the child of Irène Joliot-Curie.", NOT_IN_KG),
     ("Irène Joliot-Curie was the child of Marie Curie.", SUPPORTED),
     ("Marie Curie child Irène Joliot-Curie.", SUPPORTED),
-    # Renoir was born in Limoges: France is another object of a functional relation
-    ("Pierre-Auguste Renoir place of birth France.", CONTRADICTED),
+    # Renoir was born in Limoges: Paris is another object of a single-valued relation; France holds Limoges
+    ("Pierre-Auguste Renoir place of birth Paris.", CONTRADICTED),
+    ("Pierre-Auguste Renoir place of birth France.", SUPPORTED),
     ("Pierre-Auguste Renoir was born in Limoges.", SUPPORTED),
     ("The place of birth of Pierre-Auguste Renoir is Limoges.", SUPPORTED),
     # a relation the two entities do not have
@@ -82,8 +83,10 @@ def test_sample_kg_verdicts(sample_kg, fact, label):
 def test_reasons_and_deciding_triple(sample_kg):
     v = check_fact("Marie Curie was the child of Irène Joliot-Curie.", sample_kg)
     assert v.reason == "reversed"
-    v = check_fact("Pierre-Auguste Renoir place of birth France.", sample_kg)
+    v = check_fact("Pierre-Auguste Renoir place of birth Paris.", sample_kg)
     assert (v.reason, v.triple) == ("functional", ("Pierre_Auguste_Renoir", "born_in", "Limoges"))
+    v = check_fact("Pierre-Auguste Renoir place of birth France.", sample_kg)  # a coarser place that holds
+    assert (v.label, v.reason, v.triple) == (SUPPORTED, "coarser", ("Pierre_Auguste_Renoir", "born_in", "Limoges"))
     v = check_fact("Guernica was not painted by Pablo Picasso.", sample_kg)
     assert (v.reason, v.triple, v.claim.negated) == ("negated", ("Guernica", "painted_by", "Pablo_Picasso"), True)
     assert check_fact("Cubism changed modern art.", sample_kg).reason == "no_claim"

@@ -30,7 +30,8 @@ KG = KGFacts(
     ("Pablo Picasso painted Guernica.", SUPPORTED),                   # the active voice of "painted by"
     ("Guernica is housed in the Museo Reina Sofia.", SUPPORTED),      # "Sofia" inside it is not linked apart
     ("Guernica was painted by Salvador Dalí.", CONTRADICTED),         # functional relation, another object
-    ("Guernica is housed in Madrid.", CONTRADICTED),
+    ("Guernica is housed in Madrid.", SUPPORTED),                     # the museum lies in Madrid: coarser, true
+    ("Guernica is housed in Sofia.", CONTRADICTED),
     ("Salvador Dalí was influenced by Pablo Picasso.", SUPPORTED),
     ("Pablo Picasso was influenced by Salvador Dalí.", NOT_IN_KG),    # the KG's pair reversed: direction counts
     ("Salvador Dalí was influenced by Madrid.", NOT_IN_KG),           # not functional: the KG is silent
