@@ -282,6 +282,8 @@ def leaderboard(warehouse_db: Path) -> dict[str, list[tuple]]:
             cols = [r[0] for r in con.execute(f'DESCRIBE leaderboard."{name}"').fetchall()]
             rows = con.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in sorted(cols))} '
                                f'FROM leaderboard."{name}"').fetchall()
+            # NaN (a rate over no items) is no value: None, so two warehouses with the same empty rows compare equal
+            rows = [tuple(None if isinstance(v, float) and v != v else v for v in row) for row in rows]
             out[name] = sorted(rows, key=repr)
         return out
     finally:
