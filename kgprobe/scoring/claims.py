@@ -1127,11 +1127,8 @@ def claims_prompt(answer: str) -> str:
             f"Answer: {fence(answer, 'answer')}\nJSON:")
 
 
-def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | None:
-    """The claims of a judge's reply (its first JSON object, validated by :class:`ClaimList`); None when the
-    reply holds none that validates. A fact without subject, relation and object becomes a claim of empty parts
-    (it counts as a fact the KG cannot judge). With ``answer``, facts whose subject and object do not occur in the
-    answer are dropped (a small judge copies its demonstration)."""
+def _first_json(reply: str | None, model: type[BaseModel]) -> Any | None:
+    """The first JSON object of a judge's reply validated as ``model``, or None."""
     if not reply:
         return None
     start = reply.find("{")
@@ -1139,8 +1136,18 @@ def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | 
         return None
     try:
         obj, _ = json.JSONDecoder().raw_decode(reply[start:])
-        parsed = ClaimList.model_validate(obj)
+        return model.model_validate(obj)
     except (ValueError, ValidationError):
+        return None
+
+
+def parse_claims(reply: str | None, answer: str | None = None) -> list[Claim] | None:
+    """The claims of a judge's reply (its first JSON object, validated by :class:`ClaimList`); None when the
+    reply holds none that validates. A fact without subject, relation and object becomes a claim of empty parts
+    (it counts as a fact the KG cannot judge). With ``answer``, facts whose subject and object do not occur in the
+    answer are dropped (a small judge copies its demonstration)."""
+    parsed = _first_json(reply, ClaimList)
+    if parsed is None:
         return None
     said = set(_norm_tokens(answer)) if answer is not None else None
     out = []
@@ -1582,15 +1589,8 @@ def parse_verification(reply: str | None, n_triples: int) -> tuple[int | None, s
     """(triple index from 0 or None, label) of a judge's verification reply (its first JSON object, validated); None
     when it holds none, names a verdict outside agrees / conflicts / absent, or a triple number out of range, or
     agrees / conflicts without a triple."""
-    if not reply:
-        return None
-    start = reply.find("{")
-    if start < 0:
-        return None
-    try:
-        obj, _ = json.JSONDecoder().raw_decode(reply[start:])
-        parsed = _VerifyReply.model_validate(obj)
-    except (ValueError, ValidationError):
+    parsed = _first_json(reply, _VerifyReply)
+    if parsed is None:
         return None
     label = _VERDICTS.get(parsed.verdict.strip().lower())
     if label is None:
