@@ -831,6 +831,7 @@ _MONTH_WORDS = {"january", "february", "march", "april", "may", "june", "july", 
                 "dec"}
 _PRONOUN_START = {"it", "he", "she", "they", "his", "her", "its", "their", "this", "these"}
 _COPULA = {"is", "was", "are", "were"}
+_INCLUDES = {"includes", "include", "included", "including", "comprises", "comprised", "features", "featured"}
 _COMMA = "xcommax"
 
 
@@ -883,6 +884,17 @@ def _loose_mentions(text: str, toks: Sequence[str], ments: list[tuple[int, int, 
         else:
             i += 1
     return sorted(out, key=lambda m: m[0])
+
+
+@lru_cache(maxsize=8192)
+def _verb_form(word: str) -> bool:
+    """Whether ``word`` is a verb form (a finite verb or a participle) and no noun: "stars", "directed"."""
+    try:
+        import lemminflect
+    except ImportError:  # pragma: no cover
+        return False
+    lemmas = lemminflect.getAllLemmas(word)
+    return "VERB" in lemmas and (word.endswith(("s", "ed", "en")) or participle(word)) and word not in _STOP
 
 
 def _literal_spans(toks: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -1028,12 +1040,16 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
             a, apposed = apposed, None  # the clause after the apposition is about its head
         elif between and between[0] == _COMMA and a is ments[0] and len(between) > 1 and between[1] not in _CONJ:
             apposed = a
-        between = tuple(t for t in between if t != _COMMA)
+        if between and between[0] in {"and", "but"} and len(between) > 1 and prev is not None \
+                and _verb_form(between[1]) and not isinstance(prev[0][2], tuple):
+            a = prev[0]  # "A was directed by B and stars C": A stars C
+            between = between[1:]
+        between = tuple(t for k, t in enumerate(between) if t != _COMMA)
         neg = lead_neg != (sum(t in _NEG_TOKENS for t in between) % 2 == 1)
         between = tuple(t for t in between if t not in _NEG_TOKENS)
         core = _strip_aux(between)
-        if a is ments[0] and lead and lead[-1] == "of" and len(lead) > 1 and not core:
-            rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges"
+        if a is ments[0] and lead and lead[-1] == "of" and len(lead) > 1 and (not core or set(core) <= _INCLUDES):
+            rel = " ".join(lead[:-1])  # "The place of birth of Renoir is Limoges", "The cast of X includes Y"
             out.append(Claim(surface(a), rel, surface(b), neg, fact))
             prev = (a, rel)
             continue

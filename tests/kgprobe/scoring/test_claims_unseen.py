@@ -70,6 +70,8 @@ def films() -> KGFacts:
     # "up" is a word here, not the film Up
     ("Pete Docter grew up in Minnesota.", NOT_IN_KG),
     ("Pete Docter directed Up.", SUPPORTED),
+    ("The cast of Avatar includes Sam Worthington.", SUPPORTED),
+    ("Avatar came out in 2009.", SUPPORTED),
 ])  # fmt: skip
 def test_film_facts(films, fact, label):
     assert check_fact(fact, films).label == label
@@ -101,9 +103,12 @@ def test_a_subject_carried_across_sentences(films):
     assert ("Avatar", "Sam Worthington", SUPPORTED) in got and ("Avatar", "2009", SUPPORTED) in got
 
 
-def test_an_intervening_name_does_not_become_the_subject(films):
-    claims, _ = extract_claims("Avatar, directed by James Cameron, stars Sam Worthington.", films)
-    assert all(check_claim(c, films).label == SUPPORTED for c in claims) and claims
+@pytest.mark.parametrize("text", ["Avatar, directed by James Cameron, stars Sam Worthington.",
+                                  "Avatar was directed by James Cameron and stars Sam Worthington.",
+                                  "Titanic was released in 1997 and directed by James Cameron."])
+def test_an_intervening_name_does_not_become_the_subject(films, text):
+    claims, _ = extract_claims(text, films)
+    assert len(claims) == 2 and all(check_claim(c, films).label == SUPPORTED for c in claims), claims
 
 
 def test_duplicate_labels_need_context():
