@@ -34,7 +34,7 @@ import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from kgprobe.scoring.lexicon import (
     forms,
     known,
     participle,
+    parts_of_speech,
 )
 from kgprobe.scoring.literals import Literal, agree, parse_literal
 from kgprobe.scoring.relations import (
@@ -58,11 +59,9 @@ from kgprobe.scoring.relations import (
     RelationProfile,
     by_meaning,
     compatibility,
-    phrase_file,
-    conflicts,
     direction,
+    phrase_file,
     profile_of,
-    with_data,
 )
 
 __all__ = [
@@ -480,9 +479,8 @@ class KGFacts:
             subjects = [len(self._by_head.get((h, rid), ())) for h in heads.get(rid, ())]
             share = sum(n == 1 for n in subjects) / len(subjects) if subjects else 0.0
             sym = rid in self.symmetric or prof.symmetric
-            out[rid] = replace(with_data(prof, value=value, subjects=len(subjects), share=share,
-                                         symmetric=sym), single_valued=rid in self.functional,
-                               declared=rid in self.declared)
+            out[rid] = replace(prof, value=value, subjects=len(subjects), share=share, symmetric=sym,
+                               single_valued=rid in self.functional, declared=rid in self.declared)
         return out
 
     # -------------------------------------------------------------------------------------------- linking
@@ -886,15 +884,10 @@ def _loose_mentions(text: str, toks: Sequence[str], ments: list[tuple[int, int, 
     return sorted(out, key=lambda m: m[0])
 
 
-@lru_cache(maxsize=8192)
 def _verb_form(word: str) -> bool:
-    """Whether ``word`` is a verb form (a finite verb or a participle) and no noun: "stars", "directed"."""
-    try:
-        import lemminflect
-    except ImportError:  # pragma: no cover
-        return False
-    lemmas = lemminflect.getAllLemmas(word)
-    return "VERB" in lemmas and (word.endswith(("s", "ed", "en")) or participle(word)) and word not in _STOP
+    """Whether ``word`` is a verb form (a finite verb or a participle): "stars", "directed"."""
+    return ("VERB" in parts_of_speech(word) and (word.endswith(("s", "ed", "en")) or participle(word))
+            and word not in _STOP)
 
 
 def _literal_spans(toks: Sequence[str]) -> list[tuple[int, int, str]]:
@@ -933,13 +926,8 @@ def _case_tokens(text: str) -> list[str]:
     return re.sub(r"[\W_]+", " ", t).split()
 
 
-@lru_cache(maxsize=65536)
 def _common_word(word: str) -> bool:
-    try:
-        import lemminflect
-    except ImportError:  # pragma: no cover
-        return False
-    return word in _STOP or bool(lemminflect.getAllLemmas(word))
+    return word in _STOP or bool(parts_of_speech(word))
 
 
 def _written_as_name(m: tuple[int, int, Any], text: str, toks: Sequence[str], kg: KGFacts) -> bool:
@@ -1143,6 +1131,18 @@ def claims_prompt(answer: str) -> str:
             f"Answer: {fence(answer, 'answer')}\nJSON:")
 
 
+def _reply_text(reply: Any) -> str | None:
+    """The text of a judge's reply: a string, a mapping's ``"text"`` or an object's ``.text``."""
+    if isinstance(reply, str):
+        return reply
+    return reply.get("text") if isinstance(reply, Mapping) else getattr(reply, "text", None)
+
+
+def _judge_name(judge: Any) -> str:
+    """What a judge is called in the extractor / verifier column: its ``name``, else its ``model``, else "judge"."""
+    return str(getattr(judge, "name", None) or getattr(judge, "model", None) or "judge")
+
+
 def _first_json(reply: str | None, model: type[BaseModel]) -> Any | None:
     """The first JSON object of a judge's reply validated as ``model``, or None."""
     if not reply:
@@ -1188,12 +1188,9 @@ def extract_claims(answer: str, kg: KGFacts, *, judge: Callable[[str], Any] | An
     not in KG, reason ``no_claim``); the heuristic returns whole claims only (:func:`split_facts` gives its facts)."""
     if judge is not None:
         reply = judge(claims_prompt(answer))
-        text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
-                                                    else getattr(reply, "text", None))
-        claims = parse_claims(text, answer)
+        claims = parse_claims(_reply_text(reply), answer)
         if claims is not None:
-            name = getattr(judge, "name", None) or getattr(judge, "model", None) or "judge"
-            return claims, str(name)
+            return claims, _judge_name(judge)
     out: list[Claim] = []
     topic: str | None = None
     for fact in split_facts(answer):
@@ -1627,12 +1624,10 @@ def judge_claim(claim: Claim, kg: KGFacts, judge: Callable[[str], Any], *, embed
     triples = subject_triples(kg, s, limit=limit) if s is not None else []
     if triples:
         reply = judge(verify_prompt(claim, kg, triples))
-        text = reply if isinstance(reply, str) else (reply.get("text") if isinstance(reply, Mapping)
-                                                    else getattr(reply, "text", None))
-        got = parse_verification(text, len(triples))
+        got = parse_verification(_reply_text(reply), len(triples))
         if got is not None:
             index, label = got
-            name = str(getattr(judge, "name", None) or getattr(judge, "model", None) or "judge")
+            name = _judge_name(judge)
             if index is None:
                 return Verdict(label, "judge", claim, fact=claim.fact), name
             return _verdict(kg, label, "judge", claim, triples[index]), name

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import lemminflect
+
 __all__ = [
     "CONVERSES",
     "DEMONYMS",
@@ -32,6 +34,7 @@ __all__ = [
     "key_to_label",
     "known",
     "participle",
+    "parts_of_speech",
     "related",
 ]
 
@@ -193,27 +196,22 @@ _IRREGULAR = {
 
 _AGENT = re.compile(r"(.{3,}?)(?:er|or|ist|ant|ent)$")
 _NOMINAL = re.compile(r"(.{3,}?)(?:ation|ition|ion|ment|ance|ence|al)$")
-_DEMONYM_SUFFIX = re.compile(r"(?:ian|ean|an|ese|ish|i|ic|ch)$")
+
+
+@lru_cache(maxsize=65536)
+def parts_of_speech(word: str) -> dict[str, tuple[str, ...]]:
+    """The dictionary lemmas of ``word`` by part of speech (lemminflect's ``{"VERB": ("direct",), ...}``; empty for
+    a word the dictionary does not hold). Read-only: the result is cached."""
+    return lemminflect.getAllLemmas(word)
 
 
 def _lemmas(word: str) -> set[str]:
-    try:
-        import lemminflect
-    except ImportError:  # pragma: no cover - a declared dependency
-        return set()
-    out: set[str] = set()
-    for upos in ("VERB", "NOUN", "ADJ"):
-        for lem in lemminflect.getAllLemmas(word, upos=upos).get(upos, ()):
-            out.add(lem.lower())
-    return out
+    pos = parts_of_speech(word)
+    return {lem.lower() for upos in ("VERB", "NOUN", "ADJ") for lem in pos.get(upos, ())}
 
 
 def _is_verb(word: str) -> bool:
-    try:
-        import lemminflect
-    except ImportError:  # pragma: no cover
-        return False
-    return bool(lemminflect.getAllLemmas(word, upos="VERB"))
+    return "VERB" in parts_of_speech(word)
 
 
 @lru_cache(maxsize=65536)
@@ -243,12 +241,8 @@ def forms(word: str) -> frozenset[str]:
 @lru_cache(maxsize=65536)
 def participle(word: str) -> bool:
     """Whether ``word`` is a verb's past participle ("held", "born", "written", "directed")."""
-    try:
-        import lemminflect
-    except ImportError:  # pragma: no cover
-        return word.endswith("ed")
     w = word.lower()
-    for lemma in lemminflect.getAllLemmas(w, upos="VERB").get("VERB", ()):
+    for lemma in parts_of_speech(w).get("VERB", ()):
         infl = lemminflect.getAllInflections(lemma, upos="VERB")
         if w in infl.get("VBN", ()) or ("VBN" not in infl and w in infl.get("VBD", ())):
             return True
@@ -302,14 +296,8 @@ def content_words(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=8192)
 def _only_adverb(word: str) -> bool:
-    try:
-        import lemminflect
-    except ImportError:  # pragma: no cover
-        return False
-    lemmas = lemminflect.getAllLemmas(word)
-    return bool(lemmas) and set(lemmas) == {"ADV"}
+    return set(parts_of_speech(word)) == {"ADV"}
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")

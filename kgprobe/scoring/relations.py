@@ -16,7 +16,7 @@ how its label reads (a role noun, a verb, a passive, a phrase ending in a prepos
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from kgprobe.scoring.lexicon import (
     forms,
     key_to_label,
     participle,
+    parts_of_speech,
     related,
 )
 
@@ -90,11 +91,7 @@ def _label_kind(label: str) -> str:
     head = words[0]
     if participle(head):
         return "prep"  # a participle: "located in the territorial entity", "born in" read in their own order
-    try:
-        import lemminflect
-        lemmas = lemminflect.getAllLemmas(head)
-    except ImportError:  # pragma: no cover
-        lemmas = {}
+    lemmas = parts_of_speech(head)
     if "VERB" in lemmas and "NOUN" not in lemmas and toks[0] not in {"has", "have", "had"}:
         return "verb"
     return "noun"
@@ -132,11 +129,6 @@ def compatibility(phrase_words: Iterable[str], profile: RelationProfile) -> floa
         return None
     hit = sum(bool(forms(w) & (profile.concepts | profile.converse)) for w in ws)
     return hit / len(ws)
-
-
-def conflicts(phrase_words: Iterable[str], profile: RelationProfile) -> int:
-    """How many of a phrase's content words state ``profile``'s relation directly (not through a converse)."""
-    return sum(bool(forms(w) & profile.concepts) for w in phrase_words if w not in FUNCTION_WORDS)
 
 
 def direction(phrase: str, profile: RelationProfile) -> str | None:
@@ -177,20 +169,6 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
             d = "fwd" if d == "rev" else "rev"
         return d
     return None
-
-
-def with_data(profile: RelationProfile, *, value: str, subjects: int, share: float,
-              min_subjects: int = MIN_SUBJECTS, single_share: float = SINGLE_VALUED_SHARE,
-              declared: bool | None = None, symmetric: bool | None = None) -> RelationProfile:  # fmt: skip
-    """``profile`` with what the KG's data say: its value kind, and single-valued when ``subjects`` >=
-    ``min_subjects`` and ``share`` >= ``single_share`` (a declaration wins)."""
-    single = subjects >= min_subjects and share >= single_share
-    if not single and 0 < subjects < min_subjects and share == 1.0:  # too few subjects: what the words mean
-        single = by_meaning(profile, values=value != "entity")
-    if declared is not None:
-        single = declared
-    return replace(profile, value=value, subjects=subjects, share=share, single_valued=single,
-                   declared=declared is not None, symmetric=profile.symmetric if symmetric is None else symmetric)
 
 
 #: Of :data:`SINGLE_VALUED_CONCEPTS`, those that stay single-valued for a relation between two entities (a place of
