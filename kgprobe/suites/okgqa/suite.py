@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -757,16 +758,26 @@ def _norm_fact(text: str) -> str:
     return " ".join(text.strip().rstrip(".").split()).casefold()
 
 
-def _score_match(text: str | None, low: int = 1, high: int = 5) -> tuple[float, int] | None:
-    """(score, position in ``text``) of a G-Eval rating: the number after a "Score:" field, else the last number in
-    [low, high]; None without one."""
-    import re
+#: A rating scale's bounds, never a rating: "out of 5", "/5", "3 of 5", "(of 5)", "on a scale of 1 to 5", "from 1 to 5",
+#: "between 1 and 5", "1-5" (the rating stays: "4/5" and "4 out of 5" read 4).
+_SCALE = re.compile(
+    r"(?:\bout\s+of|\d\s+of|\(\s*of|/)\s*(\d+)(?![\d.]*\d)"
+    r"|(?:\bscale\s+(?:of\s+|from\s+)?|\bfrom\s+|\bbetween\s+|\branging\s+from\s+|\()(\d+)\s*(?:to|and|-|–)\s*(\d+)",
+    re.IGNORECASE)
+_FIELD = re.compile(r"\b(?:score|rating|rated|grade)\s*[:=]?\s*\**\s*(\d+(?:\.\d+)?)(?![\d.]*\d)", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)")
 
+
+def _score_match(text: str | None, low: int = 1, high: int = 5) -> tuple[float, int] | None:
+    """(score, position in ``text``) of a G-Eval rating: the number after a "Score:" or "Rating:" field, else the
+    last number in [low, high] that is not a bound of the rating scale ("I would rate this 3 out of 5." reads 3,
+    "On a scale of 1 to 5, I would give it a 4." reads 4); None without one."""
     text = text or ""
-    field_ = re.search(r"score\s*[:=]\s*\**\s*(\d+(?:\.\d+)?)", text, re.IGNORECASE)
-    if field_ and low <= float(field_.group(1)) <= high:
+    bounds = {m.start(g) for m in _SCALE.finditer(text) for g in (1, 2, 3) if m.group(g) is not None}
+    field_ = _FIELD.search(text)
+    if field_ and field_.start(1) not in bounds and low <= float(field_.group(1)) <= high:
         return float(field_.group(1)), field_.start(1)
-    found = [(float(m.group(0)), m.start()) for m in re.finditer(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)", text)]
+    found = [(float(m.group(0)), m.start()) for m in _NUMBER.finditer(text) if m.start() not in bounds]
     found = [f for f in found if low <= f[0] <= high]
     return found[-1] if found else None
 

@@ -265,6 +265,19 @@ def test_a_judge_copying_its_demonstrations_claims_nothing(sample_build):
     ("4.5", 4.5),
     ("It mentions 1889 and 2024.", None),
     ("No rating.", None),
+    # the scale's bounds are not the rating
+    ("I would rate this 3 out of 5.", 3.0),
+    ("Rating: 4 (out of 5)", 4.0),
+    ("Rating: 2/5", 2.0),
+    ("4/5 - mostly relevant.", 4.0),
+    ("5/5", 5.0),
+    ("I'd give it a 2 of 5.", 2.0),
+    ("On a scale from 1 to 5: 3", 3.0),
+    ("Rated between 1 and 5, this answer gets a 2.", 2.0),
+    ("Coherence (1-5): 4", 4.0),
+    ("I'd give it a rating of 4.", 4.0),
+    ("Score of 3 out of 5.", 3.0),
+    ("Out of 5, I give it 1.", 1.0),
 ])  # fmt: skip
 def test_geval_reads_the_score_field_or_the_last_number_in_range(reply, score):
     from kgprobe.suites.okgqa.suite import _read_score
