@@ -59,6 +59,7 @@ from kgprobe.scoring.relations import (
     RelationProfile,
     by_meaning,
     compatibility,
+    containment,
     direction,
     phrase_file,
     profile_of,
@@ -623,11 +624,10 @@ class KGFacts:
         return None
 
     @cached_property
-    def _containment(self) -> frozenset[Any]:
-        """Relations that say one place (or thing) lies in another: their words are of location, containment,
-        parts or countries."""
-        words = {"locate", "contain", "part", "country", "include", "situate"}
-        return frozenset(r for r, p in self.profiles.items() if p.value == "entity" and set(p.concepts) & words)
+    def _containment(self) -> dict[Any, str]:
+        """Relations that say one place (or thing) lies in another, each with its direction
+        (:func:`kgprobe.scoring.relations.containment`)."""
+        return {r: d for r, p in self.profiles.items() if (d := containment(p)) is not None}
 
     def within(self, inner: Any, outer: Any, *, hops: int = 3) -> int:
         """In how many containment triples (at most ``hops``) the KG places ``inner`` inside ``outer`` ("located
@@ -639,22 +639,17 @@ class KGFacts:
         for step in range(1, hops + 1):
             nxt: set[Any] = set()
             for e in frontier:
-                for r in out_r.get(e, set()) & self._containment:
-                    if not self._contains_reads_outward(r):
+                for r in out_r.get(e, set()) & self._containment.keys():
+                    if self._containment[r] == "inward":
                         nxt |= self._by_head.get((e, r), set())
-                for r in in_r.get(e, set()) & self._containment:
-                    if self._contains_reads_outward(r):
+                for r in in_r.get(e, set()) & self._containment.keys():
+                    if self._containment[r] == "outward":
                         nxt |= {h for h in heads.get(r, ()) if e in self._by_head.get((h, r), ())}
             if outer in nxt:
                 return step
             frontier = nxt - seen
             seen |= nxt
         return 0
-
-    def _contains_reads_outward(self, rid: Any) -> bool:
-        """Whether a containment relation's head is the outer thing ("contains", "includes"), not the inner."""
-        p = self.profiles[rid]
-        return p.kind != "passive" and bool({"contain", "include"} & {f for w in p.words for f in forms(w)})
 
     def _by_head_any(self, head: Any, relation: Any) -> bool:
         return bool(self._by_head.get((head, relation)))

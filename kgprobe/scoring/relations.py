@@ -120,6 +120,32 @@ def profile_of(label: str, *, key: str | None = None, phrases: Mapping[str, bool
                            phrases=dict(phrases or {}))
 
 
+#: Head words of relations that place one thing inside another ("located in", "situated in", "part of", "contains").
+CONTAINMENT_HEADS = frozenset({"locate", "situate", "contain", "include", "part"})
+#: Nouns of the places that hold others: a relation labelled only with them ("country", "continent", "city")
+#: places its head inside its tail; "country of citizenship" or "place of birth" does not.
+PLACE_NOUNS = frozenset({"country", "continent", "region", "state", "province", "county", "city", "town", "district",
+                         "territory", "municipality", "island"})
+#: Prepositions that say beside, not inside ("located on river", "flows through", "near").
+_BESIDE = frozenset({"on", "at", "near", "along", "through", "beside", "across", "next"})
+
+
+def containment(profile: RelationProfile) -> str | None:
+    """How a relation places one thing inside another, read from its label's own words (not their synonyms):
+    ``"inward"`` when its head lies in its tail ("located in", "located in the administrative territorial entity",
+    "part of", "country", "continent"), ``"outward"`` when its head holds its tail ("contains", "includes"), None
+    otherwise ("place of birth", "country of citizenship", "located on river", "member of") or when its values are
+    dates or numbers."""
+    if profile.value != "entity" or not profile.words or set(profile.label.lower().split()) & _BESIDE:
+        return None
+    head = forms(profile.words[0])
+    if head & CONTAINMENT_HEADS:
+        return "outward" if profile.kind != "passive" and head & {"contain", "include"} else "inward"
+    if all(forms(w) & PLACE_NOUNS for w in profile.words):
+        return "inward"
+    return None
+
+
 def compatibility(phrase_words: Iterable[str], profile: RelationProfile) -> float | None:
     """The share of a phrase's content words that state ``profile``'s relation (its word forms, derivations and
     synonyms, or their converses); None for a phrase with no content word ("is", "is from", "'s", "in"), which

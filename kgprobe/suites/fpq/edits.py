@@ -905,8 +905,10 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
     (``false_object`` None, ``reason`` saying why): the false object is another object of the same relation for the
     subject (by id, or by name: two entities called "United States"), or the subject reaches it through another
     relation, in either direction ("Is Casino Royale a United Kingdom film?" where the KG holds Casino Royale ->
-    country -> United Kingdom; "Was she born in the USA?" where it holds her nationality). Order is kept; an edit
-    without a false object is returned as it is.
+    country -> United Kingdom; "Was she born in the USA?" where it holds her nationality), or the false object is a
+    coarser place that holds one of the subject's objects of the relation ("Is William Shakespeare buried in the United
+    Kingdom?" where the KG holds Holy Trinity Church -> located in city -> Stratford-upon-Avon -> country -> United
+    Kingdom). Order is kept; an edit without a false object is returned as it is.
 
         >>> [e.reason for e in check_premises(con, edits) if e.false_object is None]
     """
@@ -921,6 +923,7 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
         named.setdefault(subject, {}).setdefault(label, set()).add(relation)
     false_ids = sorted({e.false_object for e in edits if e.false_object is not None})
     labels = dict(con.execute(load_sql("fpq/entity_labels"), {"ids": false_ids}).fetchall())
+    holders = _holders(con, edits, linked)
     out = []
     for e in edits:
         if e.false_object is None:
@@ -936,7 +939,58 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
         elif by_name - {e.relation}:
             reason = ("the subject reaches an entity of the false object's name through another relation "
                       "(the premise is not false)")
+        elif e.false_object in holders.get(e.subject, {}).get(e.relation, set()):
+            reason = ("the false object holds the true object: a coarser place the KG's containment relations put it "
+                      "in (the premise is not false)")
         out.append(e if reason is None else replace(e, false_object=None, hop=None, path=None, reason=reason))
+    return out
+
+
+#: How many containment triples a coarser place may lie away from the true object (church -> town -> country).
+CONTAINMENT_HOPS = 3
+
+
+def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit],
+             linked: Mapping[int, Mapping[int, set[int]]]) -> dict[int, dict[int, set[int]]]:  # fmt: skip
+    """Per subject and relation, every entity that the KG's containment relations (``located in``, ``country``,
+    ``part of`` read from the inside, ``contains`` from the outside; :func:`kgprobe.scoring.relations.containment`)
+    place one of the subject's objects of that relation in, within :data:`CONTAINMENT_HOPS` triples."""
+    from kgprobe.scoring.relations import containment, profile_of
+
+    ways = {rid: way for rid, key, label in con.execute(load_sql("fpq/relation_keys")).fetchall()
+            if (way := containment(profile_of(str(label), key=str(key)))) is not None}
+    if not ways:
+        return {}
+    starts: dict[tuple[int, int], set[int]] = {}
+    for e in edits:
+        if e.false_object is not None:
+            objects = {n for n, rels in linked.get(e.subject, {}).items() if e.relation in rels}
+            starts.setdefault((e.subject, e.relation), set()).update(objects | {e.true_object})
+    up: dict[int, set[int]] = {}  # entity -> the entities that hold it, one step out
+    frontier = set().union(*starts.values())
+    seen = set(frontier)
+    for _ in range(CONTAINMENT_HOPS):
+        if not frontier:
+            break
+        found: set[int] = set()
+        for head, relation, tail in con.execute(load_sql("fpq/containment_edges"),
+                                                {"relations": sorted(ways), "frontier": sorted(frontier)}).fetchall():
+            inner, outer = (head, tail) if ways[relation] == "inward" else (tail, head)
+            if inner in frontier:
+                up.setdefault(inner, set()).add(outer)
+                found.add(outer)
+        frontier = found - seen
+        seen |= found
+    out: dict[int, dict[int, set[int]]] = {}
+    for (subject, relation), objects in starts.items():
+        held: set[int] = set()
+        todo = list(objects)
+        while todo:
+            for outer in up.get(todo.pop(), ()):
+                if outer not in held and outer not in objects:
+                    held.add(outer)
+                    todo.append(outer)
+        out.setdefault(subject, {})[relation] = held
     return out
 
 

@@ -89,3 +89,36 @@ def test_inferred_types_draw_from_the_relations_range() -> None:
         {"key": "/media_common/netflix_genre/titles", "head_type": "netflix_genre", "tail_type": "titles", "triples": 2},
         {"key": "/film/film/country", "head_type": "film", "tail_type": "country", "triples": 1},
     ]
+
+
+def test_a_coarser_place_that_holds_the_true_object_is_no_false_premise() -> None:
+    con = duckdb.connect()
+    create_kg_tables(con)
+    names = ["William Shakespeare", "Holy Trinity Church", "Stratford-upon-Avon", "United Kingdom", "France",
+             "Westminster Abbey", "London", "England", "Europe"]
+    keys = ["buried_in", "located_in_city", "country", "contains", "place of birth"]
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", n) for i, n in enumerate(names)])
+    con.executemany("INSERT INTO relations VALUES (?, ?, ?)", [(i, k, k.replace("_", " ")) for i, k in enumerate(keys)])
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)", [
+        (0, 0, 1),  # Shakespeare buried in Holy Trinity Church
+        (1, 1, 2),  # ... located in the city Stratford-upon-Avon
+        (2, 2, 3),  # Stratford's country: the United Kingdom
+        (5, 1, 6), (6, 2, 3),  # Westminster Abbey in London, in the UK (not Shakespeare's)
+        (8, 3, 7),  # Europe contains England: read from the outside
+        (7, 3, 2),  # England contains Stratford
+    ])
+    edits = [
+        Edit(0, 0, 1, 3, "NDC", 3, None),   # buried in the United Kingdom: 2 containment triples out -> rejected
+        Edit(0, 0, 1, 2, "NDC", 2, None),   # buried in Stratford-upon-Avon: one out -> rejected
+        Edit(0, 0, 1, 7, "NDC", None, None),  # England contains Stratford -> rejected
+        Edit(0, 0, 1, 8, "NDC", None, None),  # Europe: England -> Stratford -> church is 3 steps -> rejected
+        Edit(0, 0, 1, 4, "NNSC", None, None),  # France holds nothing of his -> kept
+        Edit(0, 0, 1, 6, "NDC", None, None),  # London: the Abbey's city, not his church's -> kept
+        Edit(0, 0, 1, 5, "NSC", None, None),  # Westminster Abbey: a finer place elsewhere -> kept
+    ]
+    got = check_premises(con, edits)
+    assert [e.false_object for e in got] == [None, None, None, None, 4, 6, 5]
+    assert all(e.reason.startswith("the false object holds the true object") for e in got[:4])
+    # a relation that places nothing (no containment word) is never walked
+    con.execute("UPDATE relations SET label = 'twinned with', key = 'twinned_with' WHERE id = 1")
+    assert [e.false_object for e in check_premises(con, edits[:2])] == [3, 2]
