@@ -17,7 +17,8 @@ other / None   any text          the gold text itself                      ``Yes
 
 Gold labels are compared case-insensitively without a final full stop; ``tf`` also accepts ``i don't know``,
 ``idk`` and ``not enough information`` for unknown. ``random`` picks uniformly among the kind's texts (``tf``: all
-three; ``open``: one of the gold's ``alternatives``, e.g. KG-false statements, or ``Yes.`` / ``No.`` when it
+three; ``open``: one of the gold's ``alternatives``, e.g. KG-false statements or every option of an ERBench
+multiple-choice question and None of the above, or ``Yes.`` / ``No.`` when it
 lists none; other kinds: ``Yes.`` / ``No.``), seeded by ``(params.seed, prompt sha256, sample index)``, so it is the same
 on every run and independent of batching. The oracle stores a failure for a prompt without a gold label (or with
 one it cannot read): it cannot answer such a prompt, and saying so beats a guess.

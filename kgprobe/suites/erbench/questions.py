@@ -47,6 +47,7 @@ __all__ = [
     "KNOWN_SYSTEM",
     "MC_SYSTEM",
     "MC_SYSTEM_NOTA",
+    "NONE_OF_THE_ABOVE",
     "QuestionOptions",
     "binary_sql",
     "build_items",
@@ -62,6 +63,8 @@ BINARY_SYSTEM = ("Answer the following question in yes or no, and then explain w
                  "and then explain why.")
 KNOWN_SYSTEM = "Answer the following question in yes or no. Be concise"
 MC_SYSTEM = "Answer the following multiple choice question, and then explain why."
+#: The oracle's answer to a multiple-choice question whose options are all true.
+NONE_OF_THE_ABOVE = "None of the above. All options are correct."
 MC_SYSTEM_NOTA = ("Answer the following multiple choice question, and then explain why. Say 'None of above' if all "
                   "options are correct.")
 _SEP = "\x1f"
@@ -380,7 +383,7 @@ def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions
             option_sql.append(_template(mc.options[col][ph], cols, p))
             true_sql.append(_template(mc.options[col][ph], raw, p))
         body = " || ".join(f"{p(chr(10) + f'Option {k}: ')} || {o}" for k, o in enumerate(option_sql, 1))
-        gold = ("CASE e._f WHEN 0 THEN " + p("None of the above. All options are correct.") + " "
+        gold = ("CASE e._f WHEN 0 THEN " + p(NONE_OF_THE_ABOVE) + " "
                 + " ".join(f"WHEN {k} THEN {p(f'Option {k}: ')} || {o} || {p(' The correct statement is: ')} || {t}"
                            for k, (o, t) in enumerate(zip(option_sql, true_sql), 1)) + " END")
         parts.append(f"""SELECT {_ITEM_ID.format(code=p(f'm{ph}'))} AS item_id,

@@ -33,6 +33,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from kgprobe.errors import ConfigError
+from kgprobe.generation.backends.reference import OPEN_KIND, open_gold
 from kgprobe.generation.records import Prompt
 from kgprobe.suites.base import (
     Headline,
@@ -43,7 +44,7 @@ from kgprobe.suites.base import (
     Suite,
     SuiteScores,
 )
-from kgprobe.suites.erbench.questions import QuestionOptions, build_items, item_schema
+from kgprobe.suites.erbench.questions import NONE_OF_THE_ABOVE, QuestionOptions, build_items, item_schema
 from kgprobe.suites.erbench.scoring import (
     ERBENCH_SAMPLE_SCHEMA,
     ERBENCH_VOTE_SCHEMA,
@@ -135,6 +136,16 @@ class ERBenchSettings(BaseModel):
                     confined(Path(spec.source.path) / rel.source, info)
         return value
 
+
+
+def _choice_gold(item: Mapping[str, Any]) -> str:
+    """A multiple-choice item's gold for the reference backends: the oracle answers the item's gold; ``random``
+    picks one of the answers the question allows, uniformly (each option, and "None of the above" where the system
+    prompt offers it), so its accuracy is chance (1/3 with three options), not 0."""
+    options = [f"Option {k}: {o}" for k, o in enumerate(item.get("options") or [], 1)]
+    if "none of above" in str(item.get("system") or "").lower():
+        options.append(NONE_OF_THE_ABOVE)
+    return open_gold(str(item["gold"]), options)
 
 def dropped_in_sample(con: Any, spec: Any, settings: ERBenchSettings) -> list[dict[str, Any]]:
     """The rows a ``drop`` load rejected for violating an FD that lie inside the first ``limit_per_fd`` rows of
@@ -242,9 +253,12 @@ class ERBenchSuite(Suite):
                 text = f"{demos}Q: {it['question']}\n\nA: "
             else:
                 text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
+            gold, answer_kind = it.get("gold"), None
+            if it.get("task") == "multiple_choice" and gold is not None:
+                gold, answer_kind = _choice_gold(it), OPEN_KIND
             out.append(Prompt(item_id=str(it["item_id"]), text=text,
                               template_id=str(it["template_id"]) + (f"+{kind}" if kind else ""),
-                              gold=it.get("gold"), answer_kind=None, system=it.get("system")))
+                              gold=gold, answer_kind=answer_kind, system=it.get("system")))
         return out
 
     # ---------------------------------------------------------------------------------------------------- score

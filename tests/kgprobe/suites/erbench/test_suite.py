@@ -89,7 +89,13 @@ def test_prompts_use_the_paper_system_prompts_and_gold(sample) -> None:
     prompts = {p.item_id: p for p in suite.prompts(items)}
     for it in items:
         p = prompts[it["item_id"]]
-        assert p.answer_kind is None and p.gold == it["gold"]
+        if it["task"] == "multiple_choice":  # the oracle answers the gold; random picks among the allowed answers
+            gold = json.loads(p.gold)
+            assert p.answer_kind == "open" and gold["answer"] == it["gold"]
+            assert gold["alternatives"] == [f"Option {k}: {o}" for k, o in enumerate(it["options"], 1)] + [
+                "None of the above. All options are correct."]
+        else:
+            assert p.answer_kind is None and p.gold == it["gold"]
         assert p.system == {"binary": BINARY_SYSTEM, "multihop": BINARY_SYSTEM, "known_entity": KNOWN_SYSTEM,
                             "multiple_choice": MC_SYSTEM_NOTA}[it["task"]]
     assert ERBenchSuite.sampling.n == 1 and ERBenchSuite.sampling.temperature == 0.0
@@ -129,7 +135,9 @@ def test_oracle_is_perfect_and_baselines_are_worse(sample) -> None:
         by = {(m["task"], m["metric"]): m["value"] for m in scored.metrics if not m["breakdown"]}
         assert by[("binary", "answer_rationale_accuracy")] == 0.0  # "Yes." mentions no inferred value
         assert by[("binary", "answer_accuracy")] <= 0.6
-        assert by[("multiple_choice", "answer_accuracy")] == 0.0
+        # "Yes." picks no option; random picks one of the two options or None of the above: about 1 in 3
+        mc = by[("multiple_choice", "answer_accuracy")]
+        assert mc == 0.0 if kind == "always-yes" else 0.2 < mc < 0.5
     tables = oracle.tables()
     assert tables["votes"].num_rows == len(items) and tables["samples"].num_rows == len(items)
 
@@ -204,3 +212,19 @@ def test_the_erdb_asset_loads_the_sample(tmp_path: Path) -> None:
         assert erdb_constraints_hold(project=resources["project"], warehouse=resources["warehouse"]).passed
     finally:
         path.unlink()
+
+
+def test_the_random_baseline_picks_among_the_options_of_a_multiple_choice_question(sample) -> None:
+    from kgprobe.suites.erbench.verify import read_option
+
+    suite, _, result = sample
+    items = [it for it in result.items.to_pylist() if it["task"] == "multiple_choice"]
+    answers = _answers(suite, items, "random")
+    picks = [read_option(a["text"], len(it["options"])) for a, it in zip(answers, items)]
+    right = sum(p == it["expected"] for p, it in zip(picks, items))
+    # every answer is one of the question's options or None of the above, and it is right about as often as
+    # chance (1 / (options + 1)), where it answered "Yes." and was never right before
+    assert all(p == "none" or 1 <= int(p) <= len(it["options"]) for p, it in zip(picks, items))
+    assert {"1", "2", "none"} <= set(picks)
+    chance = sum(1 / (len(it["options"]) + 1) for it in items) / len(items)
+    assert abs(right / len(items) - chance) < 0.12, (right, len(items), chance)
