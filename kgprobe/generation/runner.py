@@ -383,7 +383,7 @@ def run_generation(
     again by the next run; when every request of ``max_failed_batches`` consecutive batches fails, the run stops
     with :class:`GenerationError` after storing those failures (0 never stops). With ``max_failed_share`` (0 to
     1), a run whose failed samples are more than that share of the samples asked for raises
-    :class:`GenerationError` with the counts by kind of error, after storing everything (0: any failure fails it;
+    :class:`GenerationError` with the counts by kind of error and the first message of the commonest, after storing everything (0: any failure fails it;
     None: never). ``log`` receives a progress line at least every 10% (done/total, prompts/s, tokens/s, ETA). With
     a ``budget`` (:class:`~kgprobe.generation.cost.Budget`), each batch reserves its estimated cost first
     (:meth:`~kgprobe.generation.cost.Budget.reserve`, shared by every process on the store) and a batch that could
@@ -396,13 +396,15 @@ def run_generation(
     if max_failed_share is not None and not 0 <= max_failed_share <= 1:
         raise ValueError(f"max_failed_share must be between 0 and 1, got {max_failed_share}")
     say = log or (lambda _msg: None)
-    summary, errors = _generate(backend, model=model, prompts=prompts, params=params, store=store, run_id=run_id,
+    summary, errors, first = _generate(backend, model=model, prompts=prompts, params=params, store=store, run_id=run_id,
                                 shard_size=shard_size, batch_size=batch_size, log=log,
                                 max_failed_batches=max_failed_batches, budget=budget)
     if max_failed_share is not None and summary.failed > max_failed_share * summary.requested:
         kinds = ", ".join(f"{n} x {kind}" for kind, n in errors.most_common())
+        example = first.get(errors.most_common(1)[0][0], "") if errors else ""
+        example = f' The first: "{example[:300]}{"..." if len(example) > 300 else ""}".' if example else ""
         raise GenerationError(
-            f"{model}: {summary.failed} of {summary.requested} samples failed ({kinds}); "
+            f"{model}: {summary.failed} of {summary.requested} samples failed ({kinds}).{example} "
             f"{summary.generated} generated, {summary.reused} reused. The failures are stored (never scored) and are "
             f"asked again by the next run: fix the cause and run again, or allow a share of failures with "
             f"generation.max_failed_share (now {max_failed_share:g})")
@@ -428,8 +430,9 @@ def _generate(
     log: Callable[[str], None] | None = None,
     max_failed_batches: int = 3,
     budget: Budget | None = None,
-) -> tuple[GenerationSummary, Counter[str]]:
-    """:func:`run_generation` under its lock; also returns the failures counted by :func:`error_kind`."""
+) -> tuple[GenerationSummary, Counter[str], dict[str, str]]:
+    """:func:`run_generation` under its lock; also returns the failures counted by :func:`error_kind` and the first
+    failure's message of each kind."""
     if shard_size < 1 or batch_size < 1:
         raise ValueError(f"shard_size and batch_size must be at least 1, got {shard_size} and {batch_size}")
     say = log or (lambda _msg: None)
@@ -474,6 +477,7 @@ def _generate(
     cost: float | None = None
     failed_batches = 0
     errors: Counter[str] = Counter()
+    first: dict[str, str] = {}  # kind -> the first error's message (masked, as every stored error)
     streams = hasattr(backend, "on_result")
 
     def still_missing(part: list[tuple[Prompt, list[int]]]) -> list[tuple[Prompt, list[int]]]:
@@ -559,6 +563,7 @@ def _generate(
                 else:
                     last_error = c.error
                     errors[error_kind(c.error or "")] += 1
+                    first.setdefault(error_kind(c.error or ""), " ".join(str(c.error or "").split()))
         buffer.add(rows)
         generated += batch_ok
         failed += len(rows) - batch_ok
@@ -600,11 +605,11 @@ def _generate(
         reused=reused + late, generated=generated, failed=failed, seconds=seconds, tokens_in=tokens_in,
         tokens_out=tokens_out, retries=retries, cost=cost, shards=buffer.shards)
     if total == 0:  # the first line said it all: every sample was stored already
-        return summary, errors
+        return summary, errors, first
     say(f"{model}: done in {_clock(seconds)}: {generated} generated, {reused + late} reused, {failed} failed"
         + (" (failures are stored and retried by the next run)" if failed else "")
         + f", {tokens_out} completion tokens, {buffer.shards} shard(s) written")
-    return summary, errors
+    return summary, errors, first
 
 
 def _storer(buffer: _ShardBuffer, batch: list[tuple[Prompt, list[int]]], model: str, backend_name: str,

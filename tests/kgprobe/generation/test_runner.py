@@ -237,6 +237,21 @@ def test_a_backend_exception_fails_its_batch_and_the_run_goes_on(tmp_path):
                       "q2": None, "q3": None, "q4": None, "q5": None}
 
 
+def test_a_failed_share_names_the_first_error_message(tmp_path):
+    class Unloadable(Recorder):
+        def generate(self, prompts, params):
+            raise OSError("model weights not found at /models/missing.gguf:\n run `kgprobe models pull`")
+
+    with pytest.raises(GenerationError) as caught:
+        run_generation(Unloadable(), model="m", prompts=prompts(2), params=SamplingParams(n=1),
+                       store=ResponseStore(tmp_path), max_failed_share=0)
+    message = str(caught.value)
+    assert "2 of 2 samples failed (2 x OSError)." in message
+    # the message itself, on one line, not only its kind
+    assert 'The first: "OSError: model weights not found at /models/missing.gguf: run `kgprobe models pull`".' \
+        in message, message
+
+
 def test_the_run_stops_when_whole_batches_keep_failing(tmp_path):
     store, params = ResponseStore(tmp_path), SamplingParams(n=1)
     backend = Recorder(fail={f"q{i}" for i in range(10)})
