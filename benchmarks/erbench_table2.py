@@ -1,19 +1,26 @@
-"""ERBench's Table 2 reproduced from the authors' own answer logs: the released model answers of Soccer, Airport,
-Music and Book read by kgprobe's readers and matcher, side by side with the paper's numbers.
+"""ERBench's Tables 2 and 4 reproduced from the authors' own answer logs: the released model answers of Soccer,
+Airport, Music and Book (Table 2) and of the Movie & Director and Soccer & Olympic multi-hop questions, with and
+without chain of thought (Table 4), read by kgprobe's readers and matcher with the suite's default settings, side
+by side with the paper's numbers.
 
 The answers come from a checkout of DILAB-KAIST/ERBench (``--logs``, the repository root): per model and dataset,
 the binary answers ``binary/results/<model>/<dataset>.log`` and their known-entity answers
 ``binary/results/<model>/validate_<dataset>.log``; the multiple-choice answers
-``multi_choice/results/<model>/<dataset>/choice_<n>.csv`` (``choice_<n>_validated.csv`` where only that is released)
-and their known-entity answers ``multi_choice/dataset/validated/<model>/<dataset>.log``. Nothing is generated.
+``multi_choice/results/<model>/<dataset>/choice_<n>.csv``, its ``.log`` or ``choice_<n>_validated.csv`` (whichever
+answers the most entities; none is skipped for its size) and their known-entity answers
+``multi_choice/dataset/validated/<model>/<dataset>.log``; the multi-hop answers
+``binary/results/<model>/{movie_foreign_year,soccer_olympic}[_cot].log`` and their known-entity answers. Nothing
+is generated.
 
 What is kgprobe's here: which entities a model knows (:func:`~kgprobe.suites.erbench.knows_entity` on its answers to
 the known-entity prompts, the prompt's values removed first, as in the suite), every answer read
 (:func:`~kgprobe.suites.erbench.verify.read_binary_answer`, :func:`~kgprobe.suites.erbench.verify.read_choice`), the
 rationale matched with the heuristics and aliases of the dataset's spec (``examples/erbench/<dataset>.yaml``) and the
-measures (setting 1: the entities the model knows; "n/a" below 20, as the paper). The logs give the question, the
-expected answer and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each entity,
-``BN(N)`` its question 1 (question 2, a rephrased basic question, is not in Table 2).
+measures (setting 1: the entities the model knows; "n/a" below 20, as the paper; Table 4 through the suite's own
+:func:`~kgprobe.suites.erbench.scoring.metrics_for`). The readings are the suite's defaults (``known_reading``,
+``rationale_ext``, ``hop_questions``), each overridable by a flag. The logs give the question, the expected answer
+and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each entity, ``BN(N)`` its
+question 1 (question 2, a rephrased basic question, is in neither table).
 
     ERBENCH_DATA=/path/to/ERBench python benchmarks/erbench_table2.py --logs /path/to/ERBench
 """
