@@ -276,3 +276,26 @@ def test_mc_intervals_cluster_the_phrasings_by_entity() -> None:
     row = next(r for r in metrics_for(votes, model="m", perturbation="none", entities="all")
                if r["metric"] == "answer_accuracy")
     assert row["n"] == 30 and (row["ci_low"], row["ci_high"]) == pytest.approx(wilson_ci(6, 10), abs=1e-9)
+
+
+def test_suite_settings_default_to_the_tables_readings_and_pass_the_named_ones_through() -> None:
+    from types import SimpleNamespace
+
+    from kgprobe.suites.erbench.suite import ERBenchSettings
+
+    fields = ERBenchSettings.model_fields
+    assert fields["known_reading"].default == "released" and fields["rationale_ext"].default == "per_question"
+    assert fields["hop_questions"].default == "complete" and fields["nota_rationale"].default == "zero"
+    votes = _hop_votes()
+    suite = ERBenchSuite()
+
+    def ext(settings) -> float:
+        rows = suite.metrics(votes, {}, model="m", perturbation="none", settings=settings)
+        return next(r["value"] for r in rows if r["metric"] == "rationale_ext" and r["breakdown"]["entities"] == "known")
+
+    assert ext(None) == pytest.approx(15 / 25)
+    assert ext(SimpleNamespace(rationale_ext="per_hop", hop_questions="each")) == pytest.approx((20 / 25 + 10 / 20) / 2)
+    common = suite.cross_model_metrics(votes, {}, settings=SimpleNamespace(min_known=20, rationale_ext="per_hop",
+                                                                           hop_questions="each"))
+    hop1 = next(r for r in common if r["metric"] == "hop_rationale_accuracy" and r["breakdown"]["hop"] == "1")
+    assert hop1["n"] == 25
