@@ -5,10 +5,15 @@ Measures (§4, "Performance Measures"), each a proportion with its Wilson interv
 ``rationale_accuracy`` R (every inferred value is mentioned), ``answer_rationale_accuracy`` AR, ``missing_rate`` M
 (unsure, or no binary answer could be read; in multiple choice only unsure) and ``hallucination_rate`` H = 1 - A - M
 (lower is better). Multiple choice averages its three phrasings by counting each as an item, its Wilson intervals
-corrected for their clustering by entity (:func:`clustered_wilson`); a None-of-the-above question has nothing to
-infer and gets A, M and H only. Multi-hop cells add ``rationale_ext`` (R-ext, §4.3). Multi-hop questions add, per hop i, ``hop_rationale_accuracy`` (hop i's value mentioned) and
-``hop_answer_rationale_accuracy`` (AR-ext), and ``rationale_given_previous`` Pr(r_i | r_{i-1}) and
-``rationale_given_previous_wrong`` Pr(r_i | not r_{i-1}) (§B.8). ``known_share`` is the share of entities the
+corrected for their clustering by entity (:func:`clustered_wilson`); a None-of-the-above question has no false
+option whose value to look for: by default (``nota_rationale="zero"``, the released code) its R and AR count 0,
+with ``"skip"`` it gets A, M and H only. Multi-hop cells: ``rationale_accuracy`` there is every hop's value
+mentioned (not Table 4's R-ext), ``rationale_ext`` is R-ext (§4.3; default the released per-question mean, Table
+4's numbers, :func:`rationale_ext`) with the Wilson interval of a bounded mean; per hop i, ``hop_rationale_accuracy``
+(hop i's value mentioned), ``hop_answer_rationale_accuracy`` (AR-ext), ``rationale_given_previous`` Pr(r_i |
+r_{i-1}) and ``rationale_given_previous_wrong`` Pr(r_i | not r_{i-1}) (§B.8), by default over the questions whose
+path has a value at every hop, as the released code computes Table 4 (:data:`HOP_QUESTION_READINGS`).
+``known_share`` is the share of entities the
 model knows (§B.2-B.3).
 
 Breakdown keys: ``dataset``, ``qtype`` (BN(Y), BN(N), MC, MC-NOTA; known / known_mc for the known-entity share),
@@ -30,10 +35,8 @@ from typing import Any
 
 import pyarrow as pa
 
-import numpy as np
-
-from kgprobe.scoring.stats import row_seed
 from kgprobe.scoring.stats import vote as plurality
+from kgprobe.scoring.stats import wilson_mean_ci
 from kgprobe.suites.base import SAMPLE_SCHEMA, VOTE_SCHEMA, metric_row
 from kgprobe.suites.erbench.verify import (
     BinaryAnswer,
@@ -48,7 +51,9 @@ from kgprobe.suites.erbench.verify import (
 __all__ = [
     "ERBENCH_SAMPLE_SCHEMA",
     "ERBENCH_VOTE_SCHEMA",
+    "HOP_QUESTION_READINGS",
     "QUESTION_TASKS",
+    "RATIONALE_EXT_READINGS",
     "clustered_wilson",
     "common_metrics",
     "known_counts",
@@ -77,7 +82,7 @@ def _item_aliases(item: Mapping[str, Any]) -> dict[str, list[str]]:
 
 
 def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
-                known_rule: str = "only_yes") -> dict[str, Any]:
+                known_rule: str = "released", nota_rationale: str = "zero") -> dict[str, Any]:
     """One answer's reading: ``label``, ``rationale`` (every inferred value mentioned), ``hop_rationale`` (per hop,
     None where the hop has no value) and ``knows`` (known-entity prompts, read by ``known_rule``). Binary and multiple-choice answers are
     read by the contract functions :func:`~kgprobe.suites.erbench.verify.read_binary_answer` and
@@ -94,7 +99,7 @@ def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
     if task == "multiple_choice":
         reading = read_choice(ChoiceAnswer(text=text, n_options=len(item.get("options") or ()),
                                            expected=str(item["expected"]), inferred=inferred, aliases=aliases),
-                              match=kinds)
+                              match=kinds, nota_rationale=nota_rationale)
     else:
         reading = read_binary_answer(BinaryAnswer(text=text, expected=str(item["expected"]), inferred=inferred,
                                                   question=item.get("question"), aliases=aliases), match=kinds)
@@ -222,9 +227,35 @@ def _cell_rows(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], 
     return out
 
 
-def rationale_ext(hop_flags: Sequence[Sequence[bool | None]]) -> float:
-    """R-ext of the paper (§4.3): per hop i, the share of rationales whose hop-i value is right (over the answers
-    where hop i has a value), averaged over the hops. NaN when no hop has a value."""
+#: R-ext readings (§4.3): ``per_question`` (the released ``error_analysis.py``, which produced Table 4: each
+#: question's share of its hops whose value the rationale mentions, averaged over the questions) and ``per_hop``
+#: (the paper's text: per hop, the share of right rationales; the mean of those shares)
+RATIONALE_EXT_READINGS = ("per_question", "per_hop")
+#: which multi-hop questions the per-hop measures count: ``complete`` (the released ``error_analysis.py``, which
+#: produced Table 4's AR-ext: every hop over the questions whose path has a value at every hop, on Soccer & Olympic
+#: the questions on Olympic-host cities) or ``each`` (hop i over every question where hop i has a value)
+HOP_QUESTION_READINGS = ("complete", "each")
+
+
+def _per_question_scores(hop_flags: Sequence[Sequence[bool | None]]) -> list[float]:
+    out = []
+    for h in hop_flags:
+        at = [f for f in h if f is not None]
+        if at:
+            out.append(sum(bool(f) for f in at) / len(at))
+    return out
+
+
+def rationale_ext(hop_flags: Sequence[Sequence[bool | None]], *, reading: str = "per_question") -> float:
+    """R-ext of the paper (§4.3) over answers' per-hop flags (None where the hop has no value). ``per_question``
+    (default; the released code, Table 4's numbers): each answer's share of its valued hops that are right,
+    averaged over the answers. ``per_hop`` (the paper's text): per hop i, the share of rationales whose hop-i value
+    is right, averaged over the hops. NaN when no hop has a value."""
+    if reading not in RATIONALE_EXT_READINGS:
+        raise ValueError(f"rationale_ext: reading must be one of {', '.join(RATIONALE_EXT_READINGS)}, got {reading!r}")
+    if reading == "per_question":
+        scores = _per_question_scores(hop_flags)
+        return sum(scores) / len(scores) if scores else math.nan
     n = max((len(h) for h in hop_flags), default=0)
     shares = []
     for i in range(n):
@@ -235,30 +266,46 @@ def rationale_ext(hop_flags: Sequence[Sequence[bool | None]]) -> float:
 
 
 def _rationale_ext_row(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], common: Mapping[str, Any],
-                       *, resamples: int = 1000, seed: int = 0) -> dict[str, Any] | None:  # fmt: skip
-    """The ``rationale_ext`` row: R-ext with a seeded percentile bootstrap over the answers (a mean of shares,
-    not one share)."""
+                       *, reading: str = "per_question") -> dict[str, Any] | None:  # fmt: skip
+    """The ``rationale_ext`` row: R-ext (``reading``) with the Wilson interval of a mean of scores in [0, 1]
+    (:func:`~kgprobe.scoring.stats.wilson_mean_ci`), which never collapses to a point at 0 or 1. ``per_question``:
+    over the answers' per-question scores, n = the answers with a valued hop. ``per_hop`` (a mean of per-hop
+    shares): the same formula at the mean with n = the smallest hop's count (each share's variance is at most
+    p(1 - p) / n of its hop)."""
     flags = [list(r["hop_rationale"] or ()) for r in rows]
-    value = rationale_ext(flags)
+    value = rationale_ext(flags, reading=reading)
     if math.isnan(value):
         return None
-    n_hops = max(len(f) for f in flags)
-    hit = np.array([[1.0 if len(f) > i and f[i] else 0.0 for i in range(n_hops)] for f in flags])
-    has = np.array([[1.0 if len(f) > i and f[i] is not None else 0.0 for i in range(n_hops)] for f in flags])
-    rng = np.random.default_rng(row_seed(seed, common.get("model"), sorted(breakdown.items()), "rationale_ext"))
-    idx = rng.integers(0, len(rows), size=(resamples, len(rows)))
-    hits, dens = hit[idx].sum(axis=1), has[idx].sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.nanmean(np.where(dens > 0, hits / np.where(dens > 0, dens, 1), np.nan), axis=1)
-    alpha = (1 - common.get("confidence", 0.95)) / 2
-    low, high = (float(x) for x in np.nanquantile(means, [alpha, 1 - alpha]))
+    confidence = common.get("confidence", 0.95)
+    scored = [r for r, f in zip(rows, flags) if any(x is not None for x in f)]
+    if reading == "per_question":
+        low, high = wilson_mean_ci(_per_question_scores(flags), confidence=confidence)
+        n = len(scored)
+    else:
+        n_hops = max(len(f) for f in flags)
+        counts = [sum(1 for f in flags if len(f) > i and f[i] is not None) for i in range(n_hops)]
+        n = min(c for c in counts if c)
+        low, high = wilson_mean_ci([value] * n, confidence=confidence)
     return {"model": common["model"], "perturbation": common["perturbation"], "suite": "erbench",
             "task": common["task"], "judge": "", "metric": "rationale_ext", "breakdown": dict(breakdown),
-            "higher_is_better": True, "n": len(rows), "value": value, "ci_low": min(low, value),
-            "ci_high": max(high, value), "interval": "bootstrap", "item_ids": sorted(r["item_id"] for r in rows)}
+            "higher_is_better": True, "n": n, "value": value, "ci_low": min(low, value),
+            "ci_high": max(high, value), "interval": "wilson_mean",
+            "item_ids": sorted(r["item_id"] for r in scored)}
 
 
-def _hop_rows(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], common: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _complete(r: Mapping[str, Any]) -> bool:
+    h = r["hop_rationale"] or ()
+    return bool(h) and all(f is not None for f in h)
+
+
+def _hop_rows(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], common: Mapping[str, Any], *,
+              questions: str = "complete") -> list[dict[str, Any]]:  # fmt: skip
+    """Per hop i: R at hop i, AR-ext (answer right and hop i right) and Pr(r_i | r_i-1), Pr(r_i | not r_i-1), over
+    the questions ``questions`` selects (see :data:`HOP_QUESTION_READINGS`)."""
+    if questions not in HOP_QUESTION_READINGS:
+        raise ValueError(f"hop questions must be one of {', '.join(HOP_QUESTION_READINGS)}, got {questions!r}")
+    if questions == "complete":
+        rows = [r for r in rows if _complete(r)]
     out = []
     n = max((len(r["hop_rationale"] or ()) for r in rows), default=0)
     for i in range(n):
@@ -284,9 +331,12 @@ def _hop_rows(rows: Sequence[Mapping[str, Any]], breakdown: Mapping[str, str], c
 
 def metrics_for(votes: Sequence[Mapping[str, Any]], *, model: str, perturbation: str, entities: str,
                 keep: Callable[[Mapping[str, Any]], bool] = lambda v: True, overall: bool = False,
-                confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
+                confidence: float = 0.95, rationale_ext_reading: str = "per_question",
+                hop_questions: str = "complete") -> list[dict[str, Any]]:  # fmt: skip
     """The measure rows of one model's question votes that ``keep`` selects, per task x dataset x qtype (and
-    hop), with ``entities`` in the breakdown; ``overall`` adds each task's rows without breakdown."""
+    hop), with ``entities`` in the breakdown; ``overall`` adds each task's rows without breakdown. Multi-hop
+    cells add R-ext read by ``rationale_ext_reading`` and per-hop rows over the questions ``hop_questions``
+    selects (the defaults: Table 4's released readings)."""
     out: list[dict[str, Any]] = []
     by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for v in votes:
@@ -304,8 +354,8 @@ def metrics_for(votes: Sequence[Mapping[str, Any]], *, model: str, perturbation:
             b = {"dataset": dataset, "qtype": qtype, "entities": entities, **({"hops": str(hops)} if hops > 1 else {})}
             out += _cell_rows(members, b, common)
             if task == "multihop":
-                out += _hop_rows(members, b, common)
-                ext = _rationale_ext_row(members, b, common)
+                out += _hop_rows(members, b, common, questions=hop_questions)
+                ext = _rationale_ext_row(members, b, common, reading=rationale_ext_reading)
                 if ext is not None:
                     out.append(ext)
     return out
@@ -359,8 +409,9 @@ def known_setting_keep(votes: Sequence[Mapping[str, Any]], *, min_known: int = 2
     return lambda v: known.get(v["known_group"], False) and counts.get((v["dataset"], known_kind(v)), 0) >= min_known
 
 
-def common_metrics(votes: Sequence[Mapping[str, Any]], *, min_known: int = 20,
-                   confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
+def common_metrics(votes: Sequence[Mapping[str, Any]], *, min_known: int = 20, confidence: float = 0.95,
+                   rationale_ext_reading: str = "per_question",
+                   hop_questions: str = "complete") -> list[dict[str, Any]]:  # fmt: skip
     """Setting 2 of the paper: every model's measures on the questions whose entity every evaluated model knows.
     ``votes`` are the vote rows of all models (each with ``model``). Per dataset and question type (binary,
     multiple choice, multi-hop: Table 13 counts them apart), a model that knows fewer than ``min_known`` entities
@@ -391,5 +442,6 @@ def common_metrics(votes: Sequence[Mapping[str, Any]], *, min_known: int = 20,
             ok_cells = frozenset(c for c in cells if key in evaluated[c])
             out += metrics_for(by_model[key], model=key[0], perturbation=key[1], entities="common",
                                keep=lambda v, ok=ok_cells, cg=frozenset(common): (v["dataset"], known_kind(v)) in ok
-                               and v["known_group"] in cg, confidence=confidence)
+                               and v["known_group"] in cg, confidence=confidence,
+                               rationale_ext_reading=rationale_ext_reading, hop_questions=hop_questions)
     return out

@@ -99,9 +99,20 @@ class ERBenchSettings(BaseModel):
     each question, relative to the config file."""
     cot: dict[str, InputFile] = Field(default_factory=dict)
     """Like few_shot, with chain-of-thought demonstrations (each answer reasons, then says "The answer is ...")."""
-    known_reading: Literal["only_yes", "released"] = "only_yes"
-    """How a known-entity answer is read: ``only_yes`` (the paper's §B.2: the answer says only yes) or ``released``
-    (the released scripts, which produced the paper's Tables 2 and 13: known unless the answer says "no")."""
+    known_reading: Literal["released", "only_yes"] = "released"
+    """How a known-entity answer is read: ``released`` (default: the released scripts, which produced the paper's
+    Tables 2, 4 and 13: known unless the answer says "no") or ``only_yes`` (the paper's §B.2 text: the answer says
+    only yes; stricter, it keeps far fewer entities than the tables were computed on)."""
+    rationale_ext: Literal["per_question", "per_hop"] = "per_question"
+    """Multi-hop R-ext: ``per_question`` (default, the released code and Table 4: each question's share of right
+    hops, averaged over the questions) or ``per_hop`` (the paper's §4.3 text: the mean of the per-hop shares)."""
+    hop_questions: Literal["complete", "each"] = "complete"
+    """The questions the per-hop measures (R at hop i, AR-ext, Pr(r_i | r_i-1)) count: ``complete`` (default, the
+    released code and Table 4: questions whose path has a value at every hop, on Soccer & Olympic the Olympic-host
+    cities) or ``each`` (hop i over every question where hop i has a value)."""
+    nota_rationale: Literal["zero", "skip"] = "zero"
+    """A None-of-the-above question's R and AR: ``zero`` (default, the released code: counted 0, there is no false
+    option's value to name) or ``skip`` (left out of R and AR)."""
     min_known: int = Field(20, ge=0)
     """A model that knows fewer entities of a dataset and question type is "n/a" there: no known-setting rows, and
     left out of the common set (the paper: 20)."""
@@ -276,7 +287,8 @@ class ERBenchSuite(Suite):
         for r in responses:
             item = by_id[str(r["item_id"])]
             reading = read_sample(item, r.get("text"), r.get("error"),
-                                  known_rule=getattr(scoring.settings, "known_reading", "only_yes"))
+                                  known_rule=getattr(scoring.settings, "known_reading", "released"),
+                                  nota_rationale=getattr(scoring.settings, "nota_rationale", "zero"))
             samples.append({
                 "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
                 "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": "",
@@ -288,17 +300,21 @@ class ERBenchSuite(Suite):
         return SuiteScores(samples=samples, votes=votes,
                            metrics=self.metrics(votes, by_id, model=model, perturbation=perturbation,
                                                 confidence=scoring.confidence,
-                                                min_known=getattr(scoring.settings, "min_known", 20)),
+                                                min_known=getattr(scoring.settings, "min_known", 20),
+                                                settings=scoring.settings),
                            sample_schema=ERBENCH_SAMPLE_SCHEMA, vote_schema=ERBENCH_VOTE_SCHEMA)
 
     def metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *, model: str,
-                perturbation: str, confidence: float = 0.95, min_known: int = 20) -> list[dict[str, Any]]:  # fmt: skip
+                perturbation: str, confidence: float = 0.95, min_known: int = 20,
+                settings: Any = None) -> list[dict[str, Any]]:  # fmt: skip
         """Settings 3 (all questions, with the overall rows) and 1 (entities this model knows; a dataset and
-        question type where it knows fewer than ``min_known`` entities is "n/a": no rows), and the known shares."""
+        question type where it knows fewer than ``min_known`` entities is "n/a": no rows), and the known shares.
+        ``settings`` (the suite's section) gives the multi-hop readings (``rationale_ext``, ``hop_questions``)."""
+        readings = _multihop_readings(settings)
         out = metrics_for(votes, model=model, perturbation=perturbation, entities="all", overall=True,
-                          confidence=confidence)
+                          confidence=confidence, **readings)
         out += metrics_for(votes, model=model, perturbation=perturbation, entities="known",
-                           keep=known_setting_keep(votes, min_known=min_known), confidence=confidence)
+                           keep=known_setting_keep(votes, min_known=min_known), confidence=confidence, **readings)
         out += known_share_rows(votes, model=model, perturbation=perturbation, confidence=confidence)
         return out
 
@@ -316,7 +332,7 @@ class ERBenchSuite(Suite):
                 if row.get(key) is None and key in item:
                     row[key] = item[key]
             rows.append(row)
-        return common_metrics(rows, min_known=getattr(settings, "min_known", min_known))
+        return common_metrics(rows, min_known=getattr(settings, "min_known", min_known), **_multihop_readings(settings))
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
         from kgprobe.scoring.quality import validate_metrics, validate_votes
@@ -335,6 +351,11 @@ class ERBenchSuite(Suite):
         if not mine:
             return None, {}
         return section(ctx, mine), {}
+
+
+def _multihop_readings(settings: Any) -> dict[str, str]:
+    return {"rationale_ext_reading": getattr(settings, "rationale_ext", "per_question"),
+            "hop_questions": getattr(settings, "hop_questions", "complete")}
 
 
 def with_demos(items: pa.Table, settings: ERBenchSettings, config_dir: Path) -> pa.Table:

@@ -58,6 +58,7 @@ __all__ = [
     "ChoiceAnswer",
     "ERMetrics",
     "KNOWN_RULES",
+    "NOTA_RATIONALE_READINGS",
     "Reading",
     "binary_metrics",
     "choice_metrics",
@@ -371,18 +372,25 @@ _KNOWN_YES = re.compile(r"\byes\b|^\W*i\s+(?:do\s+)?know\b|^\W*i\s+am\s+familiar
                         re.IGNORECASE)
 
 
-KNOWN_RULES = ("only_yes", "released")
+KNOWN_RULES = ("released", "only_yes")
 _NO_WORD = re.compile(r"\bno\b", re.IGNORECASE)
 
 
-def knows_entity(text: str | None, *, names: Sequence[str] = (), rule: str = "only_yes") -> bool:
-    """The known-entity reading of the paper (§B.2). ``rule="only_yes"`` (the paper's definition): True iff the
+def knows_entity(text: str | None, *, names: Sequence[str] = (), rule: str = "released") -> bool:
+    """Whether a known-entity answer says the model knows the entity (§B.2). ``rule="released"`` (default): the
+    released scripts' reading, which produced the paper's Tables 2, 4 and 13: known unless the answer contains the
+    word "no" ("I'm not sure." is known there). ``rule="only_yes"`` (the paper's text, stricter): True iff the
     answer says only yes, i.e. it says "yes" (or "I know ...") and nothing that denies, doubts or qualifies ("no",
-    "not", "unsure", "but", ...). "Yes. Yes. Yes." is known; "Yes, but I am not sure about the director." and "I
-    don't know." are not. ``rule="released"``: the released scripts' reading, which produced the paper's Tables 2
-    and 13: known unless the answer contains the word "no" (so "I'm not sure." is known there). ``names`` (the
-    prompt's attribute values) are removed first, so that the "No" of "No Country for Old Men" is not read as a
-    denial (as the released reader removes the title)."""
+    "not", "unsure", "but", ...); "Yes. Yes. Yes." is known, "Yes, but I am not sure about the director." and "I
+    don't know." are not; it keeps far fewer entities than the tables were computed on (GPT-4 Book: 353 against
+    639). ``names`` (the prompt's attribute values) are removed first, so that the "No" of "No Country for Old Men"
+    is not read as a denial (as the released reader removes the title).
+
+        >>> knows_entity("Yes, I know it."), knows_entity("I'm not sure."), knows_entity("No.")
+        (True, True, False)
+        >>> knows_entity("I'm not sure.", rule="only_yes")
+        False
+    """
     if rule not in KNOWN_RULES:
         raise ValueError(f"knows_entity: rule must be one of {', '.join(KNOWN_RULES)}, got {rule!r}")
     if text is None or not text.strip():
@@ -444,11 +452,17 @@ def read_binary_answer(answer: BinaryAnswer, *, match: Sequence[Sequence[str]] |
                    missing=label in ("unsure", "unknown"))
 
 
-def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None = None) -> Reading:
+NOTA_RATIONALE_READINGS = ("zero", "skip")
+
+
+def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None = None,
+                nota_rationale: str = "zero") -> Reading:  # fmt: skip
     """The reading of one multiple-choice answer, as :func:`choice_metrics` and the suite's scoring count it.
 
-    A is the pick equal to ``expected``; R is every inferred value mentioned (None for a None-of-the-above question:
-    there is no false option whose true value to look for); M is an answer that says it is unsure. An answer whose
+    A is the pick equal to ``expected``; R is every inferred value mentioned; M is an answer that says it is
+    unsure. A None-of-the-above question has no false option whose true value to look for: with
+    ``nota_rationale="zero"`` (default, the released ``error_analysis.py``) its rationale counts as wrong (R and AR
+    count it 0), with ``"skip"`` it is None (left out of R and AR). An answer whose
     pick cannot be read, or that names several options, is wrong, not missing: the released reader reads it as
     "None of the above", which is why the paper's MC columns have H = 1 - A."""
     label = read_option(answer.text, int(answer.n_options))
@@ -458,8 +472,13 @@ def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None =
         expected = "none"
     elif m := re.fullmatch(r"(?:option\s*)?\(?(\d+)\)?\.?", expected):
         expected = str(int(m.group(1)))
-    rationale = None if expected == "none" else rationale_matches(answer.text, answer.inferred, match=match,
-                                                                  aliases=answer.aliases)
+    if nota_rationale not in NOTA_RATIONALE_READINGS:
+        raise ValueError(f"read_choice: nota_rationale must be one of {', '.join(NOTA_RATIONALE_READINGS)}, "
+                         f"got {nota_rationale!r}")
+    if expected == "none":
+        rationale = False if nota_rationale == "zero" else None
+    else:
+        rationale = rationale_matches(answer.text, answer.inferred, match=match, aliases=answer.aliases)
     return Reading(label=label, correct=label == expected, rationale=rationale, missing=label == "unsure")
 
 
@@ -500,7 +519,7 @@ def binary_metrics(answers: Iterable[BinaryAnswer]) -> ERMetrics:
 def choice_metrics(answers: Iterable[ChoiceAnswer]) -> ERMetrics:
     """A, R, AR, M and H of multiple-choice answers (the paper's MC definitions; all NaN when there are none): A the
     share picking the false option (or None of the above where that is expected), R the share whose rationale
-    mentions the false option's true value (over the questions that have one), AR both, M the share that say they
+    mentions the false option's true value (a None-of-the-above question counts 0, as the released code), AR both, M the share that say they
     are unsure, H = 1 - A - M. Unreadable and multiple picks are wrong (see :func:`read_choice`).
 
         >>> choice_metrics([ChoiceAnswer("Option 2: the country is wrong; it is USA.", 3, "2", ("USA",))]).AR

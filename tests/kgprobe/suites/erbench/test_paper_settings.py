@@ -207,21 +207,57 @@ def test_common_setting_counts_each_question_type_apart() -> None:
     assert n[("a", "multiple_choice")] == 30 and ("b", "multiple_choice") not in n
 
 
-def test_rationale_ext_is_the_mean_of_per_hop_shares_in_every_setting() -> None:
-    assert rationale_ext([[True, False], [True, True], [False, None]]) == pytest.approx((2 / 3 + 1 / 2) / 2)
-    assert math.isnan(rationale_ext([[None], []]))
+def test_rationale_ext_readings() -> None:
+    flags = [[True, False], [True, True], [False, None]]
+    # default (the released code, Table 4): per question 1/2, 1, 0 -> their mean
+    assert rationale_ext(flags) == pytest.approx((1 / 2 + 1 + 0) / 3)
+    # the paper's text as a named setting: per hop 2/3 and 1/2 -> their mean
+    assert rationale_ext(flags, reading="per_hop") == pytest.approx((2 / 3 + 1 / 2) / 2)
+    assert math.isnan(rationale_ext([[None], []])) and math.isnan(rationale_ext([[None], []], reading="per_hop"))
+    with pytest.raises(ValueError, match="reading"):
+        rationale_ext(flags, reading="mean")
+
+
+def _hop_votes() -> list[dict]:
+    # 25 known entities; 20 complete paths (hop 2 right on the even ones), 5 whose last hop has no value (hop 1
+    # wrong there, and the answer right)
     votes = []
     for i in range(25):
         g = f"h{i}"
         votes.append(_vote("m", g, "known_entity", qtype="known", knows=True, rationale=None, hops=2,
                            dataset="movie_director"))
-        votes.append(_vote("m", g, "multihop", dataset="movie_director", hops=2, hop=(True, i % 2 == 0)))
+        hop = (True, i % 2 == 0) if i < 20 else (False, None)
+        votes.append(_vote("m", g, "multihop", dataset="movie_director", hops=2, hop=hop))
+    return votes
+
+
+def test_rationale_ext_and_hops_default_to_table_4_in_every_setting() -> None:
+    votes = _hop_votes()
     for entities, keep in (("all", lambda v: True), ("known", known_setting_keep(votes))):
         rows = metrics_for(votes, model="m", perturbation="none", entities=entities, keep=keep)
         ext = next(r for r in rows if r["metric"] == "rationale_ext")
-        assert ext["value"] == pytest.approx((1 + 13 / 25) / 2) and ext["interval"] == "bootstrap"
-        assert ext["ci_low"] <= ext["value"] <= ext["ci_high"]
+        # per question: 10 questions at 1, 10 at 1/2, 5 at 0
+        assert ext["value"] == pytest.approx((10 + 5) / 25) and ext["n"] == 25
+        assert ext["interval"] == "wilson_mean" and ext["ci_low"] < ext["value"] < ext["ci_high"]
+        hop1 = next(r for r in rows if r["metric"] == "hop_rationale_accuracy" and r["breakdown"]["hop"] == "1")
+        # the released restriction: every hop over the 20 complete paths only (hop 1 right on all of them)
+        assert hop1["n"] == 20 and hop1["value"] == 1.0
         assert {r["breakdown"].get("hop") for r in rows if r["metric"] == "hop_rationale_accuracy"} == {"1", "2"}
+    rows = metrics_for(votes, model="m", perturbation="none", entities="all", hop_questions="each",
+                       rationale_ext_reading="per_hop")
+    hop1 = next(r for r in rows if r["metric"] == "hop_rationale_accuracy" and r["breakdown"]["hop"] == "1")
+    assert hop1["n"] == 25 and hop1["value"] == pytest.approx(20 / 25)
+    ext = next(r for r in rows if r["metric"] == "rationale_ext")
+    assert ext["value"] == pytest.approx((20 / 25 + 10 / 20) / 2) and ext["n"] == 20
+
+
+def test_rationale_ext_interval_does_not_collapse_for_a_perfect_model() -> None:
+    votes = [_vote("m", f"h{i}", "multihop", dataset="movie_director", hops=2, hop=(True, True)) for i in range(20)]
+    for reading in ("per_question", "per_hop"):
+        ext = next(r for r in metrics_for(votes, model="m", perturbation="none", entities="all",
+                                          rationale_ext_reading=reading) if r["metric"] == "rationale_ext")
+        assert ext["value"] == 1.0 and ext["ci_high"] == 1.0
+        assert ext["ci_low"] == pytest.approx(wilson_ci(20, 20)[0]) and ext["ci_low"] < 0.9
 
 
 def test_mc_intervals_cluster_the_phrasings_by_entity() -> None:
@@ -240,3 +276,26 @@ def test_mc_intervals_cluster_the_phrasings_by_entity() -> None:
     row = next(r for r in metrics_for(votes, model="m", perturbation="none", entities="all")
                if r["metric"] == "answer_accuracy")
     assert row["n"] == 30 and (row["ci_low"], row["ci_high"]) == pytest.approx(wilson_ci(6, 10), abs=1e-9)
+
+
+def test_suite_settings_default_to_the_tables_readings_and_pass_the_named_ones_through() -> None:
+    from types import SimpleNamespace
+
+    from kgprobe.suites.erbench.suite import ERBenchSettings
+
+    fields = ERBenchSettings.model_fields
+    assert fields["known_reading"].default == "released" and fields["rationale_ext"].default == "per_question"
+    assert fields["hop_questions"].default == "complete" and fields["nota_rationale"].default == "zero"
+    votes = _hop_votes()
+    suite = ERBenchSuite()
+
+    def ext(settings) -> float:
+        rows = suite.metrics(votes, {}, model="m", perturbation="none", settings=settings)
+        return next(r["value"] for r in rows if r["metric"] == "rationale_ext" and r["breakdown"]["entities"] == "known")
+
+    assert ext(None) == pytest.approx(15 / 25)
+    assert ext(SimpleNamespace(rationale_ext="per_hop", hop_questions="each")) == pytest.approx((20 / 25 + 10 / 20) / 2)
+    common = suite.cross_model_metrics(votes, {}, settings=SimpleNamespace(min_known=20, rationale_ext="per_hop",
+                                                                           hop_questions="each"))
+    hop1 = next(r for r in common if r["metric"] == "hop_rationale_accuracy" and r["breakdown"]["hop"] == "1")
+    assert hop1["n"] == 25

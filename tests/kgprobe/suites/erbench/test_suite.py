@@ -185,6 +185,13 @@ def test_report_section_renders(sample) -> None:
     assert "(1) entities the model knows" in page and "(3) all questions" in page and "Known entities" in page
     assert "BN(Y)" in page and "MC-NOTA" in page and "1.00 [" in page
     assert "20 of 20" in page  # the oracle knows every movie of the binary FD
+    # multi-hop cells labelled as Table 4, with their per-hop rows, in setting 1 as in setting 3
+    by_key = {s["key"]: s for s in section.data["settings"]}
+    for key in ("known", "all"):
+        assert by_key[key]["multihop"] and by_key[key]["hops"], key
+        oracle = next(r for r in by_key[key]["multihop"] if r["model"] == "oracle")
+        assert oracle["R-ext"].startswith("1.00 [") and oracle["ar_ext"][0].startswith("1.00 [")
+    assert "R-ext" in page and "AR-ext hop 1" in page and "R (every hop)" in page and "AR-ext (hop i)" in page
 
 
 def test_the_erdb_asset_loads_the_sample(tmp_path: Path) -> None:

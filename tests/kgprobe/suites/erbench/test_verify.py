@@ -9,8 +9,10 @@ import pytest
 
 from kgprobe.suites.erbench import BinaryAnswer, binary_metrics, knows_entity
 from kgprobe.suites.erbench.verify import (
+    measures,
     rationale_matches,
     read_binary,
+    read_choice,
     read_option,
     value_mentioned,
 )
@@ -82,14 +84,24 @@ def test_read_option(text, n, label) -> None:
     ("Yes.", True), ("Yes. Yes. Yes.", True), ("yes", True), ("Yes, but I am not sure about the director.", False),
     ("No.", False), ("Yes. No.", False), ("I don't know.", False), ("", False), ("Unsure.", False),
 ])
-def test_knows_entity_is_only_yes(text, known) -> None:
+def test_knows_entity_only_yes_setting(text, known) -> None:
+    assert knows_entity(text, rule="only_yes") is known
+
+
+@pytest.mark.parametrize("text,known", [
+    ("Yes.", True), ("Yes, but I am not sure about the director.", True), ("I'm not sure.", True),
+    ("No.", False), ("Yes. No.", False), ("No, I don't know it.", False), ("", False),
+])
+def test_knows_entity_defaults_to_the_reading_of_tables_2_and_4(text, known) -> None:
+    # the released scripts' reading: known unless the answer says the word "no"
     assert knows_entity(text) is known
 
 
 def test_knows_entity_ignores_the_entity_names_of_the_prompt() -> None:
     text = "Yes, No Country for Old Men is directed by the Coen brothers."
-    assert not knows_entity(text)
-    assert knows_entity(text, names=["No Country for Old Men"])
+    for rule in ("released", "only_yes"):
+        assert not knows_entity(text, rule=rule)
+        assert knows_entity(text, names=["No Country for Old Men"], rule=rule)
 
 
 def test_binary_metrics_contract() -> None:
@@ -161,8 +173,8 @@ def test_read_option_released_answer_shapes(text, n, label) -> None:
 
 
 def test_knows_entity_reads_i_know_as_known() -> None:
-    assert knows_entity("I know the movie Avatar (2009), directed by James Cameron.")
-    assert not knows_entity("I don't know the movie Avatar.")
+    assert knows_entity("I know the movie Avatar (2009), directed by James Cameron.", rule="only_yes")
+    assert not knows_entity("I don't know the movie Avatar.", rule="only_yes")
 
 
 # ------------------------------------------------------------------------------------------------ the MC contract
@@ -182,7 +194,13 @@ def test_choice_metrics_contract() -> None:
     assert m.n == 6.0
     assert m.A == pytest.approx(3 / 6) and m.M == pytest.approx(1 / 6)
     assert m.H == pytest.approx(1 - m.A - m.M) and m.H == pytest.approx(2 / 6)
-    assert m.R == pytest.approx(2 / 5) and m.AR == pytest.approx(1 / 5)   # R over questions with a false option
+    # a None-of-the-above question counts 0 in R and AR, as the released error_analysis.py
+    assert m.R == pytest.approx(2 / 6) and m.AR == pytest.approx(1 / 6)
+    skipped = measures([read_choice(a, nota_rationale="skip") for a in answers])
+    assert skipped.R == pytest.approx(2 / 5) and skipped.AR == pytest.approx(1 / 5)   # only questions with a false option
+    assert skipped.A == m.A
+    with pytest.raises(ValueError, match="nota_rationale"):
+        read_choice(answers[0], nota_rationale="drop")
     assert math.isnan(choice_metrics([]).A)
 
 
@@ -194,8 +212,9 @@ def test_choice_metrics_contract() -> None:
 ])
 def test_knows_entity_rules(text, only_yes, released) -> None:
     names = ["No Country for Old Men"] if "Country" in text else []
-    assert knows_entity(text, names=names) is only_yes
+    assert knows_entity(text, names=names, rule="only_yes") is only_yes
     assert knows_entity(text, names=names, rule="released") is released
+    assert knows_entity(text, names=names) is released
 
 
 @pytest.mark.parametrize("value,text,expected", [
@@ -238,5 +257,7 @@ def test_choice_expected_spellings_of_an_option(expected) -> None:
 def test_choice_expected_none_of_the_above(expected) -> None:
     from kgprobe.suites.erbench import ChoiceAnswer, choice_metrics
 
-    m = choice_metrics([ChoiceAnswer("None of the above. All options are correct.", 3, expected)])
-    assert m.A == 1.0 and math.isnan(m.R)
+    answer = ChoiceAnswer("None of the above. All options are correct.", 3, expected)
+    m = choice_metrics([answer])
+    assert m.A == 1.0 and m.R == 0.0 and m.AR == 0.0     # the released code counts its rationale 0
+    assert math.isnan(measures([read_choice(answer, nota_rationale="skip")]).R)
