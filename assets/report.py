@@ -134,6 +134,25 @@ def _stances(warehouse: WarehouseResource, cfg) -> list:
     return out
 
 
+def whole_config(cfg, log=None):
+    """The config whose models and suites the leaderboard and report show: the file a narrowed run
+    (``kgprobe run --suites / --models / --limit``) was written from, else ``cfg`` itself. A narrowed run reports
+    every model and suite of the whole project that the warehouse holds, not only those it ran."""
+    if not cfg.narrowed_from:
+        return cfg
+    from kgprobe.config import load_config
+    from kgprobe.errors import ConfigError
+
+    path = cfg.path.parent / cfg.narrowed_from
+    try:
+        return load_config(path)
+    except (ConfigError, OSError) as exc:
+        if log is not None:
+            log(f"report: {path} (the config this run narrowed) cannot be read, so only the narrowed run's models and "
+                f"suites are shown: {str(exc).splitlines()[0]}")
+        return cfg
+
+
 def build_report_assets(cfg) -> list:
     """The leaderboard and report assets, after every enabled suite's scores."""
     deps = [_scores_asset(s, setting) for s, setting in _settings_of(cfg)]
@@ -142,7 +161,7 @@ def build_report_assets(cfg) -> list:
     def leaderboard(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
         """Every suite's metrics over every scored partition (DuckDB): long form, one headline per model and suite,
         and a wide table per suite and setting."""
-        cfg = project.load()
+        cfg = whole_config(project.load(), context.log.warning)
         models = [m.name for m in generation_models(cfg)]
         judges = [j.name for j in scoring_settings(cfg).judges]
         suites = enabled_suites(cfg)
@@ -188,7 +207,7 @@ def build_report_assets(cfg) -> list:
     def report(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
         """One self-contained HTML report (every suite's headline, leaderboards, judge agreement, plots, how to trace
         a number); plots also here."""
-        cfg = project.load()
+        cfg = whole_config(project.load(), context.log.warning)
         settings = scoring_settings(cfg)
         models = tuple(m.name for m in generation_models(cfg))
         judges = tuple(j.name for j in settings.judges)

@@ -735,6 +735,10 @@ class ProjectConfig(_Section):
     """The enabled suites, one section each."""
     fpq: FPQSettings | None = Field(None, json_schema_extra={"deprecated": True})
     """Deprecated: the KG-FPQ section's old place; move it under suites."""
+    narrowed_from: str | None = None
+    """Written by `kgprobe run --suites / --models / --limit` into the config it runs (`.<stem>.run.yaml`): the
+    config file it narrowed, beside it. The leaderboard and the report read that file's models and suites, so a
+    narrowed run still reports every model and suite the warehouse holds. Never set it by hand."""
 
     _path: Path = PrivateAttr(Path("<config>"))
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)

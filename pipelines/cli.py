@@ -220,6 +220,7 @@ def _with_overrides(chosen: Path, cfg, args: argparse.Namespace) -> tuple[Path, 
         raw["generation"] = {**(raw["generation"] or {}), "limit": args.limit}
         overrides["limit"] = args.limit
     raw["name"] = cfg.name
+    raw["narrowed_from"] = chosen.name  # the report still shows every model and suite of the whole config
     path = chosen.parent / f".{chosen.stem}.run.yaml"
     path.write_text(f"# written by `kgprobe run` from {chosen.name} with {overrides}; edit {chosen.name} instead\n"
                     + yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
@@ -324,6 +325,7 @@ def _run(args: argparse.Namespace) -> int:
     for warning in caught:
         print(f"kgprobe: warning: {warning.message}", file=sys.stderr, flush=True)
     run_path, overrides = _with_overrides(chosen, cfg, args)
+    whole = cfg  # a narrowed run still shows every model and suite of the project that the warehouse holds
     if overrides:
         cfg = load_config(run_path)
         print(f"kgprobe: overrides {overrides} (the run reads {run_path})", flush=True)
@@ -371,7 +373,7 @@ def _run(args: argparse.Namespace) -> int:
     print("kgprobe: time per job: " + format_job_seconds(runs))
     if failed:
         print(f"kgprobe: what failed: {console_text(failed)}")
-    heads = closed_headlines(root, cfg) if ok else []  # after a failure, stored scores may not be this run's
+    heads = closed_headlines(root, whole) if ok else []  # after a failure, stored scores may not be this run's
     if heads:
         print("\nkgprobe: headline metrics (closed book; value [95% interval] n)\n" + format_headlines(heads))
     labels = _label_coverage(cfg, warehouse)

@@ -81,6 +81,23 @@ def test_run_with_overrides_then_a_failed_run(project: Path, dagster_home: Path,
     assert tags and all(t["kgprobe/suites"] == "grapheval" and t["kgprobe/models"] == "oracle"
                         and t["kgprobe/limit"] == "4" for t in tags)
 
+    # another narrowed run (another suite, another model) keeps what the first scored in the headline and the
+    # report, which names the project's config, not the hidden narrowed copy
+    other = ["run", "--config", str(project), "--suites", "fpq", "--models", "random", "--limit", "2",
+             "--log-level", "ERROR"]
+    assert main(other) == 0
+    capsys.readouterr()
+    doc = json.loads(results.read_text(encoding="utf-8"))
+    shown = {(h["model"], h["suite"]) for h in doc["headlines"]}
+    assert {("oracle", "grapheval"), ("random", "fpq")} <= shown, shown
+    import duckdb
+
+    with duckdb.connect(str(project.parent / "wh" / "kg.duckdb"), read_only=True) as con:
+        stored = set(con.execute("SELECT DISTINCT model, suite FROM leaderboard.headlines").fetchall())
+    assert stored == {("oracle", "grapheval"), ("random", "fpq")}, stored  # the first run's were dropped before
+    html = Path(doc["report"]).read_text(encoding="utf-8")
+    assert "my-project.yaml" in html and ".my-project.run.yaml" not in html
+
     # a failed run says what failed and shows no report path, though an older report exists
     from kgprobe.suites.grapheval.suite import GraphEvalSuite
 
