@@ -240,6 +240,9 @@ class ERBenchSuite(Suite):
             if it.get("task") == "multiple_choice":
                 # Table 8 and the released code: "Q: <question>\nOption 1: ...\nOption n: ...\n\nA: "
                 text = f"{demos}Q: {it['question']}\n\nA: "
+            elif it.get("qtype") == "known_mc":
+                # the released multiple-choice validation asks its known-entity prompts as "Q: ...\nA:"
+                text = f"Q: {it['question']}\nA:"
             else:
                 text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
             out.append(Prompt(item_id=str(it["item_id"]), text=text,
