@@ -14,7 +14,7 @@ from kgprobe.generation.backends.reference import ReferenceBackend
 from kgprobe.generation.records import SamplingParams
 from kgprobe.suites.base import ItemSource, check_items, is_best
 from kgprobe.suites.erbench import ERBenchSuite, load_erdb
-from kgprobe.suites.erbench.scoring import known_counts, known_kind
+from kgprobe.suites.erbench.scoring import known_counts, known_groups, known_kind
 from kgprobe.suites.erbench.questions import BINARY_SYSTEM, KNOWN_SYSTEM, MC_SYSTEM_NOTA
 from kgprobe.suites.erbench.spec import parse_spec
 
@@ -145,6 +145,8 @@ def test_known_entities_gate_setting_one_and_common_setting_two(sample) -> None:
                     and v["knows"]}
     rows = suite.cross_model_metrics(votes, by_id, min_known=1)
     assert rows and {r["breakdown"]["entities"] for r in rows} == {"common"}
+    shares = [r for r in rows if r["metric"] == "common_share"]
+    rows = [r for r in rows if r["metric"] != "common_share"]
     # per dataset and question type (Table 13): where random knows an entity it is evaluated, and the common set is
     # within what it knows; where it knows none, it is left out and the oracle alone sets the common set
     random_counts = known_counts([v for v in votes if v["model"] == "random"])
@@ -156,6 +158,20 @@ def test_known_entities_gate_setting_one_and_common_setting_two(sample) -> None:
             assert r["model"] == "oracle"
     # the oracle knows every entity, so its common rows are perfect too
     assert all(is_best(r) for r in rows if r["model"] == "oracle")
+    # setting 2's entity counts: per dataset and kind, of the entities asked, those every evaluated model knows
+    assert {(r["model"], r["breakdown"]["qtype"]) for r in shares} >= {("oracle", "BN"), ("oracle", "MC"), ("oracle", "hop")}
+    for r in shares:
+        groups = {by_id[i]["known_group"] for i in r["item_ids"]}
+        cell = (r["breakdown"]["dataset"], r["breakdown"]["qtype"])
+        random_knows = {g for g, ok in known_groups([v for v in votes if v["model"] == "random"]).items() if ok}
+        common = groups & random_knows if random_counts.get(cell, 0) >= 1 else groups
+        assert r["n"] == len(groups) and round(r["value"] * r["n"]) == len(common)
+    assert any(r["value"] < 1 for r in shares)   # random's coin flips shrink the common set
+    # only the models named count (the project names every model but the reference ones): with the oracle alone,
+    # the common set is every entity and no random row is made
+    named = suite.cross_model_metrics(votes, by_id, min_known=1, models=["oracle"])
+    assert named and {r["model"] for r in named} == {"oracle"}
+    assert all(r["value"] == 1.0 for r in named if r["metric"] == "common_share")
     # a model knowing fewer than min_known entities of a dataset is left out there
     strict = suite.cross_model_metrics(votes, by_id, min_known=10_000)
     assert strict == []
