@@ -182,9 +182,15 @@ def test_report_section_renders(sample) -> None:
 
     suite, _, result = sample
     items = result.items.to_pylist()
-    metrics = []
+    metrics, votes = [], []
     for kind in ("oracle", "always-yes"):
-        metrics += [{**m, "setting": "closed"} for m in suite.score(items, _answers(suite, items, kind), model=kind).metrics]
+        scored = suite.score(items, _answers(suite, items, kind), model=kind)
+        metrics += [{**m, "setting": "closed"} for m in scored.metrics]
+        votes += scored.votes
+    # setting 2 with both models named (a project names only its non-reference models)
+    common = suite.cross_model_metrics(votes, {it["item_id"]: it for it in items}, min_known=1,
+                                       models=["oracle", "always-yes"])
+    metrics += [{**m, "setting": "closed"} for m in common]
     ctx = ReportContext(project="p", config_path="c.yaml", snapshot_ids=("s",), created_at="2025-01-02",
                         models=("oracle", "always-yes"))
     section, plots = suite.report(ctx, metrics)
@@ -193,6 +199,11 @@ def test_report_section_renders(sample) -> None:
     assert "(1) entities the model knows" in page and "(3) all questions" in page and "Known entities" in page
     assert "BN(Y)" in page and "MC-NOTA" in page and "1.00 [" in page
     assert "20 of 20" in page  # the oracle knows every movie of the binary FD
+    # the common sets' sizes: both models answer every known-entity prompt "yes", so every entity is common
+    assert "Setting 2: entities every evaluated model knows" in page and "(2) entities every evaluated model" in page
+    shares = [m for m in common if m["metric"] == "common_share"]
+    assert shares and all(m["value"] == 1.0 for m in shares)
+    assert all(f"<td>{m['n']} of {m['n']}</td><td>always-yes, oracle</td>" in page for m in shares)
 
 
 def test_the_erdb_asset_loads_the_sample(tmp_path: Path) -> None:
