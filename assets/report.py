@@ -13,7 +13,7 @@ from assets._metadata import image_md, markdown_table, table_metadata
 from assets.suites import enabled_suites, grounded_enabled, lane_assets
 from kgprobe.stages import needed_stages
 from kgprobe import warehouse as wh
-from kgprobe.config import generation_models, scoring_settings
+from kgprobe.config import generation_models, named_models, scoring_settings
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.report.consistency import consistency, fact_stances
 from kgprobe.report.cost import cost_rows
@@ -64,7 +64,8 @@ def _metrics(warehouse: WarehouseResource, cfg) -> pa.Table:
             # metrics over every model's votes at once (ERBench: entities every evaluated model knows)
             votes = _read_all(warehouse, _scores_asset(suite, setting)).to_pylist()
             items = {r["item_id"]: r for r in warehouse.read_partition(lane_assets(suite, False)["items"]).to_pylist()}
-            extra = table(suite.cross_model_metrics(votes, items, settings=suite.load_settings(cfg)), METRIC_SCHEMA)
+            extra = table(suite.cross_model_metrics(votes, items, settings=suite.load_settings(cfg),
+                                                    models=named_models(cfg)), METRIC_SCHEMA)
             t = pa.concat_tables([t, extra])
         if setting == "closed":
             # the suite's own model-partitioned assets with metric rows (GraphEval: the hidden-state judge)

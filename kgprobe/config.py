@@ -99,6 +99,7 @@ __all__ = [
     "config_path",
     "fpq_settings",
     "generation_models",
+    "named_models",
     "generation_settings",
     "load_config",
     "model_name_problem",
@@ -1047,6 +1048,13 @@ def generation_models(cfg: ProjectConfig) -> list[ModelSpec]:
     """The configured models as :class:`kgprobe.generation.ModelSpec`, with the ``generation`` section's sampling
     defaults; [] when no models are configured."""
     return list(cfg._models)
+
+
+def named_models(cfg: ProjectConfig) -> list[str]:
+    """The names of the models a user named to evaluate: every configured model but the ``backend: reference``
+    baselines (oracle, always-yes, always-no, random), which a measure across models (ERBench's setting 2, the
+    entities every evaluated model knows) leaves out."""
+    return [m.name for m in generation_models(cfg) if m.backend != "reference"]
 
 
 def generation_settings(cfg: ProjectConfig) -> dict[str, Any]:

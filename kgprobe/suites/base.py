@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -330,10 +330,11 @@ class Suite:
                                               relation_labels) for it in items}
 
     def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *,
-                            settings: Any = None) -> list[dict[str, Any]]:  # fmt: skip
+                            settings: Any = None, models: Collection[str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """Metric rows that need every model's closed-book votes at once (ERBench: questions on entities that every
-        evaluated model knows), given the suite's ``settings``; the leaderboard adds them beside the per-partition
-        rows. None by default."""
+        evaluated model knows), given the suite's ``settings``; ``models`` names the models whose votes count (the
+        project passes the models a user named, not the ``reference`` baselines; None: all). The leaderboard adds
+        them beside the per-partition rows. None by default."""
         return []
 
     def context_query(self, item: Mapping[str, Any]) -> str:

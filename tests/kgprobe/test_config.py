@@ -369,3 +369,12 @@ def test_a_limit_comes_from_the_model_then_the_suite_then_the_generation_section
     assert _limit(cfg, suite, generation_models(cfg)[0], grounded=True) == 9
     with pytest.raises(ConfigError, match="limit"):
         load_config(_cfg(tmp_path, _MODELS.replace("kind: random}", "kind: random, limit: 0}")))
+
+
+def test_named_models_leave_out_the_reference_baselines(tmp_path: Path) -> None:
+    from kgprobe.config import named_models
+
+    cfg = load_config(_cfg(tmp_path, _MODELS + "  - {name: smol, backend: transformers, model_id: some/model}\n"
+                                      "  - {name: big, backend: vllm, model_id: other/model}\n"))
+    assert named_models(cfg) == ["smol", "big"]
+    assert named_models(load_config(_cfg(tmp_path, _MODELS))) == []

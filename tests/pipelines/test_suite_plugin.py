@@ -46,7 +46,7 @@ class Capitals(Suite):
                              "evidence": json.dumps({"snapshot_id": source.snapshot_id, "triple": [city, "capital_of", country]})})
         return ItemsResult(table(rows, ITEM_SCHEMA))
 
-    def cross_model_metrics(self, votes, items, *, settings=None) -> list[dict]:
+    def cross_model_metrics(self, votes, items, *, settings=None, models=None) -> list[dict]:
         """Accuracy on the questions every model decided (a metric no single partition can compute)."""
         models = {v["model"] for v in votes}
         decided = {i for i in items if all(any(v["item_id"] == i and v["decided"] and v["model"] == m for v in votes)

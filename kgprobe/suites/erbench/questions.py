@@ -141,6 +141,9 @@ def _raw(expr: str, dtype: str) -> str:
 def _shown(expr: str, dtype: str, fmt: Format) -> str:
     """A value as a question shows it (the spec's format)."""
     num = f"TRY_CAST({expr} AS DOUBLE)"
+    if fmt.kind == "float":
+        # the stored number as Python writes a float ("-34.7833328247", "-15.0"): the released prompts' values
+        return f"CAST({num} AS VARCHAR)"
     if fmt.kind == "decade":
         return f"CAST(CAST(floor({num} / 10) * 10 AS BIGINT) AS VARCHAR) || 's'"
     if fmt.kind == "round":
@@ -152,18 +155,61 @@ def _shown(expr: str, dtype: str, fmt: Format) -> str:
     return _raw(expr, dtype)
 
 
+_OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.DOTALL)
+
+
+def _segments(template: str) -> list[tuple[str, bool]]:
+    """``template`` as (text, optional) pieces: an optional piece is written ``[[...]]`` and is left out of the
+    prompt where one of its fields is empty (the released Soccer & Olympic known-entity prompt drops "If yes did
+    <city> host the summer olympics at <years>?" for a city that never hosted)."""
+    out, pos = [], 0
+    for m in _OPTIONAL.finditer(template):
+        if m.start() > pos:
+            out.append((template[pos:m.start()], False))
+        out.append((m.group(1), True))
+        pos = m.end()
+    if pos < len(template):
+        out.append((template[pos:], False))
+    return out
+
+
+def _empty(expr: str) -> str:
+    return f"(trim(coalesce({expr}, '')) = '')"
+
+
 def _template(template: str, columns: Mapping[str, str], p: _Params) -> str:
-    """SQL concatenating ``template``'s text (bound) and its fields (``columns``: field -> SQL text expression)."""
-    parts = []
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
-        if literal:
-            parts.append(p(literal))
-        if name:
-            if name not in columns:
-                raise ConfigError(f"template {template!r} names {{{name}}}, which is not a column here "
-                                  f"({', '.join(sorted(columns))})")
-            parts.append(f"coalesce({columns[name]}, '')")
-    return "(" + (" || ".join(parts) or "''") + ")"
+    """SQL concatenating ``template``'s text (bound) and its fields (``columns``: field -> SQL text expression); an
+    optional piece ``[[...]]`` only where all its fields have a value."""
+    pieces = []
+    for text, optional in _segments(template):
+        parts = []
+        for literal, name, _spec, _conv in string.Formatter().parse(text):
+            if literal:
+                parts.append(p(literal))
+            if name:
+                if name not in columns:
+                    raise ConfigError(f"template {template!r} names {{{name}}}, which is not a column here "
+                                      f"({', '.join(sorted(columns))})")
+                parts.append(f"coalesce({columns[name]}, '')")
+        sql = "(" + (" || ".join(parts) or "''") + ")"
+        names = _fields(text)
+        if optional and names:
+            sql = f"(CASE WHEN {' OR '.join(_empty(columns[n]) for n in names)} THEN '' ELSE {sql} END)"
+        pieces.append(sql)
+    return "(" + (" || ".join(pieces) or "''") + ")"
+
+
+def _required(template: str) -> list[str]:
+    """The fields of ``template`` outside its optional pieces: a prompt is malformed where one of them is empty."""
+    return list(dict.fromkeys(f for text, optional in _segments(template) if not optional for f in _fields(text)))
+
+
+def _empty_slot(checks: Sequence[tuple[str, str, Mapping[str, str]]], p: _Params) -> str:
+    """SQL of the first prompt template of ``checks`` ((where, template, columns)) that renders a required field
+    empty for the record, as JSON [where, template, field], or NULL: :func:`build_items` refuses such prompts."""
+    whens = [f"WHEN {_empty(columns[f])} THEN {p(json.dumps([where, template, f]))}"
+             for where, template, columns in checks for f in _required(template)]
+    return f"CASE {' '.join(whens)} END" if whens else "CAST(NULL AS VARCHAR)"
 
 
 def _types(con: duckdb.DuckDBPyConnection, schema: str, relation: str) -> dict[str, str]:
@@ -187,6 +233,13 @@ def _key(exprs: Sequence[str]) -> str:
 _ITEM_ID = "substr(e._h, 1, 14) || {code}"
 _GROUP_ID = "substr(e._h, 17, 16)"
 _CODES = {"BN(Y)": "y0", "BN(N)": "n0", "known": "k0"}
+_TEMPLATE_KEYS = {"BN(Y)": "basic", "BN(N)": "negated", "known": "known"}
+
+
+def _known_columns(raw: Mapping[str, str], shown: Mapping[str, str], fmt: Any) -> dict[str, str]:
+    """The values a known-entity prompt shows: raw (the released scripts' values, not the questions' display
+    formats), except a ``float`` column, whose format only writes the stored number as the released prompts do."""
+    return {c: shown[c] if fmt(c).kind == "float" else raw[c] for c in raw}
 
 
 def _ent(p: _Params, name: str, source: str, spec_name: str, key: str, opts: QuestionOptions,
@@ -239,6 +292,7 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
     others = [c for c in used if c not in fd.lhs and c not in fd.rhs]
     raw = {c: _raw(f"e.{_q(c)}", types[c]) for c in used}
     shown = {c: _shown(f"e.{_q(c)}", types[c], spec.format_of(rel.name, c)) for c in used}
+    known_cols = _known_columns(raw, shown, lambda c: spec.format_of(rel.name, c))
     key = _key([raw[c] for c in fd.lhs])
     explain = fd.explain or " ".join(f"The {c} is {{{c}}}." for c in fd.rhs)
     explain_sql = _template(explain, raw, p)
@@ -246,7 +300,8 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
              ("BN(N)", "no", fd.negated, f"'No. ' || {explain_sql}", BINARY_SYSTEM)]
     if known and fd.known:
         kinds.append(("known", "yes", fd.known, "'Yes.'", KNOWN_SYSTEM))
-    wanted = [c for c in (list(columns) if columns is not None else item_schema().names) if c != "aliases"]
+    wanted = [c for c in (list(columns) if columns is not None else [*item_schema().names, "_empty"])
+              if c != "aliases"]
     inferred = _list([raw[c] for c in fd.rhs])
     match = _list([p(",".join(fd.match.get(c, ()))) for c in fd.rhs])
     # per record, computed once in the materialized CTE for all three questions
@@ -268,7 +323,7 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
         exprs = {
             "item_id": lambda: _ITEM_ID.format(code=p(_CODES[qtype])), "suite": lambda: "'erbench'",
             "task": lambda: p(task), "answer_format": lambda: "'yes_no'",
-            "question": lambda: _template(template, raw if qtype == "known" else shown, p),
+            "question": lambda: _template(template, known_cols if qtype == "known" else shown, p),
             "expected": lambda: p(expected),
             "group_id": lambda: _GROUP_ID, "breakdown": lambda: _breakdown(p, fd.dataset, p(qtype)),
             "evidence": lambda: evidence_y if qtype == "BN(Y)" else "e._evidence", "dataset": lambda: p(fd.dataset),
@@ -279,6 +334,8 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
             "match": lambda: match if qtype != "known" else empty, "hop_values": lambda: empty,
             "options": lambda: empty, "names": lambda: "e._names", "system": lambda: p(system), "gold": lambda: gold,
             "template_id": lambda: p(f"erbench-{qtype.lower()}-v1"),
+            "_empty": lambda: _empty_slot([(f"fds[{fd.name}].{_TEMPLATE_KEYS[qtype]}", template,
+                                            known_cols if qtype == "known" else shown)], p),
         }  # fmt: skip
         return "SELECT " + ", ".join(f"{exprs[c]()} AS {c}" for c in wanted) + " FROM ent e"
 
@@ -328,6 +385,7 @@ def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions
     others = [c for c in used if c not in fd.lhs and c not in fd.rhs]
     raw = {c: _raw(f"e.{_q(c)}", types[c]) for c in used}
     shown = {c: _shown(f"e.{_q(c)}", types[c], spec.format_of(rel.name, c)) for c in used}
+    known_cols = _known_columns(raw, shown, lambda c: spec.format_of(rel.name, c))
     key = _key([raw[c] for c in fd.lhs])
     n = len(fd.rhs)
     nota = f"({_hash_int(_key([p(str(opts.seed)), p('nota'), p(fd.name), key]))} % 1000000) < {round(opts.none_of_the_above * 1e6)}"
@@ -375,11 +433,13 @@ def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions
     system = MC_SYSTEM_NOTA if opts.none_of_the_above > 0 else MC_SYSTEM
     for ph, question in enumerate(mc.questions):
         option_sql, true_sql = [], []
+        checks = [(f"fds[{fd.name}].mc.questions[{ph}]", question, shown)]
         for k, col in enumerate(fd.rhs, start=1):
             cols = dict(shown)
             fmt = spec.format_of(rel.name, col)
             cols[col] = (f"CASE WHEN e._f = {k} THEN {_shown('e.' + _q('_false_' + col), types[col], fmt)} "
                          f"ELSE {shown[col]} END")
+            checks.append((f"fds[{fd.name}].mc.options.{col}[{ph}]", mc.options[col][ph], cols))
             option_sql.append(_template(mc.options[col][ph], cols, p))
             true_sql.append(_template(mc.options[col][ph], raw, p))
         body = " || ".join(f"{p(chr(10) + f'Option {k}: ')} || {o}" for k, o in enumerate(option_sql, 1))
@@ -395,20 +455,21 @@ def mc_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOptions
             CASE WHEN e._f = 0 THEN 'MC-NOTA' ELSE 'MC' END AS qtype, {p(fd.name)} AS fd, CAST(1 AS BIGINT) AS hops,
             CAST({ph} AS BIGINT) AS phrasing, e._key AS entity, {group_id} AS known_group, {inferred} AS inferred,
             {match} AS match, CAST([] AS VARCHAR[]) AS hop_values, list_value({', '.join(option_sql)}) AS options,
-            {names} AS names, {p(system)} AS system, {gold} AS gold, {p(f'erbench-mc{ph}-v1')} AS template_id
-            FROM ent e""")
+            {names} AS names, {p(system)} AS system, {gold} AS gold, {p(f'erbench-mc{ph}-v1')} AS template_id,
+            {_empty_slot(checks, p)} AS _empty FROM ent e""")
     if known:
         for k, (part, template) in enumerate(mc.known.items()):
             parts.append(f"""SELECT {_ITEM_ID.format(code=p(f'q{k:x}'))} AS item_id,
                 'erbench' AS suite, 'known_entity' AS task, 'yes_no' AS answer_format,
-                {_template(template, raw, p)} AS question, 'yes' AS expected, {group_id} AS group_id,
+                {_template(template, known_cols, p)} AS question, 'yes' AS expected, {group_id} AS group_id,
                 {_breakdown(p, fd.dataset, p('known_mc'))} AS breakdown,
                 {_evidence(p, opts, 'fd', fd.name, record)} AS evidence, {p(fd.dataset)} AS dataset,
                 'known_mc' AS qtype, {p(fd.name)} AS fd, CAST(1 AS BIGINT) AS hops, CAST(0 AS BIGINT) AS phrasing,
                 e._key AS entity, {group_id} AS known_group, CAST([] AS VARCHAR[]) AS inferred,
                 CAST([] AS VARCHAR[]) AS match, CAST([] AS VARCHAR[]) AS hop_values,
                 CAST([] AS VARCHAR[]) AS options, {names} AS names, {p(KNOWN_SYSTEM)} AS system, 'Yes.' AS gold,
-                {p('erbench-known-mc-v1')} AS template_id FROM ent e""")
+                {p('erbench-known-mc-v1')} AS template_id,
+                {_empty_slot([(f"fds[{fd.name}].mc.known.{part}", template, known_cols)], p)} AS _empty FROM ent e""")
     sql = "WITH " + ", ".join(ctes) + " " + " UNION ALL ".join(parts)
     return sql, p.used(sql)
 
@@ -446,7 +507,11 @@ def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, s
 
     raw = {n: _raw(f"e.{_q(cols[n][0])}", typ(n)) for n in cols}
     shown = {n: _shown(f"e.{_q(cols[n][0])}", typ(n), spec.format_of(*cols[n][1].split("."))) for n in cols}
-    key = _key([raw[f"{rels[0]}.{c}"] for c in hop.show])
+    known_cols = _known_columns(raw, shown, lambda n: spec.format_of(*cols[n][1].split(".")))
+    # a start record is its row of the first relation: two players of one short name are two questions (the
+    # released scripts ask every row), told apart by the record's other columns (exact duplicates are not loaded)
+    start = [*hop.show, *(c for c in spec.relations[rels[0]].columns if c not in hop.show)]
+    key = _key([raw[f"{rels[0]}.{c}"] for c in start])
     hop_names = [f"{fk.relation}.{fk.column}" for fk in hop.path] + [hop.target]
     hop_values = _list([f"coalesce({raw[n]}, '')" for n in hop_names])
 
@@ -476,9 +541,10 @@ def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, s
         task = "known_entity" if qtype == "known" else "multihop"
         gold = "'Yes.'" if qtype == "known" else \
             f"CASE WHEN {expected} = 'yes' THEN 'Yes. ' ELSE 'No. ' END || {explain_sql}"
+        values = known_cols if qtype == "known" else shown
         parts.append(f"""SELECT {_ITEM_ID.format(code=p(_CODES[qtype]))} AS item_id,
             'erbench' AS suite, {p(task)} AS task, 'yes_no' AS answer_format,
-            {_template(template, raw if qtype == 'known' else shown, p)} AS question,
+            {_template(template, values, p)} AS question,
             {expected} AS expected, {group_id} AS group_id, {_breakdown(p, hop.dataset, p(qtype), n_hops)} AS breakdown,
             {_evidence(p, opts, 'multihop', hop.name, record)} AS evidence, {p(hop.dataset)} AS dataset,
             {p(qtype)} AS qtype, {p(hop.name)} AS fd, CAST({n_hops} AS BIGINT) AS hops, CAST(0 AS BIGINT) AS phrasing,
@@ -487,13 +553,15 @@ def multihop_sql(spec: ERSpec, hop: MultiHop, types: Mapping[str, Mapping[str, s
             {match if qtype != 'known' else 'CAST([] AS VARCHAR[])'} AS match,
             {hop_values if qtype != 'known' else 'CAST([] AS VARCHAR[])'} AS hop_values,
             CAST([] AS VARCHAR[]) AS options, {names} AS names, {p(system)} AS system, {gold} AS gold,
-            {p(f'erbench-hop-{qtype.lower()}-v1')} AS template_id FROM ent e""")
-    show = ", ".join(_q(f"t0_{c}") for c in hop.show)
-    # one question per start record: its first joined row in table order, relation by relation
+            {p(f'erbench-hop-{qtype.lower()}-v1')} AS template_id,
+            {_empty_slot([(f"multihop[{hop.name}].{_TEMPLATE_KEYS[qtype]}", template, values)], p)} AS _empty
+            FROM ent e""")
+    # one question per start record (the first relation's row): its first joined row in table order, relation by
+    # relation
     rows = ", ".join(f"min(t{i}.rowid) AS _row{i}" for i in range(len(rels)))
     order = ", ".join(f"_row{i}" for i in range(len(rels)))
     sql = (f"WITH base AS (SELECT * EXCLUDE ({order}), _row0 AS _row FROM (SELECT {select}, {matched} AS _matched, "
-           f"{rows} FROM {' '.join(joins)} GROUP BY ALL) QUALIFY row_number() OVER (PARTITION BY {show} ORDER BY "
+           f"{rows} FROM {' '.join(joins)} GROUP BY ALL) QUALIFY row_number() OVER (PARTITION BY _row0 ORDER BY "
            f"{order}) = 1), "
            f"{_ent(p, 'ent', 'base', f'{spec.name}|{hop.name}', key, opts)} " + " UNION ALL ".join(parts))
     return sql, p.used(sql)
@@ -530,11 +598,30 @@ def build_items(con: duckdb.DuckDBPyConnection, spec: ERSpec, opts: QuestionOpti
     tables = []
     for sql, params in statements:
         t = con.execute(sql, params).to_arrow_table()
+        _refuse_empty_slots(spec, t)
         t = t.append_column("aliases", _aliases_column(spec, t))
         tables.append(t.select(schema_out.names).cast(schema_out))
     if not tables:
         return schema_out.empty_table()
     return pa.concat_tables(tables)
+
+
+def _refuse_empty_slots(spec: ERSpec, t: pa.Table) -> None:
+    """A ConfigError when a prompt of ``t`` rendered a field empty ("... host the summer olympics at ?"), naming
+    the template and one record: a model that rightly answers such a prompt "no" would be scored on a malformed
+    question."""
+    if "_empty" not in t.column_names or t.column("_empty").null_count == t.num_rows:
+        return
+    flags = t.column("_empty").to_pylist()
+    first = next(i for i, f in enumerate(flags) if f is not None)
+    where, template, field = json.loads(flags[first])
+    n = sum(f is not None for f in flags)
+    row = t.slice(first, 1).to_pylist()[0]
+    record = evidence_of(row).get("record") or row.get("entity")
+    raise ConfigError(f"{spec.origin}: {where}: the template {template!r} renders {{{field}}} empty in {n} "
+                      f"prompt(s), e.g. for the record {json.dumps(record, ensure_ascii=False)}: "
+                      f"{row.get('question')!r}. Put the clause that names it in [[...]] (left out where a field "
+                      "in it is empty), or give the column a value")
 
 
 def _inferred_columns(spec: ERSpec) -> dict[str, list[tuple[str, str]]]:

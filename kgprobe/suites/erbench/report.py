@@ -88,12 +88,23 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> Any:
             known[model][(dataset, qtype)] = f"{round(m['value'] * m['n'])} of {m['n']}"
     known_rows = [{"model": model, "counts": [known[model].get(k, "–") for k in kinds]} for model in models
                   if model in known]
+    # setting 2's entity counts: one common set per dataset and kind, the same for every model evaluated there
+    common: dict[tuple[str, str], dict[str, Any]] = {}
+    for m in metrics:
+        if m["metric"] == "common_share":
+            b = breakdown_of(m)
+            cell = common.setdefault((b.get("dataset"), b.get("qtype")), {"models": []})
+            cell["count"] = f"{round(m['value'] * m['n'])} of {m['n']}"
+            cell["models"].append(m["model"])
+    common_rows = [{"dataset": d, "kind": q, "count": c["count"], "models": ", ".join(sorted(c["models"]))}
+                   for (d, q), c in sorted(common.items())]
     data = {"settings": settings, "known_columns": [f"{d} ({q})" for d, q in kinds],
-            "known_rows": known_rows, "measures": [short for _, short in _MEASURES],
+            "known_rows": known_rows, "common_rows": common_rows, "measures": [short for _, short in _MEASURES],
             "multihop_columns": [short for _, short in _MULTIHOP[:2]],
             "multihop_after": [short for _, short in _MULTIHOP[2:]],
             "ar_ext_columns": [f"AR-ext hop {i}" for i in range(1, n_hops + 1)],
             "hop_columns": [short for _, short in _HOP]}
-    shown_metrics = {x for x, _ in _MEASURES} | {x for x, _ in _MULTIHOP} | {x for x, _ in _HOP} | {"known_share"}
+    shown_metrics = {x for x, _ in _MEASURES} | {x for x, _ in _MULTIHOP} | {x for x, _ in _HOP} | \
+        {"known_share", "common_share"}
     shown = [m for m in metrics if m["metric"] in shown_metrics]
     return ReportSection(template="erbench/section.html", template_dir=TEMPLATES, data=data, metrics=shown)

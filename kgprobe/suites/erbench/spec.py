@@ -36,8 +36,10 @@ A spec is YAML (a file the ``suites.erbench.db`` setting names, or the same mapp
                 {birth_year}?"
 
 Templates are Python format strings over the relation's columns (multi-hop: ``{relation.column}``, or the bare
-column where it is unambiguous). Questions show values through ``formats`` (``int``, ``decade`` "1950s",
-``round`` to n decimals, ``list`` of comma-separated values, ``text``); explanations (``explain``, the oracle's
+column where it is unambiguous); a clause written ``[[...]]`` is left out where one of its fields is empty, and a
+prompt that would show any other field empty is refused. Questions show values through ``formats`` (``int``,
+``decade`` "1950s", ``round`` to n decimals, ``list`` of comma-separated values, ``float`` the stored number as
+Python writes it, "-15.0", ``text``); known-entity prompts show raw values (``float`` columns as formatted); explanations (``explain``, the oracle's
 rationale) show the raw value, which is what the rationale check looks for. ``match`` names extra matching
 heuristics per column (``last_name``, ``club``). Column and table names must be SQL identifiers.
 
@@ -78,9 +80,11 @@ __all__ = [
 ]
 
 SOURCE_KINDS = ("csv", "parquet", "duckdb", "sqlite", "postgres")
-FORMAT_KINDS = ("text", "int", "decade", "round", "list")
+FORMAT_KINDS = ("text", "int", "decade", "round", "list", "float")
 MATCH_KINDS = ("last_name", "first_name", "club", "list")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+#: an optional clause of a template, ``[[...]]`` (not nested)
+_OPTIONAL_CLAUSE = re.compile(r"\[\[(?:(?!\[\[|\]\]).)*\]\]", re.DOTALL)
 _FK = re.compile(r"^\s*(\w+)\.(\w+)\s*->\s*(\w+)\.(\w+)\s*(\?)?\s*$")
 
 
@@ -322,6 +326,9 @@ def _check_template(template: str, columns: Sequence[str], origin: str, where: s
         names = placeholders(template)
     except ValueError as exc:
         raise _err(origin, where, f"not a valid template ({exc}): {template!r}") from exc
+    rest = _OPTIONAL_CLAUSE.sub("", template)
+    if "[[" in rest or "]]" in rest:
+        raise _err(origin, where, f"an optional clause opens with [[ and closes with ]], unnested: {template!r}")
     missing = [n for n in names if n not in columns]
     if missing:
         raise _err(origin, where, f"template names {missing}, which are not columns here ({', '.join(columns)})")

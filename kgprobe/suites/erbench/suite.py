@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,12 +43,16 @@ from kgprobe.suites.base import (
     ScoringOptions,
     Suite,
     SuiteScores,
+    metric_row,
 )
 from kgprobe.suites.erbench.questions import NONE_OF_THE_ABOVE, QuestionOptions, build_items, item_schema
 from kgprobe.suites.erbench.scoring import (
     ERBENCH_SAMPLE_SCHEMA,
     ERBENCH_VOTE_SCHEMA,
     common_metrics,
+    known_counts,
+    known_groups,
+    known_kind,
     known_setting_keep,
     known_share_rows,
     metrics_for,
@@ -57,7 +61,7 @@ from kgprobe.suites.erbench.scoring import (
 )
 from kgprobe.suites.settings import InputFile, confined, existing_file
 
-__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "dropped_in_sample", "load_demos"]
+__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "common_share_rows", "dropped_in_sample", "load_demos"]
 
 
 class ERBenchWarning(UserWarning):
@@ -262,6 +266,9 @@ class ERBenchSuite(Suite):
             if it.get("task") == "multiple_choice":
                 # Table 8 and the released code: "Q: <question>\nOption 1: ...\nOption n: ...\n\nA: "
                 text = f"{demos}Q: {it['question']}\n\nA: "
+            elif it.get("qtype") == "known_mc":
+                # the released multiple-choice validation asks its known-entity prompts as "Q: ...\nA:"
+                text = f"Q: {it['question']}\nA:"
             else:
                 text = f"{demos}Q: {it['question']}\nA:" if demos else str(it["question"])
             gold, answer_kind = it.get("gold"), None
@@ -319,20 +326,29 @@ class ERBenchSuite(Suite):
         return out
 
     def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *,
-                            settings: Any = None, min_known: int = 20) -> list[dict[str, Any]]:  # fmt: skip
+                            settings: Any = None, min_known: int = 20,
+                            models: Collection[str] | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """Setting 2: each model's measures on the questions whose entity every evaluated model knows, from the
-        vote rows of ALL models (each with ``model``); ``items`` maps item id -> item. Metric rows in the common
-        schema with ``entities`` = "common" (see :func:`~kgprobe.suites.erbench.scoring.common_metrics`); a model
-        knowing fewer than ``min_known`` entities of a dataset (``settings.min_known`` when given) is left out there."""
+        vote rows of the models ``models`` names (the project passes the models the user named: never a
+        ``backend: reference`` one, whose coin flips would make the common set; None: every model of ``votes``);
+        ``items`` maps item id -> item. Metric rows in the common schema with ``entities`` = "common" (see
+        :func:`~kgprobe.suites.erbench.scoring.common_metrics`); a model knowing fewer than ``min_known`` entities
+        of a dataset (``settings.min_known`` when given) is left out there. ``common_share`` rows give the size of
+        each common set: per evaluated model, dataset and known-entity kind (BN, MC, hop), the share of the
+        entities asked that are in it (n: the entities asked)."""
         rows = []
         for v in votes:
+            if models is not None and str(v["model"]) not in models:
+                continue
             item = items.get(str(v["item_id"])) or {}
             row = dict(v)
             for key in ("dataset", "qtype", "fd", "hops", "known_group", "task"):
                 if row.get(key) is None and key in item:
                     row[key] = item[key]
             rows.append(row)
-        return common_metrics(rows, min_known=getattr(settings, "min_known", min_known), **_multihop_readings(settings))
+        floor = getattr(settings, "min_known", min_known)
+        return common_metrics(rows, min_known=floor, **_multihop_readings(settings)) + \
+            common_share_rows(rows, min_known=floor)
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
         from kgprobe.scoring.quality import validate_metrics, validate_votes
@@ -356,6 +372,42 @@ class ERBenchSuite(Suite):
 def _multihop_readings(settings: Any) -> dict[str, str]:
     return {"rationale_ext_reading": getattr(settings, "rationale_ext", "per_question"),
             "hop_questions": getattr(settings, "hop_questions", "complete")}
+
+
+def common_share_rows(votes: Sequence[Mapping[str, Any]], *, min_known: int = 20,
+                      confidence: float = 0.95) -> list[dict[str, Any]]:  # fmt: skip
+    """Setting 2's entity counts: per perturbation, dataset and known-entity kind (:func:`known_kind`), for each model
+    evaluated there (it knows at least ``min_known`` entities), a ``common_share`` row: the share of the entities
+    asked that every evaluated model knows (the common set :func:`common_metrics` scores), n = the entities asked.
+    ``votes`` are the vote rows of every model, as for :func:`common_metrics`."""
+    by_model: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for v in votes:
+        by_model.setdefault((str(v["model"]), str(v.get("perturbation") or "none")), []).append(v)
+    cell_of: dict[str, tuple[str, str]] = {}
+    items_of: dict[tuple[tuple[str, str], str], list[str]] = {}
+    for key, rows in by_model.items():
+        for v in rows:
+            if v["task"] == "known_entity":
+                cell_of[v["known_group"]] = (v["dataset"], known_kind(v))
+                items_of.setdefault((key, v["known_group"]), []).append(str(v["item_id"]))
+    out = []
+    for perturbation in sorted({k[1] for k in by_model}):
+        keys = sorted(k for k in by_model if k[1] == perturbation)
+        known = {k: known_groups(by_model[k]) for k in keys}
+        counts = {k: known_counts(by_model[k]) for k in keys}
+        for cell in sorted(set(cell_of.values())):
+            evaluated = [k for k in keys if counts[k].get(cell, 0) >= min_known]
+            groups = sorted(g for g, c in cell_of.items() if c == cell)
+            common = {g for g in groups if all(known[k].get(g, False) for k in evaluated)}
+            for k in evaluated:
+                asked = [g for g in groups if g in known[k]]
+                out.append(metric_row(model=k[0], perturbation=perturbation, suite="erbench", task="known_entity",
+                                      judge="", metric="common_share",
+                                      breakdown={"dataset": cell[0], "qtype": cell[1], "entities": "common"},
+                                      flags=[g in common for g in asked],
+                                      item_ids=sorted(i for g in asked for i in items_of.get((k, g), ())),
+                                      confidence=confidence))
+    return out
 
 
 def with_demos(items: pa.Table, settings: ERBenchSettings, config_dir: Path) -> pa.Table:

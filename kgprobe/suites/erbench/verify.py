@@ -26,7 +26,8 @@ club affixes        "Barcelona" for "FC Barcelona", only for columns the spec ma
 aliases             "United States" for "USA", "Bayern Munich" for "FC Bayern München", "live-action" for
                     "non-animation": the spec's ``aliases`` per column or per value
 negation            never "animation" in "a non-animation movie" or "not animation" (a match right after non /
-                    not / no / never does not count)
+                    not / no / never does not count; "No. Avatar is ..." and "No, Avatar ..." do: a negator that
+                    ends its sentence or clause is the answer word)
 number formats      "2009" for 2009.0, "1,000,000" for 1000000, "No.10" for 10, "-34.783" for -34.7833328247 (a
                     number in the text with d decimals matches a value that rounds to it at d decimals, d at
                     least 2 or all the value's; with two or more, one within 0.005 matches too), never "-34.8"
@@ -88,6 +89,10 @@ _NUMBER_PREFIX_RE = re.compile(r"(?i)(?:\bno|\bnr|\bnum|#)\.?\s*(?=\d)")
 _MIN_DECIMALS = 2
 _POSSESSIVE_RE = re.compile(r"(?<=\w)['\u2019\u2032`]s\b|(?<=s)['\u2019](?=\s|$)")
 _NEGATORS = ("non", "not", "no", "never")
+#: a negator that ends its sentence or clause ("No. Avatar is ...", "No, James Cameron ..."): the answer word, not a
+#: negation of what follows; marked with a word that survives folding so that _find does not read it as one
+_NEGATOR_AT_STOP_RE = re.compile(r"\b(non|not|no|never)(?=\s*(?:[.!?;:,]|\n))", re.IGNORECASE)
+_STOP_MARK = "negatorstop"
 _UNSURE_RE = re.compile(r"^\W*(?:answer\s*:\s*)?(?:i\s+am\s+|i'm\s+)?(?:unsure|not\s+sure|uncertain)\b", re.IGNORECASE)
 _OPTION_RE = re.compile(r"\boption\s*\(?(\d+)\)?", re.IGNORECASE)
 _LEAD_NUMBER_RE = re.compile(r"^\W*\(?(\d+)\s*[).:]")
@@ -257,6 +262,8 @@ def value_mentioned(value: str, text: str, *, last_name: bool = False, club: boo
         value_forms: list[str] = [str(a) for a in aliases]
     else:
         value_forms = variants(value, last_name=last_name, club=club, first_name=first_name, aliases=aliases)
+    texts = [_NEGATOR_AT_STOP_RE.sub(rf"\1 {_STOP_MARK}", t) for t in texts]
+    value_forms = [_NEGATOR_AT_STOP_RE.sub(rf"\1 {_STOP_MARK}", v) for v in value_forms]
     for t in texts:
         for v in value_forms:
             if not fold(v):  # a name of articles only ("The The"): compare with the articles kept

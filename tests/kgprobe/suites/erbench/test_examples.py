@@ -59,3 +59,49 @@ def test_each_dataset_asks_the_papers_questions(erbench_data: Path, dataset: str
     first = {"movie": "Avatar", "soccer": "L. Messi", "airport": "Torca", "music": "badfinger",
              "book": "God Is Forever"}[dataset]   # the table's first row
     assert any(it["inferred"] == [first] for it in items if it["qtype"] == "BN(Y)")
+
+
+def _example_items(dataset: str) -> list[dict]:
+    cfg = load_config(EXAMPLES / f"{dataset}.yaml")
+    settings = cfg.suite("erbench")
+    spec = load_spec(settings.db, config_dir=cfg.path.parent)
+    con = duckdb.connect()
+    load_erdb(con, spec, fd_violations=settings.fd_violations)
+    return build_items(con, spec, QuestionOptions(limit=settings.limit_per_fd, sample=settings.sample,
+                                                  distractors=settings.distractors)).to_pylist()
+
+
+@pytest.mark.shared_data
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_no_example_renders_a_prompt_with_an_empty_slot(erbench_data: Path, dataset: str) -> None:
+    # build_items refuses any prompt template that renders a field empty (a ConfigError naming it): building
+    # every question of the example is the check; the values below are the released prompts'
+    items = _example_items(dataset)
+    assert items and not any(it["question"].endswith(" ?") for it in items)
+    if dataset == "soccer":
+        # the 3-hop known-entity prompt drops its Olympic clause for a city that never hosted, as released
+        known = {it["entity"].split("\x1f")[0]: it["question"] for it in items
+                 if it["qtype"] == "known" and it["hops"] == 3}
+        assert known["L. Messi"] == ("Did L. Messi play for FC Barcelona? If yes, is FC Barcelona located in the city "
+                                     "barcelona? If yes did barcelona host the summer olympics at 1992,?")
+        assert known["Cristiano Ronaldo"] == ("Did Cristiano Ronaldo play for Juventus? If yes, is Juventus located "
+                                              "in the city turin?")
+        hosts = [it for it in items if it["task"] == "multihop" and it["qtype"] == "BN(Y)" and it["expected"] == "yes"]
+        asked = [it["question"] for it in items if it["qtype"] == "known" and it["hops"] == 3]
+        assert sum("summer olympics" in q for q in asked) == len(hosts) > 0
+    if dataset == "airport":
+        # the stored coordinates, as the released prompts and Table 9
+        assert any(it["question"] == "Is there an airport located at latitude -34.7833328247 and longitude "
+                                     "-72.0508346558?" for it in items)
+
+
+@pytest.mark.shared_data
+def test_duplicate_short_names_each_get_their_multihop_question(erbench_data: Path) -> None:
+    items = _example_items("soccer")
+    hop = [it for it in items if it["task"] == "multihop" and it["qtype"] == "BN(Y)"]
+    # 1,500 rows; 21 short names repeat (Fernandinho, Paulinho, ...); one row repeats another exactly and is not
+    # loaded: 1,499 questions, not the 1,478 distinct short names
+    assert len(hop) == len({it["item_id"] for it in hop}) == 1499
+    assert len({it["entity"].split("\x1f")[0] for it in hop}) == 1478
+    clubs = sorted(it["hop_values"][0] for it in hop if it["entity"].startswith("Paulinho\x1f"))
+    assert clubs == ["Guangzhou FC", "Portimonense SC", "SC Braga"]

@@ -133,8 +133,12 @@ def test_mc_prompts_are_wrapped_in_q_and_a(tmp_path: Path) -> None:
     prompts = ERBenchSuite().prompts(mc)
     assert prompts and all(p.text.startswith("Q: What") and p.text.endswith("\n\nA: ") for p in prompts)
     assert all("\nOption 1: " in p.text and "\nOption 2: " in p.text for p in prompts)
+    # the released multiple-choice validation asks its known-entity prompts as "Q: ...\nA:"; the binary one bare
     known = [it for it in items if it["task"] == "known_entity"]
-    assert all(not p.text.startswith("Q:") for p in ERBenchSuite().prompts(known))
+    assert known and {it["qtype"] for it in known} == {"known_mc"}
+    assert [p.text for p in ERBenchSuite().prompts(known)] == [f"Q: {it['question']}\nA:" for it in known]
+    binary_known = [it for it in _items(_spec(_films(tmp_path)), multiple_choice=False, limit=3) if it["qtype"] == "known"]
+    assert binary_known and [p.text for p in ERBenchSuite().prompts(binary_known)] == [it["question"] for it in binary_known]
 
 
 @pytest.mark.parametrize("where,template", [
@@ -299,3 +303,103 @@ def test_suite_settings_default_to_the_tables_readings_and_pass_the_named_ones_t
                                                                            hop_questions="each"))
     hop1 = next(r for r in common if r["metric"] == "hop_rationale_accuracy" and r["breakdown"]["hop"] == "1")
     assert hop1["n"] == 25
+
+
+# ------------------------------------------------------------------------------------------------ empty slots
+def _noted(tmp_path: Path, known: str, **fd) -> dict:
+    """notes.csv: four films, two with a note; an FD whose known-entity prompt is ``known``."""
+    (tmp_path / "notes.csv").write_text("title,director,country,note\nFilm A,Ann,USA,classic\nFilm B,Bob,UK,\n"
+                                        "Film C,Cy,USA,cult\nFilm D,Di,France,\n", encoding="utf-8")
+    return {"name": "notes", "source": {"kind": "csv", "path": str(tmp_path)},
+            "relations": {"notes": {"file": "notes.csv", "columns": ["title", "director", "country", "note"]}},
+            "fds": [{"name": "note_director", "dataset": "notes", "relation": "notes", "lhs": ["title"],
+                     "rhs": ["director"], "basic": "Is there a film titled {title}?",
+                     "negated": "Is it true that there is no film titled {title}?", "known": known, **fd}]}
+
+
+def test_a_prompt_that_renders_an_empty_slot_is_refused_naming_the_template_and_a_record(tmp_path: Path) -> None:
+    template = "Do you know {title} by {director}? Is it a {note} film?"
+    with pytest.raises(ConfigError, match=r"fds\[note_director\]\.known: the template 'Do you know \{title\} by "
+                                          r"\{director\}\? Is it a \{note\} film\?' renders \{note\} empty in 2 "
+                                          r"prompt\(s\), e.g. for the record .*\"title\": \"Film [BD]\"") as err:
+        _items(_noted(tmp_path, template))
+    assert "Is it a  film?" in str(err.value) and "[[...]]" in str(err.value)
+    # the check covers every prompt template, not only known-entity ones: multiple choice too
+    mc = {"questions": ["Which is false about {title}?"] * 3,
+          "options": {"director": ["By {director}."] * 3, "country": ["Made in {country}, a {note} film."] * 3},
+          "known": {"lhs": "Do you know {title}?", "country": "Was {title} made in {country}?"}}
+    spec = _noted(tmp_path, "Do you know {title}?")
+    spec["fds"].append({"name": "note_facts", "dataset": "notes", "relation": "notes", "lhs": ["title"],
+                        "rhs": ["director", "country"], "mc": mc})
+    with pytest.raises(ConfigError, match=r"fds\[note_facts\]\.mc\.options\.country\[0\]: the template "
+                                          r"'Made in \{country\}, a \{note\} film\.' renders \{note\} empty"):
+        _items(spec)
+    mc["options"]["country"] = ["Made in {country}[[, a {note} film]]."] * 3
+    options = {it["entity"]: it["options"][1] for it in _items(spec, binary=False) if it["qtype"] == "MC"
+               and it["phrasing"] == 0 and it["expected"] == "1"}
+    assert options and all(o in ("Made in USA, a classic film.", "Made in UK.", "Made in USA, a cult film.",
+                                 "Made in France.") for o in options.values())
+
+
+def test_an_optional_clause_is_left_out_where_one_of_its_fields_is_empty(tmp_path: Path) -> None:
+    template = "Do you know {title}?[[ If yes, is it a {note} film by {director}?]]"
+    known = {it["entity"]: it["question"] for it in _items(_noted(tmp_path, template)) if it["qtype"] == "known"}
+    assert known == {"Film A": "Do you know Film A? If yes, is it a classic film by Ann?",
+                     "Film B": "Do you know Film B?", "Film C": "Do you know Film C? If yes, is it a cult film by Cy?",
+                     "Film D": "Do you know Film D?"}
+
+
+@pytest.mark.parametrize("template", ["Do you know {title}?[[ Is it {note}?", "Do you know {title}? ]]",
+                                      "[[Do you know [[{title}]]?]]"])
+def test_an_unbalanced_optional_clause_is_a_config_error(tmp_path: Path, template: str) -> None:
+    with pytest.raises(ConfigError, match=r"fds\[note_director\]\.known: an optional clause opens with \[\["):
+        parse_spec(_noted(tmp_path, template))
+
+
+# ------------------------------------------------------------------------------------------------ float format
+def test_float_format_shows_the_stored_coordinates_as_the_released_prompts(tmp_path: Path) -> None:
+    (tmp_path / "airports.csv").write_text("name,lat,lon\nTorca,-34.7833328247,-72.0508346558\nNaone,-15.0,"
+                                           "168.0829925537\n", encoding="utf-8")
+    spec = {"name": "air", "source": {"kind": "csv", "path": str(tmp_path)},
+            "relations": {"airports": {"file": "airports.csv", "columns": ["name", "lat", "lon"]}},
+            "formats": {"airports.lat": "float", "airports.lon": "float"},
+            "fds": [{"name": "airport_name", "dataset": "airport", "relation": "airports", "lhs": ["lat", "lon"],
+                     "rhs": ["name"], "basic": "Is there an airport located at latitude {lat} and longitude {lon}?",
+                     "negated": "Is it true that there are no airports located at latitude {lat} and longitude {lon}?",
+                     "known": "Is the {name} Airport located at latitude {lat}, longitude {lon}?"}]}
+    items = _items(spec)
+    questions = {(it["inferred"][0] if it["inferred"] else it["question"].split()[2], it["qtype"]): it["question"]
+                 for it in items}
+    assert questions[("Torca", "BN(Y)")] == ("Is there an airport located at latitude -34.7833328247 and longitude "
+                                             "-72.0508346558?")
+    assert questions[("Naone", "BN(N)")] == ("Is it true that there are no airports located at latitude -15.0 and "
+                                             "longitude 168.0829925537?")
+    # the known-entity prompt too (raw values elsewhere; a float column as the released prompts write it)
+    assert questions[("Naone", "known")] == "Is the Naone Airport located at latitude -15.0, longitude 168.0829925537?"
+    # round: 4, the previous default, shortens them
+    spec["formats"] = {"airports.lat": {"round": 4}, "airports.lon": {"round": 4}}
+    rounded = [it["question"] for it in _items(spec) if it["qtype"] == "BN(Y)"]
+    assert "Is there an airport located at latitude -34.7833 and longitude -72.0508?" in rounded
+
+
+# ------------------------------------------------------------------------------------------------ multi-hop rows
+def test_each_multihop_start_record_gets_its_question_even_when_names_repeat(tmp_path: Path) -> None:
+    (tmp_path / "players.csv").write_text("player,club\nFernandinho,Manchester City\nPaulinho,Guangzhou FC\n"
+                                          "Fernandinho,Hebei FC\nPaulinho,SC Braga\nPaulinho,Portimonense SC\n",
+                                          encoding="utf-8")
+    (tmp_path / "clubs.csv").write_text("club,city\nManchester City,manchester\nGuangzhou FC,guangzhou\n"
+                                        "Hebei FC,langfang\nSC Braga,braga\nPortimonense SC,portimao\n", encoding="utf-8")
+    spec = {"name": "soccer", "source": {"kind": "csv", "path": str(tmp_path)},
+            "relations": {"players": {"file": "players.csv", "columns": ["player", "club"]},
+                          "clubs": {"file": "clubs.csv", "columns": ["club", "city"]}},
+            "foreign_keys": ["players.club -> clubs.club"],
+            "multihop": [{"name": "player_city", "path": ["players.club -> clubs.club"], "show": ["player"],
+                          "target": "clubs.city", "basic": "Is the club {player} played for in {city}?",
+                          "negated": "Is it true that the club {player} played for is not in {city}?",
+                          "known": "Did {player} play for {players.club} in {city}?"}]}
+    items = _items(spec)
+    basic = [it for it in items if it["qtype"] == "BN(Y)"]
+    assert sorted(it["hop_values"][0] for it in basic) == ["Guangzhou FC", "Hebei FC", "Manchester City",
+                                                           "Portimonense SC", "SC Braga"]
+    assert len({it["item_id"] for it in items}) == len(items) == 15
+    assert len({it["known_group"] for it in items}) == 5

@@ -14,7 +14,7 @@ from kgprobe.generation.backends.reference import ReferenceBackend
 from kgprobe.generation.records import SamplingParams
 from kgprobe.suites.base import ItemSource, check_items, is_best
 from kgprobe.suites.erbench import ERBenchSuite, load_erdb
-from kgprobe.suites.erbench.scoring import known_counts, known_kind
+from kgprobe.suites.erbench.scoring import known_counts, known_groups, known_kind
 from kgprobe.suites.erbench.questions import BINARY_SYSTEM, KNOWN_SYSTEM, MC_SYSTEM_NOTA
 from kgprobe.suites.erbench.spec import parse_spec
 
@@ -153,6 +153,8 @@ def test_known_entities_gate_setting_one_and_common_setting_two(sample) -> None:
                     and v["knows"]}
     rows = suite.cross_model_metrics(votes, by_id, min_known=1)
     assert rows and {r["breakdown"]["entities"] for r in rows} == {"common"}
+    shares = [r for r in rows if r["metric"] == "common_share"]
+    rows = [r for r in rows if r["metric"] != "common_share"]
     # per dataset and question type (Table 13): where random knows an entity it is evaluated, and the common set is
     # within what it knows; where it knows none, it is left out and the oracle alone sets the common set
     random_counts = known_counts([v for v in votes if v["model"] == "random"])
@@ -164,6 +166,20 @@ def test_known_entities_gate_setting_one_and_common_setting_two(sample) -> None:
             assert r["model"] == "oracle"
     # the oracle knows every entity, so its common rows are perfect too
     assert all(is_best(r) for r in rows if r["model"] == "oracle")
+    # setting 2's entity counts: per dataset and kind, of the entities asked, those every evaluated model knows
+    assert {(r["model"], r["breakdown"]["qtype"]) for r in shares} >= {("oracle", "BN"), ("oracle", "MC"), ("oracle", "hop")}
+    for r in shares:
+        groups = {by_id[i]["known_group"] for i in r["item_ids"]}
+        cell = (r["breakdown"]["dataset"], r["breakdown"]["qtype"])
+        random_knows = {g for g, ok in known_groups([v for v in votes if v["model"] == "random"]).items() if ok}
+        common = groups & random_knows if random_counts.get(cell, 0) >= 1 else groups
+        assert r["n"] == len(groups) and round(r["value"] * r["n"]) == len(common)
+    assert any(r["value"] < 1 for r in shares)   # random's coin flips shrink the common set
+    # only the models named count (the project names every model but the reference ones): with the oracle alone,
+    # the common set is every entity and no random row is made
+    named = suite.cross_model_metrics(votes, by_id, min_known=1, models=["oracle"])
+    assert named and {r["model"] for r in named} == {"oracle"}
+    assert all(r["value"] == 1.0 for r in named if r["metric"] == "common_share")
     # a model knowing fewer than min_known entities of a dataset is left out there
     strict = suite.cross_model_metrics(votes, by_id, min_known=10_000)
     assert strict == []
@@ -174,9 +190,15 @@ def test_report_section_renders(sample) -> None:
 
     suite, _, result = sample
     items = result.items.to_pylist()
-    metrics = []
+    metrics, votes = [], []
     for kind in ("oracle", "always-yes"):
-        metrics += [{**m, "setting": "closed"} for m in suite.score(items, _answers(suite, items, kind), model=kind).metrics]
+        scored = suite.score(items, _answers(suite, items, kind), model=kind)
+        metrics += [{**m, "setting": "closed"} for m in scored.metrics]
+        votes += scored.votes
+    # setting 2 with both models named (a project names only its non-reference models)
+    common = suite.cross_model_metrics(votes, {it["item_id"]: it for it in items}, min_known=1,
+                                       models=["oracle", "always-yes"])
+    metrics += [{**m, "setting": "closed"} for m in common]
     ctx = ReportContext(project="p", config_path="c.yaml", snapshot_ids=("s",), created_at="2025-01-02",
                         models=("oracle", "always-yes"))
     section, plots = suite.report(ctx, metrics)
@@ -192,6 +214,11 @@ def test_report_section_renders(sample) -> None:
         oracle = next(r for r in by_key[key]["multihop"] if r["model"] == "oracle")
         assert oracle["R-ext"].startswith("1.00 [") and oracle["ar_ext"][0].startswith("1.00 [")
     assert "R-ext" in page and "AR-ext hop 1" in page and "R (every hop)" in page and "AR-ext (hop i)" in page
+    # the common sets' sizes: both models answer every known-entity prompt "yes", so every entity is common
+    assert "Setting 2: entities every evaluated model knows" in page and "(2) entities every evaluated model" in page
+    shares = [m for m in common if m["metric"] == "common_share"]
+    assert shares and all(m["value"] == 1.0 for m in shares)
+    assert all(f"<td>{m['n']} of {m['n']}</td><td>always-yes, oracle</td>" in page for m in shares)
 
 
 def test_the_erdb_asset_loads_the_sample(tmp_path: Path) -> None:

@@ -129,6 +129,14 @@ def test_binary_metrics_contract() -> None:
     ("animation", "It is not animation.", {}, False),
     ("animation", "It is an animation movie.", {}, True),
     ("non-animation", "Avatar is a non-animation movie.", {}, True),
+    ("animation", "No animation, but a live-action film.", {}, False),
+    # the answer word "No." / "No," is not a negation of the next sentence's entity (released Gemini answers, Music
+    # BN(N) 378 and 1067, and a Soccer-style one)
+    ("sweet", 'No.\n\nSweet, a British glam rock band, released a song titled "Fox on the Run" in 1974.', {}, True),
+    ("the beatles", 'No.\n\nThe Beatles released a song titled "Here, There and Everywhere" in 1966.', {}, True),
+    ("L. Messi", "No, Messi wore number 10 for FC Barcelona.", {"last_name": True}, True),
+    ("Avatar", "Not. Avatar was directed by James Cameron.", {}, True),
+    ("Dr. No", "Yes. Dr. No. It was directed by Terence Young.", {}, True),
     # rounding keeps at least two decimals
     ("-34.7833", "latitude -34.8", {}, False),
     ("-34.7833", "latitude -34.78", {}, True),
