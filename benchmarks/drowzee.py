@@ -94,7 +94,8 @@ def year_by_year(formula, events, lo: int = DOMAIN[0], hi: int = DOMAIN[1]) -> l
             out = [all(at(c, t + d) for d in range(f.lo, f.hi + 1)) for t in range(width)]
         else:
             a, b = ev(f.a), ev(f.b)
-            out = [any(at(b, t + d) and all(at(a, k) for k in range(t + 1, t + d)) for d in range(f.lo, f.hi + 1))
+            # [R-Until]: a from t through t + d - 1 (nothing of a for d = 0)
+            out = [any(at(b, t + d) and all(at(a, k) for k in range(t, t + d)) for d in range(f.lo, f.hi + 1))
                    for t in range(width)]
         memo[f] = out
         return out
