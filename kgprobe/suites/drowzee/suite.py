@@ -11,11 +11,15 @@ rule's derivations already stored in the KG.
 
 Scores per extractor (the rows' ``judge``): ``heuristic`` is the shared offline claim extractor
 (:func:`.oracle.response_edges`); each configured judge extracts the claims as validated JSON when ``llm_extractor``
-is on. Per task, overall and per rule / operator (and per relation, phrasing): ``hallucination_rate``
-(EK + EI + OL among the answers the oracle can judge: a refusal is a correct, normal response, an answer with no
-triple extracted has its own ``no_triples_share``, and a generation error is missing, counted nowhere), the category
-shares, ``refusal_share``, ``answer_accuracy`` (refusals apart), ``wrong_answer_co_share`` (wrong answers whose
-reasoning is CO), ``right_answer_wrong_reasoning`` and the mean node / edge similarities (Wilson of the mean). Every verdict
+is on. Per task, overall and per rule / operator (and per relation, phrasing, depth): ``hallucination_rate``, the
+paper's (§4: a wrong Yes/No answer, over every answer given; a refusal or an answer beginning with neither Yes nor
+No is not one, a generation error is counted nowhere), ``oracle_hallucination_rate`` (the former rate: EK + EI + OL
+among the answers the oracle can judge, whatever the Yes/No; an answer with no triple extracted has its own
+``no_triples_share``) and ``answer_accuracy`` (refusals apart); overall and per rule / operator also the category
+shares, ``refusal_share``, the oracle's split of the wrong answers it can judge (``knowledge_error_share`` EK,
+``inference_error_share`` EI, ``both_errors_share`` OL, ``wrong_answer_co_share`` CO),
+``right_answer_wrong_reasoning`` (right answers whose reasoning is EK, EI or OL, over the right answers it can
+judge) and the mean node / edge similarities (Wilson of the mean). Every verdict
 depends on its item alone: the relation properties come from the settings and the item's own evidence.
 """
 
@@ -80,7 +84,7 @@ _ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S), ("original_question
 _SAMPLES = pa.schema(list(SAMPLE_SCHEMA) + [("answer", _S), ("category", _S), ("node_similarity", _F),
                                             ("edge_similarity", _F), ("triples", _S)])
 _VOTES = pa.schema(list(VOTE_SCHEMA) + [("category", _S), ("refusal", _B), ("node_similarity", _F),
-                                        ("edge_similarity", _F)])
+                                        ("edge_similarity", _F), ("answered", _B)])
 
 #: Extra phrases of common relation keys the offline extractor reads besides the labels (a config adds more).
 DEFAULT_ALIASES: dict[str, list[str]] = {
@@ -171,7 +175,8 @@ class DrowzeeSuite(Suite):
              "Temporal-logic-based Reasoning")
     Settings = DrowzeeSettings
     sampling = Sampling(n=1, temperature=0.0)
-    headline = Headline("rule", "hallucination_rate", "hallucination rate (rules; lower is better)", judge=HEURISTIC)
+    headline = Headline("rule", "hallucination_rate", "hallucination rate: wrong Yes/No answers (rules; lower is better)",
+                        judge=HEURISTIC)
 
     # ---------------------------------------------------------------------------------------------- items
     def items(self, source: ItemSource) -> ItemsResult:
@@ -463,6 +468,8 @@ class DrowzeeSuite(Suite):
                 "decided": answer in ("yes", "no"), "category": cat, "refusal": answer == "refusal",
                 "node_similarity": sum(x["node_similarity"] for x in sims) / len(sims) if sims else None,
                 "edge_similarity": sum(x["edge_similarity"] for x in sims) / len(sims) if sims else None,
+                # some sample has an answer (not a generation error): what the paper's rate counts
+                "answered": any(x.get("error") is None and x.get("text") is not None for x in rows),
             })  # fmt: skip
         return out
 
@@ -491,12 +498,19 @@ class DrowzeeSuite(Suite):
                         minor.setdefault(((key, b[key]),), []).append(r)
             for cell, everything in list(cells.items()) + list(minor.items()):
                 full = cell in cells
+                # the paper's rate: a wrong Yes/No answer is a hallucination (a refusal or an unreadable answer is
+                # not), over every answer given; only a generation error is left out
+                given = [m for m in everything if m.get("answered", m["category"] != MISSING)]
+                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell),
+                                      flags=[m["decided"] and not m["correct"] for m in given],
+                                      item_ids=[m["item_id"] for m in given], higher_is_better=False, **common))
                 members = [m for m in everything if m["category"] != MISSING]  # generation errors count nowhere
                 ids = [m["item_id"] for m in members]
                 answered = [m for m in members if not m["refusal"]]
                 judged = [m for m in members if m["category"] != NO_TRIPLES]
                 hall = [m["category"] in _HALLUCINATED for m in judged]
-                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell), flags=hall,
+                # the former rate: the reasoning oracle over the answers it can judge, whatever the Yes/No
+                out.append(metric_row(metric="oracle_hallucination_rate", breakdown=dict(cell), flags=hall,
                                       item_ids=[m["item_id"] for m in judged], higher_is_better=False, **common))
                 out.append(metric_row(metric="answer_accuracy", breakdown=dict(cell),
                                       flags=[m["correct"] for m in answered],
@@ -511,16 +525,23 @@ class DrowzeeSuite(Suite):
                 out.append(metric_row(metric="no_triples_share", breakdown=dict(cell),
                                       flags=[m["category"] == NO_TRIPLES for m in members], item_ids=ids,
                                       higher_is_better=False, **common))
-                wrong = [m for m in answered if m["decided"] and not m["correct"]]
-                out.append(metric_row(metric="wrong_answer_co_share", breakdown=dict(cell),
-                                      flags=[m["category"] == "CO" for m in wrong],
-                                      item_ids=[m["item_id"] for m in wrong], higher_is_better=False, **common))
+                # why the hallucinated (wrong) answers are wrong, by the oracle: erroneous knowledge (EK),
+                # erroneous inference (EI), both (OL), or reasoning it finds correct (CO); over those it can judge
+                wrong = [m for m in members if m["decided"] and not m["correct"] and m["category"] != NO_TRIPLES]
+                for metric, cat in (("knowledge_error_share", "EK"), ("inference_error_share", "EI"),
+                                    ("both_errors_share", "OL"), ("wrong_answer_co_share", "CO")):
+                    out.append(metric_row(metric=metric, breakdown=dict(cell),
+                                          flags=[m["category"] == cat for m in wrong],
+                                          item_ids=[m["item_id"] for m in wrong], higher_is_better=False,
+                                          **common))
                 out.append(metric_row(metric="refusal_share", breakdown=dict(cell),
                                       flags=[m["refusal"] for m in members], item_ids=ids, higher_is_better=False,
                                       **common))
+                # right answers whose reasoning the oracle finds wrong, over the right answers it can judge
+                right = [m for m in members if m["decided"] and m["correct"] and m["category"] != NO_TRIPLES]
                 out.append(metric_row(metric="right_answer_wrong_reasoning", breakdown=dict(cell),
-                                      flags=[m["correct"] and m["category"] in _HALLUCINATED for m in answered],
-                                      item_ids=[m["item_id"] for m in answered], higher_is_better=False, **common))
+                                      flags=[m["category"] in _HALLUCINATED for m in right],
+                                      item_ids=[m["item_id"] for m in right], higher_is_better=False, **common))
                 for name in ("node_similarity", "edge_similarity"):
                     vals = [m[name] for m in answered if m[name] is not None]
                     lo, hi = wilson_mean_ci(vals, confidence=confidence)  # Jaccard similarities lie in [0, 1]
