@@ -96,7 +96,8 @@ def rule_items(facts: Sequence[DerivedFact], *, entity_labels: Mapping[int, str]
         for phrasing in ("positive", "opposite"):
             opposite = phrasing == "opposite"
             expected = "yes" if f.truth != opposite else "no"
-            question = rule_question(kind, s, rel_label, o, opposite=opposite, same=f.rule == "same")
+            question = rule_question(kind, s, rel_label, o, opposite=opposite, same=f.rule == "same",
+                                     period=f.period)
             rows.append({
                 "item_id": content_id(snapshot_id, "drowzee", f.rule, f.relation, f.subject, f.object, phrasing),
                 "suite": "drowzee", "task": "rule", "answer_format": "yes_no", "question": question,
@@ -108,6 +109,7 @@ def rule_items(facts: Sequence[DerivedFact], *, entity_labels: Mapping[int, str]
                     "derived": {"subject": f.subject, "relation": f.relation, "object": f.object, "truth": f.truth},
                     "in_kg": f.in_kg, "premises": premises, "sentences": sentences, "entities": ents,
                     "relations": rels, "phrase_type": kind,
+                    **({"period": list(f.period)} if f.period is not None else {}),
                     "phrase_types": {k: phrase_type(v, phrase_types, k) for k, v in rels.items()},
                     # a true derived fact that is itself a KG triple, asked positively: a "yes" affirms the triple
                     # (the cross-suite consistency view reads this)

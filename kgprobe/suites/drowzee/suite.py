@@ -122,6 +122,10 @@ class DrowzeeSettings(BaseModel):
     relation_phrases: dict[str, str] = Field(default_factory=dict)
     """Words for a relation key in questions and events (``{diedIn: died in}``); else its label, else the key split."""
     derived_only: bool = True  # symmetric / inverse / transitive / composition facts the KG states are not asked
+    periods: bool = True
+    """On a KG with dated facts, ask a derived fact whose premises are dated in the past tense over the years they
+    hold together ("Is it true that X was married to Y from 1965 to 1972?"), and drop one whose premises never
+    hold in one year; counts per rule in the items' metadata (``rule_periods``). False: ask every fact undated."""
     temporal: bool = True
     events: InputFile | None = None  # an event list (events.json) besides the KG's temporal_facts
     n_formulas: int = Field(60, ge=0)
@@ -184,7 +188,7 @@ class DrowzeeSuite(Suite):
         from kgprobe.sql import load_sql
         from kgprobe.suites.drowzee.facts import events_from_kg, events_from_list
         from kgprobe.suites.drowzee.questions import reword_items, rule_items, temporal_items
-        from kgprobe.suites.drowzee.rules import RuleConfig, derive, propose_properties
+        from kgprobe.suites.drowzee.rules import PERIOD_STATUS, RuleConfig, derive, fact_period, propose_properties
 
         s: DrowzeeSettings = source.settings
         con = source.con
@@ -199,6 +203,22 @@ class DrowzeeSuite(Suite):
             derived_only=s.derived_only)
         stored: dict[str, Any] = {}
         facts = derive(con, config, seed=source.seed, report=stored)
+        temporal: dict[str, Any] = {}
+        kg_events = (events_from_kg(con, open_end=s.open_end, event_share=s.event_share,
+                                    event_relations=s.event_relations, relation_phrases=s.relation_phrases,
+                                    report=temporal) if s.temporal or s.periods else [])
+        periods: dict[str, dict[str, int]] = {}
+        if s.periods and kg_events:
+            # a temporal KG dates the premises: ask each derived fact over the years they hold together (past
+            # tense), and drop one whose premises never hold in one year (or only in years an unknown end leaves open)
+            dated = {(e.head, e.relation, e.tail): e for e in kg_events if e.tail is not None}
+            kept = []
+            for f in facts:
+                status, period = fact_period(f, dated, horizon=s.domain[1])
+                periods.setdefault(f.rule, dict.fromkeys(PERIOD_STATUS, 0))[status] += 1
+                if status in ("undated", "dated"):
+                    kept.append(replace(f, period=period))
+            facts = kept
         rel_rows = con.execute(load_sql("drowzee/relations")).fetchall()
         relation_labels = {k: lab for _, k, lab in rel_rows} | dict(s.inverse_labels)
         relation_ids = {int(i): k for i, k, _ in rel_rows}
@@ -207,11 +227,8 @@ class DrowzeeSuite(Suite):
         rows = rule_items(facts, entity_labels=labels, relation_labels=relation_labels, relation_ids=relation_ids,
                           phrase_types=s.phrase_types, snapshot_id=source.snapshot_id,
                           relation_phrases=s.relation_phrases)
-        temporal: dict[str, Any] = {}
         if s.temporal:
-            events = events_from_kg(con, open_end=s.open_end, event_share=s.event_share,
-                                    event_relations=s.event_relations, relation_phrases=s.relation_phrases,
-                                    report=temporal)
+            events = list(kg_events)
             if s.events:
                 path = Path(s.events)
                 path = path if path.is_absolute() else source.config_dir / path
@@ -237,6 +254,7 @@ class DrowzeeSuite(Suite):
             "derived_facts": len(facts),
             "derivations_already_stored": stored,
             "temporal": temporal,
+            "rule_periods": periods,
             **({"reword": reworded} if reworded else {}),
         }
         return ItemsResult(items=items, metadata=metadata)
