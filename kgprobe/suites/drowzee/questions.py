@@ -235,7 +235,8 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
                    max_intervals: int = 3, report: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Temporal items, task ``temporal``: ``n_formulas`` random formulas (:func:`sample_formula`, outermost
     operators in turn over :data:`OPERATORS`), each asked at one year where it surely holds and one where it surely
-    does not, so true and false answers are balanced.
+    does not, so true and false answers are balanced. And / Or alternate between a connective over atoms (depth 1)
+    and one over temporal operators (``nest_share`` 0, then 1), so that their rows are not all nesting.
 
     ``domain`` is ``(first year, horizon)``: every event's years stop at the horizon (KG facts and event lists
     alike), negation ranges over the domain, and a question is asked only at a year ``t`` whose look-ahead
@@ -262,11 +263,18 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
+    connective_depths = {"and": 0, "or": 0}  # formulas asked per connective: even -> over atoms, odd -> nested
     attempts = 0
     while len(seen) < n_formulas and attempts < n_formulas * 20:
         attempts += 1
         top = OPERATORS[len(seen) % len(OPERATORS)]
-        f = sample_formula(rng, names, max_depth=max_depth, near=near, top=top)
+        nest = 0.5
+        if top in ("and", "or"):
+            # alternate a connective over atoms (depth 1) and over temporal operators (deeper), so that its row
+            # measures the connective and not only nesting: over points, atom-and-atom is seldom true anywhere
+            # and most of the mixed draws that survive are nested
+            nest = 0.0 if connective_depths[top] % 2 == 0 else 1.0
+        f = sample_formula(rng, names, max_depth=max_depth, near=near, top=top, nest_share=nest)
         key = str(f)
         if key in seen:
             dropped["duplicate"] += 1
@@ -288,6 +296,8 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
             continue
         yes, no = _pick_year(rng, yes_spans), _pick_year(rng, no_spans)
         seen.add(key)
+        if top in connective_depths:
+            connective_depths[top] += 1
         ev_json = {n: _event_json(by_name[n], hi_d) for n in names_f}
         labels = {n: by_name[n].label for n in names_f}
         kinds = {n: by_name[n].kind for n in names_f}
