@@ -1,7 +1,7 @@
 """Drowzee audit on YAGO11k: the gold answers the suite's items carry, checked against readings written out here
 independently of the suite (issue 41, items 3, 4 and 7).
 
-    python benchmarks/drowzee_audit.py [--items 900] [--per-rule 300] [--seed 0] [--data PATH]
+    python benchmarks/drowzee_audit.py [--items 900] [--per-rule 300] [--seed 0] [--data PATH] [--kg wikidata12k]
 
 Items are made as ``benchmarks/drowzee.py`` makes them (YAGO11k train, valid and test; symmetric ``isMarriedTo``,
 same ``playsFor``; 900 formulas). Printed:
@@ -164,23 +164,28 @@ def main() -> None:
     ap.add_argument("--per-rule", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--kg", default="yago11k", help="yago11k or wikidata12k (the Until audit; the rule audit reads "
+                                                    "YAGO11k's isMarriedTo and playsFor)")
     args = ap.parse_args()
-    root = args.data / "temporal" / "yago11k"
+    root = args.data / "temporal" / args.kg
     con = duckdb.connect()
     report = load_kg(con, KGSource(format="temporal", triples=[root / f"{s}.tsv" for s in ("train", "valid", "test")],
-                                   name="yago11k"))
-    con.execute('USE "yago11k"')
-    settings = DrowzeeSettings(symmetric=["isMarriedTo"], same=["playsFor"], n_formulas=args.items,
+                                   name=args.kg))
+    con.execute(f'USE "{args.kg}"')
+    yago = args.kg == "yago11k"
+    settings = DrowzeeSettings(symmetric=["isMarriedTo"] if yago else [], same=["playsFor"] if yago else [],
+                               rules=["negation", "symmetric", "same"] if yago else [], n_formulas=args.items,
                                per_rule=args.per_rule)
-    result = DrowzeeSuite().items(ItemSource(con=con, kg="yago11k", snapshot_id=report.snapshot_id,
+    result = DrowzeeSuite().items(ItemSource(con=con, kg=args.kg, snapshot_id=report.snapshot_id,
                                              settings=settings, seed=args.seed))
     rows = result.items.to_pylist()
     for r in rows:
         if not isinstance(r["breakdown"], dict):
             r["breakdown"] = dict(r["breakdown"])
-    print(f"YAGO11k: {len(rows)} items ({sum(r['task'] == 'temporal' for r in rows)} temporal)")
+    print(f"{args.kg}: {len(rows)} items ({sum(r['task'] == 'temporal' for r in rows)} temporal)")
     until_audit(rows)
-    rule_audit(con, rows)
+    if yago:
+        rule_audit(con, rows)
     depth_table(rows)
     meta = result.metadata.get("rule_periods")
     if meta:
