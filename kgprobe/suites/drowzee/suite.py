@@ -7,7 +7,9 @@ and in_kg, or operator, depth and source; ``evidence`` the proof. ``gold_answer`
 oracle reference model answers it verbatim); ``original_question`` the template question (``question`` differs from
 it only where the optional rewording model's text passed the checks). The metadata reports the relations read as
 events, the formulas dropped per rule (``temporal.dropped``), the operator x depth counts and the share of each
-rule's derivations already stored in the KG.
+rule's derivations already stored in the KG, and per rule how many derived facts a temporal KG dates, leaves
+undated or drops because their premises never hold in one year (``rule_periods``; a dated fact is asked in the past
+tense over its period).
 
 Scores per extractor (the rows' ``judge``): ``heuristic`` is the shared offline claim extractor
 (:func:`.oracle.response_edges`); each configured judge extracts the claims as validated JSON when ``llm_extractor``
