@@ -4,6 +4,12 @@ and the rule derivation over FB15k-237 in seconds.
 
     python benchmarks/drowzee.py [--formulas 100000] [--baseline 1000] [--check 100] [--seed 0] [--data PATH]
                                  [--items 900] [--show 20] [--skip-rules]
+    python benchmarks/drowzee.py --released CHECKOUT [--models gpt-4 chatgpt ...]
+
+Released: the paper's hallucination rate (a wrong Yes/No answer, the suite's ``hallucination_rate``) on the authors'
+released answers (``res/old/<model>/<domain>.json``) against their labels (``res/old/<model>/hallu/<domain>.json``:
+the answers their oracle labelled hallucinations), per model and domain, with Wilson intervals and n, as a Markdown
+table; pairs whose files the checkout lacks are listed.
 
 Items: YAGO11k (train, valid and test) loaded into DuckDB, then the suite's ``items`` with ``n_formulas`` = ``--items``
 (two items each), rules negation (functional relations), symmetric ``isMarriedTo`` and same ``playsFor``; end year
@@ -94,7 +100,8 @@ def year_by_year(formula, events, lo: int = DOMAIN[0], hi: int = DOMAIN[1]) -> l
             out = [all(at(c, t + d) for d in range(f.lo, f.hi + 1)) for t in range(width)]
         else:
             a, b = ev(f.a), ev(f.b)
-            out = [any(at(b, t + d) and all(at(a, k) for k in range(t + 1, t + d)) for d in range(f.lo, f.hi + 1))
+            # [R-Until]: a from t through t + d - 1 (nothing of a for d = 0)
+            out = [any(at(b, t + d) and all(at(a, k) for k in range(t, t + d)) for d in range(f.lo, f.hi + 1))
                    for t in range(width)]
         memo[f] = out
         return out
@@ -236,6 +243,60 @@ def rules(args: argparse.Namespace) -> None:
     print(f"RULES total (proposals + derivation): {t_props + t_derive:.2f} s")
 
 
+DOMAINS = ("culture", "geography", "health", "history", "math", "nature", "people", "society", "tech")
+
+
+def released(args: argparse.Namespace) -> None:
+    """The paper's hallucination rate on the authors' released answers, computed by the suite's own votes and
+    metrics, against the authors' labels: ``res/old/<model>/<domain>.json`` holds every answered item (``answer``
+    the gold "Yes."/"No.", ``llm_answer`` the model's text) and ``res/old/<model>/hallu/<domain>.json`` the items
+    their oracle labelled hallucinations (the same records); their rate is the second's count over the first's."""
+    import json
+
+    from kgprobe.scoring.stats import wilson_ci
+    from kgprobe.suites.drowzee.oracle import MISSING, read_answer
+    from kgprobe.suites.drowzee.suite import DrowzeeSuite
+
+    suite = DrowzeeSuite()
+    root = args.released / "res" / "old"
+    if not root.is_dir():
+        raise SystemExit(f"{root}: not found; give a checkout of the authors' repository (Ningke-Li/drowzee)")
+    models = args.models or sorted(p.name for p in root.iterdir() if p.is_dir())
+    print("| model | domain | n | ours (wrong Yes/No) | their labels (hallu/) | difference |")
+    print("|---|---|---:|---|---|---:|")
+    missing, worst = [], {}
+    for model in models:
+        for domain in DOMAINS:
+            answers_path, hallu_path = root / model / f"{domain}.json", root / model / "hallu" / f"{domain}.json"
+            try:
+                answers = json.loads(answers_path.read_text(encoding="utf-8"))
+                hallu = json.loads(hallu_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                missing.append(f"{model}/{domain}")
+                continue
+            items, samples = {}, []
+            for k, rec in enumerate(answers):
+                item_id = f"{domain}-{k}"
+                items[item_id] = {"item_id": item_id, "task": "rule", "expected": read_answer(rec["answer"]),
+                                  "breakdown": {"rule": str(rec.get("reasoning", ""))}}
+                samples.append({"response_id": f"{model}-{item_id}", "item_id": item_id, "sample_index": 0,
+                                "judge": "heuristic", "text": rec["llm_answer"], "error": None,
+                                "answer": read_answer(rec["llm_answer"]), "label": "", "category": MISSING,
+                                "node_similarity": None, "edge_similarity": None})  # the oracle is not run here
+            votes = suite._votes(samples, items, model, "none")
+            (rate,) = [m for m in suite.metrics(votes, items, model=model, perturbation="none")
+                       if m["metric"] == "hallucination_rate" and not m["breakdown"]]
+            theirs = len(hallu) / len(answers)
+            lo, hi = wilson_ci(len(hallu), len(answers))
+            diff = rate["value"] - theirs
+            worst[model] = max(worst.get(model, 0.0), abs(diff))
+            print(f"| {model} | {domain} | {rate['n']} | {rate['value']:.3f} [{rate['ci_low']:.3f}, "
+                  f"{rate['ci_high']:.3f}] | {theirs:.3f} [{lo:.3f}, {hi:.3f}] | {diff:+.3f} |")
+    print(f"\nlargest |difference| per model: " + ", ".join(f"{m} {d:.3f}" for m, d in worst.items()))
+    if missing:
+        print(f"not in this checkout (answers or labels absent): {', '.join(missing)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--formulas", type=int, default=100_000)
@@ -250,7 +311,14 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=900, help="temporal formulas asked on YAGO11k (two items each)")
     ap.add_argument("--show", type=int, default=0, help="random YAGO11k questions to print with their gold answers")
     ap.add_argument("--skip-items", action="store_true")
+    ap.add_argument("--released", type=Path, default=None,
+                    help="a checkout of the authors' repository: compare the paper's hallucination rate on their "
+                         "released answers (res/old) with their labels (hallu/), per model and domain, and stop")
+    ap.add_argument("--models", nargs="*", default=None, help="with --released: these models only (default all)")
     args = ap.parse_args()
+    if args.released is not None:
+        released(args)
+        return
     temporal(args)
     if not args.skip_items:
         items(args)

@@ -71,6 +71,9 @@ STARTED, ENDED = "started_in", "ended_in"
 _REFUSAL = re.compile(r"^\W*(?:answer\s*:\s*)?(?:i\s+(?:do\s+not|don'?t|don’t)\s+know|idk\b|i\s*(?:'m|’m|\s+am)\s+not\s+sure|"
                       r"i\s+cannot\s+(?:answer|determine|say)|i\s+can'?t\s+(?:answer|determine|say)|unknown\b)",
                       re.IGNORECASE)
+#: A first line that announces the answer without giving it ("Sure! Here is my answer:", "Certainly. Here's the answer").
+_PREAMBLE = re.compile(r"^\s*(?:(?:sure|certainly|of course|okay|ok)\b[^\n]*|here(?:\s+is|'s|’s)\s+(?:my|the)\s+"
+                       r"(?:answer|response)\b[^\n]*)\n\s*", re.IGNORECASE)
 _YES = re.compile(r"^\W*(?:answer\s*:\s*)?yes\b", re.IGNORECASE)
 _NO = re.compile(r"^\W*(?:answer\s*:\s*)?no\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no longer)\b|n't\b|n’t\b", re.IGNORECASE)
@@ -89,9 +92,17 @@ def read_answer(text: str | None) -> str:
     """The answer an output begins with: ``yes``, ``no``, ``refusal`` ("I don't know" and the like at the start,
     or a phrase of :data:`REFUSALS` anywhere in an answer of at most :data:`SHORT_ANSWER_WORDS` words: "Sorry, I
     don't know.", "No, I don't have enough information to answer this question.") or ``unknown`` (none of them:
-    the answer cannot be read)."""
+    the answer cannot be read). A first line that only announces the answer ("Sure! Here is my answer to the
+    question ...:", as Llama-2 chat models open) is skipped: the answer is the line after it.
+
+        >>> read_answer('Sure! Here is my answer to the question "Is X Y?"\\nNo, because X is Z.')
+        'no'
+    """
     if not text or not text.strip():
         return "unknown"
+    got = _PREAMBLE.match(text)
+    if got and got.end() < len(text):
+        text = text[got.end():]
     plain = text.replace("\u2019", "'")
     if _REFUSAL.match(plain):
         return "refusal"

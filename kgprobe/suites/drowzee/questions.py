@@ -96,7 +96,8 @@ def rule_items(facts: Sequence[DerivedFact], *, entity_labels: Mapping[int, str]
         for phrasing in ("positive", "opposite"):
             opposite = phrasing == "opposite"
             expected = "yes" if f.truth != opposite else "no"
-            question = rule_question(kind, s, rel_label, o, opposite=opposite, same=f.rule == "same")
+            question = rule_question(kind, s, rel_label, o, opposite=opposite, same=f.rule == "same",
+                                     period=f.period)
             rows.append({
                 "item_id": content_id(snapshot_id, "drowzee", f.rule, f.relation, f.subject, f.object, phrasing),
                 "suite": "drowzee", "task": "rule", "answer_format": "yes_no", "question": question,
@@ -108,6 +109,7 @@ def rule_items(facts: Sequence[DerivedFact], *, entity_labels: Mapping[int, str]
                     "derived": {"subject": f.subject, "relation": f.relation, "object": f.object, "truth": f.truth},
                     "in_kg": f.in_kg, "premises": premises, "sentences": sentences, "entities": ents,
                     "relations": rels, "phrase_type": kind,
+                    **({"period": list(f.period)} if f.period is not None else {}),
                     "phrase_types": {k: phrase_type(v, phrase_types, k) for k, v in rels.items()},
                     # a true derived fact that is itself a KG triple, asked positively: a "yes" affirms the triple
                     # (the cross-suite consistency view reads this)
@@ -233,7 +235,8 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
                    max_intervals: int = 3, report: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Temporal items, task ``temporal``: ``n_formulas`` random formulas (:func:`sample_formula`, outermost
     operators in turn over :data:`OPERATORS`), each asked at one year where it surely holds and one where it surely
-    does not, so true and false answers are balanced.
+    does not, so true and false answers are balanced. And / Or alternate between a connective over atoms (depth 1)
+    and one over temporal operators (``nest_share`` 0, then 1), so that their rows are not all nesting.
 
     ``domain`` is ``(first year, horizon)``: every event's years stop at the horizon (KG facts and event lists
     alike), negation ranges over the domain, and a question is asked only at a year ``t`` whose look-ahead
@@ -260,11 +263,18 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
+    connective_depths = {"and": 0, "or": 0}  # formulas asked per connective: even -> over atoms, odd -> nested
     attempts = 0
     while len(seen) < n_formulas and attempts < n_formulas * 20:
         attempts += 1
         top = OPERATORS[len(seen) % len(OPERATORS)]
-        f = sample_formula(rng, names, max_depth=max_depth, near=near, top=top)
+        nest = 0.5
+        if top in ("and", "or"):
+            # alternate a connective over atoms (depth 1) and over temporal operators (deeper), so that its row
+            # measures the connective and not only nesting: over points, atom-and-atom is seldom true anywhere
+            # and most of the mixed draws that survive are nested
+            nest = 0.0 if connective_depths[top] % 2 == 0 else 1.0
+        f = sample_formula(rng, names, max_depth=max_depth, near=near, top=top, nest_share=nest)
         key = str(f)
         if key in seen:
             dropped["duplicate"] += 1
@@ -286,6 +296,8 @@ def temporal_items(events: Sequence[DatedEvent], *, n_formulas: int = 60, max_de
             continue
         yes, no = _pick_year(rng, yes_spans), _pick_year(rng, no_spans)
         seen.add(key)
+        if top in connective_depths:
+            connective_depths[top] += 1
         ev_json = {n: _event_json(by_name[n], hi_d) for n in names_f}
         labels = {n: by_name[n].label for n in names_f}
         kinds = {n: by_name[n].kind for n in names_f}

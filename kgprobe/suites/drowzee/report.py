@@ -1,7 +1,9 @@
-"""Drowzee's report section: the hallucination rate per rule and per temporal operator beside the share of wrong
-answers whose reasoning is CO, and the category mix (CO / EK / EI / OL, no triples, refusals), per model, from the
-closed-book metric rows of one extractor: the first judge model that extracted claims, else the offline heuristic
-(the section says which)."""
+"""Drowzee's report section: the paper's hallucination rate (a wrong Yes/No answer; a refusal is not) per rule and
+per temporal operator, beside it the oracle's split of the wrong answers (erroneous knowledge EK, erroneous inference
+EI, both OL, or reasoning it finds correct), the share of right answers with wrong reasoning and the former rate (the
+oracle over the reasoning, ``oracle_hallucination_rate``), each column named by the metric that produced it; and the
+category mix (CO / EK / EI / OL, no triples, refusals), per model, from the closed-book metric rows of one
+extractor: the first judge model that extracted claims, else the offline heuristic (the section says which)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,14 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 _MIX = ("co_share", "ek_share", "ei_share", "ol_share", "no_triples_share", "refusal_share")
 _HEURISTIC = ("", "heuristic")
+#: The rate table's overall columns: (header, metric). The rule / operator columns that follow are the first one's.
+_RATE = (("hallucination rate: wrong Yes/No answers", "hallucination_rate"),
+         ("of them erroneous knowledge (EK)", "knowledge_error_share"),
+         ("of them erroneous inference (EI)", "inference_error_share"),
+         ("of them both (OL)", "both_errors_share"),
+         ("of them reasoning CO", "wrong_answer_co_share"),
+         ("right answers, wrong reasoning", "right_answer_wrong_reasoning"),
+         ("oracle rate over the reasoning (former)", "oracle_hallucination_rate"))
 
 
 def _cell(row: Mapping[str, Any] | None) -> str:
@@ -50,9 +60,9 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> ReportSection:
                         and len(b) == 1 and b[0][0] == key})
         if not any(k[1] == task for k in index):
             continue
-        rate = {"headers": ["model", "overall", "wrong answers with CO reasoning", *cells], "rows": [
-            {"model": m, "cells": [_fair(index.get((m, task, "hallucination_rate", ()))),
-                                   _fair(index.get((m, task, "wrong_answer_co_share", ()))),
+        overall = [name for name, _ in _RATE]
+        rate = {"headers": ["model", *overall, *cells], "rows": [
+            {"model": m, "cells": [*(_fair(index.get((m, task, met, ()))) for _, met in _RATE),
                                    *(_fair(index.get((m, task, "hallucination_rate", ((key, c),)))) for c in cells)]}
             for m in models]}
         mix = {"headers": ["model", "CO", "EK", "EI", "OL", "no triples extracted", "refusals", "answer accuracy",

@@ -37,7 +37,7 @@ from typing import Any
 from kgprobe.errors import ConfigError
 from kgprobe.sql import load_sql
 
-__all__ = ["RULES", "DerivedFact", "RuleConfig", "derive", "propose_properties"]
+__all__ = ["PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "derive", "fact_period", "propose_properties"]
 
 #: The rules, in the order items are made.
 RULES: tuple[str, ...] = ("negation", "inverse", "symmetric", "transitive", "composition", "same")
@@ -81,6 +81,53 @@ class DerivedFact:
     in_kg: bool
     truth: bool
     source: str
+    #: (first year, last year) a temporal KG dates the fact to: the longest stretch of years in which every dated
+    #: premise surely holds (:func:`fact_period`); the question is then asked in the past tense over it. None: the
+    #: premises are not dated (or the rule is negation).
+    period: tuple[int, int] | None = None
+
+
+#: The rules whose derived fact holds only while its premises hold together (negation's "no" rests on the KG's other
+#: object, not on a period).
+PERIOD_RULES: tuple[str, ...] = ("inverse", "symmetric", "transitive", "composition", "same")
+
+#: What :func:`fact_period` finds: no dated premise; a period; dated premises that may meet only in years an
+#: unknown end leaves open; dated premises that never hold in one year.
+PERIOD_STATUS: tuple[str, ...] = ("undated", "dated", "overlap_unknown", "never_together")
+
+
+def _meet(spans: Sequence[Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
+    out = list(spans[0])
+    for other in spans[1:]:
+        out = [(max(a, c), min(b, d)) for a, b in out for c, d in other if max(a, c) <= min(b, d)]
+    return sorted(out)
+
+
+def fact_period(fact: DerivedFact, dated: Mapping[tuple[int, int, int], Any], *,
+                horizon: int = 2024) -> tuple[str, tuple[int, int] | None]:  # fmt: skip
+    """When a derived fact holds on a temporal KG: ``(status, period)`` with status in :data:`PERIOD_STATUS`.
+    ``dated`` maps a premise triple ``(head, relation id, tail)`` to its dated event (an object with
+    ``known(horizon)`` and ``possible(horizon)`` year lists, :class:`.facts.DatedEvent`); a premise it lacks is
+    undated and constrains nothing. The period is the longest stretch of years in which every dated premise surely
+    holds (the earliest of equal ones): "X married Y, 1957-1965" gives (1957, 1965) for "Y married X"; two players
+    of one club give the years they both played there. Rules outside :data:`PERIOD_RULES` are ``undated``.
+
+        >>> class E:  # a premise dated 1957-1965
+        ...     known = possible = staticmethod(lambda horizon: [(1957, 1965)])
+        >>> f = DerivedFact("symmetric", "spouse", 2, 1, ((1, 7, 2),), False, True, "spouse")
+        >>> fact_period(f, {(1, 7, 2): E()})
+        ('dated', (1957, 1965))
+    """
+    if fact.rule not in PERIOD_RULES:
+        return "undated", None
+    events = [dated[p] for p in fact.premises if p in dated]
+    if not events:
+        return "undated", None
+    sure = _meet([e.known(horizon) for e in events])
+    if sure:
+        best = max(sure, key=lambda iv: (iv[1] - iv[0], -iv[0]))
+        return "dated", best
+    return ("overlap_unknown" if _meet([e.possible(horizon) for e in events]) else "never_together"), None
 
 
 def _relations(con: Any) -> dict[str, int]:

@@ -7,15 +7,21 @@ and in_kg, or operator, depth and source; ``evidence`` the proof. ``gold_answer`
 oracle reference model answers it verbatim); ``original_question`` the template question (``question`` differs from
 it only where the optional rewording model's text passed the checks). The metadata reports the relations read as
 events, the formulas dropped per rule (``temporal.dropped``), the operator x depth counts and the share of each
-rule's derivations already stored in the KG.
+rule's derivations already stored in the KG, and per rule how many derived facts a temporal KG dates, leaves
+undated or drops because their premises never hold in one year (``rule_periods``; a dated fact is asked in the past
+tense over its period).
 
 Scores per extractor (the rows' ``judge``): ``heuristic`` is the shared offline claim extractor
 (:func:`.oracle.response_edges`); each configured judge extracts the claims as validated JSON when ``llm_extractor``
-is on. Per task, overall and per rule / operator (and per relation, phrasing): ``hallucination_rate``
-(EK + EI + OL among the answers the oracle can judge: a refusal is a correct, normal response, an answer with no
-triple extracted has its own ``no_triples_share``, and a generation error is missing, counted nowhere), the category
-shares, ``refusal_share``, ``answer_accuracy`` (refusals apart), ``wrong_answer_co_share`` (wrong answers whose
-reasoning is CO), ``right_answer_wrong_reasoning`` and the mean node / edge similarities (Wilson of the mean). Every verdict
+is on. Per task, overall and per rule / operator (and per relation, phrasing, depth): ``hallucination_rate``, the
+paper's (§4: a wrong Yes/No answer, over every answer given; a refusal or an answer beginning with neither Yes nor
+No is not one, a generation error is counted nowhere), ``oracle_hallucination_rate`` (the former rate: EK + EI + OL
+among the answers the oracle can judge, whatever the Yes/No; an answer with no triple extracted has its own
+``no_triples_share``) and ``answer_accuracy`` (refusals apart); overall and per rule / operator also the category
+shares, ``refusal_share``, the oracle's split of the wrong answers it can judge (``knowledge_error_share`` EK,
+``inference_error_share`` EI, ``both_errors_share`` OL, ``wrong_answer_co_share`` CO),
+``right_answer_wrong_reasoning`` (right answers whose reasoning is EK, EI or OL, over the right answers it can
+judge) and the mean node / edge similarities (Wilson of the mean). Every verdict
 depends on its item alone: the relation properties come from the settings and the item's own evidence.
 """
 
@@ -80,7 +86,7 @@ _ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S), ("original_question
 _SAMPLES = pa.schema(list(SAMPLE_SCHEMA) + [("answer", _S), ("category", _S), ("node_similarity", _F),
                                             ("edge_similarity", _F), ("triples", _S)])
 _VOTES = pa.schema(list(VOTE_SCHEMA) + [("category", _S), ("refusal", _B), ("node_similarity", _F),
-                                        ("edge_similarity", _F)])
+                                        ("edge_similarity", _F), ("answered", _B)])
 
 #: Extra phrases of common relation keys the offline extractor reads besides the labels (a config adds more).
 DEFAULT_ALIASES: dict[str, list[str]] = {
@@ -118,6 +124,10 @@ class DrowzeeSettings(BaseModel):
     relation_phrases: dict[str, str] = Field(default_factory=dict)
     """Words for a relation key in questions and events (``{diedIn: died in}``); else its label, else the key split."""
     derived_only: bool = True  # symmetric / inverse / transitive / composition facts the KG states are not asked
+    periods: bool = True
+    """On a KG with dated facts, ask a derived fact whose premises are dated in the past tense over the years they
+    hold together ("Is it true that X was married to Y from 1965 to 1972?"), and drop one whose premises never
+    hold in one year; counts per rule in the items' metadata (``rule_periods``). False: ask every fact undated."""
     temporal: bool = True
     events: InputFile | None = None  # an event list (events.json) besides the KG's temporal_facts
     n_formulas: int = Field(60, ge=0)
@@ -171,7 +181,8 @@ class DrowzeeSuite(Suite):
              "Temporal-logic-based Reasoning")
     Settings = DrowzeeSettings
     sampling = Sampling(n=1, temperature=0.0)
-    headline = Headline("rule", "hallucination_rate", "hallucination rate (rules; lower is better)", judge=HEURISTIC)
+    headline = Headline("rule", "hallucination_rate", "hallucination rate: wrong Yes/No answers (rules; lower is better)",
+                        judge=HEURISTIC)
 
     # ---------------------------------------------------------------------------------------------- items
     def items(self, source: ItemSource) -> ItemsResult:
@@ -179,7 +190,7 @@ class DrowzeeSuite(Suite):
         from kgprobe.sql import load_sql
         from kgprobe.suites.drowzee.facts import events_from_kg, events_from_list
         from kgprobe.suites.drowzee.questions import reword_items, rule_items, temporal_items
-        from kgprobe.suites.drowzee.rules import RuleConfig, derive, propose_properties
+        from kgprobe.suites.drowzee.rules import PERIOD_STATUS, RuleConfig, derive, fact_period, propose_properties
 
         s: DrowzeeSettings = source.settings
         con = source.con
@@ -194,6 +205,22 @@ class DrowzeeSuite(Suite):
             derived_only=s.derived_only)
         stored: dict[str, Any] = {}
         facts = derive(con, config, seed=source.seed, report=stored)
+        temporal: dict[str, Any] = {}
+        kg_events = (events_from_kg(con, open_end=s.open_end, event_share=s.event_share,
+                                    event_relations=s.event_relations, relation_phrases=s.relation_phrases,
+                                    report=temporal) if s.temporal or s.periods else [])
+        periods: dict[str, dict[str, int]] = {}
+        if s.periods and kg_events:
+            # a temporal KG dates the premises: ask each derived fact over the years they hold together (past
+            # tense), and drop one whose premises never hold in one year (or only in years an unknown end leaves open)
+            dated = {(e.head, e.relation, e.tail): e for e in kg_events if e.tail is not None}
+            kept = []
+            for f in facts:
+                status, period = fact_period(f, dated, horizon=s.domain[1])
+                periods.setdefault(f.rule, dict.fromkeys(PERIOD_STATUS, 0))[status] += 1
+                if status in ("undated", "dated"):
+                    kept.append(replace(f, period=period))
+            facts = kept
         rel_rows = con.execute(load_sql("drowzee/relations")).fetchall()
         relation_labels = {k: lab for _, k, lab in rel_rows} | dict(s.inverse_labels)
         relation_ids = {int(i): k for i, k, _ in rel_rows}
@@ -202,11 +229,8 @@ class DrowzeeSuite(Suite):
         rows = rule_items(facts, entity_labels=labels, relation_labels=relation_labels, relation_ids=relation_ids,
                           phrase_types=s.phrase_types, snapshot_id=source.snapshot_id,
                           relation_phrases=s.relation_phrases)
-        temporal: dict[str, Any] = {}
         if s.temporal:
-            events = events_from_kg(con, open_end=s.open_end, event_share=s.event_share,
-                                    event_relations=s.event_relations, relation_phrases=s.relation_phrases,
-                                    report=temporal)
+            events = list(kg_events)
             if s.events:
                 path = Path(s.events)
                 path = path if path.is_absolute() else source.config_dir / path
@@ -232,6 +256,7 @@ class DrowzeeSuite(Suite):
             "derived_facts": len(facts),
             "derivations_already_stored": stored,
             "temporal": temporal,
+            "rule_periods": periods,
             **({"reword": reworded} if reworded else {}),
         }
         return ItemsResult(items=items, metadata=metadata)
@@ -463,6 +488,8 @@ class DrowzeeSuite(Suite):
                 "decided": answer in ("yes", "no"), "category": cat, "refusal": answer == "refusal",
                 "node_similarity": sum(x["node_similarity"] for x in sims) / len(sims) if sims else None,
                 "edge_similarity": sum(x["edge_similarity"] for x in sims) / len(sims) if sims else None,
+                # some sample has an answer (not a generation error): what the paper's rate counts
+                "answered": any(x.get("error") is None and x.get("text") is not None for x in rows),
             })  # fmt: skip
         return out
 
@@ -491,12 +518,19 @@ class DrowzeeSuite(Suite):
                         minor.setdefault(((key, b[key]),), []).append(r)
             for cell, everything in list(cells.items()) + list(minor.items()):
                 full = cell in cells
+                # the paper's rate: a wrong Yes/No answer is a hallucination (a refusal or an unreadable answer is
+                # not), over every answer given; only a generation error is left out
+                given = [m for m in everything if m.get("answered", m["category"] != MISSING)]
+                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell),
+                                      flags=[m["decided"] and not m["correct"] for m in given],
+                                      item_ids=[m["item_id"] for m in given], higher_is_better=False, **common))
                 members = [m for m in everything if m["category"] != MISSING]  # generation errors count nowhere
                 ids = [m["item_id"] for m in members]
                 answered = [m for m in members if not m["refusal"]]
                 judged = [m for m in members if m["category"] != NO_TRIPLES]
                 hall = [m["category"] in _HALLUCINATED for m in judged]
-                out.append(metric_row(metric="hallucination_rate", breakdown=dict(cell), flags=hall,
+                # the former rate: the reasoning oracle over the answers it can judge, whatever the Yes/No
+                out.append(metric_row(metric="oracle_hallucination_rate", breakdown=dict(cell), flags=hall,
                                       item_ids=[m["item_id"] for m in judged], higher_is_better=False, **common))
                 out.append(metric_row(metric="answer_accuracy", breakdown=dict(cell),
                                       flags=[m["correct"] for m in answered],
@@ -511,16 +545,23 @@ class DrowzeeSuite(Suite):
                 out.append(metric_row(metric="no_triples_share", breakdown=dict(cell),
                                       flags=[m["category"] == NO_TRIPLES for m in members], item_ids=ids,
                                       higher_is_better=False, **common))
-                wrong = [m for m in answered if m["decided"] and not m["correct"]]
-                out.append(metric_row(metric="wrong_answer_co_share", breakdown=dict(cell),
-                                      flags=[m["category"] == "CO" for m in wrong],
-                                      item_ids=[m["item_id"] for m in wrong], higher_is_better=False, **common))
+                # why the hallucinated (wrong) answers are wrong, by the oracle: erroneous knowledge (EK),
+                # erroneous inference (EI), both (OL), or reasoning it finds correct (CO); over those it can judge
+                wrong = [m for m in members if m["decided"] and not m["correct"] and m["category"] != NO_TRIPLES]
+                for metric, cat in (("knowledge_error_share", "EK"), ("inference_error_share", "EI"),
+                                    ("both_errors_share", "OL"), ("wrong_answer_co_share", "CO")):
+                    out.append(metric_row(metric=metric, breakdown=dict(cell),
+                                          flags=[m["category"] == cat for m in wrong],
+                                          item_ids=[m["item_id"] for m in wrong], higher_is_better=False,
+                                          **common))
                 out.append(metric_row(metric="refusal_share", breakdown=dict(cell),
                                       flags=[m["refusal"] for m in members], item_ids=ids, higher_is_better=False,
                                       **common))
+                # right answers whose reasoning the oracle finds wrong, over the right answers it can judge
+                right = [m for m in members if m["decided"] and m["correct"] and m["category"] != NO_TRIPLES]
                 out.append(metric_row(metric="right_answer_wrong_reasoning", breakdown=dict(cell),
-                                      flags=[m["correct"] and m["category"] in _HALLUCINATED for m in answered],
-                                      item_ids=[m["item_id"] for m in answered], higher_is_better=False, **common))
+                                      flags=[m["category"] in _HALLUCINATED for m in right],
+                                      item_ids=[m["item_id"] for m in right], higher_is_better=False, **common))
                 for name in ("node_similarity", "edge_similarity"):
                     vals = [m[name] for m in answered if m[name] is not None]
                     lo, hi = wilson_mean_ci(vals, confidence=confidence)  # Jaccard similarities lie in [0, 1]

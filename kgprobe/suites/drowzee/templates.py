@@ -51,6 +51,7 @@ __all__ = [
     "PROMPT_TEMPLATES",
     "fact_sentence",
     "mtl2nl",
+    "past_tense",
     "phrase_type",
     "prompt_text",
     "relation_phrase",
@@ -127,10 +128,46 @@ def _is_key(text: str) -> bool:
     return " " not in text and ("_" in text or re.search(r"[a-z][A-Z]", text) is not None)
 
 
-def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool = False) -> str:
+_PAST = {"is": "was", "are": "were", "has": "had", "have": "had", "does": "did", "do": "did", "wins": "won",
+         "makes": "made", "leads": "led", "holds": "held", "gives": "gave", "takes": "took", "writes": "wrote",
+         "sings": "sang", "builds": "built", "teaches": "taught", "finds": "found", "becomes": "became"}
+
+
+def past_tense(phrase: str) -> str:
+    """A verb phrase's first word in the past tense ("plays for" -> "played for", "is married to" -> "was married
+    to", "lives in" -> "lived in"); a word already past ("created", "won", "died in") stays."""
+    words = phrase.split(" ", 1)
+    w = words[0]
+    low = w.lower()
+    if low in _PAST:
+        out = _PAST[low]
+    elif low.endswith("ies") and len(low) > 4:
+        out = w[:-3] + "ied"
+    elif low.endswith(("sses", "shes", "ches", "xes", "zes")):
+        out = w[:-2] + "ed"
+    elif low.endswith("es") and len(low) > 3:
+        out = w[:-1] + "d"
+    elif low.endswith("s") and not low.endswith("ss") and len(low) > 3:
+        out = w[:-1] + "ed"
+    else:
+        out = w
+    return " ".join([out, *words[1:]])
+
+
+def _when(period: tuple[int, int]) -> str:
+    start, end = period
+    return f"in {start}" if start == end else f"from {start} to {end}"
+
+
+def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool = False,
+                  period: tuple[int, int] | None = None) -> str:  # fmt: skip
     """Table 2's question for ``relation(subject, obj)`` in the relation's phrase ``kind``; ``opposite`` gives the
     opposite-semantics phrasing (its expected answer is the flip); ``same`` the same_P wording (a noun relation
-    "share the same R"; a verb one "S R the same one as O", since "share the same plays for" is no sentence)."""
+    "share the same R"; a verb one "S R the same one as O", since "share the same plays for" is no sentence).
+    ``period`` (first year, last year) asks it in the past tense over those years, for a fact a temporal KG dates:
+    "Is it true that X was married to Y from 1965 to 1972?"."""
+    if period is not None:
+        return _dated_question(kind, subject, relation, obj, opposite=opposite, same=same, when=_when(period))
     if same:
         if kind == "noun":
             return (f"{subject} and {obj} have totally different {relation}. Please judge the truthfulness of this "
@@ -146,6 +183,27 @@ def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite:
                 else f"Is it true that {subject} {relation} {obj}?")
     return (f"{obj} is not the {relation} of {subject}. Please judge the truthfulness of this statement." if opposite
             else f"Is it true that {obj} is the {relation} of {subject}?")
+
+
+def _dated_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool,
+                    when: str) -> str:  # fmt: skip
+    """:func:`rule_question` in the past tense over ``when`` ("in 1970", "from 1965 to 1972")."""
+    if same:
+        if kind == "noun":
+            return (f"{subject} and {obj} had totally different {relation} {when}. Please judge the truthfulness of "
+                    f"this statement." if opposite else
+                    f"Is it true that {subject} and {obj} shared the same {relation} {when}?")
+        verb = f"was {relation}" if kind == "passive" else past_tense(relation)
+        clause = f"{subject} {verb} the same one as {obj} {when}"
+        return f"It is not true that {clause}. Am I right?" if opposite else f"Is it true that {clause}?"
+    if kind == "passive":
+        return (f"It is impossible for {subject} to have been {relation} {obj} {when}. Am I right?" if opposite
+                else f"Is it true that {subject} was {relation} {obj} {when}?")
+    if kind == "active":
+        return (f"It is not true that {subject} {past_tense(relation)} {obj} {when}. Am I right?" if opposite
+                else f"Is it true that {subject} {past_tense(relation)} {obj} {when}?")
+    return (f"{obj} was not the {relation} of {subject} {when}. Please judge the truthfulness of this statement."
+            if opposite else f"Is it true that {obj} was the {relation} of {subject} {when}?")
 
 
 def fact_sentence(kind: str, subject: str, relation: str, obj: str) -> str:

@@ -9,8 +9,14 @@ A formula is built from :class:`Atom` (an event name), :class:`Not`, :class:`And
 * ``Finally(a, b, f)`` iff ``f`` holds at ``t + d`` for some ``d`` in ``[a, b]``;
 * ``Globally(a, b, f)`` iff ``f`` holds at ``t + d`` for every ``d`` in ``[a, b]``;
 * ``Next(f)`` iff ``f`` holds at ``t + 1``;
-* ``Until(a, b, f1, f2)`` iff for some ``d`` in ``[a, b]`` ``f2`` holds at ``t + d`` and ``f1`` at every ``k`` with
-  ``t < k < t + d`` (so ``d = 0`` and ``d = 1`` need nothing of ``f1``);
+* ``Until(a, b, f1, f2)`` as the paper's encoding [R-Until] (§3.4, Fig. 11-12) computes it, with [R-Until-0]: for
+  some ``d`` in ``[a, b]``, ``f2`` holds at ``t + d`` and, when ``d >= 1``, ``f1`` holds at every year from ``t``
+  through ``t + d - 1`` (the encoding intersects with ``f1``'s years, so ``f1`` holds at ``t`` too, and its
+  ``helper1`` ends at ``f1``'s end + 1); ``d = 0`` is ``f2`` at ``t`` (``f1 U[0,b] f2 = (f1 U[1,b] f2) ∨ f2``).
+  Definition 1's text asks ``f1`` only strictly between ``t`` and ``t + d``; Table 3's "Did Event1 happen
+  continuously until Event2 started" and the encoding ask it from ``t``, which kgprobe follows. Event1's years
+  ``t .. t + d - 1`` are one stretch of ``f1``: the encoding's ``helper1`` per interval would let a later
+  interval of ``f1`` stand in for the years between, which the word "continuously" rules out;
 * ``Not(f)`` iff ``t`` is in the domain ``[lo, hi]`` and ``f`` does not hold at ``t``. The paper takes "all the
   after-century years" as the full set: ``¬victorian_era = [1, 1836] ∪ [1902, 2024]``, hence the defaults
   ``lo=1, hi=2024``. Only negation needs the domain: every other operator looks forward from ``t`` on the integer
@@ -155,7 +161,8 @@ class Globally:
 
 @dataclass(frozen=True)
 class Until:
-    """a U[lo,hi] b: ``b`` holds at some ``t + d`` (``lo <= d <= hi``) and ``a`` at every year strictly between."""
+    """a U[lo,hi] b ([R-Until]): ``b`` holds at some ``t + d`` (``lo <= d <= hi``) and, for ``d >= 1``, ``a`` at
+    every year from ``t`` through ``t + d - 1``."""
 
     lo: int
     hi: int
@@ -230,22 +237,21 @@ def _globally(a: Sequence[Interval], lo: int, hi: int) -> list[Interval]:
 
 
 def _until(a: Sequence[Interval], b: Sequence[Interval], lo: int, hi: int) -> list[Interval]:
+    # [R-Until] with [R-Until-0]: d = 0 (when lo = 0) is b now; d >= 1 needs a at every year t .. t+d-1, so t and
+    # those years lie in one maximal interval [s, e] of a and u = t + d lies in b with s + d <= u <= e + 1.
     parts: list[Interval] = []
     if lo == 0:
-        parts.extend(b)                                   # d = 0: b now
-    if lo <= 1 <= hi:
-        parts.extend((s - 1, e - 1) for s, e in b)        # d = 1: b next year, nothing strictly between
-    dlo = max(lo, 2)
+        parts.extend(b)                                   # d = 0: b now ([R-Until-0])
+    dlo = max(lo, 1)
     if hi >= dlo:
-        # d >= 2: years t+1 .. t+d-1 inside one maximal interval [s, e] of a, so t in [s-1, e-1] and
-        # u = t + d in [t + dlo, t + hi] with u <= e + 1; u ranges over b clipped to [s+1, e+1].
+        # t in [s, e]; u in b clipped to [s + dlo, e + 1]; u - t in [dlo, hi]  <=>  t in [us - hi, ue - dlo]
         starts = [s for s, _ in b]
         for s, e in a:
-            k = max(0, bisect.bisect_right(starts, s + 1) - 1)
+            k = max(0, bisect.bisect_right(starts, s + dlo) - 1)
             while k < len(b) and b[k][0] <= e + 1:
-                us, ue = max(b[k][0], s + 1), min(b[k][1], e + 1)
+                us, ue = max(b[k][0], s + dlo), min(b[k][1], e + 1)
                 if us <= ue:
-                    ts, te = max(us - hi, s - 1), min(ue - dlo, e - 1)
+                    ts, te = max(us - hi, s), min(ue - dlo, e)
                     if ts <= te:
                         parts.append((ts, te))
                 k += 1
@@ -371,10 +377,10 @@ def holds(formula: Formula, events: Mapping[str, Sequence[Sequence[int]]], year:
         return any(holds(f.f, events, year + d, lo=lo, hi=hi) for d in range(f.lo, f.hi + 1))
     if isinstance(f, Globally):
         return all(holds(f.f, events, year + d, lo=lo, hi=hi) for d in range(f.lo, f.hi + 1))
-    if isinstance(f, Until):
+    if isinstance(f, Until):  # [R-Until]: Event1 from t through t + d - 1; [R-Until-0]: d = 0 is Event2 at t
         for d in range(f.lo, f.hi + 1):
             if holds(f.b, events, year + d, lo=lo, hi=hi) and all(
-                    holds(f.a, events, k, lo=lo, hi=hi) for k in range(year + 1, year + d)):
+                    holds(f.a, events, k, lo=lo, hi=hi) for k in range(year, year + d)):
                 return True
         return False
     raise TypeError(f"not an MTL formula: {f!r} (use Atom, Not, And, Or, Next, Finally, Globally, Until)")

@@ -103,7 +103,11 @@ def test_refusals_no_triples_and_errors(rows, embedder):
     cats = [s["category"] for s in scored.samples if s["judge"] == "heuristic"]
     assert cats == ["CO", "CO", "NT", "missing"]
     overall = {m["metric"]: m for m in scored.metrics if not m["breakdown"] and m["judge"] == "heuristic"}
-    assert overall["hallucination_rate"]["value"] == 0.0 and overall["hallucination_rate"]["n"] == 2
+    # the paper's rate counts every answer given (a refusal is not a hallucination; a right "Yes" is not either)
+    expected_wrong = items[2]["expected"] != "yes"
+    assert overall["hallucination_rate"]["value"] == pytest.approx(expected_wrong / 3)
+    assert overall["hallucination_rate"]["n"] == 3
+    assert overall["oracle_hallucination_rate"]["value"] == 0.0 and overall["oracle_hallucination_rate"]["n"] == 2
     assert overall["no_triples_share"]["value"] == pytest.approx(1 / 3) and overall["no_triples_share"]["n"] == 3
     assert overall["refusal_share"]["n"] == 3  # the error is missing: counted nowhere
 
@@ -139,6 +143,9 @@ def test_wrong_answers_with_correct_reasoning_are_reported(rows, embedder):
     overall = {m["metric"]: m for m in scored.metrics if not m["breakdown"] and m["judge"] == "heuristic"}
     assert overall["answer_accuracy"]["value"] == 0.0
     assert overall["wrong_answer_co_share"]["value"] == 1.0 and overall["wrong_answer_co_share"]["n"] == 2
+    # wrong Yes/No answers: hallucinations by the paper's count, whose reasoning the oracle finds correct
+    assert overall["hallucination_rate"]["value"] == 1.0 and overall["oracle_hallucination_rate"]["value"] == 0.0
+    assert overall["knowledge_error_share"]["value"] == overall["inference_error_share"]["value"] == 0.0
 
 
 def test_report_names_its_extractor_and_shows_wrong_answers_with_co_reasoning():
@@ -149,12 +156,29 @@ def test_report_names_its_extractor_and_shows_wrong_answers_with_co_reasoning():
                 "metric": metric, "breakdown": {}, "higher_is_better": False, "n": 10, "value": value,
                 "ci_low": 0.0, "ci_high": 1.0, "interval": "wilson", "item_ids": []}
 
-    heuristic = [row("heuristic", "hallucination_rate", 0.4), row("heuristic", "wrong_answer_co_share", 0.25)]
+    heuristic = [row("heuristic", "hallucination_rate", 0.4), row("heuristic", "wrong_answer_co_share", 0.25),
+                 row("heuristic", "knowledge_error_share", 0.5), row("heuristic", "oracle_hallucination_rate", 0.9)]
     sec = section(None, heuristic)
     assert sec.data["extractor"].startswith("heuristic")
     (table,) = sec.data["tables"]
-    assert table["rate"]["headers"][:3] == ["model", "overall", "wrong answers with CO reasoning"]
-    assert table["rate"]["rows"][0]["cells"][:2] == ["0.40 [0.00, 1.00] n=10", "0.25 [0.00, 1.00] n=10"]
+    headers, cells = table["rate"]["headers"], table["rate"]["rows"][0]["cells"]
+    # each number sits under the name of the rate that produced it: the paper's first, the former one last
+    assert headers[1] == "hallucination rate: wrong Yes/No answers" and cells[0] == "0.40 [0.00, 1.00] n=10"
+    assert cells[headers.index("of them erroneous knowledge (EK)") - 1] == "0.50 [0.00, 1.00] n=10"
+    assert cells[headers.index("of them reasoning CO") - 1] == "0.25 [0.00, 1.00] n=10"
+    assert cells[headers.index("oracle rate over the reasoning (former)") - 1] == "0.90 [0.00, 1.00] n=10"
     judged = section(None, heuristic + [row("smol", "hallucination_rate", 0.7)])
     assert judged.data["extractor"].startswith("smol")
     assert judged.data["tables"][0]["rate"]["rows"][0]["cells"][0] == "0.70 [0.00, 1.00] n=10"
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ('Sure! Here is my answer to the question "Is it true that A founded B?"\n\nNo, because C founded B.', "no"),
+    ("Sure! Here is my answer:\nYes, because A is in B.", "yes"),
+    ("Certainly. Here's the answer\nI don't know.", "refusal"),
+    ("Sure! Here is my answer:\nThe statement is true.", "unknown"),  # no Yes/No after the preamble either
+    ("Sure.", "unknown"),                                             # a preamble alone answers nothing
+    ("Yes, sure.\nA is in B.", "yes"),
+])  # fmt: skip
+def test_a_chat_preamble_line_is_skipped_before_the_answer(text, answer):
+    assert read_answer(text) == answer

@@ -218,6 +218,10 @@ def test_yago11k_1800_temporal_items_whose_gold_no_unknown_end_decides(yago11k) 
     by = Counter((breakdown_of(r)["operator"], int(breakdown_of(r)["depth"])) for r in rows)
     assert {op for op, _ in by} == set(OPERATORS)
     assert all(d == (0 if op == "atom" else 1) for op, d in by if op not in ("and", "or"))
+    # And / Or alternate over atoms (depth 1) and over temporal operators (depth 2): the And row measures the
+    # conjunction, not only nesting (it was 6 at depth 1 and 220 at depth 2)
+    for op in ("and", "or"):
+        assert abs(by[(op, 1)] - by[(op, 2)]) <= 2 * 2, (op, by[(op, 1)], by[(op, 2)])  # two items per formula
     assert result.metadata["temporal_items_by_operator_and_depth"] == {f"{o}:{d}": n for (o, d), n in sorted(by.items())}
     # the examples: an award is a point, and an unknown end is never "ended in 2024"
     for r in rows:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +132,76 @@ def test_proposals_find_inverse_pairs() -> None:
     assert [(r["relation"], r["inverse"], r["share"]) for r in props["inverse"]] == [("child", "father", 1.0)]
     transitive = derive(con, RuleConfig(negation=(), transitive=("likes",)), seed=0)
     assert [(f.subject, f.object) for f in transitive] == [(8, 7)]
+
+
+# ------------------------------------------------------------------------------------------------ periods (issue 41)
+
+
+def _dated(*spans, open_end="unknown"):
+    from kgprobe.suites.drowzee.facts import DatedEvent
+
+    return DatedEvent(name="e", label="e", intervals=tuple(spans), kind="state", open_end=open_end)
+
+
+def test_a_derived_fact_holds_while_its_premises_hold_together() -> None:
+    from kgprobe.suites.drowzee.rules import DerivedFact, fact_period
+
+    same = DerivedFact("same", "playsFor", 1, 2, ((1, 7, 9), (2, 7, 9)), False, True, "playsFor")
+    # 1 played there 1990-1995, 2 in 1994-2000: both in 1994-1995
+    assert fact_period(same, {(1, 7, 9): _dated((1990, 1995)), (2, 7, 9): _dated((1994, 2000))}) == (
+        "dated", (1994, 1995))
+    # 1990-1992 and 1994-2000 never meet
+    assert fact_period(same, {(1, 7, 9): _dated((1990, 1992)), (2, 7, 9): _dated((1994, 2000))}) == (
+        "never_together", None)
+    # from 1990 with no recorded end, and 1994-2000: they meet only if the unknown end is 1994 or later
+    assert fact_period(same, {(1, 7, 9): _dated((1990, None)), (2, 7, 9): _dated((1994, 2000))}) == (
+        "overlap_unknown", None)
+    # the same, read as still ongoing: 1994-2000
+    assert fact_period(same, {(1, 7, 9): _dated((1990, None), open_end="ongoing"),
+                              (2, 7, 9): _dated((1994, 2000))}) == ("dated", (1994, 2000))
+    # two stints: the longest stretch together is the period
+    assert fact_period(same, {(1, 7, 9): _dated((1980, 1981), (1990, 1999)), (2, 7, 9): _dated((1970, 2000))}) == (
+        "dated", (1990, 1999))
+    # one premise undated constrains nothing; none dated: undated
+    assert fact_period(same, {(2, 7, 9): _dated((1994, 2000))}) == ("dated", (1994, 2000))
+    assert fact_period(same, {}) == ("undated", None)
+    neg = DerivedFact("negation", "bornIn", 1, 3, ((1, 8, 4),), False, False, "bornIn")
+    assert fact_period(neg, {(1, 8, 4): _dated((1950, 1950))}) == ("undated", None)
+
+
+@pytest.mark.shared_data
+def test_no_gold_yes_on_yago11k_rests_on_a_fact_that_had_ended(shared_data: Path) -> None:
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.drowzee.suite import DrowzeeSettings, DrowzeeSuite
+
+    root = shared_data / "kg/temporal/yago11k"
+    con = duckdb.connect()
+    report = load_kg(con, KGSource(format="temporal", triples=[root / f"{s}.tsv" for s in ("train", "valid", "test")],
+                                   name="y"))
+    con.execute('USE "y"')
+    spans: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+    for h, r, t, s, e in con.execute("SELECT head, relation, tail, start_year, end_year FROM temporal_facts "
+                                     "WHERE start_year IS NOT NULL").fetchall():
+        spans.setdefault((h, r, t), []).append((s, s if e is None else e))  # an unknown end: surely the start only
+    result = DrowzeeSuite().items(ItemSource(con=con, kg="y", snapshot_id=report.snapshot_id, seed=0, settings=
+                                             DrowzeeSettings(symmetric=["isMarriedTo"], same=["playsFor"],
+                                                             n_formulas=0, per_rule=300)))
+    rows = [r for r in result.items.to_pylist() if r["task"] == "rule" and r["expected"] == "yes"]
+    rel = {k: i for i, k in con.execute("SELECT id, key FROM relations").fetchall()}
+    married = [r for r in rows if json.loads(r["evidence"])["rule"] == "symmetric"]
+    same = [r for r in rows if json.loads(r["evidence"])["rule"] == "same"]
+    assert len(married) == 40 and len(same) >= 50  # positive phrasings: one gold "yes" per derived fact
+    for r in married + same:
+        ev = json.loads(r["evidence"])
+        start, end = ev["period"]
+        # the question names the period, in the past tense, and every premise surely holds through it
+        assert (f" from {start} to {end}" if start != end else f" in {start}") in r["question"], r["question"]
+        assert " was married to " in r["question"] or " played for the same one as " in r["question"], r["question"]
+        for p in ev["premises"]:
+            held = spans[(p["head"], rel[p["relation"]], p["tail"])]
+            assert any(s <= start and end <= e for s, e in held), (r["question"], held)
+    counts = result.metadata["rule_periods"]
+    assert counts["same"]["never_together"] > 100 and counts["symmetric"]["dated"] == 40

@@ -127,12 +127,21 @@ def test_oracle_is_co_everywhere_and_baselines_hallucinate(items, embedder) -> N
                         for m in sims), sims[:2]  # a perfect answer on every item is not certainty
     rate = {m["task"]: m for m in oracle.metrics if m["metric"] == "hallucination_rate" and not m["breakdown"]}
     assert rate["rule"]["value"] == 0.0 and not rate["rule"]["higher_is_better"] and rate["rule"]["ci_high"] > 0
+    n_rule = sum(r["task"] == "rule" for r in rows)
+    assert rate["rule"]["n"] == n_rule
     for baseline in ("always-yes", "random"):
         scored = SUITE.score(rows, _responses(baseline, prompts), model=baseline, scoring=scoring)
         overall = {(m["task"], m["metric"]): m for m in scored.metrics if not m["breakdown"]}
-        # a bare "Yes." states no knowledge: no triple to judge, its own share, not a hallucination
+        # a bare "Yes." states no knowledge: no triple for the oracle to judge (its own share), yet the answer is
+        # wrong or right, so the paper's rate (a wrong Yes/No answer) is measured on every item
         assert overall[("rule", "no_triples_share")]["value"] == 1.0
-        assert overall[("rule", "hallucination_rate")]["n"] == 0
+        assert overall[("rule", "oracle_hallucination_rate")]["n"] == 0
+        assert overall[("rule", "hallucination_rate")]["n"] == n_rule
+        votes = [v for v in scored.votes if v["task"] == "rule"]
+        wrong = sum(v["decided"] and not v["correct"] for v in votes)
+        assert overall[("rule", "hallucination_rate")]["value"] == pytest.approx(wrong / n_rule)
+        if baseline == "always-yes":  # every gold "no" is a hallucination
+            assert wrong == sum(r["task"] == "rule" and r["expected"] == "no" for r in rows) > 0
         overall = {k: m["value"] for k, m in overall.items()}
         assert overall[("rule", "answer_accuracy")] < 0.6
     tables = oracle.tables()
@@ -170,6 +179,27 @@ def test_refusals_right_answers_with_wrong_reasoning_and_categories(items, embed
             shares = {(m["task"], m["metric"]): m["value"] for m in scored.metrics if not m["breakdown"]}
             assert shares[("rule", "refusal_share")] == 1.0 and shares[("rule", "hallucination_rate")] == 0.0
     assert got["refuse"] == ["CO", "CO"] and got["knows"] == ["CO", "CO"]
+    # the right reasoning under the flipped Yes/No: a hallucination by the paper's count, CO by the oracle
+    flipped = [("No." if t.startswith("Yes.") else "Yes.") + t[t.index("\n"):] for t in texts["knows"]]
+    scored = SUITE.score(rows, _responses("flipped", prompts, flipped), model="flipped",
+                         scoring=ScoringOptions(embedder=embedder))
+    overall = {(m["task"], m["metric"]): m for m in scored.metrics if not m["breakdown"]}
+    for task in ("rule", "temporal"):
+        assert overall[(task, "hallucination_rate")]["value"] == 1.0 and overall[(task, "hallucination_rate")]["n"] == 1
+        assert overall[(task, "oracle_hallucination_rate")]["value"] == 0.0
+        assert overall[(task, "wrong_answer_co_share")]["value"] == 1.0
+    # wrong knowledge under the right Yes/No: no hallucination by the paper's count, a right answer with wrong reasoning
+    scored = SUITE.score(rows, _responses("wk", prompts, texts["wrong_knowledge"]), model="wk",
+                         scoring=ScoringOptions(embedder=embedder))
+    overall = {(m["task"], m["metric"]): m for m in scored.metrics if not m["breakdown"]}
+    right = {t: r["expected"] == "yes" for t, r in (("rule", trans), ("temporal", temp))}
+    for task in ("rule", "temporal"):
+        if right[task]:
+            assert overall[(task, "hallucination_rate")]["value"] == 0.0
+            assert overall[(task, "right_answer_wrong_reasoning")]["value"] == 1.0
+        else:
+            assert overall[(task, "hallucination_rate")]["value"] == 1.0
+            assert overall[(task, "both_errors_share")]["value"] == 1.0
     assert got["wrong_inference"] == ["EI", "EI"]
     assert got["wrong_knowledge"] == ["OL", "OL"]    # other entities and other facts
     assert read_answer("Yes, because ...") == "yes" and read_answer("I'm not sure.") == "refusal"

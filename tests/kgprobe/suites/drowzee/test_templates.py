@@ -81,11 +81,23 @@ def test_every_temporal_template_is_a_complete_sentence(kinds) -> None:
 @pytest.mark.parametrize("kind", ["noun", "passive", "active"])
 @pytest.mark.parametrize("same", [False, True])
 @pytest.mark.parametrize("opposite", [False, True])
-def test_every_rule_template_is_a_complete_sentence(kind, same, opposite) -> None:
+@pytest.mark.parametrize("period", [None, (1957, 1965), (1970, 1970)])
+def test_every_rule_template_is_a_complete_sentence(kind, same, opposite, period) -> None:
     rel = {"noun": "director", "passive": "born in", "active": "plays for"}[kind]
-    q = rule_question(kind, "Ann Smith", rel, "Bob Jones", opposite=opposite, same=same)
+    q = rule_question(kind, "Ann Smith", rel, "Bob Jones", opposite=opposite, same=same, period=period)
     assert _problems(q, set()) == [] and "Ann Smith" in q and "Bob Jones" in q, q
     assert not re.search(r"share the same (born|plays)", q)
+    if period is not None:  # past tense over the period, nothing in the present
+        assert (" from 1957 to 1965" if period[0] != period[1] else " in 1970") in q
+        clause = re.sub(r"^(Is it true that|It is not true that|It is impossible for) ", "", q)
+        assert not re.search(r"\b(is|plays|share|have totally)\b", clause), q
+
+
+def test_dated_rule_questions_read_in_the_past_tense() -> None:
+    assert rule_question("active", "Lynn Margulis", "is married to", "Carl Sagan", opposite=False,
+                         period=(1957, 1965)) == "Is it true that Lynn Margulis was married to Carl Sagan from 1957 to 1965?"
+    assert rule_question("active", "A", "plays for", "B", opposite=True, same=True, period=(1994, 1997)) == (
+        "It is not true that A played for the same one as B from 1994 to 1997. Am I right?")
 
 
 def _items_questions(con, snapshot, settings) -> tuple[list[str], set[str]]:
@@ -122,4 +134,6 @@ def test_every_question_of_yago11k_reads_as_a_sentence(shared_data: Path) -> Non
     bad = [(q, p) for q in questions for p in _problems(q, keys)]
     assert bad == [], bad[:5]
     text = "\n".join(questions)
-    assert " died in " in text and " won the prize " in text and " plays for the same one as " in text
+    # dated same_P pairs are asked in the past tense over the years both played there
+    assert " died in " in text and " won the prize " in text and " played for the same one as " in text
+    assert " plays for the same one as " not in text

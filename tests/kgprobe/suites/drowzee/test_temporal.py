@@ -62,15 +62,70 @@ def test_the_domain_bounds_negation_and_are_parameters() -> None:
     assert holds(Not(VICTORIAN), EVENTS, 2030, hi=2100) is True
 
 
-def test_until_needs_the_first_event_strictly_between_only() -> None:
-    events = {"a": [(5, 6)], "b": [(8, 8)]}
-    # d = 1 needs nothing of a: b at t + 1 = 8 gives t = 7
-    assert holds(Until(1, 1, Atom("a"), Atom("b")), events, 7)
-    # t = 4, d = 4: a must hold at 5, 6, 7 -> 7 fails
-    assert not holds(Until(4, 4, Atom("a"), Atom("b")), events, 4)
-    assert satisfying_years(Until(0, 5, Atom("a"), Atom("b")), events) == [(7, 8)]
-    # with a through 7, t = 4 reaches b at 8 over 5, 6, 7; t = 3 would need a at 4
-    assert satisfying_years(Until(0, 5, Atom("a"), Atom("b")), {"a": [(5, 7)], "b": [(8, 8)]}) == [(4, 8)]
+# [R-Until] (§3.4, Fig. 11-12, with [R-Until-0]), checked by hand: Event2 at t + d and, for d >= 1, Event1 at every
+# year t .. t + d - 1 (one stretch of Event1); d = 0 is Event2 at t.
+_A1, _B1 = {"a": [(5, 6)], "b": [(8, 8)]}, {"a": [(5, 7)], "b": [(8, 8)]}
+UNTIL_BY_HAND = [
+    # 1. the paper's worked example: d = 20 reaches the era's start 1837 with Dickens alive 1817-1836
+    (EVENTS, Until(10, 20, DICKENS, VICTORIAN), 1817, True),
+    # 2. d = 10 from 1861 reaches 1871 (the era holds) with Dickens alive 1861-1870: Fig. 12's upper end
+    (EVENTS, Until(10, 20, DICKENS, VICTORIAN), 1861, True),
+    # 3. from 1862 every d >= 10 reaches 1872 or later, so Dickens would have to live through 1871 (he died 1870)
+    (EVENTS, Until(10, 20, DICKENS, VICTORIAN), 1862, False),
+    # 4. Dickens is not alive in 1811, so he cannot hold "continuously" from 1811 (Definition 1's text said yes)
+    (EVENTS, Until(1, 30, DICKENS, VICTORIAN), 1811, False),
+    # 5. from 1812 (his birth), d = 25 reaches 1837 with Dickens alive 1812-1836
+    (EVENTS, Until(1, 30, DICKENS, VICTORIAN), 1812, True),
+    # 6. [R-Until-0]: with 0 in the interval, b now is enough (b at 8), a need not hold at 8
+    (_A1, Until(0, 5, Atom("a"), Atom("b")), 8, True),
+    # 7. without 0, d >= 1 needs a at 8 itself: a is 5-6, so no
+    (_A1, Until(1, 5, Atom("a"), Atom("b")), 8, False),
+    # 8. a holds 5-7, b at 8: from 4 a does not hold at 4, so no d works
+    (_B1, Until(1, 5, Atom("a"), Atom("b")), 4, False),
+    # 9. from 5, d = 3: a at 5, 6, 7 and b at 8
+    (_B1, Until(1, 5, Atom("a"), Atom("b")), 5, True),
+    # 10. from 5 with d <= 2, t + d is 6 or 7, where b does not hold (d = 3 is outside [1, 2])
+    (_B1, Until(1, 2, Atom("a"), Atom("b")), 5, False),
+    # 11. a gap in Event1: a holds in 2000 and 2010-2015, b in 2012; from 2000 a fails in 2001-2009, so no, even
+    # though the encoding's helper1 of the later stretch ([2012, 2016]) contains 2012 ("continuously" rules it out)
+    ({"a": [(2000, 2000), (2010, 2015)], "b": [(2012, 2012)]}, Until(2, 20, Atom("a"), Atom("b")), 2000, False),
+    # 12. same events from 2010: d = 2, a at 2010 and 2011, b at 2012
+    ({"a": [(2000, 2000), (2010, 2015)], "b": [(2012, 2012)]}, Until(2, 20, Atom("a"), Atom("b")), 2010, True),
+    # 13. b may start while a still holds or the year after a ends: a 1900-1910, b from 1905; from 1908, d = 3
+    # reaches 1911 with a at 1908-1910 (helper1 ends at a's end + 1)
+    ({"a": [(1900, 1910)], "b": [(1905, 1920)]}, Until(3, 3, Atom("a"), Atom("b")), 1908, True),
+    # 14. from 1909, d = 3 reaches 1912 and a would have to hold in 1911
+    ({"a": [(1900, 1910)], "b": [(1905, 1920)]}, Until(3, 3, Atom("a"), Atom("b")), 1909, False),
+]
+
+
+@pytest.mark.parametrize(("events", "formula", "year", "expected"), UNTIL_BY_HAND)
+def test_until_follows_r_until_on_hand_checked_cases(events, formula, year, expected) -> None:
+    assert holds(formula, events, year) is expected
+    assert any(s <= year <= e for s, e in satisfying_years(formula, events)) is expected
+    assert satisfying_years(formula, events) == brute_force_years(formula, events)
+
+
+def test_until_reproduces_the_paper_interval_and_the_encoding_intersects_with_event1() -> None:
+    assert satisfying_years(Until(10, 20, DICKENS, VICTORIAN), EVENTS) == [(1817, 1861)]  # Fig. 12
+    # every year of an Until without 0 in its interval lies in Event1's years (the final "nm1 ∩ nm_f" of [R-Until])
+    assert satisfying_years(Until(1, 30, DICKENS, VICTORIAN), EVENTS) == [(1812, 1870)]
+    assert satisfying_years(Until(0, 5, Atom("a"), Atom("b")), _A1) == [(8, 8)]
+
+
+def test_the_andrea_levy_until_item_is_no() -> None:
+    # YAGO11k: "Andrea Levy created Small Island (novel)" 2004 (a point: created is an event relation);
+    # "Billy Hughes is affiliated to Liberal Party of Australia" from 1944, end unknown (3000): surely 1944, maybe
+    # 1944-2024. "Did Levy's novel happen continuously until Hughes's affiliation started, during the 1st to the
+    # 11th year after 1943?" Event1 does not hold in 1943 (nor before 2004), so no d works: gold No whatever the end.
+    levy, hughes = Atom("Andrea_Levy created Small_Island"), Atom("Billy_Hughes isAffiliatedTo Liberal_Party")
+    known = {levy.name: [(2004, 2004)], hughes.name: [(1944, 1944)]}
+    possible = {levy.name: [(2004, 2004)], hughes.name: [(1944, 2024)]}
+    f = Until(1, 11, levy, hughes)
+    sure, maybe = satisfying_bounds(f, known, possible)
+    assert not any(s <= 1943 <= e for s, e in maybe)  # a "no" however long the affiliation lasted
+    assert sure == [] and maybe == [(2004, 2004)]
+    assert not holds(f, possible, 1943)
 
 
 def test_bad_intervals_are_refused() -> None:
@@ -237,9 +292,3 @@ def test_questions_are_balanced_and_answered_by_definition_1(shared_data: Path, 
         f = formula_from_json(ev["formula"])
         assert depth(f) <= (2 if ev["formula"][0] in ("and", "or") else 1) and 1 <= ev["year"] <= 2024
         assert holds(f, {n: e["known"] for n, e in ev["events"].items()}, ev["year"]) == (r["expected"] == "yes")
-
-
-def test_until_follows_definition_1_not_the_wording_as_the_readme_says() -> None:
-    # Dickens is not alive in 1811, yet he lives through 1812-1836 and the Victorian era starts in 1837 (d = 26)
-    assert holds(Until(1, 30, DICKENS, VICTORIAN), EVENTS, 1811) and not holds(DICKENS, EVENTS, 1811)
-    assert satisfying_years(Until(1, 30, DICKENS, VICTORIAN), EVENTS) == [(1811, 1900)]
