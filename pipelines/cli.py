@@ -235,7 +235,8 @@ def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path,
     from kgprobe.errors import ConfigError
     from pipelines.jobs import MAIN_SEQUENCE
 
-    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs()}
+    # Dagster's implicit asset jobs (__ASSET_JOB...) are no job a person can name
+    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs() if not j.name.startswith("__")}
     if job_arg != chain and job_arg not in jobs:
         raise ConfigError(f"--job {job_arg!r} is not a job of {config}; jobs: {chain} (the whole chain), "
                           f"{', '.join(sorted(jobs))}")
@@ -428,7 +429,7 @@ def _jobs(args: argparse.Namespace) -> int:
     chosen = config_path(args.config)
     cfg = load_config(chosen)
     defs = build_definitions(str(chosen.resolve()))
-    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs()}
+    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs() if not j.name.startswith("__")}
     print(f"{chain_name(cfg)}: the whole chain: {' -> '.join(j for j in MAIN_SEQUENCE if j in jobs)}")
     for name in sorted(jobs):
         job = jobs[name]
