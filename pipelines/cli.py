@@ -269,6 +269,11 @@ def _warnings(result, label: str) -> list[dict]:
             continue
         meta = {k: getattr(v, "value", v) for k, v in (ev.metadata or {}).items()}
         brief = {k: v for k, v in meta.items() if isinstance(v, (int, float, str)) and len(str(v)) < 60}
+        for k, v in meta.items():  # a small mapping (per method, per model) reads as "a 0.31 b 0.42"
+            if isinstance(v, dict) and v and all(isinstance(x, (int, float, str)) for x in v.values()):
+                text = " ".join(f"{a} {round(x, 3) if isinstance(x, float) else x}" for a, x in v.items())
+                if len(text) < 100:
+                    brief[k] = text
         out.append({"check": ev.asset_check_key.name, "asset": ev.asset_key.to_user_string(), "run": label,
                     "severity": str(getattr(ev.severity, "value", ev.severity)), "details": brief})
     return out

@@ -191,3 +191,18 @@ def test_the_chain_records_each_runs_time_and_materializes_every_partition_of_a_
         assert shown["oracle|RS-0.5"] != shown["random|RS-1.0"]  # each partition shows its own scores
         grounded = [r for r in instance.get_runs() if r.job_name == "grounded"]
         assert len(grounded) == 1 and all(r.is_success for r in grounded)
+
+
+def test_a_warning_shows_its_small_mappings_as_details() -> None:
+    from types import SimpleNamespace
+
+    from pipelines.cli import _warnings
+
+    ev = SimpleNamespace(passed=False, asset_check_key=SimpleNamespace(name="fpq_edit_coverage"),
+                         asset_key=dg.AssetKey("fpq_edits"), severity=dg.AssetCheckSeverity.WARN,
+                         metadata={"low_coverage": dg.MetadataValue.json({"NDC": 0.4166, "NNSR": 0.3}),
+                                   "coverage": dg.MetadataValue.json({"NSC": 0.9, "NDC": 0.4166, "NNSR": 0.3}),
+                                   "examples": dg.MetadataValue.md("| a |\n|---|\n| " + "x" * 200 + " |")})
+    (w,) = _warnings(SimpleNamespace(get_asset_check_evaluations=lambda: [ev]), "prepare")
+    assert w["check"] == "fpq_edit_coverage" and w["severity"] == "WARN"
+    assert w["details"] == {"low_coverage": "NDC 0.417 NNSR 0.3", "coverage": "NSC 0.9 NDC 0.417 NNSR 0.3"}
