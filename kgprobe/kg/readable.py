@@ -42,7 +42,7 @@ REASON = "names an entity or relation that has no readable name (only an id-like
 #: Hospital" -> "Children's Hospital"), and escaped unicode (``\u0144`` and Freebase's ``$0144``).
 LABEL_CLEANUPS: tuple[str, ...] = ("locale_suffix", "stray_tokens", "unicode_escapes")
 #: The English locales' regions a label suffix names (en-GB, en-US, ...).
-_LOCALE = re.compile(r"(?<=[a-z0-9)\]\s])-(?:GB|US|UK|AU|CA|IE|NZ|IN|ZA)$")
+_LOCALE = re.compile(r"(?<=[\w)\]])-(?:GB|US|UK|AU|CA|IE|NZ|IN|ZA)$")
 _STRAY_S = re.compile(r"(?<=[A-Za-z]) s(?=\s|$)")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|(?<=[A-Za-z_])\$([0-9A-F]{4})")
 

@@ -302,8 +302,8 @@ def _path_template(key: str) -> str | None:
         candidates.append(noun)
     if cvt:
         candidates.append(cvt)
-    for noun in candidates:
-        if not _within(last, noun) and not _within(noun, last):
+    for noun in candidates:  # not "a roster position whose position"
+        if not _same(last[-1:], noun[-1:]) and not _within(noun, last):
             n = " ".join(noun)
             verb = "include" if _plural(_head_noun(last)) else "is"
             return f"{{head}} has {_article(n)} {n} whose {' '.join(last)} {verb} {{tail}}."

@@ -10,6 +10,10 @@ A statement's template part (its text with the head and tail labels masked) is c
 * ``is_the_verb``: "is the" / "was the" before a plural or a verb form ("Zimbabwe is the deals with Botswana.",
   "Africa is the countries within South Sudan.");
 * ``unresolved_id``: a Wikidata id or a Freebase mid shown as a name ("Q42", "/m/0d05w3");
+* ``dangling_conjunction``: "or" / "and" right before a label, a label's list cut short ("{head} signed the
+  languages spoken, written, or {tail}.");
+* ``missing_article``: "is" / "was" and at most one word, then a bare singular noun right before a label ("{head}
+  was unmarried partner {tail}.");
 * ``placeholder``: a template's ``{head}`` / ``{tail}`` left in the text.
 
 Statements whose head or tail label is itself an id (:func:`kgprobe.kg.readable.is_id_like`: a KG with partial
@@ -37,13 +41,26 @@ from kgprobe.scoring.stats import wilson_ci
 __all__ = ["CHECKS", "ReadabilityError", "ReadabilityReport", "check_readability", "problems"]
 
 #: The checks, in the order they are reported.
-CHECKS: tuple[str, ...] = ("doubled_words", "dangling_s", "is_the_verb", "unresolved_id", "placeholder")
+CHECKS: tuple[str, ...] = ("doubled_words", "dangling_s", "is_the_verb", "unresolved_id", "dangling_conjunction",
+                           "missing_article", "placeholder")
 
 _DOUBLED = re.compile(r"\b(\w+(?:\s+\w+){0,2})\s+\1\b", re.IGNORECASE)
-_DANGLING = re.compile(r"(?<![\w'’])s(?![\w'’])")
+_DANGLING = re.compile(r"(?<![\w'’(])s(?![\w'’)])")
 _IS_THE = re.compile(r"\b(?:is|was|are|were) the (\w+)")
 _ID = re.compile(r"(?<![\w/])(?:[QP][0-9]+|/[mg]/[0-9a-z_]+)(?![\w/])")
 _HEAD, _TAIL = "\u27e8head\u27e9", "\u27e8tail\u27e9"
+_CONJUNCTION = re.compile(r"\b(?:or|and),? \u27e8(?:head|tail)\u27e9")
+_BARE_NOUN = re.compile(r"\b(?:is|was) (?:\w+ )?(\w+) \u27e8(?:head|tail)\u27e9")
+_FUNCTION = frozenset({"a", "an", "the", "of", "in", "at", "by", "for", "to", "from", "with", "on", "into", "as",
+                       "within", "about", "under", "over", "than", "between", "and", "or", "not", "also"})
+
+
+def _bare_noun(word: str) -> bool:
+    w = word.lower()
+    if w in _FUNCTION:
+        return False
+    pos = parts_of_speech(w)
+    return "NOUN" in pos and not participle(w) and "ADV" not in pos and "ADP" not in pos
 
 
 def _verb_or_plural(word: str) -> bool:
@@ -75,6 +92,10 @@ def problems(text: str, head: str | None = None, tail: str | None = None) -> lis
         out.append("is_the_verb")
     if _ID.search(text):
         out.append("unresolved_id")
+    if _CONJUNCTION.search(masked):
+        out.append("dangling_conjunction")
+    if any(_bare_noun(m.group(1)) for m in _BARE_NOUN.finditer(masked)):
+        out.append("missing_article")
     if "{head}" in text or "{tail}" in text:
         out.append("placeholder")
     return out

@@ -381,7 +381,7 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
 def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.ndarray, head: np.ndarray,
             relation: np.ndarray, tail: np.ndarray) -> pl.Series:  # fmt: skip
     """Statement texts of (head, relation, tail) ids: ``pre + first label + mid + second label + post`` (in Polars:
-    its string gathers and concatenation run on every core)."""
+    its string gathers and concatenation run on every core), a doubled final full stop made one."""
     n_rel = max((t.relation for t in templates), default=-1) + 1
     pre, mid, post = ([""] * n_rel for _ in range(3))
     head_first = np.ones(n_rel, bool)
@@ -393,9 +393,10 @@ def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.nd
     def part(values: list[str]) -> pl.Series | pl.Expr:
         return pl.lit(values[0]) if len(set(values)) <= 1 else pl.Series(values).gather(rel)
 
+    # a label that ends a sentence with its own full stop ("Sheffield Wednesday F.C.") takes no second one
     return pl.select(pl.concat_str([part(pre), labels.gather(pl.Series(row[np.where(hf, head, tail)])), part(mid),
                                     labels.gather(pl.Series(row[np.where(hf, tail, head)])), part(post)])
-                     ).to_series().alias("text")
+                     .str.replace(r"([^.])\.\.$", "${1}.")).to_series().alias("text")
 
 
 # ---- the draw ---------------------------------------------------------------------------------------------------
