@@ -4,7 +4,8 @@ English sentence, and an error when more than a set share fail (the items are no
 A statement's template part (its text with the head and tail labels masked) is checked, so that a label such as
 "Duran Duran" or "The The" is not read as a fault; ids and stray tokens are looked for in the whole text:
 
-* ``doubled_words``: one to three words repeated at once ("the exported to the exported to", "of of");
+* ``doubled_words``: one to three words repeated at once, an article between allowed ("exported to the exported
+  to", "of of");
 * ``dangling_s``: a lone "s" token, the trace of Freebase's plural marker ("the release date s of") or of a lost
   apostrophe in a label;
 * ``is_the_verb``: "is the" / "was the" before a plural or a verb form ("Zimbabwe is the deals with Botswana.",
@@ -44,7 +45,7 @@ __all__ = ["CHECKS", "ReadabilityError", "ReadabilityReport", "check_readability
 CHECKS: tuple[str, ...] = ("doubled_words", "dangling_s", "is_the_verb", "unresolved_id", "dangling_conjunction",
                            "missing_article", "placeholder")
 
-_DOUBLED = re.compile(r"\b(\w+(?:\s+\w+){0,2})\s+\1\b", re.IGNORECASE)
+_DOUBLED = re.compile(r"\b(\w+(?:\s+\w+){0,2})\s+(?:(?:the|a|an)\s+)?\1\b", re.IGNORECASE)
 _DANGLING = re.compile(r"(?<![\w'’(])s(?![\w'’)])")
 _IS_THE = re.compile(r"\b(?:is|was|are|were) the (\w+)")
 _ID = re.compile(r"(?<![\w/])(?:[QP][0-9]+|/[mg]/[0-9a-z_]+)(?![\w/])")

@@ -136,3 +136,28 @@ def test_render_and_review_rows() -> None:
                        sources={"r": "proposed"})
     assert rows == [{"relation_key": "r", "source": "proposed", "template": "The r of {head} is {tail}.",
                      "examples": "The r of A is B. | The r of C is D."}]
+
+
+def test_multi_valued_relations_read_one_of_many() -> None:
+    import duckdb
+
+    from kgprobe.kg.verbalise import multi_valued
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE relations (id BIGINT, key VARCHAR, label VARCHAR)")
+    con.execute("CREATE TABLE triples (head BIGINT, relation BIGINT, tail BIGINT)")
+    con.execute("INSERT INTO relations VALUES (0, '/film/actor/film', NULL), (1, 'P19', 'place of birth')")
+    # actors with several films (2 of 3 heads); one place of birth each but for 1 of 20 heads (5%)
+    con.execute("INSERT INTO triples VALUES (1, 0, 10), (1, 0, 11), (2, 0, 10), (2, 0, 12), (3, 0, 10)")
+    con.executemany("INSERT INTO triples VALUES (?, 1, ?)", [(h, 100 + h) for h in range(20)])
+    con.execute("INSERT INTO triples VALUES (0, 1, 99)")
+    assert multi_valued(con) == frozenset({"/film/actor/film"})
+    assert multi_valued(con, share=0.06) == frozenset({"/film/actor/film"})
+    assert multi_valued(con, share=0.05) == frozenset({"/film/actor/film", "P19"})
+    assert propose_template("/film/actor/film", many=True) == "One of the films of {head} is {tail}."
+    assert propose_template("P19", "place of birth", many=True) == "One of the places of birth of {head} is {tail}."
+    assert propose_template("P40", "child", many=True) == "One of the children of {head} is {tail}."
+    # a template that does not name the tail as an attribute keeps its form
+    assert propose_template("/location/location/contains", many=True) == "{head} contains {tail}."
+    assert propose_templates([("/film/actor/film", None)], many={"/film/actor/film"})[
+        "/film/actor/film"].template.startswith("One of the films")
