@@ -23,7 +23,9 @@ Categories (issue 40; each a test on a statement, its template and its relation 
   participle's subject: "Academy Award for Best Sound Editing was nominated for Minority Report."; a first
   segment that starts with the participle, "registered_with", names the head as its subject);
 * ``unreadable``: fails any check of the readability gate (:mod:`kgprobe.suites.grapheval.readability`), among
-  statements whose labels are not ids;
+  statements whose labels are not ids; ``unreadable_template``: fails a check other than ``unresolved_id``, among
+  all statements (a template's fault, whatever the labels);
+* ``compound_keys``: the statement's relation is a compound (CVT) path (for scale; not a fault);
 * ``id_label``: the head or tail label is an id (a KG with partial labels).
 """
 
@@ -121,6 +123,8 @@ def categories(row: dict) -> set[str]:
     key, template, text = row["triple"][1], row["template"], row["text"]
     out = set()
     compound = "./" in key
+    if compound:
+        out.add("compound_keys")
     if compound and _DOUBLE_OF.search(template):
         out.add("compound_double_of")
     if compound:
@@ -141,10 +145,13 @@ def categories(row: dict) -> set[str]:
         out.add("id_label")
     elif found:
         out.add("unreadable")
+    if set(found) - {"unresolved_id"}:
+        out.add("unreadable_template")
     return out
 
 
-NAMES = ("compound_double_of", "co_relation_misread", "stray_s", "locale_suffix", "inverted", "unreadable", "id_label")
+NAMES = ("compound_keys", "compound_double_of", "co_relation_misread", "stray_s", "locale_suffix", "inverted",
+         "unreadable", "unreadable_template", "id_label")
 
 
 def measure(before: Path, after: Path, examples: int, seed: int) -> None:

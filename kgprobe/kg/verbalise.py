@@ -5,29 +5,47 @@ it; every proposal is meant to be reviewed (:func:`review_rows` renders each on 
 
 Two proposers:
 
-* :func:`propose_template` / :func:`propose_templates` (rule-based, no model): the relation's phrase is taken from
-  its key when the key is a path (Freebase ``/people/person/place_of_birth``; a compound key through an
-  intermediate node, ``/film/actor/film./film/performance/film``, gives the last segment of each half), from its
-  label otherwise (Wikidata ``P19`` -> "place of birth"), from the key's words last (DBpedia ``birthPlace``). The
-  phrase is then read by its form:
+* :func:`propose_template` / :func:`propose_templates` (rule-based, no model): a Freebase path key is read by its
+  segments (below); any other relation by its label (Wikidata ``P19`` -> "place of birth"), else by its key's words
+  (DBpedia ``birthPlace``). A phrase is read by the parts of speech of its words (lemminflect, through
+  :mod:`kgprobe.scoring.lexicon`):
 
-  =====================================  ==========================================  ============================
-  phrase                                 template                                    example
-  =====================================  ==========================================  ============================
-  verb in the third person               ``{head} <phrase> {tail}.``                 "contains", "adjoins"
-  past participle first                  ``{head} was <phrase> {tail}.``             "nominated for", "born in"
-  ends with "by" (no participle before)  ``{head} has <phrase> {tail}.``              "story by"
-  ends with a preposition                ``{head} is the <phrase> {tail}.``          "first level division of"
-  ends with a past participle            ``{head} <verb> the <rest> {tail}.``        "film sets designed"
-  "is ..." / "has ..."                   ``{head} <phrase> {tail}.``                 "has part", "is a"
-  a noun phrase (everything else)        ``The <phrase> of {head} is {tail}.``       "place of birth", "genre"
-  a plural noun phrase                   ``One of the <phrase> of {head} is {tail}.``  "artists"
-  =====================================  ==========================================  ============================
+  ====================================  ==================================================  ======================================
+  phrase                                template                                            example
+  ====================================  ==================================================  ======================================
+  "is ..." / "has ..."                  ``{head} <phrase> {tail}.``                         "has part"
+  verb in the third person              ``{head} <phrase> {tail}.``                         "contains", "shares border with"
+  ... then a preposition and a noun     ``{head} <verb> <prep> the <noun> {tail}.``         "appears in ranked lists"
+  ``<noun> this <noun>``                ``{tail} is one of the <noun> the <noun> {head}.``  "politicians in this party"
+  past participle first                 ``{head} was|is <phrase> {tail}.``                  "born in", "located in"
+  ends with "by"                        ``{head} has a <phrase> {tail}.``                   "story by"
+  plural noun, participle, preposition  ``{head} is|was <participle> <prep> {tail}.``       "countries spoken in"
+  plural noun, preposition              ``{tail} is one of the <phrase> {head}.``           "countries within"
+  singular noun, preposition            ``{head} is a <phrase> {tail}.``                    "symptom of"
+  plural noun, participles              ``{tail} is one of the <phrase> by {head}.``        "languages spoken, written, or signed"
+  singular noun, participle             ``{head} <participle> the <rest> {tail}.``          "product or material produced"
+  a subject's role noun, "of", a noun   ``{head} is a <noun> of the <rest> {tail}.``        "member of political party"
+  a noun of relations                   ``{head} has <plural> with {tail}.``                "diplomatic relation"
+  a noun phrase (everything else)       ``The <phrase> of {head} is {tail}.``               "place of birth"
+  a plural noun phrase                  ``One of the <phrase> of {head} is {tail}.``        "artists", "symptoms"
+  ====================================  ==================================================  ======================================
 
-  A compound key with two different nouns reads "The <second> of the <first> of {head} is {tail}." ("The currency
-  of the net worth of ..."); one whose first half ends with a preposition reads "{head} is <first> the <second>
-  {tail}." ("is member of the organization"). A relation with no word to read (an opaque id without a label) gets None: its
-  statements use the flagged fallback of the suite.
+  "is" rather than "was" goes with the participles of a state (:data:`_STATIVE_PARTICIPLES`); the role nouns
+  (:data:`_SUBJECT_NOUNS`), the nouns of relations (:data:`_WITH_NOUNS`), the adjectives that only pick an
+  instance (:data:`_DETERMINER_ADJECTIVES`, "other crew" -> "crew") and a few plurals lemminflect reads as singular
+  (:data:`_IRREGULAR_PLURALS`) are the only word lists. With ``many`` (a multi-valued relation, :func:`multi_valued`)
+  "The film of {head} is {tail}." reads "One of the films of {head} is {tail}.".
+
+  A Freebase path ``/domain/type/property`` is read by its property (Freebase's plural marker ``_s`` dropped). A
+  compound (CVT) path ``/d/type/p1./d/node/p2`` reaches the tail through an intermediate node and is read by its
+  last meaningful segment ``p2`` in its direction: a co-relation (``p2`` names the head's own role, or
+  ``participant``) "{head} shared an award nomination with {tail}." ("{head} dated {tail}." for a node named by a
+  participle); a path that collapses (``p2`` names the noun of ``p1``: ``teams`` ... ``team``, ``awards_won`` ...
+  ``award``) reads as ``p1``; ``p1`` ending with a preposition "{head} is a member of the organization {tail}.";
+  ``p2`` a participle of the node's own verb "{head} has an award nomination for {tail}."; otherwise "{head} has a
+  release date whose release region is {tail}." (the node named by ``p1`` or by its type; words repeating the
+  head's type dropped). A relation with no word to read (an opaque id without a label) gets None: its statements
+  use the flagged fallback of the suite.
 * :func:`propose_with_model`: the prompt of GraphEval's Figure 9 (three worked examples, then the relation and
   sample triples) sent to any model through a ``generate`` callable; the reply's template is kept only when it holds
   ``{head}`` and ``{tail}`` once each (else the rule-based proposal, marked as such).
