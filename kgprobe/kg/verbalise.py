@@ -13,7 +13,10 @@ Two proposers:
   ====================================  ==================================================  ======================================
   phrase                                template                                            example
   ====================================  ==================================================  ======================================
-  "is ..." / "has ..."                  ``{head} <phrase> {tail}.``                         "has part"
+  "has" and a noun phrase               (the noun phrase's template)                        "hasChild", "has part"
+  "is", a singular noun, a preposition  ``{head} is a <noun> <prep> {tail}.``               "isCitizenOf"
+  "is ..." / "has ..."                  ``{head} <phrase> {tail}.``                         "has won prize"
+  a key's past form first               ``{head} <phrase> {tail}.``                         "actedIn", "created"
   verb in the third person              ``{head} <phrase> {tail}.``                         "contains", "shares border with"
   ... then a preposition and a noun     ``{head} <verb> <prep> the <noun> {tail}.``         "appears in ranked lists"
   ``<noun> this <noun>``                ``{tail} is one of the <noun> the <noun> {head}.``  "politicians in this party"
@@ -71,7 +74,9 @@ __all__ = ["FIGURE9_PROMPT", "Proposal", "figure9_prompt", "parse_model_template
            "propose_templates", "propose_with_model", "relation_phrase", "render", "review_rows", "multi_valued"]
 
 _PREPOSITIONS = frozenset({"of", "by", "in", "for", "to", "from", "at", "with", "on", "into", "about", "as", "under",
-                           "over", "than", "between", "within"})
+                           "over", "than", "between", "within", "after", "before", "through", "against", "near",
+                           "across", "behind", "during", "without", "upon", "via", "among", "around", "toward",
+                           "towards"})
 _IRREGULAR_PARTICIPLES = frozenset({"born", "written", "known", "made", "held", "won", "given", "taken", "built",
                                     "done", "seen", "shown", "chosen", "drawn", "sung", "spoken", "led", "run", "sold",
                                     "set", "found", "brought", "bought", "taught", "told", "kept", "left", "lost",
@@ -197,17 +202,36 @@ def _aux(word: str) -> str:
     return "is" if word.strip(",") in _STATIVE_PARTICIPLES else "was"
 
 
-def _phrase_template(words: list[str]) -> str | None:
+def _past_tense(word: str) -> bool:
+    """Whether ``word`` is a verb's simple past ("acted", "wrote", "created"), not only its participle ("born")."""
+    w = word.strip(",")
+    return any(w in lemminflect.getAllInflections(lemma, upos="VERB").get("VBD", ())
+               for lemma in parts_of_speech(w).get("VERB", ()))
+
+
+def _phrase_template(words: list[str], *, from_key: bool = False) -> str | None:
     """A template from a relation's phrase (its words, lower case; a label's commas kept on its words), by the
-    phrase's form (the table of the module docstring)."""
+    phrase's form (the table of the module docstring). ``from_key``: the words are a key's own (``actedIn``,
+    ``hasChild``), whose authors wrote "is" / "was" where they meant it (``wasBornIn``), so a past form reads
+    active ("{head} acted in {tail}.")."""
     words = [w for w in words if w not in _STRAY]
     if not words or not any(ch.isalpha() for w in words for ch in w):
         return None
     text = " ".join(words)
     bare = [w.strip(",") for w in words]
     first, last = bare[0], bare[-1]
+    if first in ("has", "have") and len(bare) > 1 and not (bare[1] in _PREPOSITIONS or bare[-1] in _PREPOSITIONS):
+        if _is_participle(bare[1]) and len(bare) > 2:  # "has won prize"
+            return f"{{head}} {first} {bare[1]} the {' '.join(words[2:])} {{tail}}."
+        if not _is_participle(bare[1]) and bare[1] not in ("a", "an", "the"):  # "has child": the noun phrase
+            return _phrase_template(words[1:])
+    if first in ("is", "are") and len(bare) == 3 and bare[2] in _PREPOSITIONS and not _is_participle(bare[1]) \
+            and "NOUN" in parts_of_speech(bare[1]) and not _plural(bare[1]):  # "is citizen of"
+        return f"{{head}} is {_article(bare[1])} {bare[1]} {bare[2]} {{tail}}."
     if first in _VERB_STARTS and len(bare) > 1:
         return f"{{head}} {text} {{tail}}."
+    if from_key and "by" not in bare and _past_tense(first) and first not in _STATIVE_PARTICIPLES:
+        return f"{{head}} {text} {{tail}}."  # YAGO's "actedIn", "created", "wroteMusicFor"
     if _third_person_verb(bare):
         if len(bare) > 2 and bare[1] in _PREPOSITIONS and bare[-1] not in _PREPOSITIONS:  # "appears in ranked lists"
             rest = " ".join(_singular(w) for w in bare[2:])
@@ -321,7 +345,7 @@ def _path_template(key: str) -> str | None:
     if cvt:
         candidates.append(cvt)
     for noun in candidates:  # not "a roster position whose position"
-        if not _same(last[-1:], noun[-1:]) and not _within(noun, last):
+        if not _same(last, noun[-len(last):]) and not _within(noun, last):
             n = " ".join(noun)
             verb = "include" if _plural(_head_noun(last)) else "is"
             return f"{{head}} has {_article(n)} {n} whose {' '.join(last)} {verb} {{tail}}."
@@ -372,7 +396,7 @@ def propose_template(key: str, label: str | None = None, *, many: bool = False) 
         template = _path_template(key.strip())
     else:
         phrase, _ = relation_phrase(key, label)
-        template = _phrase_template(phrase)
+        template = _phrase_template(phrase, from_key=not _label_words(label or "") or (label or "").strip() == key)
     m = _SINGLE.fullmatch(template or "")
     if many and m:
         words = m.group(1).split(" ")

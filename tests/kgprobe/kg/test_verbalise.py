@@ -73,7 +73,16 @@ from kgprobe.kg.verbalise import (
         ("http://dbpedia.org/ontology/birthPlace", None, "The birth place of {head} is {tail}."),
         ("dbo:deathPlace", None, "The death place of {head} is {tail}."),
         ("born_in", "born in", "{head} was born in {tail}."),
-        ("has_part", None, "{head} has part {tail}."),
+        ("has_part", None, "The part of {head} is {tail}."),
+        # YAGO's keys: their own "is" / "was", a past form read active, "has <noun>" as the noun
+        ("wasBornIn", None, "{head} was born in {tail}."),
+        ("actedIn", None, "{head} acted in {tail}."),
+        ("wroteMusicFor", None, "{head} wrote music for {tail}."),
+        ("created", None, "{head} created {tail}."),
+        ("hasChild", None, "The child of {head} is {tail}."),
+        ("hasWonPrize", None, "{head} has won the prize {tail}."),
+        ("isCitizenOf", None, "{head} is a citizen of {tail}."),
+        ("P138", "named after", "{head} was named after {tail}."),
         ("award_received", None, "{head} received the award {tail}."),
     ],
 )
