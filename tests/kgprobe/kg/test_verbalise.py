@@ -50,6 +50,13 @@ from kgprobe.kg.verbalise import (
         ("/award/award_category/winners./award/award_honor/award_winner", None, "One of the winners of {head} is {tail}."),
         ("/people/person/spouse_s./people/marriage/spouse", None, "The spouse of {head} is {tail}."),
         ("/location/location/adjoin_s./location/adjoining_relationship/adjoins", None, "{head} adjoins {tail}."),
+        ("/film/film/other_crew./film/film_crew_gig/film_crew_role", None,
+         "{head} has a crew gig whose crew role is {tail}."),
+        ("/film/film/other_crew./film/film_crew_gig/crewmember", None, "{head} has a crew whose crewmember is {tail}."),
+        ("/soccer/football_team/current_roster./soccer/football_roster_position/position", None,
+         "{head} has a roster whose position is {tail}."),
+        ("/education/educational_degree/people_with_this_degree./education/education/institution", None,
+         "{head} has an education whose institution is {tail}."),
         # co-relations: the tail plays the head's role
         ("/award/award_nominee/award_nominations./award/award_nomination/award_nominee", None,
          "{head} shared an award nomination with {tail}."),
