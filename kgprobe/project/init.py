@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import yaml
 
 from kgprobe.errors import ConfigError
@@ -137,6 +138,26 @@ def _examples(con: Any, unreadable: frozenset[str]) -> dict[int, list[tuple[str,
     return out
 
 
+def _id_label_counts(con: Any, ents: frozenset[str], rels: frozenset[str]) -> dict[str, Any]:
+    """How many entity and relation labels are ids (:func:`kgprobe.kg.readable.unreadable_names`), a few examples,
+    and the share of triples whose head, relation or tail is named by one."""
+    total = con.execute("SELECT count(*) FROM triples").fetchone()[0]
+    share = 0.0
+    if total and (ents or rels):
+        con.register("_init_id_labels", pa.table({"label": pa.array(sorted(ents | rels), pa.string())}))
+        try:
+            named = con.execute(
+                "SELECT count(*) FROM triples x JOIN entities h ON h.id = x.head JOIN entities t ON t.id = x.tail "
+                "JOIN relations r ON r.id = x.relation WHERE trim(h.label) IN (SELECT label FROM _init_id_labels) "
+                "OR trim(t.label) IN (SELECT label FROM _init_id_labels) "
+                "OR trim(r.label) IN (SELECT label FROM _init_id_labels)").fetchone()[0]
+        finally:
+            con.unregister("_init_id_labels")
+        share = named / total
+    return {"entities": len(ents), "relations": len(rels), "examples": sorted(ents | rels)[:3],
+            "triple_share": share}
+
+
 def _domains(con: Any, relations: Sequence[str], unreadable: frozenset[str]) -> tuple[dict[str, Any], list[dict]]:
     """KG-FPQ domains: a greedy cover of the named subjects of ``relations`` by their types (the type that covers
     most subjects not yet covered first), at most :data:`_MAX_DOMAINS`, each adding at least
@@ -216,7 +237,7 @@ def init_project(config: str | Path, *, model: str | None = None,
     from kgprobe.config import load_config
     from kgprobe.kg.ingest import load_kg
     from kgprobe.kg.readable import label_report, unreadable_names
-    from kgprobe.kg.verbalise import propose_template, propose_with_model
+    from kgprobe.kg.verbalise import multi_valued, propose_template, propose_with_model
     from kgprobe.suites.drowzee.rules import propose_properties
     from kgprobe.suites.fpq.edits import infer_types_from_relations
     from kgprobe.warehouse import connect
@@ -268,6 +289,13 @@ def init_project(config: str | Path, *, model: str | None = None,
         examples = _examples(con, unreadable)
         log(f"kgprobe init: {kg}: {labels['entities']:,} entities ({labels['readable_share']:.0%} with a readable "
             f"name), {len(relations)} relations")
+        id_labels = _id_label_counts(con, ents, rels)
+        if id_labels["entities"] or id_labels["relations"]:
+            log(f"kgprobe init: warning: {id_labels['entities']:,} entity and {id_labels['relations']:,} relation "
+                f"labels of {kg} are ids (e.g. {', '.join(id_labels['examples']) or '-'}); "
+                f"{id_labels['triple_share']:.0%} of its triples name one, and their questions and statements are "
+                f"dropped (kgs.{kg}.require_labels): give entity_labels / relation_labels for more")
+        many = multi_valued(con)
         proposed: dict[str, Any] = {}
         if model is not None:
             named = [(key, label) for rid, key, label, _ in relations if label.strip() not in rels and examples.get(rid)]
@@ -278,7 +306,7 @@ def init_project(config: str | Path, *, model: str | None = None,
         statements, questions, review, skipped = {}, {}, [], []
         for rid, key, label, n in relations:
             pairs = examples.get(rid, [])
-            statement = propose_template(key, label) if label.strip() not in rels else None
+            statement = propose_template(key, label, many=key in many) if label.strip() not in rels else None
             how = "rules"
             if key in proposed and proposed[key].template is not None:
                 statement, how = proposed[key].template, proposed[key].method
@@ -405,6 +433,10 @@ def init_project(config: str | Path, *, model: str | None = None,
     if skipped:
         lines += ["", "Relations left out (no question is asked about them):", ""]
         lines += [f"- `{s['relation']}` ({s['label']}, {s['triples']} triples): {s['why']}" for s in skipped]
+    if id_labels["entities"] or id_labels["relations"]:
+        lines += ["", f"Labels that are ids: {id_labels['entities']:,} entities and {id_labels['relations']:,} relations "
+                  f"(e.g. {', '.join(id_labels['examples']) or '-'}); {id_labels['triple_share']:.1%} of the triples "
+                  "name one."]
     if labels["readable_share"] < 1:
         lines += ["", f"{labels['entities'] - labels['readable_entities']:,} entities have no readable name "
                   f"(e.g. {', '.join(labels['unreadable_examples'])}): questions about them are rejected at run time "

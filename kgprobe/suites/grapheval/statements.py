@@ -58,6 +58,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgprobe.arrays import sorted_unique
+from kgprobe.kg.readable import LABEL_CLEANUPS, clean_labels
 from kgprobe.sql import load_sql
 from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.suites.grapheval.templates import (
@@ -113,8 +114,11 @@ class StatementOptions:
     symmetric_reversals: float | None = None
     task: str = "statement"
     proposed: Mapping[str, str] = field(default_factory=dict)
+    label_cleanup: Sequence[str] = LABEL_CLEANUPS
 
     def __post_init__(self) -> None:
+        if set(self.label_cleanup) - set(LABEL_CLEANUPS):
+            raise ValueError(f"label_cleanup must be a subset of {list(LABEL_CLEANUPS)}, got {list(self.label_cleanup)}")
         if self.per_relation is not None and self.per_relation < 1:
             raise ValueError(f"per_relation must be a positive number of triples or None (all), got {self.per_relation}")
         if self.positives is not None and self.positives < 1:
@@ -166,12 +170,14 @@ class DrawnStatements:
     reject_counts: list[dict[str, Any]]
     metadata: dict[str, Any]
     templates: list[RelationTemplate]
+    label_cleanup: tuple[str, ...] = ()
 
     def texts(self, con: duckdb.DuckDBPyConnection) -> tuple[pl.Series, pl.Series]:
         """The positive statements' texts (one per positive) and the negatives' (row-major over (positive, slot),
         slots without a negative left out), rendered from the labels of the KG ``con`` reads."""
-        ent = con.execute("SELECT id, label FROM entities ORDER BY id").pl()
-        labels, ids = ent["label"], ent["id"].to_numpy()
+        ent = con.execute("SELECT id, label FROM entities ORDER BY id").to_arrow_table()
+        labels = pl.Series("label", clean_labels(ent.column("label"), self.label_cleanup))
+        ids = ent.column("id").to_numpy()
         row = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, np.int64)
         row[ids] = np.arange(len(ids))
         has = self.neg_part.ravel() >= 0
@@ -307,7 +313,7 @@ class _KG:
     relation_ids: np.ndarray
 
 
-def _read_kg(con: duckdb.DuckDBPyConnection) -> _KG:
+def _read_kg(con: duckdb.DuckDBPyConnection, label_cleanup: Sequence[str] = ()) -> _KG:
     ent = con.execute(load_sql("grapheval/entity_arrays")).to_arrow_table()
     ids = ent.column("id").to_numpy()
     rel_ids = con.execute("SELECT id FROM relations ORDER BY id").fetchnumpy()["id"].astype(np.int64)
@@ -322,7 +328,7 @@ def _read_kg(con: duckdb.DuckDBPyConnection) -> _KG:
         out[ids] = codes
         return out
 
-    label, n_label = _codes(ent.column("label"))
+    label, n_label = _codes(clean_labels(ent.column("label"), label_cleanup))  # the labels statements show
     norm, n_norm = _codes(ent.column("norm"))
     ptype = pc.fill_null(pc.index_in(ent.column("type"), value_set=types), -1).to_numpy().astype(np.int64)
     pair_type = pc.index_in(pairs.column("type"), value_set=types).to_numpy().astype(np.int64)
@@ -375,7 +381,7 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
 def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.ndarray, head: np.ndarray,
             relation: np.ndarray, tail: np.ndarray) -> pl.Series:  # fmt: skip
     """Statement texts of (head, relation, tail) ids: ``pre + first label + mid + second label + post`` (in Polars:
-    its string gathers and concatenation run on every core)."""
+    its string gathers and concatenation run on every core), a doubled final full stop made one."""
     n_rel = max((t.relation for t in templates), default=-1) + 1
     pre, mid, post = ([""] * n_rel for _ in range(3))
     head_first = np.ones(n_rel, bool)
@@ -387,9 +393,10 @@ def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.nd
     def part(values: list[str]) -> pl.Series | pl.Expr:
         return pl.lit(values[0]) if len(set(values)) <= 1 else pl.Series(values).gather(rel)
 
+    # a label that ends a sentence with its own full stop ("Sheffield Wednesday F.C.") takes no second one
     return pl.select(pl.concat_str([part(pre), labels.gather(pl.Series(row[np.where(hf, head, tail)])), part(mid),
                                     labels.gather(pl.Series(row[np.where(hf, tail, head)])), part(post)])
-                     ).to_series().alias("text")
+                     .str.replace(r"([^.])\.\.$", "${1}.")).to_series().alias("text")
 
 
 # ---- the draw ---------------------------------------------------------------------------------------------------
@@ -407,7 +414,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     relations = con.execute("SELECT id, key, label FROM relations ORDER BY id").fetchall()
     templates, template_meta = resolve_templates(relations, config=options.templates, dbpedia=options.dbpedia,
                                                  dbpedia_match=options.dbpedia_match, proposed=options.proposed)
-    kg = _read_kg(con)
+    kg = _read_kg(con, tuple(options.label_cleanup))
     typed = options.corruption == "typed"
     # what a negative must not be, and where replacements come from, built while the positives are chosen
     kg_keys = threads.submit(lambda: _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent)))
@@ -588,7 +595,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
                             "parts": list(options.parts), "corruption": options.corruption,
                             "max_attempts": options.max_attempts, "dbpedia_match": options.dbpedia_match,
                             "positives": options.positives, "symmetric_reversals": options.symmetric_reversals,
-                            "task": options.task, "seed": seed},
+                            "task": options.task, "seed": seed, "label_cleanup": list(options.label_cleanup)},
                 "symmetric_relations": int(symmetric[kg.relation_ids].sum()) if len(kg.relation_ids) else 0}
     rejected = None
     if rejects:
@@ -599,7 +606,8 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     return DrawnStatements(head=ph, relation=pr, tail=pt, neg_head=neg["head"], neg_relation=neg["relation"],
                            neg_tail=neg["tail"], neg_part=neg["part"], neg_attempt=neg["attempt"], dropped=dropped,
                            rejected=rejected, exhausted=np.stack([slots // k, slots % k], axis=1),
-                           reject_counts=reject_counts, metadata=metadata, templates=templates)
+                           reject_counts=reject_counts, metadata=metadata, templates=templates,
+                           label_cleanup=tuple(options.label_cleanup))
 
 
 _BUCKETS = ((2, "<=2"), (8, "2-8"), (32, "8-32"), (128, "32-128"), (512, "128-512"))
@@ -650,8 +658,8 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     templates = {x.relation: x for x in drawn.templates}
     template = pa.array([templates[i].template for i in rel_id], pa.string())
     source = pa.array([templates[i].source for i in rel_id], pa.string())
-    keys, labels, types = ent.column("key").combine_chunks(), ent.column("label").combine_chunks(), \
-        ent.column("type").combine_chunks()
+    keys, types = ent.column("key").combine_chunks(), ent.column("type").combine_chunks()
+    labels = clean_labels(ent.column("label"), drawn.label_cleanup)
     rkeys, rlabels = rel.column("key").combine_chunks(), rel.column("label").combine_chunks()
 
     def take(values: pa.Array, rows: np.ndarray) -> pa.Array:

@@ -65,3 +65,32 @@ def test_reject_unreadable_drops_whole_groups() -> None:
     assert by_id["a"]["ids"] == ["Q685"] and by_id["d"]["ids"] == ["/m/0abc"]
     assert by_id["b"]["ids"] == [] and by_id["b"]["reason"].startswith("in a group with an item that names")
     assert reject_unreadable(items, set())[0].num_rows == 4
+
+
+@pytest.mark.parametrize(("label", "steps", "clean"), [
+    ("Singer-songwriter-GB", None, "Singer-songwriter"),
+    ("50th Annual Grammy Awards-US", None, "50th Annual Grammy Awards"),
+    ("Seiyū-GB", None, "Seiyū"),
+    ("Waffen-SS", None, "Waffen-SS"),  # not a locale
+    ("Me-TV", None, "Me-TV"),
+    ("Jay-Z", None, "Jay-Z"),
+    ("Children s Hospital", None, "Children's Hospital"),
+    ("Soloist(s) Performance", None, "Soloist(s) Performance"),
+    ("Selma Lagerl\\u00F6f", None, "Selma Lagerlöf"),
+    ("San_Jos$00E9", None, "San_José"),  # Freebase's key escape
+    ("$1000 prize", None, "$1000 prize"),  # a price, not an escape
+    ("Actor-GB", ("unicode_escapes",), "Actor-GB"),  # only the steps asked for
+    ("Actor-GB", (), "Actor-GB"),
+])
+def test_clean_label(label: str, steps, clean: str) -> None:
+    from kgprobe.kg.readable import LABEL_CLEANUPS, clean_label
+
+    assert clean_label(label, LABEL_CLEANUPS if steps is None else steps) == clean
+
+
+def test_clean_label_names_unknown_steps() -> None:
+    from kgprobe.kg.readable import clean_label, clean_labels
+
+    with pytest.raises(ValueError, match="locale_suffix"):
+        clean_label("x", ("lower",))
+    assert clean_labels(pa.chunked_array([["Actor-GB", None]])).to_pylist() == ["Actor", None]

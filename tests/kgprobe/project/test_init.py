@@ -57,7 +57,11 @@ def _codex(tmp_path: Path, shared_data: Path) -> Path:
 def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     cfg = _codex(tmp_path, shared_data)
     before = cfg.read_text(encoding="utf-8")
-    written = init_project(cfg, log=lambda _: None)
+    logged: list[str] = []
+    written = init_project(cfg, log=logged.append)
+    # labels that are ids are counted and warned, with the share of triples that name one
+    warning = next(line for line in logged if "warning" in line)
+    assert re.search(r"[0-9,]+ entity and 0 relation labels of codex_s are ids .*9[0-9]% of its triples", warning)
     names = [w.path.name for w in written]
     assert names == ["codex.yaml", "codex.fpq-domains.yaml", "codex.fpq-templates.yaml",
                      "codex.grapheval-templates.yaml", "codex.drowzee-candidates.yaml", "codex.relations.yaml",
@@ -70,6 +74,17 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     # Wikidata relations, named by their labels, and only those rendered on a triple of named entities
     assert templates["P19"]["yn"] == "Is {object} the place of birth of {subject}?"
     assert statements["P19"] == "The place of birth of {head} is {tail}."
+    # the same templates the suite proposes for the KG (its rules, multi-valued relations read "One of the ...")
+    import duckdb
+
+    from kgprobe.kg.verbalise import multi_valued, propose_template
+
+    with duckdb.connect(str(tmp_path / "wh" / "kg.duckdb"), read_only=True) as con:
+        con.execute('USE "codex_s"')
+        many = multi_valued(con)
+        labels = dict(con.execute("SELECT key, label FROM relations").fetchall())
+    assert all(statements[k] == propose_template(k, labels[k], many=k in many) for k in statements)
+    assert statements["P1412"] == "{tail} is one of the languages spoken, written, or signed by {head}."
     assert set(templates) == set(statements) and 10 <= len(templates) < 42
     assert not any(re.search(r"\b[QP][0-9]+\b", t) for v in templates.values() for t in v.values())
     domains = yaml.safe_load((tmp_path / "codex.fpq-domains.yaml").read_text(encoding="utf-8"))
@@ -84,6 +99,7 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     assert "bear" in relations["P19"]["words"] and relations["P3373"]["single_valued"] is False  # sibling
     review = (tmp_path / "codex.init-review.md").read_text(encoding="utf-8")
     assert "no triple between named entities" in review and "require_labels" in review
+    assert "Labels that are ids:" in review
     with pytest.raises(ConfigError, match="models"):
         bare = tmp_path / "bare.yaml"
         bare.write_text(before.split("models:")[0], encoding="utf-8")

@@ -304,3 +304,20 @@ def test_another_task_gets_its_own_ids(sample_con) -> None:
     assert a.items.column("question").equals(b.items.column("question"))
     assert not set(a.items.column("item_id").to_pylist()) & set(b.items.column("item_id").to_pylist())
     assert set(b.items.column("task").to_pylist()) == {"statement_kgprobe"}
+
+
+def test_labels_are_cleaned_as_the_setting_says() -> None:
+    labels = {"a": "Actor-GB", "b": "Pozna\\u0144", "c": "Children s Hospital", "d": "Sheffield F.C."}
+    con = tiny_kg([("a", "rel", "b"), ("c", "rel", "d"), ("a", "other", "d")], labels=labels)
+    opts = StatementOptions(per_relation=None, negatives=1, parts=("tail",), corruption="uniform")
+    rows = build_statements(con, opts, seed=0).items.to_pylist()
+    pos = {(r["head_key"], r["tail_key"]): r for r in rows if r["polarity"] == "positive"}
+    assert pos[("a", "b")]["question"] == "Actor rel Poznań."
+    assert (pos[("a", "b")]["head_label"], pos[("a", "b")]["tail_label"]) == ("Actor", "Poznań")
+    # a label's own full stop ends the sentence; a lost apostrophe comes back
+    assert pos[("c", "d")]["question"] == "Children's Hospital rel Sheffield F.C."
+    raw = build_statements(con, StatementOptions(per_relation=None, negatives=1, parts=("tail",),
+                                                 corruption="uniform", label_cleanup=()), seed=0).items.to_pylist()
+    assert {r["question"] for r in raw if r["polarity"] == "positive"} >= {"Actor-GB rel Pozna\\u0144."}
+    with pytest.raises(ValueError, match="label_cleanup"):
+        StatementOptions(label_cleanup=("lowercase",))

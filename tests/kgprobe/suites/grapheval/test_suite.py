@@ -199,3 +199,23 @@ def test_fallback_gate_fails_the_items(sample_con) -> None:
     assert {r["source"] for r in ok.metadata["template_review"]} == {"proposed"}
     assert all(r["examples"] for r in ok.metadata["template_review"] if r["relation_key"] in
                {x["relation_key"] for x in ok.items.to_pylist() if x["polarity"] == "positive"})
+
+
+def test_readability_gate_fails_the_items(sample_con, tmp_path) -> None:
+    from kgprobe.suites.grapheval.readability import ReadabilityError
+
+    keys = [k for (k,) in sample_con.execute("SELECT key FROM relations").fetchall()]
+    bad = tmp_path / "bad.yaml"  # every relation read as "is the <plural>": the YAGO statement
+    bad.write_text("".join(f'{k}: "{{head}} is the deals with {{tail}}."\n' for k in keys), encoding="utf-8")
+    settings = GraphEvalSettings(positives=40, templates=str(bad))
+    with pytest.raises(ReadabilityError, match=r"is the deals with.*max_unreadable_share"):
+        SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=settings, seed=0,
+                               config_dir=tmp_path))
+    # raised far enough, the gate lets them through and reports the share
+    loose = GraphEvalSettings(positives=40, templates=str(bad), max_unreadable_share=1.0)
+    meta = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=loose, seed=0,
+                                  config_dir=tmp_path)).metadata
+    assert meta["readability_failing_share"] == 1.0 and meta["readability_checked"] > 0
+    ok = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=GraphEvalSettings(positives=40),
+                                seed=0, config_dir=SAMPLE)).metadata
+    assert ok["readability_failing"] == 0 and ok["id_label_statements"] == 0
