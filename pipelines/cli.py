@@ -390,6 +390,10 @@ def _run(args: argparse.Namespace) -> int:
               + (f"; {rels} relation paths named by their last segment" if rels else "")
               + (f"; relations without a name: {console_text(', '.join(rep['unreadable_relations']))}"
                  if rep["unreadable_relations"] else ""))
+    from kgprobe.project.plan import unscored
+
+    for note in unscored(whole):
+        print(f"kgprobe: note: {note}")
     for w in fired:
         details = console_text(", ".join(f"{k}={v}" for k, v in w["details"].items()))
         print(f"kgprobe: {w['severity']} {w['check']} ({w['run']}){': ' + details if details else ''}")
@@ -446,7 +450,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, load_config
-    from kgprobe.project.plan import format_plan, plan_run
+    from kgprobe.project.plan import format_plan, plan_run, unscored
 
     cfg = load_config(config_path(args.config))
     rows = plan_run(cfg)
@@ -454,6 +458,8 @@ def _plan(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     else:
         print(format_plan(rows))
+        for note in unscored(cfg):
+            print(f"note: {note}")
     return 0
 
 

@@ -419,7 +419,7 @@ def init_project(config: str | Path, *, model: str | None = None,
               f"# Added: suites {', '.join(added) or 'none'}"
               + ("; kgs." + kg + ".infer_types (the KG has no entity types)" if infer else "") + ".\n")
     path.write_text(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
-    load_config(path)  # what init wrote must validate as it stands
+    completed = load_config(path)  # what init wrote must validate as it stands
     written.insert(0, Written(path, f"the config, with suites {', '.join(added) or '(none added)'}",
                               "the sample sizes (n_per_domain, positives, per_rule) and the models"))
     if db_written is not None:
@@ -441,6 +441,9 @@ def init_project(config: str | Path, *, model: str | None = None,
         lines += ["", f"{labels['entities'] - labels['readable_entities']:,} entities have no readable name "
                   f"(e.g. {', '.join(labels['unreadable_examples'])}): questions about them are rejected at run time "
                   f"(kgs.{kg}.require_labels); give entity_labels for more questions."]
+    from kgprobe.project.plan import unscored
+
+    lines += [line for note in unscored(completed) for line in ("", f"Not scored: {note}.")]
     review_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     written.append(Written(review_path, "this list", "-"))
     return written

@@ -269,6 +269,12 @@ class Suite:
         """The suite's settings (its :attr:`Settings`), as the project config validated them when it loaded."""
         return cfg.suite(self.name)
 
+    def unscored(self, cfg: Any) -> list[str]:
+        """What this config makes the suite generate and answer but never score (a sentence each, saying what to
+        change): shown by ``kgprobe plan``, at the end of ``kgprobe run``, in the report's header and in
+        ``kgprobe init``'s review. None by default."""
+        return []
+
     def model_specs(self, cfg: Any, specs: Sequence[ModelSpec]) -> list[ModelSpec]:
         """``specs`` with the suite's sampling defaults (:attr:`sampling`) wherever neither the model's entry nor the
         ``generation`` section sets that parameter."""
