@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -329,8 +330,21 @@ def init_project(config: str | Path, *, model: str | None = None,
             review.append({"relation": key, "label": label, "triples": n, "statement": rendered[0][2],
                            "yn": rendered[0][0], "wh": rendered[0][1], "source": how})
         if not questions:
-            raise ConfigError(f"{path}: kgs.{kg}: no relation has a readable name and a triple between named "
-                              "entities; give relation_labels and entity_labels for the KG")
+            why = Counter(s["why"] for s in skipped)
+            unnamed_relations = why.get("no readable name", 0)
+            no_pairs = why.get("no triple between named entities to check the templates on", 0)
+            missing = []
+            if unnamed_relations:
+                missing.append(f"{unnamed_relations} of {len(relations)} relations have no readable name (give "
+                               f"kgs.{kg}.relation_labels: a TSV of key<TAB>label, e.g. P26<TAB>spouse)")
+            if no_pairs:
+                missing.append(f"{no_pairs} relations with a readable name join no two entities with readable names "
+                               f"({labels['readable_entities']:,} of {labels['entities']:,} entities have one; give "
+                               f"kgs.{kg}.entity_labels: a TSV of key<TAB>label, e.g. Q42<TAB>Douglas Adams)")
+            raise ConfigError(f"{path}: kgs.{kg}: no question can be written: " + "; ".join(missing or [
+                "no relation has a readable name and a triple between named entities"]) +
+                ". Wikidata-keyed KGs (WIKIDATA12k, CoDEx) ship ids only: labels come from a Wikidata dump or the "
+                "dataset's own label files (see docs/tutorials/own-kg.md)")
         domains, cover = _domains(con, sorted(questions), unreadable)
         from kgprobe.scoring.claims import KGFacts
 

@@ -177,3 +177,27 @@ def test_init_without_a_kg_or_a_database_says_what_to_add(tmp_path: Path) -> Non
     cfg.write_text("models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="kgs: map at least one KG"):
         init_project(cfg, log=lambda _: None)
+
+
+def test_init_on_a_kg_of_wikidata_ids_without_labels_says_which_labels_to_supply(tmp_path: Path) -> None:
+    # WIKIDATA12k's shape: QIDs and PIDs only, no label file
+    rows = [f"Q{100 + i}\tP{26 + i % 3}\tQ{200 + i}\n" for i in range(60)]
+    (tmp_path / "kg.tsv").write_text("".join(rows), encoding="utf-8")
+    cfg = tmp_path / "wd.yaml"
+    cfg.write_text("kgs:\n  wd:\n    triples: [kg.tsv]\nmodels:\n  - {name: oracle, backend: reference, kind: oracle}\n",
+                   encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        init_project(cfg, log=lambda _: None)
+    message = str(caught.value)
+    assert "no question can be written" in message
+    assert "3 of 3 relations have no readable name" in message and "relation_labels" in message
+    # with relation names, the entities are what is missing
+    (tmp_path / "rel.tsv").write_text("P26\tspouse\nP27\tcountry of citizenship\nP28\temployer\n", encoding="utf-8")
+    cfg.write_text("kgs:\n  wd:\n    triples: [kg.tsv]\n    relation_labels: rel.tsv\n"
+                   "models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        init_project(cfg, log=lambda _: None)
+    message = str(caught.value)
+    assert "relations with a readable name join no two entities with readable names" in message
+    assert "0 of 120 entities have one" in message and "entity_labels" in message
+    assert "have no readable name (give" not in message
