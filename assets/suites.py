@@ -130,7 +130,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             items, unreadable, coverage = result.items, [], None
             if suite.names_kg_entities and cfg.require_labels.get(kg, True):
                 coverage = label_report(con, kg)
-                items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)))
+                items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)),
+                                                      columns=suite.named_text_columns)
         if coverage is not None:
             context.log.info(f"{suite.name}: {coverage['readable_entities']}/{coverage['entities']} entities of {kg} "
                              f"have a readable name; {len(unreadable)} items rejected for showing an id "

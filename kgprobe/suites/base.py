@@ -256,6 +256,9 @@ class Suite:
     #: Whether the questions name the KG's entities and relations by their labels (``kgs.<kg>.require_labels``
     #: then rejects those that would show an id); False for a suite whose text comes from elsewhere (a database).
     names_kg_entities: ClassVar[bool] = True
+    #: The item columns whose text a model or a scorer reads (the question, and a gold answer the oracle gives and a
+    #: scorer compares with): ``require_labels`` rejects a group in which any of them shows an id.
+    named_text_columns: ClassVar[tuple[str, ...]] = ("question",)
 
     def __repr__(self) -> str:
         return f"<Suite {self.name}>"

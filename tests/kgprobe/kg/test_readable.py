@@ -94,3 +94,22 @@ def test_clean_label_names_unknown_steps() -> None:
     with pytest.raises(ValueError, match="locale_suffix"):
         clean_label("x", ("lower",))
     assert clean_labels(pa.chunked_array([["Actor-GB", None]])).to_pylist() == ["Actor", None]
+
+
+def test_an_id_in_a_gold_proof_rejects_its_group_as_one_in_the_question_does() -> None:
+    import pyarrow as pa
+
+    from kgprobe.suites.drowzee.suite import DrowzeeSuite
+
+    items = pa.table({
+        "item_id": ["a", "b", "c"], "group_id": ["g1", "g1", "g2"],
+        "question": ["Is it true that Fritz Todt died of an illness?", "Is it true that Fritz Todt did not?",
+                     "Is it true that Ada Lovelace was born in London?"],
+        "gold_answer": ["No. The cause of death of Fritz Todt is Q3002150.", "Yes.", "Yes. Ada Lovelace was born in London."],
+        "original_question": [None, None, None],
+    })
+    kept, rejects = reject_unreadable(items, {"Q3002150"})  # the question alone: nothing shows the id
+    assert kept.num_rows == 3 and rejects == []
+    kept, rejects = reject_unreadable(items, {"Q3002150"}, columns=DrowzeeSuite.named_text_columns)
+    assert kept.column("item_id").to_pylist() == ["c"]
+    assert [(r["item_id"], r["ids"]) for r in rejects] == [("a", ["Q3002150"]), ("b", [])]
