@@ -64,7 +64,8 @@ def answers(root: Path, model: str) -> list[dict[str, str]]:
         if text is None:
             print(f"  (no log for {model}/{dataset})", file=sys.stderr)
             continue
-        out += [{"dataset": dataset, "question": q.strip(), "text": a.strip()} for _, _, q, a, _ in _ENTRY.findall(text)]
+        out += [{"dataset": dataset, "question": q.strip(), "text": a.strip()}
+                for _, _, q, a, _ in _ENTRY.findall(text)]
     return out
 
 
