@@ -86,10 +86,10 @@ the model the three answers to say and small models wrap them in text:
    emphasis ("indeed", "definitely", "not only", ...) then true / correct / accurate or false / incorrect /
    inaccurate / wrong, with "not" or "isn't" ("it's not", "wasn't") flipping it, and "I don't think" before it
    flipping it again ("I don't think that's true" is false; "The statement is not false" is true); the prompt's
-   answers in quotes ("The answer is 'Yes, the statement
-   is true.'"); and "I don't know" / "I do not know". A verdict in a sentence that echoes the instructions or talks
-   about the task ("If you know the statement is true, answer ...", "Otherwise", "you are asked", "whether",
-   "must", "should", "designed to", "provide") does not count. All verdicts found agree -> that label; they
+   answers in quotes ("The answer is 'Yes, the statement is true.'"); and "I don't know" / "I do not know". A
+   verdict in a sentence that echoes the instructions or talks about the task ("If you know the statement is true,
+   answer ...", "Otherwise", "you are asked", "whether", "must", "should", "designed to", "provide") does not
+   count. All verdicts found agree -> that label; they
    disagree -> unknown (rule ``both``).
 
 Three more rules guard the true / false / IDK reading:
@@ -397,7 +397,7 @@ _TF_SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)")
 
 # A quoted span: double or curly quotes, or single quotes that open after a non-word character and close before one
 # (so "don't" and "doesn't" inside it neither open nor close it).
-_QUOTED = re.compile(r"""(?P<q>["\u201c])[^"\u201c\u201d\n]{1,300}?["\u201d]
+_QUOTED = re.compile(r"""["\u201c][^"\u201c\u201d\n]{1,300}?["\u201d]
                        |(?<!\w)['\u2018](?=\S)[^\n]{1,300}?(?<=\S)['\u2019](?!\w)""", re.VERBOSE)
 # what makes a quoted span the statement a verdict is about: a verdict verb after it, or "the statement" before it
 _QUOTE_SUBJECT_AFTER = re.compile(r"\s*,?\s*(?:is|was|isn't|wasn't|would\s+be|seems|appears|holds)\b", re.IGNORECASE)
