@@ -89,8 +89,7 @@ the model the three answers to say and small models wrap them in text:
    answers in quotes ("The answer is 'Yes, the statement is true.'"); and "I don't know" / "I do not know". A
    verdict in a sentence that echoes the instructions or talks about the task ("If you know the statement is true,
    answer ...", "Otherwise", "you are asked", "whether", "must", "should", "designed to", "provide") does not
-   count. All verdicts found agree -> that label; they
-   disagree -> unknown (rule ``both``).
+   count. All verdicts found agree -> that label; they disagree -> unknown (rule ``both``).
 
 Three more rules guard the true / false / IDK reading:
 
