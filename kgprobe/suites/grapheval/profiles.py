@@ -7,9 +7,9 @@ ours. Each writes its own task, so the report can say which produced each number
 =====================  ==============================================  ============================================
 positives              every triple, or a uniform sample (positives)   at most ``per_relation`` per relation
 negatives              1 per positive, uniform corruption              3 per positive, typed corruption
-prompt                 Table 6 as raw text, the released ``## Response:``; no chat template (no default system
-                       prompt)                                         Table 6 (``### Response:``) in the chat
-                                                                       template
+prompt                 the released prompt, byte for byte, as raw      Table 6 (``### Response:``) in the chat
+                       text (no chat template, so no default system    template
+                       prompt)
 unreadable answer      read as IDK (so is a tied vote)                 the full penalty (F = 0, F' = 1)
 =====================  ==============================================  ============================================
 

@@ -62,9 +62,9 @@ __all__ = ["GraphEvalSettings", "GraphEvalSuite", "HiddenJudgeSettings", "Templa
 
 
 class HiddenJudgeSettings(BaseModel):
-    """The hidden-state judge (the paper's §3.2): which model's hidden states, how the labelled statements are
-    split, the MLP's training (the paper: 100 epochs, batch 8, Adam 1e-4), how many statements it labels and on
-    how many generation is timed for the speed-up."""
+    """The hidden-state judge (the paper's §3.2), one per profile: which model's hidden states, which network, how
+    the labelled statements are split, the network's training (the paper: 100 epochs, batch 8, Adam 1e-4), how
+    many statements it labels and on how many generation is timed for the speed-up."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -73,6 +73,9 @@ class HiddenJudgeSettings(BaseModel):
     gguf:<file>); None: the evaluated model's own."""
     train_share: float = Field(0.7, gt=0, lt=1)
     """Share of the labelled statements (answered by the model) the judge trains on; the rest is held back."""
+    network: Literal["paper", "relu256"] = "paper"
+    """paper: the released code's network (Linear(d, d), GELU, LayerNorm, a 3-way head chosen by the statement's
+    polarity); relu256: d -> 256 with a ReLU, then the head (kgprobe's earlier judge)."""
     epochs: int = Field(100, ge=1)
     batch_size: int = Field(8, ge=1)
     lr: float = Field(1e-4, gt=0)

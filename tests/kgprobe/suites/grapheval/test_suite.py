@@ -61,6 +61,42 @@ def test_items_are_sample_statements(items) -> None:
     assert prompt.raw and prompt.text.endswith("\n\n## Response:\n\n") and "### Response" not in prompt.text
 
 
+def test_the_paper_prompt_is_the_released_prompt_byte_for_byte() -> None:
+    # The spec, from the released GraphEval code (data_gen/llm_clients.py add_system_prompt for LLaMA, around
+    # data_gen/data_generator.py judge_construct_instruct): the Alpaca preamble and a blank line; "### Instruction:",
+    # a line break and a SPACE before "You are given"; the three answers, each answer sentence followed by one space,
+    # so a space stands before the blank line; "### Input: " with the statement on the same line; a blank line;
+    # "## Response:" (two hashes) and a blank line. Nothing else: no chat template, no trailing text.
+    from kgprobe.suites.grapheval.prompts import PAPER_TEMPLATE_ID, statement_prompt
+
+    statement = "Brendan Fraser was nominated for the Academy Award for Best Actor."
+    expected = (
+        b"Below is an instruction that describes a task, paired with an input that provides further context. "
+        b"Write a response that appropriately completes the request.\n"
+        b"\n"
+        b"### Instruction:\n"
+        b" You are given a statement. You are asked to judge whether the statement is true or false. "
+        b"Answer 'Yes, the statement is true.' if you know the statement is true. "
+        b"Answer 'No, the statement is false.' if you know the statement is false. "
+        b"Otherwise, answer 'I don't know.' \n"
+        b"\n"
+        b"### Input: Brendan Fraser was nominated for the Academy Award for Best Actor.\n"
+        b"\n"
+        b"## Response:\n"
+        b"\n"
+    )
+    prompt = statement_prompt({"item_id": "a", "question": statement, "expected": "true", "task": "statement"})
+    assert prompt.text.encode("utf-8") == expected
+    assert prompt.raw and prompt.template_id == PAPER_TEMPLATE_ID
+    # braces in a statement are text, not format fields
+    odd = statement_prompt({"item_id": "b", "question": "{head} is {tail}.", "expected": "false", "task": "statement"})
+    assert "### Input: {head} is {tail}.\n\n## Response:" in odd.text
+    # the kgprobe profile keeps Table 6 as printed, in the chat template
+    ours = statement_prompt({"item_id": "c", "question": statement, "expected": "true", "task": "statement_kgprobe"})
+    assert not ours.raw and f"### Input:\n{statement}\n\n### Response:\n" in ours.text
+    assert "### Instruction:\nYou are given" in ours.text
+
+
 def test_oracle_texts_read_as_true_and_false(items) -> None:
     rows = items.items.to_pylist()[:8]
     for r in _answers("oracle", rows, n=1):
