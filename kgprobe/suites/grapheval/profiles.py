@@ -11,6 +11,7 @@ prompt                 the released prompt, byte for byte, as raw      Table 6 (
                        text (no chat template, so no default system    template
                        prompt)
 unreadable answer      read as IDK (so is a tied vote)                 the full penalty (F = 0, F' = 1)
+duplicate positives    kept, as the paper keeps every triple           a text shared by two positives asked once
 =====================  ==============================================  ============================================
 
 Explicit ``negatives`` and ``corruption`` settings override both profiles' defaults.
@@ -38,13 +39,15 @@ class Profile:
     per_relation_cap: bool
     unknown_as: str
     raw_prompt: bool
+    dedup: bool
 
 
 PROFILES: dict[str, Profile] = {
     "paper": Profile("paper", "statement", "paper profile", negatives=1, corruption="uniform", per_relation_cap=False,
-                     unknown_as="idk", raw_prompt=True),
+                     unknown_as="idk", raw_prompt=True, dedup=False),
     "kgprobe": Profile("kgprobe", "statement_kgprobe", "kgprobe profile (stricter, ours)", negatives=3,
-                       corruption="typed", per_relation_cap=True, unknown_as="penalty", raw_prompt=False),
+                       corruption="typed", per_relation_cap=True, unknown_as="penalty", raw_prompt=False,
+                       dedup=True),
 }
 _BY_TASK = {p.task: p for p in PROFILES.values()}
 

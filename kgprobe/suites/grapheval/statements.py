@@ -7,7 +7,8 @@ depend on the number of threads); no Python loop touches a triple. DuckDB reads 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate, then, with ``positives``, a uniform seeded sample of that many of them (the
 paper's protocol: every triple, or a uniform sample, so its means are triple-weighted), rendered with the relation's template
-(:mod:`.templates`). A positive whose text equals another positive's is dropped (reason ``duplicate_statement``).
+(:mod:`.templates`). A positive whose text equals another positive's is dropped (reason ``duplicate_statement``)
+when ``dedup`` is on (the kgprobe profile; the paper keeps every triple).
 
 Negatives, k per positive: each slot draws the part to corrupt (uniformly among ``parts``) and a replacement from
 a pool: ``typed`` corruption (the default) draws an entity of the replaced entity's primary type (its rarest type),
@@ -115,6 +116,7 @@ class StatementOptions:
     task: str = "statement"
     proposed: Mapping[str, str] = field(default_factory=dict)
     label_cleanup: Sequence[str] = LABEL_CLEANUPS
+    dedup: bool = True
 
     def __post_init__(self) -> None:
         if set(self.label_cleanup) - set(LABEL_CLEANUPS):
@@ -460,7 +462,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     pos_text = text_key(h0, r0, t0)
     keep = np.ones(len(pos_text), bool)
     ordered = np.sort(pos_text)
-    repeated = sorted_unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    repeated = sorted_unique(ordered[1:][ordered[1:] == ordered[:-1]]) if options.dedup else ordered[:0]
     if len(repeated):  # rare: among the positives sharing a text, the first in (relation, head, tail) order
         shared = np.flatnonzero(_KeySet(repeated).contains(pos_text))
         keep[shared] = False

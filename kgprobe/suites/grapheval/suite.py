@@ -133,6 +133,10 @@ class GraphEvalSettings(BaseModel):
     (:func:`kgprobe.kg.verbalise.propose_template`), listed with example statements for review."""
     max_fallback_share: float = Field(0.05, ge=0, le=1)
     """The items asset fails when more than this share of statements use the fallback ``{head} <label> {tail}.``."""
+    dedup: bool | None = None
+    """Whether a positive statement whose text equals another's (two triples verbalised alike) is asked once (the
+    other dropped with its reason); null: the profile's (paper: kept, as the paper keeps every triple; kgprobe:
+    dropped)."""
     label_cleanup: list[Literal["locale_suffix", "stray_tokens", "unicode_escapes"]] = Field(
         default_factory=lambda: list(LABEL_CLEANUPS))
     """Clean-ups of the entity labels statements show (:func:`kgprobe.kg.readable.clean_label`): a trailing
@@ -180,7 +184,8 @@ def statement_options(settings: GraphEvalSettings, config_dir: Path = Path("."),
                             dbpedia=read(settings.dbpedia_templates, "dbpedia_templates"),
                             dbpedia_match=settings.dbpedia_match, symmetric_reversals=settings.symmetric_reversals,
                             task=prof.task, proposed=dict(proposed or {}),
-                            label_cleanup=tuple(settings.label_cleanup))
+                            label_cleanup=tuple(settings.label_cleanup),
+                            dedup=prof.dedup if settings.dedup is None else settings.dedup)
 
 
 def items_metadata(result: StatementSet) -> dict[str, Any]:

@@ -160,6 +160,22 @@ def test_duplicate_positive_statements_are_dropped() -> None:
     assert s.metadata["positives_drawn"] == 4 and s.metadata["positives_unique"] == 3
     dropped = [r for r in s.rejects.to_pylist() if r["reason"] == "duplicate_statement"]
     assert [(r["head_key"], r["text"]) for r in dropped] == [("paris_tx", "Paris twinned with rome.")]
+    # the paper keeps every triple: without dedup both Paris statements are asked
+    kept = build_statements(con, StatementOptions(per_relation=None, negatives=1, dedup=False), seed=0)
+    assert kept.metadata["positives_unique"] == 4
+    assert not [r for r in kept.rejects.to_pylist() if r["reason"] == "duplicate_statement"]
+    texts = [t for t, e in zip(kept.items.column("question").to_pylist(), kept.items.column("expected").to_pylist())
+             if e == "true"]
+    assert sorted(texts).count("Paris twinned with rome.") == 2
+
+
+def test_the_profiles_dedup_by_default_as_they_say() -> None:
+    from kgprobe.suites.grapheval.suite import GraphEvalSettings, statement_options
+
+    settings = GraphEvalSettings()
+    assert statement_options(settings, profile="paper").dedup is False
+    assert statement_options(settings, profile="kgprobe").dedup is True
+    assert statement_options(GraphEvalSettings(dedup=True), profile="paper").dedup is True
 
 
 def test_templates_config_then_fallback(sample_con) -> None:
