@@ -401,7 +401,8 @@ def init_project(config: str | Path, *, model: str | None = None,
         added.append("fpq")
     if "grapheval" not in suites:
         # about 1,000 positives between named entities: with a share s of entities named, s^2 of the triples
-        grapheval: dict[str, Any] = {"kg": kg, "templates": files["grapheval-templates"].name}
+        grapheval: dict[str, Any] = {"kg": kg, "templates": files["grapheval-templates"].name,
+                                     "templated_only": True}
         wanted = math.ceil(_GRAPHEVAL_POSITIVES / max(labels["readable_share"] ** 2, 1e-6))
         if wanted < sum(r[3] for r in relations):
             grapheval["positives"] = wanted

@@ -117,6 +117,7 @@ class StatementOptions:
     proposed: Mapping[str, str] = field(default_factory=dict)
     label_cleanup: Sequence[str] = LABEL_CLEANUPS
     dedup: bool = True
+    templated_only: bool = False
 
     def __post_init__(self) -> None:
         if set(self.label_cleanup) - set(LABEL_CLEANUPS):
@@ -350,12 +351,15 @@ class _Pools:
     members: np.ndarray
 
 
-def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
+def _pools(kg: _KG, typed: bool, relations: np.ndarray | None = None) -> tuple[_Pools, int, int, int]:
     """Pools, numbered: 0 every entity, 1 every relation; when typed, 2 + t the entities of type t, then per relation
     its heads (dom), its tails (rng), then per type t the relations whose heads have primary type t (rt). Returns
-    the pools and the first numbers of the dom, rng and rt blocks."""
+    the pools and the first numbers of the dom, rng and rt blocks. ``relations`` (a mask by relation id), when
+    given, keeps the relation pools to those relations (a relation corruption draws only from them)."""
     pool_id = [np.zeros(len(kg.entity_ids), np.int64), np.ones(len(kg.relation_ids), np.int64)]
     member = [kg.entity_ids, kg.relation_ids]
+    if relations is not None:
+        pool_id[1], member[1] = pool_id[1][relations[kg.relation_ids]], kg.relation_ids[relations[kg.relation_ids]]
     t, r = kg.n_type, kg.n_rel
     dom, rng, rt = 2 + t, 2 + t + r, 2 + t + 2 * r
     if typed:
@@ -366,6 +370,8 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
             pool_id.append(base + pairs // kg.n_ent)
             member.append(pairs % kg.n_ent)
         typed_head = kg.ptype[kg.head] >= 0
+        if relations is not None:
+            typed_head &= relations[kg.relation]
         pairs = sorted_unique(kg.ptype[kg.head[typed_head]] * max(r, 1) + kg.relation[typed_head])
         pool_id.append(rt + pairs // max(r, 1))
         member.append(pairs % max(r, 1))
@@ -422,7 +428,11 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     kg_keys = threads.submit(lambda: _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent)))
     surface = threads.submit(lambda: _KeySet(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel,
                                                   kg.n_norm, kg.n_norm)))
-    pooled = threads.submit(_pools, kg, typed)
+    allowed = None  # templated_only: the relations the project's templates file names, for positives and pools
+    if options.templated_only:
+        allowed = np.zeros(max(kg.n_rel, 1), bool)
+        allowed[[t.relation for t in templates if t.source == "config" and t.relation < len(allowed)]] = True
+    pooled = threads.submit(_pools, kg, typed, allowed)
     k = options.negatives
 
     # templates: a pattern code per relation (the text around the labels) and which label comes first
@@ -442,6 +452,9 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
 
     # positives: per relation in seeded order, the first `cap`; then (relation, head, tail) order, first text wins
     h0, r0, t0 = kg.head, kg.relation, kg.tail
+    if allowed is not None:
+        asked = allowed[r0]
+        h0, r0, t0 = h0[asked], r0[asked], t0[asked]
     if options.per_relation is not None and len(h0):
         order = np.lexsort((t0, h0, _hash(seed, h0, r0, t0), r0))
         rs = r0[order]

@@ -133,6 +133,10 @@ class GraphEvalSettings(BaseModel):
     (:func:`kgprobe.kg.verbalise.propose_template`), listed with example statements for review."""
     max_fallback_share: float = Field(0.05, ge=0, le=1)
     """The items asset fails when more than this share of statements use the fallback ``{head} <label> {tail}.``."""
+    templated_only: bool = False
+    """Ask about, and corrupt relations with, only the relations the `templates` file names: every statement then
+    reads as a template someone reviewed. `kgprobe init` sets it (the relations its review leaves out stay out of
+    the negatives too); false: every relation, with proposed or fallback templates where the file has none."""
     dedup: bool | None = None
     """Whether a positive statement whose text equals another's (two triples verbalised alike) is asked once (the
     other dropped with its reason); null: the profile's (paper: kept, as the paper keeps every triple; kgprobe:
@@ -185,7 +189,8 @@ def statement_options(settings: GraphEvalSettings, config_dir: Path = Path("."),
                             dbpedia_match=settings.dbpedia_match, symmetric_reversals=settings.symmetric_reversals,
                             task=prof.task, proposed=dict(proposed or {}),
                             label_cleanup=tuple(settings.label_cleanup),
-                            dedup=prof.dedup if settings.dedup is None else settings.dedup)
+                            dedup=prof.dedup if settings.dedup is None else settings.dedup,
+                            templated_only=settings.templated_only)
 
 
 def items_metadata(result: StatementSet) -> dict[str, Any]:

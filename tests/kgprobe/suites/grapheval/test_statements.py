@@ -337,3 +337,21 @@ def test_labels_are_cleaned_as_the_setting_says() -> None:
     assert {r["question"] for r in raw if r["polarity"] == "positive"} >= {"Actor-GB rel Pozna\\u0144."}
     with pytest.raises(ValueError, match="label_cleanup"):
         StatementOptions(label_cleanup=("lowercase",))
+
+
+def test_templated_only_asks_and_corrupts_with_the_reviewed_relations_alone() -> None:
+    triples = [(f"{rel[0]}{i}", rel, f"{rel[0]}x{i}") for i in range(12)
+               for rel in ("spouse", "unmarried_partner", "employer")]
+    con = tiny_kg(triples)
+    reviewed = {"spouse": "{head} is married to {tail}.", "employer": "{head} works for {tail}."}
+    for corruption in ("uniform", "typed"):
+        opts = StatementOptions(per_relation=None, negatives=3, parts=("relation",), corruption=corruption,
+                                templates=reviewed, templated_only=True)
+        rows = build_statements(con, opts, seed=0).items.to_pylist()
+        assert rows and not any("unmarried" in r["question"] for r in rows), corruption
+        assert {r["question"].split()[1] for r in rows} == {"is", "works"}
+        assert not any(r["question"].startswith("u") for r in rows)  # no positive of the left-out relation
+    # without it the left-out relation is asked and drawn, with a proposed template
+    rows = build_statements(con, StatementOptions(per_relation=None, negatives=3, parts=("relation",),
+                                                  templates=reviewed), seed=0).items.to_pylist()
+    assert any("unmarried" in r["question"] for r in rows)
