@@ -606,7 +606,7 @@ def _export(args: argparse.Namespace) -> int:
         out = Path(args.output or f"export/{args.suite}-{args.format}")
         sampling = SUITES[args.suite].sampling
         files = export_suite(items, args.suite, args.format, out, provenance=provenance, n=sampling.n,
-                             temperature=sampling.temperature)
+                             temperature=sampling.temperature, top_p=sampling.top_p)
     except ExportError as exc:
         print(f"kgprobe: {exc}", file=sys.stderr)
         return 2
