@@ -265,27 +265,24 @@ def _empty_share(frame: pl.DataFrame, column: str) -> float:
 
 
 def choose_fds(frame: pl.DataFrame, candidates: Sequence[FDCandidate], *, relation: str, per_relation: int = 5,
-               max_lhs: int = 3) -> list[FDCandidate]:  # fmt: skip
+               max_naming: int = 3) -> list[FDCandidate]:  # fmt: skip
     """The FDs a starter spec asks about ``relation``, at most ``per_relation``, **one per left-hand side** (two FDs
     with one left side would ask one question twice, expecting two answers): first those that name the entity
-    (``X -> name``, :func:`entity_name_column`): every other column when that is at most ``max_lhs`` columns (the
-    paper's form), then the minimal ones, fewest columns and exact keys first (``iata -> name``, ``latitude,
-    longitude -> name``); then one fact per further left side that holds the name or is a key (``name, state ->
+    (``X -> name``, :func:`entity_name_column`), at most ``max_naming``, fewest columns and exact keys first
+    (``iata -> name``, ``latitude, longitude -> name``; minimal, so not "every other column -> name", which
+    repeats them with more clues); then one fact per further left side that holds the name or is a key (``name, state ->
     city``), its right side a column of words (not a code or a measurement) with the most distinct values; then
-    the other FDs that the data could have broken (``zip -> city``, support above 0), most support first. A left side with an empty value in some row
+    the other FDs that the data could have broken (``zip -> city``, support above 0), most support first, of two
+    one-to-one columns (a country code and a country) one direction only. A left side with an empty value in some row
     is not used (its question would have an empty slot)."""
     name = entity_name_column(frame)
     usable = [c for c in candidates if c.relation == relation
               and all(_empty_share(frame, x) == 0 for x in c.lhs) and _empty_share(frame, c.rhs) <= 0.01]
     chosen: list[FDCandidate] = []
     if name is not None:
-        whole = identifying_fd(frame, relation=relation)
-        if whole is not None and whole.rhs == name and len(whole.lhs) <= max_lhs and \
-                all(_empty_share(frame, x) == 0 for x in whole.lhs):
-            chosen.append(whole)
         naming = sorted((c for c in usable if c.rhs == name),
                         key=lambda c: (len(c.lhs), not c.lhs_is_key, c.violations, -c.groups, c.lhs))
-        chosen += naming
+        chosen += naming[:max_naming]
     n_unique = {c: frame.get_column(c).n_unique() for c in frame.columns}
     facts = [c for c in usable if c.rhs != name and (name in c.lhs or c.lhs_is_key)]
     codes = set(measurements(frame, frame.columns)) | {c for c in frame.columns if _column_words(frame, c).isupper()}
@@ -297,8 +294,8 @@ def choose_fds(frame: pl.DataFrame, candidates: Sequence[FDCandidate], *, relati
     chosen += [c for c in usable if c.rhs != name and c.support > 0]
     out, seen = [], set()
     for c in chosen:
-        if frozenset(c.lhs) in seen:
-            continue
+        if frozenset(c.lhs) in seen or any(o.lhs == (c.rhs,) and c.lhs == (o.rhs,) for o in out):
+            continue  # one question per left side; of two one-to-one columns (code <-> country), one direction
         seen.add(frozenset(c.lhs))
         out.append(c)
     return out[:per_relation]

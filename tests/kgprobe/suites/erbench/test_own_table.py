@@ -230,3 +230,33 @@ def test_init_then_run_with_the_reference_models(tmp_path: Path, kind: str) -> N
     n = 2 * ERBENCH_LIMIT_PER_FD * 3  # three FDs: iata -> name, latitude, longitude -> name, name, state -> city
     assert (headline["oracle"]["value"], headline["oracle"]["n"]) == (1.0, n)
     assert headline["always-yes"]["value"] == 0.0  # every BN(N) answered wrongly, every BN(Y) without a rationale
+
+
+@pytest.mark.shared_data
+def test_init_on_erbenchs_real_airports_in_sqlite(tmp_path: Path, shared_data: Path) -> None:
+    # the released ERBench airports (1,500 real airports: name, ICAO code, latitude, longitude, country code,
+    # country under generic headers), loaded into SQLite as a user would
+    source = shared_data / "seeds" / "erbench" / "multi_choice" / "dataset" / "crafted" / "airport.csv"
+    frame = read_table(source)
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "airports.sqlite") as con:
+        con.execute("CREATE TABLE airports (name TEXT, icao TEXT, lat REAL, lon REAL, country_code TEXT, country TEXT)")
+        con.executemany("INSERT INTO airports VALUES (?, ?, ?, ?, ?, ?)",
+                        [(r[1], r[2], float(r[3]), float(r[4]), r[5], r[6]) for r in frame.iter_rows()])
+    cfg = _init(tmp_path, "airports.sqlite")
+    raw = yaml.safe_load((tmp_path / "airports.erbench-spec.yaml").read_text(encoding="utf-8"))
+    asked = [(fd["lhs"], fd["rhs"]) for fd in raw["fds"]]
+    # the paper's Table 7 FD (latitude, longitude -> name) and the ICAO key; a country code and its country are
+    # asked in one direction only
+    assert asked[:2] == [(["icao"], ["name"]), (["lat", "lon"], ["name"])]
+    assert ((["country_code"], ["country"]) in asked) + ((["country"], ["country_code"]) in asked) == 1
+    assert raw["formats"] == {"airports.lat": {"round": 4}, "airports.lon": {"round": 4}}
+    settings = load_config(cfg).suite("erbench")
+    spec = load_spec(settings.db, config_dir=tmp_path)
+    with duckdb.connect() as con:
+        load_erdb(con, spec)
+        items = build_items(con, spec, QuestionOptions(limit=settings.limit_per_fd))
+    questions = items.column("question").to_pylist()
+    assert len(questions) == len(set(questions)) and shared_prompts(items) == []
+    assert "Is there an airport whose ICAO is SCLI?" in questions  # Torca, Chile: the table's first row
