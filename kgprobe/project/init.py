@@ -13,6 +13,10 @@ writes beside the config everything the suites need, each file listed with what 
   inverse pairs, transitive, functional, each with its support); those at Drowzee's own threshold go into the
   config, the others are listed for review.
 
+When ``suites.erbench.db`` names data rather than a spec (a CSV file or folder, a SQLite or DuckDB file, ``file#table``
+for one of its tables), an ERBench spec of it is written first (:func:`_database_spec`: one FD per left side, its
+questions built once and checked, ``limit_per_fd`` :data:`ERBENCH_LIMIT_PER_FD` unless set).
+
 The config gets a ``suites:`` section for each suite it did not have (sections already written are kept) and is
 saved in place, its previous text beside it as ``<name>.before-init.yaml``; ``kgprobe run --config FILE`` then runs
 unchanged. The KG is loaded into the config's warehouse on the way, so the run reuses that snapshot.
@@ -261,8 +265,8 @@ def init_project(config: str | Path, *, model: str | None = None,
     stem, folder = path.stem, path.parent
     if not cfg.kgs:  # a purely relational project (ERBench alone): the spec is all there is to write
         if db_written is None:
-            raise ConfigError(f"{path}: kgs: name a KG, or suites.erbench.db a CSV file or folder, for kgprobe init "
-                              "to start from")
+            raise ConfigError(f"{path}: kgs: name a KG, or suites.erbench.db a CSV file or folder or a SQLite / "
+                              "DuckDB file, for kgprobe init to start from")
         review_path = folder / f"{stem}.init-review.md"
         written = [Written(path, "the config, naming the ERBench spec written from the data", "the models"),
                    db_written, Written(review_path, "this list", "-")]
