@@ -555,14 +555,14 @@ def _database_spec(path: Path, raw: dict, log: Callable[[str], None]) -> Written
     path relative to the config, point ``db`` at it, set ``limit_per_fd`` (:data:`ERBENCH_LIMIT_PER_FD`) when the
     config has none, build its questions once to check them, and say what to check; else None. A spec already
     there is kept as ``<stem>.erbench-spec.before-init.yaml``."""
-    from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, read_table
+    from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, table_frame
 
     section = (raw.get("suites") or {}).get("erbench")
     db = section.get("db") if isinstance(section, dict) else None
     if not isinstance(db, str) or db.endswith((".yaml", ".yml", ".json")):
         return None
     source, tables = _erbench_tables(db, path)
-    candidates = [c for rel, f in tables.items() for c in discover_fds(read_table(f), relation=rel)]
+    candidates = [c for rel, f in tables.items() for c in discover_fds(table_frame(f)[0], relation=rel)]
     folder = source if source.is_dir() else source.parent
     spec = erbench_spec(path.stem, tables, candidates, folder=folder, spec_folder=path.parent)
     out = path.parent / f"{path.stem}.erbench-spec.yaml"

@@ -39,7 +39,7 @@ import polars as pl
 from kgprobe.errors import ConfigError
 
 __all__ = ["CONSTANT_SHARE", "FDCandidate", "TableRef", "choose_fds", "database_kind", "discover_fds",
-           "entity_name_column", "erbench_spec", "identifying_fd", "list_tables", "read_table"]
+           "entity_name_column", "erbench_spec", "identifying_fd", "list_tables", "read_table", "table_frame"]
 
 #: A right-hand side whose most common value is in at least this share of the rows is nearly constant: no FD to it.
 CONSTANT_SHARE = 0.9
@@ -153,6 +153,21 @@ def read_table(path: str | Path | TableRef, table: str | None = None) -> pl.Data
     except Exception as exc:  # noqa: BLE001 - polars raises several kinds for a bad file
         raise ConfigError(f"cannot read {path} as CSV ({exc}); give a CSV file with a header row, or a SQLite or "
                           "DuckDB file") from exc
+
+
+def table_frame(where: str | Path | TableRef) -> tuple[pl.DataFrame, dict[str, str]]:
+    """A table as :func:`read_table` reads it, without row-number columns, its columns renamed to SQL identifiers
+    (``Airport Name`` -> ``airport_name``), and the names (identifier -> the column in the source)."""
+    frame = read_table(where)
+    names: dict[str, str] = {}
+    for c in (c for c in frame.columns if not _row_number(frame, c)):
+        safe = c if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", c) else \
+            (re.sub(r"\W+", "_", c).strip("_").lower() or "column")[:60]
+        safe = f"c_{safe}" if safe[0].isdigit() else safe
+        while safe in names:
+            safe += "_"
+        names[safe] = c
+    return frame.select(list(names.values())).rename({v: k for k, v in names.items()}), names
 
 
 def _row_number(frame: pl.DataFrame, column: str) -> bool:
@@ -381,11 +396,11 @@ def erbench_spec(name: str, tables: Mapping[str, Path | TableRef], candidates: l
         source = {"kind": "csv", "path": _relative(folder, spec_folder)}
     relations, fds, formats = {}, [], {}
     for rel, where in tables.items():
-        frame = read_table(where)
-        columns = [c for c in frame.columns if not _row_number(frame, c)]
+        frame, names = table_frame(where)
+        columns = list(names)
         entity = singular(_words(rel))
-        relations[rel] = ({"table": where.table} if isinstance(where, TableRef) else
-                          {"file": _relative(where, folder)}) | {"columns": columns, "entity": entity}
+        relations[rel] = ({"table": where.table} if isinstance(where, TableRef) else {"file": _relative(where, folder)}) \
+            | {"columns": columns if all(k == v for k, v in names.items()) else names, "entity": entity}
         name_column = entity_name_column(frame.select(columns))
         asked: dict[str, str] = {}
         for i, c in enumerate(choose_fds(frame.select(columns), candidates, relation=rel, per_relation=per_relation)):

@@ -260,3 +260,25 @@ def test_init_on_erbenchs_real_airports_in_sqlite(tmp_path: Path, shared_data: P
     questions = items.column("question").to_pylist()
     assert len(questions) == len(set(questions)) and shared_prompts(items) == []
     assert "Is there an airport whose ICAO is SCLI?" in questions  # Torca, Chile: the table's first row
+
+
+def test_init_on_headers_that_are_not_identifiers(tmp_path: Path) -> None:
+    # a spreadsheet export: "Airport Name", "IATA Code", "Lat." ... become identifiers mapped to the headers
+    headers = {"iata": "IATA Code", "name": "Airport Name", "city": "City", "state": "State", "country": "Country",
+               "latitude": "Lat.", "longitude": "Long."}
+    write_csv(tmp_path / "airports.csv", [{headers[k]: v for k, v in r.items()} for r in airports(120)])
+    cfg = _init(tmp_path, "airports.csv")
+    raw = yaml.safe_load((tmp_path / "airports.erbench-spec.yaml").read_text(encoding="utf-8"))
+    assert raw["relations"]["airports"]["columns"] == {"iata_code": "IATA Code", "airport_name": "Airport Name",
+                                                       "City": "City", "State": "State", "Country": "Country",
+                                                       "lat": "Lat.", "long": "Long."}
+    assert [(fd["lhs"], fd["rhs"]) for fd in raw["fds"]][:2] == [(["iata_code"], ["airport_name"]),
+                                                                 (["lat", "long"], ["airport_name"])]
+    settings = load_config(cfg).suite("erbench")
+    spec = load_spec(settings.db, config_dir=tmp_path)
+    with duckdb.connect() as con:
+        load_erdb(con, spec)
+        items = build_items(con, spec, QuestionOptions(limit=settings.limit_per_fd))
+    questions = items.column("question").to_pylist()
+    assert len(questions) == len(set(questions))
+    assert f"Is there an airport whose iata code is {airports(120)[0]['iata']}?" in questions
