@@ -535,7 +535,7 @@ def _erbench_examples(spec_path: Path, limit: int | None) -> tuple[int, list[str
     with duckdb.connect() as con:
         load_erdb(con, spec)
         items = build_items(con, spec, QuestionOptions(limit=limit))
-    check_shared_prompts(items)
+    check_shared_prompts(items, strict=True)
     rows = [r for r in items.select(["qtype", "fd", "question"]).to_pylist() if r["qtype"] == "BN(Y)"]
     by_fd: dict[str, list[str]] = {}
     for r in rows:

@@ -1,8 +1,9 @@
 """Items that share a prompt must expect one answer: the response store keeps one answer per prompt (system prompt
 and text), so two items asked with one text and expecting different answers (another yes / no, another FD-inferred
 value) would both be scored against the same answer, and the oracle's rationale for one would name the other's
-value. :func:`check_shared_prompts` refuses such items before anything is asked, naming both items, their FDs and
-the prompt, and what to change in the spec.
+value. :func:`check_shared_prompts` refuses such items before anything is asked when the spec makes them (two FDs
+with one question), naming both items, their FDs and the prompt, and what to change in the spec; records of one FD
+or path that read alike are left out with a warning that names them (refused with ``strict``).
 
     >>> check_shared_prompts(items)   # ConfigError: 'Is there an airport whose name is X?' is asked by ...
 """
@@ -56,24 +57,46 @@ def _describe(item: dict[str, Any]) -> str:
     return f"item {item['item_id']} of FD {item['fd']} ({item['qtype']}, expects {item['expected']}{names})"
 
 
-def check_shared_prompts(items: pa.Table) -> None:
-    """Raise :class:`ConfigError` when items that expect different answers share a prompt (see the module
-    docstring); the message names the first prompt, both items and their FDs, how many prompts clash, and what to
-    change in the spec."""
-    found = shared_prompts(items)
-    if not found:
-        return
+def _spec_clash(found: dict[str, Any]) -> bool:
+    """A clash the spec's templates make: items of two FDs or paths share the prompt (one left side, one
+    template), rather than records of one FD or path whose questions read alike."""
+    return len({i["fd"] for i in found["items"]}) > 1
+
+
+def _message(found: list[dict[str, Any]], what: str, then: str) -> str:
     first = found[0]
-    fds = sorted({i["fd"] for i in first["items"]})
-    same_fd = len(fds) == 1
-    fix = ("its left-hand side has rows with the same question text (a display format, such as rounding, makes two "
-           "records read alike): show more digits in formats, or put another column on the left side"
-           if same_fd else
-           "give the FDs different question templates (name what each asks for, e.g. 'If so, what is its city?'), "
-           "or merge FDs with one left side into one FD with both columns on its right side (rhs: [city, iata])")
-    raise ConfigError(
-        f"ERBench: {len(found)} prompt(s) are asked by items that expect different answers, and the response store "
-        f"keeps one answer per prompt. The first: {first['question']!r} is asked by "
-        + " and by ".join(_describe(i) for i in first["items"][:3])
-        + (f" (and {len(first['items']) - 3} more)" if len(first["items"]) > 3 else "")
-        + f". In the spec, {fix}.")
+    return (f"ERBench: {len(found)} prompt(s) are asked by {what}, and the response store keeps one answer per "
+            f"prompt, so at most one of them could be scored right. The first: {first['question']!r}, asked by "
+            + " and by ".join(_describe(i) for i in first["items"][:3])
+            + (f" (and {len(first['items']) - 3} more)" if len(first["items"]) > 3 else "")
+            + f". {then}")
+
+
+def check_shared_prompts(items: pa.Table, *, strict: bool = False) -> tuple[pa.Table, list[str]]:
+    """``items`` without those that share a prompt while expecting different answers, and the warnings to give.
+
+    Items of two FDs or paths that share a prompt (one left side, one template) are the spec's doing: a
+    :class:`ConfigError` names the first prompt, the items and their FDs, how many prompts clash, and what to
+    change in the spec. Records of one FD or path whose questions read alike (two footballers both called
+    "Fernando", one at Sevilla, one at Beijing Guoan: the data's own ambiguity) are left out, both of them, with a
+    warning that names them; with ``strict`` (how ``kgprobe init`` checks the spec it writes) they are an error
+    too."""
+    found = shared_prompts(items)
+    spec = [f for f in found if _spec_clash(f)]
+    if spec:
+        raise ConfigError(_message(
+            spec, "items of different FDs that expect different answers",
+            "In the spec, give the FDs different question templates (name what each asks for, e.g. 'If so, what "
+            "is its city?'), or merge FDs with one left side into one FD with both columns on its right side "
+            "(rhs: [city, iata])."))
+    if not found:
+        return items, []
+    fix = ("put a column that tells the records apart into the question (a show column, a left-hand side column), "
+           "or show more digits in formats")
+    if strict:
+        raise ConfigError(_message(found, "records of one FD that read alike", f"In the spec, {fix}."))
+    dropped = {i["item_id"] for f in found for i in f["items"]}
+    keep = pa.array([i not in dropped for i in items.column("item_id").to_pylist()], pa.bool_())
+    message = _message(found, "records of one FD or path whose questions read alike",
+                       f"Their {len(dropped)} items are left out; to ask them, {fix}.")
+    return items.filter(keep), [message]

@@ -240,7 +240,9 @@ class ERBenchSuite(Suite):
                                multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot,
                                kg=source.kg, prefer_kg=s.prefer_kg, sample=s.sample, distractors=s.distractors)
         items = with_demos(build_items(source.con, spec, opts, schema=s.schema_name), s, Path(source.config_dir))
-        check_shared_prompts(items)  # one answer per prompt in the store: never two expected answers
+        items, clashes = check_shared_prompts(items)  # one stored answer per prompt: one expected answer
+        for message in clashes:
+            warnings.warn(message, ERBenchWarning, stacklevel=2)
         dropped = dropped_in_sample(source.con, spec, s) if s.fd_violations == "drop" else []
         if dropped:
             names = "; ".join(f"{d['relation']} row {d['row']} {d['record']}" for d in dropped[:10])

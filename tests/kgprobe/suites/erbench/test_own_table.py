@@ -140,6 +140,30 @@ def test_items_sharing_a_prompt_with_different_answers_are_refused(tmp_path: Pat
     assert shared_prompts(items.filter(pa.array([f == "airports_city" for f in items.column("fd").to_pylist()]))) == []
 
 
+def test_records_of_one_fd_that_read_alike_are_left_out_or_refused_strictly(tmp_path: Path) -> None:
+    # coordinates rounded to whole degrees: two airports of one FD read alike, expecting other names
+    write_csv(tmp_path / "airports.csv", airports())
+    spec = parse_spec({"name": "airports", "source": {"kind": "csv", "path": str(tmp_path)},
+                       "relations": {"airports": {"file": "airports.csv", "columns": COLUMNS}},
+                       "formats": {"airports.latitude": {"round": 0}, "airports.longitude": {"round": 0}},
+                       "fds": [{"name": "at", "relation": "airports", "lhs": ["latitude", "longitude"], "rhs": ["name"],
+                                "basic": "Is there an airport at latitude {latitude} and longitude {longitude}?",
+                                "negated": "Is it true that no airport is at {latitude}, {longitude}?"}]})
+    with duckdb.connect() as con:
+        load_erdb(con, spec)
+        items = build_items(con, spec, QuestionOptions(limit=50, known=False))
+    found = shared_prompts(items)
+    assert found and all({i["fd"] for i in f["items"]} == {"at"} for f in found)
+    kept, messages = check_shared_prompts(items)
+    assert len(messages) == 1 and found[0]["question"] in messages[0] and "read alike" in messages[0]
+    # both records of each such prompt are left out, and nothing else
+    dropped = {i["item_id"] for f in found for i in f["items"]}
+    assert kept.num_rows == items.num_rows - len(dropped) > 0 and shared_prompts(kept) == []
+    assert f"Their {len(dropped)} items are left out" in messages[0]
+    with pytest.raises(ConfigError, match="read alike"):
+        check_shared_prompts(items, strict=True)
+
+
 def _init(tmp_path: Path, db: str) -> Path:
     cfg = tmp_path / "airports.yaml"
     cfg.write_text(f"warehouse: warehouse/kgprobe.duckdb\nsuites:\n  erbench: {{db: {db}}}\n" + MODELS,
@@ -168,7 +192,7 @@ def test_init_on_a_database_file_builds_questions_as_written(tmp_path: Path, kin
     with duckdb.connect() as con:
         load_erdb(con, spec)
         items = build_items(con, spec, QuestionOptions(limit=settings.limit_per_fd))
-    check_shared_prompts(items)
+    assert check_shared_prompts(items, strict=True) == (items, [])
     questions = items.column("question").to_pylist()
     assert len(questions) == len(set(questions)) == 2 * ERBENCH_LIMIT_PER_FD * len(raw["fds"])
     per_fd = Counter(items.column("fd").to_pylist())
