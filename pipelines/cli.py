@@ -545,7 +545,7 @@ def _import_responses(args: argparse.Namespace) -> int:
                                           "called for them) with the sampling parameters the answers were made with")
             if not wh.partition_dir(root, f"{name}_items").exists():
                 raise ResponseImportError(f"suite {name!r} has no items under {root} yet; build them first "
-                                          f"(kgprobe run --job {name}_items) or pass --suite")
+                                          f"(kgprobe run --job {name}_questions), or pass --suite for another")
             items = wh.read_partition(root, f"{name}_items").to_pylist()
             targets += [(p, specs[args.model].params) for p in suite.prompts(items)]
         summary = import_responses(rows, model=args.model, targets=targets, store=ResponseStore(root / "response_store"),
@@ -553,9 +553,11 @@ def _import_responses(args: argparse.Namespace) -> int:
     except ResponseImportError as exc:
         print(f"kgprobe: {exc}", file=sys.stderr)
         return 2
+    flag = f" --config {args.config}" if args.config else ""
     print(f"kgprobe: imported {summary['rows']} answer(s) of {args.model} for {summary['prompts']} prompt(s) "
           f"({summary['stored']} stored samples, run {summary['run_id']}); score them with "
-          f"kgprobe run --job <suite>_responses --partition {args.model} and the scoring jobs, as any model")
+          f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is asked of the model's "
+          f"backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
     return 0
 
 

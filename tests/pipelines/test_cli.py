@@ -206,3 +206,18 @@ def test_a_warning_shows_its_small_mappings_as_details() -> None:
     (w,) = _warnings(SimpleNamespace(get_asset_check_evaluations=lambda: [ev]), "prepare")
     assert w["check"] == "fpq_edit_coverage" and w["severity"] == "WARN"
     assert w["details"] == {"low_coverage": "NDC 0.417 NNSR 0.3", "coverage": "NSC 0.9 NDC 0.417 NNSR 0.3"}
+
+
+def test_import_responses_names_jobs_that_exist(project: Path, capsys) -> None:
+    from pipelines.definitions import build_definitions
+
+    jobs = {j.name for j in build_definitions(str(project)).get_repository_def().get_all_jobs()}
+    # no items yet: the message names the job that builds them
+    answers = project.parent / "answers.jsonl"
+    answers.write_text('{"item_id": "x", "sample_index": 0, "text": "Yes."}\n', encoding="utf-8")
+    assert main(["import-responses", str(answers), "--config", str(project), "--model", "oracle",
+                 "--suite", "grapheval"]) == 2
+    err = capsys.readouterr().err
+    named = [w.strip("`(),") for w in err.split() if w.endswith("_questions)") or w.endswith("_questions),")]
+    assert named == ["grapheval_questions"] and "grapheval_questions" in jobs, err
+    assert {"closed_book", "publish"} <= jobs  # what a successful import tells the user to run
