@@ -585,9 +585,14 @@ def _export(args: argparse.Namespace) -> int:
     try:
         if args.suite not in SUITES:
             raise ExportError(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
+        if not SUITES[args.suite].configured(cfg):
+            enabled = [s.name for s in SUITES.values() if s.configured(cfg)]
+            raise ExportError(f"suite {args.suite!r} is not enabled in {chosen} (enabled: {', '.join(enabled) or 'none'});"
+                              f" add a suites.{args.suite} section to build its items, or export another")
         if not wh.partition_dir(root, f"{args.suite}_items").exists():
+            flag = f" --config {args.config}" if args.config else ""
             raise ExportError(f"suite {args.suite!r} has no items under {root} yet; build them first "
-                              "(kgprobe run --job prepare)")
+                              f"(kgprobe run{flag} --job {args.suite}_questions)")
         items = wh.read_partition(root, f"{args.suite}_items").to_pylist()
         snapshots = []
         db = cfg.warehouse.resolve()

@@ -221,3 +221,9 @@ def test_import_responses_names_jobs_that_exist(project: Path, capsys) -> None:
     named = [w.strip("`(),") for w in err.split() if w.endswith("_questions)") or w.endswith("_questions),")]
     assert named == ["grapheval_questions"] and "grapheval_questions" in jobs, err
     assert {"closed_book", "publish"} <= jobs  # what a successful import tells the user to run
+
+
+def test_export_of_a_disabled_suite_says_it_is_not_enabled(project: Path, capsys) -> None:
+    assert main(["export", "--config", str(project), "--suite", "okgqa", "--format", "jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "'okgqa' is not enabled" in err and "enabled: fpq, grapheval" in err and "--job prepare" not in err
