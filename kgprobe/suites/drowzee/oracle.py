@@ -4,10 +4,14 @@ the response graph with the ground-truth graph of the proof, and name the catego
 * A refusal ("I don't know" at the beginning, or any phrase of :data:`REFUSALS` anywhere in a short answer) is not a
   hallucination: the paper's "correct and normal response", category CO (and counted on its own).
 * Otherwise :func:`response_edges` reads the reasoning's triples with the shared claim extractor
-  (:mod:`kgprobe.scoring.claims`: the KG names a fact mentions and the relation phrase between them, read by label,
-  key, phrasing or embedding, its direction and negation kept); a fact it reads no claim from goes to
+  (:mod:`kgprobe.scoring.claims`: the KG names a fact mentions and the relation phrase between them, read by the
+  phrase sets of the relation labels — word forms, derivations, synonyms, the user's phrasings,
+  :mod:`kgprobe.scoring.relations` — or embedding, its direction and negation kept), else as a plain "S <relation
+  words> O" sentence by the same phrase sets (:func:`plain_claims`). A temporal item's sentences are read the same
+  way against its events that are KG facts, their year phrases set apart (:func:`event_edges`: "X passed away in Y
+  in 2007" is the event "X died in Y" started and ended in 2007). A fact none of these reads goes to
   :class:`Extractor`, which turns each reasoning sentence into triples, offline: a relation phrase is found by
-  the patterns of the relation labels (by phrase type, :mod:`.templates`) and of their aliases, or, between two
+  the patterns of the relation labels (by phrase type, :mod:`.templates`) and of the user's aliases, or, between two
   linked mentions, by embedding similarity; the subject and object spans are linked against the KG's entity labels
   (and the item's event labels): exact, then normalised (case, accents, punctuation, a leading "the"), then by
   embedding (cosine >= the threshold). Sentences that deny (not, never, n't) give negated relations, which match
