@@ -19,7 +19,10 @@ Which relations each rule uses comes from the config (:class:`RuleConfig`); :fun
 data's own evidence (symmetric: reverse edges >= 95%; inverse pairs: both directions >= 95%; transitive: two-step
 paths the relation closes; functional: subjects with one object, where a closed-world negation is safe) for a person
 to accept. Every :class:`DerivedFact` keeps its premises (the KG triples ``(head, relation, tail)`` by id: the
-triple's key) and whether the KG already states it; a negation whose target fact is in the KG is never derived.
+triple's key) and whether the KG already states it; a negation whose target fact is in the KG is never derived, nor
+one whose negated object holds a true object through the KG's containment relations ("Is it true that X was born in
+Spain?" where the KG has X born in Málaga, located in Spain; :func:`containment_relations`, up to
+:data:`CONTAINMENT_HOPS` triples out, as KG-FPQ checks its false premises).
 Caps (per subject, per rule) are applied in the seeded hash order of each SQL file, then across relations.
 
     >>> facts = derive(con, RuleConfig(symmetric=("spouse",)), seed=0)
@@ -37,7 +40,8 @@ from typing import Any
 from kgprobe.errors import ConfigError
 from kgprobe.sql import load_sql
 
-__all__ = ["PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "derive", "fact_period", "propose_properties"]
+__all__ = ["CONTAINMENT_HOPS", "PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "containment_relations", "derive",
+           "fact_period", "propose_properties"]
 
 #: The rules, in the order items are made.
 RULES: tuple[str, ...] = ("negation", "inverse", "symmetric", "transitive", "composition", "same")
@@ -163,6 +167,20 @@ def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: s
     return out
 
 
+#: How many containment triples a negated object may lie out from the true one and still hold it (church -> town ->
+#: country), as KG-FPQ's false premises check it.
+CONTAINMENT_HOPS = 3
+
+
+def containment_relations(con: Any) -> dict[int, str]:
+    """The KG's containment relations by id, read from their labels (:func:`kgprobe.scoring.relations.containment`:
+    ``inward`` for "located in", "country", "part of"; ``outward`` for "contains"), as KG-FPQ reads them."""
+    from kgprobe.scoring.relations import containment, profile_of
+
+    return {int(rid): way for rid, key, label in con.execute(load_sql("drowzee/relations")).fetchall()
+            if (way := containment(profile_of(str(label), key=str(key)))) is not None}
+
+
 def functional_relations(con: Any, *, threshold: float = 0.95, min_support: int = 3) -> list[str]:
     """Relation keys whose subjects have exactly one object in at least ``threshold`` of cases."""
     rows = con.execute(load_sql("drowzee/propose_functional"), {"min_support": min_support}).fetchall()
@@ -183,8 +201,11 @@ def derive(con: Any, config: RuleConfig, *, seed: int = 0,
     negation = (functional_relations(con, threshold=config.functional_threshold) if config.negation is None
                 else _need(known, config.negation, "negation"))
     symmetric = set(config.symmetric)
+    ways = containment_relations(con) if negation else {}
+    inside = {"inward": sorted(r for r, w in ways.items() if w == "inward"),
+              "outward": sorted(r for r, w in ways.items() if w == "outward"), "hops": CONTAINMENT_HOPS}
     for rel in negation:
-        facts += _rows(con, "derive_negation", {**base, "relation": rel, "symmetric": rel in symmetric},
+        facts += _rows(con, "derive_negation", {**base, "relation": rel, "symmetric": rel in symmetric, **inside},
                        "negation", rel, rel, truth=False)
     for rel in _need(known, list(config.inverse), "inverse"):
         facts += _rows(con, "derive_inverse", {**own, "relation": rel, "inverse": config.inverse[rel]},

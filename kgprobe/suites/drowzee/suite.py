@@ -79,7 +79,7 @@ from kgprobe.suites.drowzee.rules import RULES
 from kgprobe.suites.drowzee.templates import PHRASE_TYPES, PROMPT_TEMPLATES, prompt_text
 from kgprobe.suites.settings import InputFile, confined_model_entry
 
-__all__ = ["DEFAULT_ALIASES", "DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
+__all__ = ["DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
 
 _S, _F, _B = pa.string(), pa.float64(), pa.bool_()
 _ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S), ("original_question", _S)])
@@ -87,14 +87,6 @@ _SAMPLES = pa.schema(list(SAMPLE_SCHEMA) + [("answer", _S), ("category", _S), ("
                                             ("edge_similarity", _F), ("triples", _S)])
 _VOTES = pa.schema(list(VOTE_SCHEMA) + [("category", _S), ("refusal", _B), ("node_similarity", _F),
                                         ("edge_similarity", _F), ("answered", _B)])
-
-#: Extra phrases of common relation keys the offline extractor reads besides the labels (a config adds more).
-DEFAULT_ALIASES: dict[str, list[str]] = {
-    "born_in": ["born in"], "died_in": ["died in"], "spouse": ["married to"],
-    "capital_of": ["the capital of"], "shares_border_with": ["borders", "shares a border with"],
-    "located_in": ["situated in"], "buried_in": ["buried in"], "painted_by": ["painted by"],
-    "written_by": ["written by"], "composed_by": ["composed by"], "directed_by": ["directed by"],
-}
 
 _HALLUCINATED = ("EK", "EI", "OL")
 #: The fewest new tokens a judge's claim extraction gets.
@@ -283,7 +275,7 @@ class DrowzeeSuite(Suite):
             relations.update(ev.get("relations", {}))
             kinds.update(ev.get("phrase_types", {}))
         s = settings or DrowzeeSettings()
-        aliases = {k: v for k, v in {**DEFAULT_ALIASES, **s.aliases}.items() if k in relations}
+        aliases = {k: v for k, v in s.aliases.items() if k in relations}
         return Extractor(entities, relations, aliases=aliases, phrase_types={**kinds, **s.phrase_types},
                          embedder=embedder, threshold=s.threshold)
 
@@ -344,16 +336,53 @@ class DrowzeeSuite(Suite):
         return {"symmetric": symmetric, "inverse": inverse}
 
     def item_kg(self, item: Mapping[str, Any], s: DrowzeeSettings) -> KGFacts:
-        """The item's entities and relations as the claim checker reads them (ids as strings, relation keys),
-        with the settings' aliases as phrasings and its relation properties."""
+        """The item's entities and relations as the claim checker reads them (ids as strings, relation keys): a
+        rule item's proof, a temporal item's events that are KG facts (:meth:`event_facts`). Relation phrases are
+        read by the phrase sets of the relation labels (:mod:`kgprobe.scoring.relations`), with the settings'
+        ``aliases`` as extra phrasings; the settings' relation properties."""
         ev = json.loads(item["evidence"])
         params = self.item_params(item, s)
-        rels = {**dict(ev.get("relations") or {}), **{k: v for k, v in s.inverse_labels.items()}}
-        aliases = {k: {a: False for a in v} for k, v in {**DEFAULT_ALIASES, **s.aliases}.items() if k in rels}
-        triples = [(str(p["head"]), p["relation"], str(p["tail"])) for p in ev.get("premises", [])]
-        return KGFacts.from_triples(triples, entity_labels={str(k): v for k, v in (ev.get("entities") or {}).items()},
-                                    relation_labels=rels, inverses={}, symmetric=params["symmetric"],
-                                    phrasings=aliases)
+        if item["task"] == "temporal":
+            triples, labels, rels = self._event_triples(ev, s)
+        else:
+            rels = {**dict(ev.get("relations") or {}), **{k: v for k, v in s.inverse_labels.items()}}
+            triples = [(str(p["head"]), p["relation"], str(p["tail"])) for p in ev.get("premises", [])]
+            labels = {str(k): v for k, v in (ev.get("entities") or {}).items()}
+        aliases = {k: {a: False for a in v} for k, v in s.aliases.items() if k in rels}
+        return KGFacts.from_triples(triples, entity_labels=labels, relation_labels=rels, inverses={},
+                                    symmetric=params["symmetric"], phrasings=aliases)
+
+    @staticmethod
+    def _event_triples(ev: Mapping[str, Any], s: DrowzeeSettings) -> tuple[list[tuple[str, str, str]],
+                                                                              dict[str, str], dict[str, str]]:
+        """A temporal item's events that are KG facts (two entities and a relation) as triples over entity ids
+        ``e0``, ``e1``, ... (one per label), with the entity labels and the relation words (the key's words, or
+        the settings' ``relation_phrases``: what the event labels say)."""
+        from kgprobe.suites.drowzee.templates import relation_phrase
+
+        ids: dict[str, str] = {}
+        triples = []
+        rels: dict[str, str] = {}
+        for e in ev.get("events", {}).values():
+            names = e.get("entities") or []
+            if len(names) != 2 or not e.get("relation") or e["relation"] == "occurs":
+                continue
+            h, t = (ids.setdefault(n, f"e{len(ids)}") for n in names)
+            triples.append((h, e["relation"], t))
+            rels[e["relation"]] = relation_phrase(e["relation"], None, s.relation_phrases)
+        return triples, {v: k for k, v in ids.items()}, rels
+
+    def event_facts(self, item: Mapping[str, Any], s: DrowzeeSettings) -> dict[tuple[str, str, str],
+                                                                                tuple[str, str, str]]:
+        """A temporal item's events that are KG facts: (head, relation, tail) as :meth:`item_kg` keys them ->
+        (event name, label, kind)."""
+        if item["task"] != "temporal":
+            return {}
+        ev = json.loads(item["evidence"])
+        triples, _, _ = self._event_triples(ev, s)
+        named = [(n, e) for n, e in ev.get("events", {}).items()
+                 if len(e.get("entities") or []) == 2 and e.get("relation") and e["relation"] != "occurs"]
+        return {t: (n, e["label"], e.get("kind", "event")) for t, (n, e) in zip(triples, named)}
 
     def _item_extractor(self, item: Mapping[str, Any], s: DrowzeeSettings, embedder: Any) -> Extractor:
         return self._extractor([item], s, embedder)
@@ -386,7 +415,7 @@ class DrowzeeSuite(Suite):
                 dry = self._item_extractor(item, s, recorder)
                 ground, events, prefer = self.ground_truth(item, dry)
                 edges = response_edges(r["text"] or "", kg, dry, events=events, prefer=prefer, embedder=recorder,
-                                       threshold=s.threshold)
+                                       threshold=s.threshold, event_facts=self.event_facts(item, s))
                 params = self.item_params(item, s)
                 graph_similarity(edges, ground, embedder=recorder, threshold=s.threshold,
                                  symmetric=params["symmetric"], inverse=params["inverse"],
@@ -404,7 +433,8 @@ class DrowzeeSuite(Suite):
             ground, events, prefer = self.ground_truth(item, extractors[key])
             text = r["text"] if r.get("error") is None else None
             edges = response_edges(text or "", kgs[key], extractors[key], events=events, prefer=prefer,
-                                   embedder=embedder, threshold=s.threshold)
+                                   embedder=embedder, threshold=s.threshold,
+                                   event_facts=self.event_facts(item, s))
             offline[r["response_id"]] = edges
             samples.append(self._sample(r, item, perturbation, HEURISTIC, text, edges, ground, embedder, s))
         judges = list(scoring.judges) if s.llm_extractor else []
