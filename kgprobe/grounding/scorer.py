@@ -53,7 +53,7 @@ __all__ = [
 #: Embedding models :func:`train_scorer` can fit.
 MODELS: tuple[str, ...] = ("distmult", "complex")
 #: Training objectives: 1-N scoring with BCE against all entities, or BCE with sampled negatives.
-TRAININGS: tuple[str, ...] = ("1-N", "negative-sampling")
+TRAININGS: tuple[str, ...] = ("balanced", "1-N", "negative-sampling")
 #: Version of the saved artifact's layout; :meth:`TripleScorer.load` refuses other versions.
 FORMAT_VERSION = 1
 
@@ -95,7 +95,7 @@ class TrainConfig:
     epochs: int = 7
     batch_size: int = 256
     lr: float = 0.01
-    training: str = "1-N"
+    training: str = "balanced"
     negatives: int = 64
     regularisation: float = 0.0
     label_smoothing: float = 0.0
@@ -500,6 +500,11 @@ def _fit(
         query_ent = torch.from_numpy(query_keys // rel_rows)
         query_rel = torch.from_numpy(query_keys % rel_rows)
         items = len(query_keys)
+    elif config.training == "balanced":
+        # one item per true triple, scored as TripleScorer.logits does (both directions with reciprocals)
+        items = len(triples)
+        triples_t = torch.from_numpy(triples)
+        known = np.sort(_triple_keys(triples, num_entities, num_relations))
     else:
         query_ent, query_rel = torch.from_numpy(q_ent), torch.from_numpy(q_rel)
         answers_t = torch.from_numpy(answer)
@@ -511,11 +516,18 @@ def _fit(
         total, count = 0.0, 0
         perm = torch.randperm(items, generator=gen)
         for batch in perm.split(config.batch_size):
+            optimizer.zero_grad(set_to_none=True)
+            if config.training == "balanced":
+                loss = _balanced_step(triples_t[batch], known, entity, relation, bias, dropout, config,
+                                      num_entities, num_relations, gen, device, torch)
+                optimizer.step()
+                total += loss * len(batch)
+                count += len(batch)
+                continue
             qe = query_ent[batch].to(device)
             qr = query_rel[batch].to(device)
             e_h, w_r = entity[qe], relation[qr]
             query = dropout(_torch_query(e_h, w_r, config, torch))
-            optimizer.zero_grad(set_to_none=True)
             if config.training == "1-N":
                 b = batch.numpy()
                 counts = indptr[b + 1] - indptr[b]
@@ -554,6 +566,52 @@ def _fit(
         if log is not None:
             log(epoch, mean_loss, seconds)
     return tuple(p.detach().cpu().numpy().astype(np.float32) for p in (entity, relation, bias))
+
+
+def _balanced_step(
+    batch: Any, known: np.ndarray, entity: Any, relation: Any, bias: Any, dropout: Any, config: TrainConfig,
+    num_entities: int, num_relations: int, gen: Any, device: Any, torch: Any,
+) -> float:
+    """One step of ``training="balanced"``: BCE of the batch's true triples (target 1) and of as many uniformly
+    random (h, r, t) triples (target 0), drawn afresh each step, the two classes weighted equally; a random
+    triple that is a training triple is left out of the loss. Returns the step's loss."""
+    size = (len(batch),)
+    neg = torch.stack([torch.randint(0, num_entities, size, generator=gen),
+                       torch.randint(0, num_relations, size, generator=gen),
+                       torch.randint(0, num_entities, size, generator=gen)], dim=-1)
+    keys = _triple_keys(neg.numpy(), num_entities, num_relations)
+    at = np.minimum(np.searchsorted(known, keys), len(known) - 1)
+    weight = torch.from_numpy((known[at] != keys).astype(np.float32)).to(device)
+    pos = batch.to(device)
+    neg = neg.to(device)
+    pos_logits = _torch_triple_logits(pos, entity, relation, bias, dropout, config, num_relations, torch)
+    neg_logits = _torch_triple_logits(neg, entity, relation, bias, dropout, config, num_relations, torch)
+    bce = torch.nn.functional.binary_cross_entropy_with_logits
+    loss = bce(pos_logits, torch.ones_like(pos_logits))
+    loss = loss + (bce(neg_logits, torch.zeros_like(neg_logits), reduction="none") * weight).sum() / weight.sum().clamp(min=1)
+    if config.regularisation:
+        touched = (entity[pos[:, 0]], entity[pos[:, 2]], relation[pos[:, 1]], entity[neg[:, 0]], entity[neg[:, 2]])
+        loss = loss + config.regularisation * sum((x * x).sum(-1).mean() for x in touched)
+    loss.backward()
+    return float(loss.detach())
+
+
+def _torch_triple_logits(triples: Any, entity: Any, relation: Any, bias: Any, dropout: Any, config: TrainConfig,
+                         num_relations: int, torch: Any) -> Any:
+    """The logit of each (h, r, t) row as :meth:`TripleScorer.logits` computes it (the mean of the forward and
+    backward logits with reciprocal relations), with dropout on the query vectors."""
+    h, r, t = triples[:, 0], triples[:, 1], triples[:, 2]
+    forward = (dropout(_torch_query(entity[h], relation[r], config, torch)) * entity[t]).sum(-1) + bias[t]
+    if not config.reciprocal:
+        return forward
+    backward = (dropout(_torch_query(entity[t], relation[r + num_relations], config, torch)) * entity[h]).sum(-1)
+    return 0.5 * (forward + backward + bias[h])
+
+
+def _triple_keys(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
+    """One int64 per (h, r, t): (h * R + r) * E + t."""
+    triples = np.asarray(triples, dtype=np.int64)
+    return (triples[:, 0] * num_relations + triples[:, 1]) * num_entities + triples[:, 2]
 
 
 def _one_to_n_step(
