@@ -2,8 +2,9 @@
 ``grapheval_items`` and the rest of the lane come from the suite factory (``assets/suites.py``).
 
 ``grapheval_hidden_judge[model]`` reads the lane's items and the model's responses, computes one forward pass per
-statement (the model's own weights from the run's model pool, or ``hidden_judge.substitute_model``), trains the
-judge on the answered groups, and writes ``grapheval_hidden_judge`` (per-statement labels and splits) and
+statement (the model's own weights from the run's model pool, or ``hidden_judge.substitute_model``), trains one
+judge on the answered groups of each profile (never across the two prompt formats), and writes
+``grapheval_hidden_judge`` (per-statement labels and splits) and
 ``grapheval_hidden_judge_metrics`` (the common metric schema: judges ``hidden_state``, ``hidden_state:heldout``,
 ``generated:heldout``). It does nothing (an empty partition and a note) unless the suite's ``judge`` is
 ``hidden_state`` and the model is a transformers model.
@@ -17,7 +18,7 @@ from assets._checks import partitions_to_check
 from assets._metadata import markdown_table, table_metadata
 from kgprobe.config import generation_models, scoring_settings
 from kgprobe.suites.base import METRIC_SCHEMA, table
-from kgprobe.suites.grapheval.judge import CLASSES, LABEL_SCHEMA, precision_recall_f1, run_hidden_judge
+from kgprobe.suites.grapheval.judge import LABEL_SCHEMA, judge_against_baseline, run_hidden_judge
 from kgprobe.suites.grapheval.suite import GraphEvalSuite
 from pipelines.partitions import MODEL
 from resources import ModelPool, ProjectResource, WarehouseResource
@@ -60,23 +61,27 @@ def _judge(context, cfg, warehouse: WarehouseResource, models: ModelPool, model:
             train_share=opts.train_share, epochs=opts.epochs, batch_size=opts.batch_size, lr=opts.lr,
             max_statements=opts.max_statements, timing_statements=opts.timing_statements,
             forward_batch_size=opts.forward_batch_size, confidence=scoring.confidence,
-            resamples=scoring.resamples, hidden_model=opts.substitute_model)
+            resamples=scoring.resamples, hidden_model=opts.substitute_model, network=opts.network)
     finally:
         if hidden is not backend:
             hidden.close()
     warehouse.write_partition("grapheval_hidden_judge", result.labels, {MODEL: model})
     warehouse.write_partition("grapheval_hidden_judge_metrics", table(result.metrics, METRIC_SCHEMA),
                               {MODEL: model})
-    s = result.summary
-    context.log.info(f"grapheval judge {model}: macro F1 {s['f1']:.3f} (majority-class baseline "
-                     f"{s['baseline_f1']:.3f}), speed-up {s['speedup']:.1f}x")
-    overall = [{"labels": m["judge"], "metric": m["metric"], "value": m["value"], "n": m["n"]}
+    profiles = result.summary["profiles"]
+    for name, s in profiles.items():
+        context.log.info(f"grapheval judge {model}, {name} profile: agreement {s['agreed']}/{s['heldout_classed']} "
+                         f"(majority-class baseline {s['baseline_agreed']}/{s['heldout_classed']}), macro F1 "
+                         f"{s['f1']:.3f} (baseline {s['baseline_f1']:.3f}), speed-up {s['speedup']:.1f}x"
+                         + ("" if s["beats_baseline"] else "; the judge does not beat its baseline"))
+    overall = [{"labels": m["judge"], "task": m["task"], "metric": m["metric"], "value": m["value"], "n": m["n"]}
                for m in result.metrics if not m["breakdown"]]
     return dg.MaterializeResult(metadata={
         **table_metadata(result.labels.num_rows),
-        **{k: v for k, v in s.items() if isinstance(v, (int, float, str))},
-        "train_class_counts": dg.MetadataValue.json(s["train_class_counts"]),
-        "metrics": dg.MetadataValue.md(markdown_table(overall, limit=40)),
+        "profiles": dg.MetadataValue.json(profiles),
+        "skipped_profiles": dg.MetadataValue.json(result.summary["skipped"]),
+        "beats_baseline": dg.MetadataValue.json({name: s["beats_baseline"] for name, s in profiles.items()}),
+        "metrics": dg.MetadataValue.md(markdown_table(overall, limit=60)),
     })
 
 
@@ -95,28 +100,27 @@ def build(parts) -> tuple[list, list]:
             context.add_asset_metadata(result.metadata or {}, partition_key=key)
         return dg.MaterializeResult()
 
-    return [grapheval_hidden_judge], [grapheval_hidden_judge_f1]
+    return [grapheval_hidden_judge], [grapheval_hidden_judge_agreement]
 
 
 @dg.asset_check(asset="grapheval_hidden_judge",
-                description="Warns when the judge's macro F1 on held-out groups (correctness classes right / wrong / "
-                            "IDK) does not beat the majority-class baseline's: its labels should not stand in for "
-                            "answers.")
-def grapheval_hidden_judge_f1(context: dg.AssetCheckExecutionContext,
-                              warehouse: WarehouseResource) -> dg.AssetCheckResult:
+                description="Warns when, in a profile, the judge's agreement with the generated answers' correctness "
+                            "classes (right / wrong / IDK) on held-out groups does not beat the majority-class "
+                            "baseline's (always the commonest training class): its labels should not stand in for "
+                            "answers. Each profile (prompt format) has its own judge and baseline.")
+def grapheval_hidden_judge_agreement(context: dg.AssetCheckExecutionContext,
+                                     warehouse: WarehouseResource) -> dg.AssetCheckResult:
     rows = [r for dims in partitions_to_check(context, warehouse.root, "grapheval_hidden_judge", default_dim=MODEL)
             for r in warehouse.read_partition("grapheval_hidden_judge", dims).to_pylist()]
-    held = [r for r in rows if r["split"] == "heldout" and r["generated_class"] in CLASSES]
-    if not held:
+    by_profile = judge_against_baseline(rows)
+    if not by_profile:
         return dg.AssetCheckResult(passed=True, severity=dg.AssetCheckSeverity.WARN,
                                    metadata={"heldout": 0, "note": "no held-out statements"})
-    reference = [r["generated_class"] for r in held]
-    judge = precision_recall_f1(reference, [r["judge_class"] for r in held])
-    baseline = precision_recall_f1(reference, [r["baseline_class"] for r in held])
-    return dg.AssetCheckResult(passed=judge["f1"] > baseline["f1"], severity=dg.AssetCheckSeverity.WARN,
-                               metadata={"heldout": len(held), "macro_f1": judge["f1"],
-                                         "baseline_macro_f1": baseline["f1"], "weighted_f1": judge["weighted_f1"],
-                                         "baseline_weighted_f1": baseline["weighted_f1"]})
+    losing = [r["profile"] for r in by_profile if not r["beats_baseline"]]
+    return dg.AssetCheckResult(passed=not losing, severity=dg.AssetCheckSeverity.WARN, metadata={
+        "heldout": sum(r["heldout"] for r in by_profile),
+        "profiles_not_beating_baseline": ", ".join(losing) or "none",
+        "by_profile": dg.MetadataValue.md(markdown_table(by_profile, limit=10))})
 
 
 #: The judge asset needs the project's model partitions, so it comes from ``build(parts)``, not from ASSETS.

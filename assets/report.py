@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from assets._metadata import image_md, markdown_table, table_metadata
 from assets.suites import enabled_suites, grounded_enabled, lane_assets
+from kgprobe.project.plan import unscored
 from kgprobe.stages import needed_stages
 from kgprobe import warehouse as wh
 from kgprobe.config import generation_models, named_models, scoring_settings
@@ -241,7 +242,7 @@ def build_report_assets(cfg) -> list:
             project=cfg.name, config_path=str(cfg.path), snapshot_ids=snapshots,
             created_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), run_ids=(context.run.run_id,),
             bootstrap_resamples=settings.resamples, bootstrap_seed=settings.seed, confidence=settings.confidence,
-            judges=judges, models=models,
+            judges=judges, models=models, unscored=tuple(unscored(cfg)),
             counts={**{f"{s.title.split(':')[0]} items": n for s, n in samples["items"].items()},
                     **{f"{s} answers (samples)": n for s, n in samples["counts"].items()}},
         )

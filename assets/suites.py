@@ -130,7 +130,8 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             items, unreadable, coverage = result.items, [], None
             if suite.names_kg_entities and cfg.require_labels.get(kg, True):
                 coverage = label_report(con, kg)
-                items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)))
+                items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)),
+                                                      columns=suite.named_text_columns)
         advice = None
         if coverage is not None:
             context.log.info(f"{suite.name}: {coverage['readable_entities']}/{coverage['entities']} entities of {kg} "
@@ -405,13 +406,19 @@ def _score_checks(suite, asset: str, partitions_def) -> list:
 
     @dg.asset_check(asset=asset, name=f"{asset}_unknown_share",
                     description="More than scoring.unknown_warn (20%) of the answers read by the suite's own reader "
-                                "(not by a judge) are unknown.")
+                                "(not by a judge) are unknown. The reference baselines (always-yes, always-no, "
+                                "random) are left out: their fixed answers are unreadable by design where a "
+                                "question asks for more than yes or no.")
     def unknown_share(context: dg.AssetCheckExecutionContext, project: ProjectResource,
                       warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        limit = scoring_settings(project.load()).unknown_warn
+        cfg = project.load()
+        limit = scoring_settings(cfg).unknown_warn
+        baselines = {m.name for m in generation_models(cfg) if m.backend == "reference" and m.config.kind != "oracle"}
         rows, examples = [], []
         for dims in partitions_to_check(context, warehouse.root, asset, default_dim=MODEL,
                                         partitions_def=partitions_def):
+            if dims.get(MODEL) in baselines:
+                continue
             samples = [s for s in warehouse.read_partition(f"{asset}_samples", dims).to_pylist() if not s["judge"]]
             unknown = [s for s in samples if s["label"] == "unknown"]
             share = len(unknown) / len(samples) if samples else 0.0

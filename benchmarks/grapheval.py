@@ -18,8 +18,9 @@ against generation.
    CoDEx-M's human-checked hard negatives (valid_negatives.txt, test_negatives.txt) our verification accepts as false.
 3. SmolLM2-135M-Instruct (CPU) on the sample KG under both profiles: it answers ``--judge-groups`` groups of each
    profile's statements (3 samples at temperature 0.6, 40 new tokens at most, as the paper asks), the paper- and
-   kgprobe-profile metrics are printed; then the hidden-state judge trains on 70% of the answered groups and is
-   scored on the rest (macro and weighted F1, precision, recall) beside the majority-class baseline, and the seconds
+   kgprobe-profile metrics are printed; then one hidden-state judge per profile (``--network``: the released
+   network by default) trains on 70% of that profile's answered groups and is scored on the rest (agreement, macro
+   and weighted F1, precision, recall) beside the majority-class baseline, and the seconds
    per 1,000 statements of one forward pass against generation (8 answered prompts again) are measured on the same
    machine, one after the other.
 """
@@ -251,7 +252,7 @@ def codex(data: Path, k: int, seed: int) -> dict[str, Any]:
     return out
 
 
-def judge(groups: int, seed: int, threads: int | None, samples: int = 3) -> dict[str, Any]:
+def judge(groups: int, seed: int, threads: int | None, samples: int = 3, network: str = "paper") -> dict[str, Any]:
     import duckdb
 
     from kgprobe.generation.backends.hf import HFBackend, HFConfig
@@ -288,13 +289,18 @@ def judge(groups: int, seed: int, threads: int | None, samples: int = 3) -> dict
         if not m["breakdown"] and not m["judge"]:
             print(f"  {profile_of_task(m['task']).label:>34} {m['metric']:<16} {m['value']:.3f} "
                   f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={m['n']}", flush=True)
+    # one judge per profile (never across the two prompt formats), the released network by default
     result = run_hidden_judge(asked, responses, backend, model="smollm2-135m", params=params, seed=seed,
-                              max_statements=None, timing_statements=8)
+                              max_statements=None, timing_statements=8, network=network)
     print(json.dumps(result.summary, indent=1), flush=True)
     for m in result.metrics:
         if not m["breakdown"] and m["metric"].startswith("judge_") and m["interval"] != "measured":
-            print(f"  {m['judge']:>22} {m['metric']:<18} {m['value']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}] "
-                  f"n={m['n']}")
+            print(f"  {profile_of_task(m['task']).name:>8} {m['judge']:>15} {m['metric']:<18} {m['value']:.3f} "
+                  f"[{m['ci_low']:.3f}, {m['ci_high']:.3f}] n={m['n']}")
+    for name, s in result.summary["profiles"].items():
+        print(f"  {name} profile: judge agreement {s['agreed']}/{s['heldout_classed']}, baseline "
+              f"{s['baseline_agreed']}/{s['heldout_classed']} ({s['baseline_class']}); macro F1 {s['f1']:.2f} vs "
+              f"{s['baseline_f1']:.2f}: " + ("beats" if s["beats_baseline"] else "does NOT beat") + " its baseline")
     return result.summary
 
 
@@ -308,12 +314,13 @@ def main() -> None:
     parser.add_argument("--judge-groups", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--network", choices=("paper", "relu256"), default="paper")
     args = parser.parse_args()
     if not args.skip_statements:
         statements(args.data, args.k, args.seed, args.repeats)
         codex(args.data, args.k, args.seed)
     if not args.skip_judge:
-        judge(args.judge_groups, args.seed, args.threads)
+        judge(args.judge_groups, args.seed, args.threads, network=args.network)
 
 
 if __name__ == "__main__":

@@ -176,6 +176,8 @@ relational rows, the rule or formula), built by kgprobe from a knowledge graph.
 - KG snapshot: {snapshot}
 - Config hash: {config_hash}
 - Source licence: {licence}
+- Sampling (kgprobe's for this suite): {n_samples} sample(s) per prompt, temperature {temperature}, top_p {top_p},
+  at most {max_tokens} new tokens; chat models get the prompt (and the system prompt, where given) in their chat template
 - Columns: item_id, suite, task, answer_format, template_id, system, prompt, prompt_sha256, expected, breakdown
   (JSON), evidence (JSON), item (the item row as JSON, read by `kgprobe.export.score_item`).
 
@@ -232,7 +234,11 @@ def mean_defined(values):
     return sum(kept) / len(kept) if kept else float("nan")
 '''
 
-_LM_YAML = """task: kgprobe_{suite}
+_LM_YAML = """# kgprobe's sampling for this suite: {n} sample(s) per prompt, temperature {temperature}, top_p {top_p}, at most
+# {max_tokens} new tokens, voted as kgprobe votes them. A chat model needs lm-eval's --apply_chat_template (and
+# --fewshot_as_multiturn where few-shot is used): without it the prompt is raw text, which a chat model such as
+# SmolLM2-Instruct continues until max_gen_toks.
+task: kgprobe_{suite}
 custom_dataset: !function utils.load
 test_split: test
 output_type: generate_until
@@ -245,7 +251,7 @@ generation_kwargs:
   max_gen_toks: {max_tokens}
   do_sample: {sample}
   temperature: {temperature}
-filter_list:
+{top_p_line}filter_list:
   - name: samples
     filter:
       - function: take_first_k
@@ -268,15 +274,18 @@ from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
 from inspect_ai.scorer import Score, Target, metric, scorer
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import TaskState, solver
 
 from kgprobe.export import score_item
 
 SUITE = "{suite}"
 DATA = Path(__file__).resolve().parent / "{data}"
 MEASURES = {names!r}
+#: kgprobe's sampling for this suite: SAMPLES answers per prompt, each asked on its own (see `samples_n`)
+SAMPLES = {n}
+CONFIG = GenerateConfig(temperature={temperature}, top_p={top_p}, max_tokens={max_tokens})
 
 
 def samples():
@@ -301,10 +310,28 @@ def mean_defined():
     return compute
 
 
+@solver
+def samples_n(n: int = SAMPLES):
+    """n answers to one prompt, asked one at a time with CONFIG, so that a provider that ignores num_choices
+    (inspect's local providers do, silently) still gives n samples; they are the output's choices."""
+
+    async def solve(state: TaskState, generate) -> TaskState:
+        model = get_model()
+        outputs = [await model.generate(state.messages, config=CONFIG) for _ in range(n)]
+        output = outputs[0]
+        output.choices = [o.choices[0] for o in outputs if o.choices]
+        state.output = output
+        if output.choices:
+            state.messages.append(output.choices[0].message)
+        return state
+
+    return solve
+
+
 @scorer(metrics={{"*": [mean_defined()]}})
 def kgprobe_reader():
     async def score(state: TaskState, target: Target) -> Score:
-        # every choice is a sample (num_choices = the suite's n), voted as kgprobe votes them
+        # every choice is a sample (SAMPLES of them), voted as kgprobe votes them
         texts = [c.message.text for c in state.output.choices] or [state.output.completion]
         got = score_item(SUITE, state.metadata["item"], texts)
         return Score(value={{name: got.get(name, float("nan")) for name in MEASURES}}, answer=texts[0])
@@ -314,17 +341,19 @@ def kgprobe_reader():
 
 @task
 def kgprobe_{ident}():
-    return Task(dataset=MemoryDataset(samples(), name="kgprobe-{suite}"), solver=generate(), scorer=kgprobe_reader(),
-                config=GenerateConfig(temperature={temperature}, max_tokens={max_tokens}, num_choices={n}))
+    return Task(dataset=MemoryDataset(samples(), name="kgprobe-{suite}"), solver=samples_n(), scorer=kgprobe_reader(),
+                config=CONFIG)
 '''
 
 
 def export_suite(items: Sequence[Mapping[str, Any]], suite: str, fmt: str, out: str | Path, *,
                  provenance: Mapping[str, Any] | None = None, max_tokens: int = 128, n: int = 1,
-                 temperature: float = 0.0) -> list[Path]:  # fmt: skip
+                 temperature: float = 0.0, top_p: float = 1.0) -> list[Path]:  # fmt: skip
     """Write ``suite``'s closed-book prompts of ``items`` in format ``fmt`` (:data:`FORMATS`) under the folder
-    ``out``; return the files written. ``n`` / ``temperature`` / ``max_tokens`` (the suite's sampling) set the
-    lm-eval task's ``repeats`` and generation arguments, so its samples are voted as kgprobe votes. ``provenance`` (``snapshot``, ``config_hash``, ``paper``, ``licence``)
+    ``out``; return the files written. ``n`` / ``temperature`` / ``top_p`` / ``max_tokens`` (the suite's sampling)
+    set the lm-eval task's ``repeats`` and generation arguments and the inspect task's config and samples (asked one
+    at a time, as some providers ignore ``num_choices``), so its samples are voted as kgprobe votes; the dataset
+    card states them. ``provenance`` (``snapshot``, ``config_hash``, ``paper``, ``licence``)
     goes into the Hugging Face dataset card."""
     from kgprobe.suites import SUITES
 
@@ -354,7 +383,8 @@ def export_suite(items: Sequence[Mapping[str, Any]], suite: str, fmt: str, out: 
         (out / "README.md").write_text(_CARD.format(
             suite=suite, title=SUITES[suite].title, n=len(records), paper=p.get("paper") or "–",
             snapshot=p.get("snapshot") or "–", config_hash=p.get("config_hash") or "–",
-            licence=p.get("licence") or "other", measures=textwrap.fill(measures, 116)), encoding="utf-8")
+            licence=p.get("licence") or "other", measures=textwrap.fill(measures, 116), n_samples=n,
+            temperature=temperature, top_p=top_p, max_tokens=max_tokens), encoding="utf-8")
         return [out / "data" / "test.parquet", out / "README.md"]
     ident = _ident(suite)
     names = measure_names(suite, records)
@@ -364,10 +394,11 @@ def export_suite(items: Sequence[Mapping[str, Any]], suite: str, fmt: str, out: 
         metrics = "".join(f"  - metric: {m}\n    aggregation: !function utils.mean_defined\n"
                           f"    higher_is_better: true\n" for m in names)
         (out / f"kgprobe_{ident}.yaml").write_text(
-            _LM_YAML.format(suite=ident, max_tokens=max_tokens, n=n, metrics=metrics,
-                            sample="true" if temperature > 0 else "false", temperature=temperature), encoding="utf-8")
+            _LM_YAML.format(suite=ident, max_tokens=max_tokens, n=n, metrics=metrics, top_p=top_p,
+                            sample="true" if temperature > 0 else "false", temperature=temperature,
+                            top_p_line=f"  top_p: {top_p}\n" if temperature > 0 else ""), encoding="utf-8")
         return [data, out / "utils.py", out / f"kgprobe_{ident}.yaml"]
     (out / f"kgprobe_{ident}.py").write_text(_INSPECT.format(
-        suite=suite, ident=ident, name=f"kgprobe_{ident}.py", data=data.name, temperature=temperature,
+        suite=suite, ident=ident, name=f"kgprobe_{ident}.py", data=data.name, temperature=temperature, top_p=top_p,
         max_tokens=max_tokens, n=n, names=names, measures=textwrap.fill(measures, 116)), encoding="utf-8")
     return [data, out / f"kgprobe_{ident}.py"]

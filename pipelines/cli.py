@@ -235,7 +235,8 @@ def _steps(defs, job_arg: str, chain: str, partition: str | None, config: Path,
     from kgprobe.errors import ConfigError
     from pipelines.jobs import MAIN_SEQUENCE
 
-    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs()}
+    # Dagster's implicit asset jobs (__ASSET_JOB...) are no job a person can name
+    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs() if not j.name.startswith("__")}
     if job_arg != chain and job_arg not in jobs:
         raise ConfigError(f"--job {job_arg!r} is not a job of {config}; jobs: {chain} (the whole chain), "
                           f"{', '.join(sorted(jobs))}")
@@ -268,6 +269,11 @@ def _warnings(result, label: str) -> list[dict]:
             continue
         meta = {k: getattr(v, "value", v) for k, v in (ev.metadata or {}).items()}
         brief = {k: v for k, v in meta.items() if isinstance(v, (int, float, str)) and len(str(v)) < 60}
+        for k, v in meta.items():  # a small mapping (per method, per model) reads as "a 0.31 b 0.42"
+            if isinstance(v, dict) and v and all(isinstance(x, (int, float, str)) for x in v.values()):
+                text = " ".join(f"{a} {round(x, 3) if isinstance(x, float) else x}" for a, x in v.items())
+                if len(text) < 100:
+                    brief[k] = text
         out.append({"check": ev.asset_check_key.name, "asset": ev.asset_key.to_user_string(), "run": label,
                     "severity": str(getattr(ev.severity, "value", ev.severity)), "details": brief})
     return out
@@ -384,6 +390,10 @@ def _run(args: argparse.Namespace) -> int:
               + (f"; {rels} relation paths named by their last segment" if rels else "")
               + (f"; relations without a name: {console_text(', '.join(rep['unreadable_relations']))}"
                  if rep["unreadable_relations"] else ""))
+    from kgprobe.project.plan import unscored
+
+    for note in unscored(whole):
+        print(f"kgprobe: note: {note}")
     for w in fired:
         details = console_text(", ".join(f"{k}={v}" for k, v in w["details"].items()))
         print(f"kgprobe: {w['severity']} {w['check']} ({w['run']}){': ' + details if details else ''}")
@@ -428,7 +438,7 @@ def _jobs(args: argparse.Namespace) -> int:
     chosen = config_path(args.config)
     cfg = load_config(chosen)
     defs = build_definitions(str(chosen.resolve()))
-    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs()}
+    jobs = {j.name: j for j in defs.get_repository_def().get_all_jobs() if not j.name.startswith("__")}
     print(f"{chain_name(cfg)}: the whole chain: {' -> '.join(j for j in MAIN_SEQUENCE if j in jobs)}")
     for name in sorted(jobs):
         job = jobs[name]
@@ -440,7 +450,7 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, load_config
-    from kgprobe.project.plan import format_plan, plan_run
+    from kgprobe.project.plan import format_plan, plan_run, unscored
 
     cfg = load_config(config_path(args.config))
     rows = plan_run(cfg)
@@ -448,6 +458,8 @@ def _plan(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     else:
         print(format_plan(rows))
+        for note in unscored(cfg):
+            print(f"note: {note}")
     return 0
 
 
@@ -533,7 +545,7 @@ def _import_responses(args: argparse.Namespace) -> int:
                                           "called for them) with the sampling parameters the answers were made with")
             if not wh.partition_dir(root, f"{name}_items").exists():
                 raise ResponseImportError(f"suite {name!r} has no items under {root} yet; build them first "
-                                          f"(kgprobe run --job {name}_items) or pass --suite")
+                                          f"(kgprobe run --job {name}_questions), or pass --suite for another")
             items = wh.read_partition(root, f"{name}_items").to_pylist()
             targets += [(p, specs[args.model].params) for p in suite.prompts(items)]
         summary = import_responses(rows, model=args.model, targets=targets, store=ResponseStore(root / "response_store"),
@@ -541,9 +553,11 @@ def _import_responses(args: argparse.Namespace) -> int:
     except ResponseImportError as exc:
         print(f"kgprobe: {exc}", file=sys.stderr)
         return 2
+    flag = f" --config {args.config}" if args.config else ""
     print(f"kgprobe: imported {summary['rows']} answer(s) of {args.model} for {summary['prompts']} prompt(s) "
           f"({summary['stored']} stored samples, run {summary['run_id']}); score them with "
-          f"kgprobe run --job <suite>_responses --partition {args.model} and the scoring jobs, as any model")
+          f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is asked of the model's "
+          f"backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
     return 0
 
 
@@ -571,9 +585,14 @@ def _export(args: argparse.Namespace) -> int:
     try:
         if args.suite not in SUITES:
             raise ExportError(f"unknown suite {args.suite!r}; choose one of {', '.join(SUITES)}")
+        if not SUITES[args.suite].configured(cfg):
+            enabled = [s.name for s in SUITES.values() if s.configured(cfg)]
+            raise ExportError(f"suite {args.suite!r} is not enabled in {chosen} (enabled: {', '.join(enabled) or 'none'});"
+                              f" add a suites.{args.suite} section to build its items, or export another")
         if not wh.partition_dir(root, f"{args.suite}_items").exists():
+            flag = f" --config {args.config}" if args.config else ""
             raise ExportError(f"suite {args.suite!r} has no items under {root} yet; build them first "
-                              "(kgprobe run --job prepare)")
+                              f"(kgprobe run{flag} --job {args.suite}_questions)")
         items = wh.read_partition(root, f"{args.suite}_items").to_pylist()
         snapshots = []
         db = cfg.warehouse.resolve()
@@ -594,7 +613,7 @@ def _export(args: argparse.Namespace) -> int:
         out = Path(args.output or f"export/{args.suite}-{args.format}")
         sampling = SUITES[args.suite].sampling
         files = export_suite(items, args.suite, args.format, out, provenance=provenance, n=sampling.n,
-                             temperature=sampling.temperature)
+                             temperature=sampling.temperature, top_p=sampling.top_p)
     except ExportError as exc:
         print(f"kgprobe: {exc}", file=sys.stderr)
         return 2

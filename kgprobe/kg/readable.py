@@ -21,8 +21,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["ID_PATTERN", "LabelReport", "is_id_like", "label_advice", "label_report", "reject_unreadable",
-           "unreadable_names"]
+__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "LabelReport", "clean_label", "clean_labels", "is_id_like", "label_advice",
+           "label_report", "reject_unreadable", "unreadable_names"]
 
 #: An id-like name: a Wikidata entity, property or lexeme id, a Freebase mid or guid, a number, a hex hash or UUID.
 ID_PATTERN = (r"[QPL][0-9]+|/[mg]/[0-9a-z_]+|[+-]?[0-9]+(?:\.[0-9]+)?"
@@ -35,6 +35,47 @@ _SQL_PATTERN = ID_PATTERN.replace("(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])
 _IN_TEXT = re.compile(rf"(?<![\w/])(?:{ID_PATTERN})(?![\w/])")
 #: Rejection reason of an item whose text shows an unreadable name.
 REASON = "names an entity or relation that has no readable name (only an id-like key)"
+
+
+#: Label clean-ups, each named by a setting (``label_cleanup``): a trailing English locale suffix that Freebase
+#: label dumps carry ("Actor-GB", "Avril Lavigne-US"), a stray "s" token left by a lost apostrophe ("Children s
+#: Hospital" -> "Children's Hospital"), and escaped unicode (``\u0144`` and Freebase's ``$0144``).
+LABEL_CLEANUPS: tuple[str, ...] = ("locale_suffix", "stray_tokens", "unicode_escapes")
+#: The English locales' regions a label suffix names (en-GB, en-US, ...).
+_LOCALE = re.compile(r"(?<=[\w)\]])-(?:GB|US|UK|AU|CA|IE|NZ|IN|ZA)$")
+_STRAY_S = re.compile(r"(?<=[A-Za-z]) s(?=\s|$)")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|(?<=[A-Za-z_])\$([0-9A-F]{4})")
+
+
+def clean_label(text: str, steps: Iterable[str] = LABEL_CLEANUPS) -> str:
+    r"""``text`` with the clean-ups ``steps`` (names of :data:`LABEL_CLEANUPS`) applied, in that order.
+
+    >>> clean_label("Singer-songwriter-GB"), clean_label(r"Pozna\u0144"), clean_label("Children s Hospital")
+    ('Singer-songwriter', 'Poznań', "Children's Hospital")
+    """
+    steps = set(steps)
+    unknown = steps - set(LABEL_CLEANUPS)
+    if unknown:
+        raise ValueError(f"unknown label clean-up(s) {sorted(unknown)}; known: {list(LABEL_CLEANUPS)}")
+    if text is None:
+        return text
+    if "unicode_escapes" in steps and ("\\u" in text or "$" in text):
+        text = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+    if "locale_suffix" in steps:
+        text = _LOCALE.sub("", text)
+    if "stray_tokens" in steps:
+        text = _STRAY_S.sub("'s", text)
+    return text
+
+
+def clean_labels(values: pa.Array | pa.ChunkedArray, steps: Iterable[str] = LABEL_CLEANUPS) -> pa.Array:
+    """:func:`clean_label` over an Arrow string array (one Python call per distinct value that needs it)."""
+    steps = tuple(steps)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not steps or len(values) == 0:
+        return values
+    return pa.array([clean_label(v, steps) for v in values.to_pylist()], pa.string())
 
 
 def is_id_like(name: str) -> bool:

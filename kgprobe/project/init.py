@@ -13,6 +13,10 @@ writes beside the config everything the suites need, each file listed with what 
   inverse pairs, transitive, functional, each with its support); those at Drowzee's own threshold go into the
   config, the others are listed for review.
 
+When ``suites.erbench.db`` names data rather than a spec (a CSV file or folder, a SQLite or DuckDB file, ``file#table``
+for one of its tables), an ERBench spec of it is written first (:func:`_database_spec`: one FD per left side, its
+questions built once and checked, ``limit_per_fd`` :data:`ERBENCH_LIMIT_PER_FD` unless set).
+
 The config gets a ``suites:`` section for each suite it did not have (sections already written are kept) and is
 saved in place, its previous text beside it as ``<name>.before-init.yaml``; ``kgprobe run --config FILE`` then runs
 unchanged. The KG is loaded into the config's warehouse on the way, so the run reuses that snapshot.
@@ -26,11 +30,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import yaml
 
 from kgprobe.errors import ConfigError
@@ -137,6 +143,26 @@ def _examples(con: Any, unreadable: frozenset[str]) -> dict[int, list[tuple[str,
     return out
 
 
+def _id_label_counts(con: Any, ents: frozenset[str], rels: frozenset[str]) -> dict[str, Any]:
+    """How many entity and relation labels are ids (:func:`kgprobe.kg.readable.unreadable_names`), a few examples,
+    and the share of triples whose head, relation or tail is named by one."""
+    total = con.execute("SELECT count(*) FROM triples").fetchone()[0]
+    share = 0.0
+    if total and (ents or rels):
+        con.register("_init_id_labels", pa.table({"label": pa.array(sorted(ents | rels), pa.string())}))
+        try:
+            named = con.execute(
+                "SELECT count(*) FROM triples x JOIN entities h ON h.id = x.head JOIN entities t ON t.id = x.tail "
+                "JOIN relations r ON r.id = x.relation WHERE trim(h.label) IN (SELECT label FROM _init_id_labels) "
+                "OR trim(t.label) IN (SELECT label FROM _init_id_labels) "
+                "OR trim(r.label) IN (SELECT label FROM _init_id_labels)").fetchone()[0]
+        finally:
+            con.unregister("_init_id_labels")
+        share = named / total
+    return {"entities": len(ents), "relations": len(rels), "examples": sorted(ents | rels)[:3],
+            "triple_share": share}
+
+
 def _domains(con: Any, relations: Sequence[str], unreadable: frozenset[str]) -> tuple[dict[str, Any], list[dict]]:
     """KG-FPQ domains: a greedy cover of the named subjects of ``relations`` by their types (the type that covers
     most subjects not yet covered first), at most :data:`_MAX_DOMAINS`, each adding at least
@@ -216,7 +242,7 @@ def init_project(config: str | Path, *, model: str | None = None,
     from kgprobe.config import load_config
     from kgprobe.kg.ingest import load_kg
     from kgprobe.kg.readable import label_report, unreadable_names
-    from kgprobe.kg.verbalise import propose_template, propose_with_model
+    from kgprobe.kg.verbalise import multi_valued, propose_template, propose_with_model
     from kgprobe.suites.drowzee.rules import propose_properties
     from kgprobe.suites.fpq.edits import infer_types_from_relations
     from kgprobe.warehouse import connect
@@ -225,7 +251,8 @@ def init_project(config: str | Path, *, model: str | None = None,
     original = path.read_text(encoding="utf-8")
     raw = load_yaml(original, what=str(path)) or {}
     db_written = _database_spec(path, raw, log)
-    if db_written is not None:  # the config now names the spec written for review
+    if db_written is not None:  # the config now names the spec written for review; its text as it was beside it
+        (path.parent / f"{path.stem}.before-init.yaml").write_text(original, encoding="utf-8")
         path.write_text(yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
     try:
         cfg = load_config(path)
@@ -238,8 +265,8 @@ def init_project(config: str | Path, *, model: str | None = None,
     stem, folder = path.stem, path.parent
     if not cfg.kgs:  # a purely relational project (ERBench alone): the spec is all there is to write
         if db_written is None:
-            raise ConfigError(f"{path}: kgs: name a KG, or suites.erbench.db a CSV file or folder, for kgprobe init "
-                              "to start from")
+            raise ConfigError(f"{path}: kgs: name a KG, or suites.erbench.db a CSV file or folder or a SQLite / "
+                              "DuckDB file, for kgprobe init to start from")
         review_path = folder / f"{stem}.init-review.md"
         written = [Written(path, "the config, naming the ERBench spec written from the data", "the models"),
                    db_written, Written(review_path, "this list", "-")]
@@ -268,6 +295,13 @@ def init_project(config: str | Path, *, model: str | None = None,
         examples = _examples(con, unreadable)
         log(f"kgprobe init: {kg}: {labels['entities']:,} entities ({labels['readable_share']:.0%} with a readable "
             f"name), {len(relations)} relations")
+        id_labels = _id_label_counts(con, ents, rels)
+        if id_labels["entities"] or id_labels["relations"]:
+            log(f"kgprobe init: warning: {id_labels['entities']:,} entity and {id_labels['relations']:,} relation "
+                f"labels of {kg} are ids (e.g. {', '.join(id_labels['examples']) or '-'}); "
+                f"{id_labels['triple_share']:.0%} of its triples name one, and their questions and statements are "
+                f"dropped (kgs.{kg}.require_labels): give entity_labels / relation_labels for more")
+        many = multi_valued(con)
         proposed: dict[str, Any] = {}
         if model is not None:
             named = [(key, label) for rid, key, label, _ in relations if label.strip() not in rels and examples.get(rid)]
@@ -278,7 +312,7 @@ def init_project(config: str | Path, *, model: str | None = None,
         statements, questions, review, skipped = {}, {}, [], []
         for rid, key, label, n in relations:
             pairs = examples.get(rid, [])
-            statement = propose_template(key, label) if label.strip() not in rels else None
+            statement = propose_template(key, label, many=key in many) if label.strip() not in rels else None
             how = "rules"
             if key in proposed and proposed[key].template is not None:
                 statement, how = proposed[key].template, proposed[key].method
@@ -301,8 +335,21 @@ def init_project(config: str | Path, *, model: str | None = None,
             review.append({"relation": key, "label": label, "triples": n, "statement": rendered[0][2],
                            "yn": rendered[0][0], "wh": rendered[0][1], "source": how})
         if not questions:
-            raise ConfigError(f"{path}: kgs.{kg}: no relation has a readable name and a triple between named "
-                              "entities; give relation_labels and entity_labels for the KG")
+            why = Counter(s["why"] for s in skipped)
+            unnamed_relations = why.get("no readable name", 0)
+            no_pairs = why.get("no triple between named entities to check the templates on", 0)
+            missing = []
+            if unnamed_relations:
+                missing.append(f"{unnamed_relations} of {len(relations)} relations have no readable name (give "
+                               f"kgs.{kg}.relation_labels: a TSV of key<TAB>label, e.g. P26<TAB>spouse)")
+            if no_pairs:
+                missing.append(f"{no_pairs} relations with a readable name join no two entities with readable names "
+                               f"({labels['readable_entities']:,} of {labels['entities']:,} entities have one; give "
+                               f"kgs.{kg}.entity_labels: a TSV of key<TAB>label, e.g. Q42<TAB>Douglas Adams)")
+            raise ConfigError(f"{path}: kgs.{kg}: no question can be written: " + "; ".join(missing or [
+                "no relation has a readable name and a triple between named entities"]) +
+                ". Wikidata-keyed KGs (WIKIDATA12k, CoDEx) ship ids only: labels come from a Wikidata dump or the "
+                "dataset's own label files (see docs/tutorials/own-kg.md)")
         domains, cover = _domains(con, sorted(questions), unreadable)
         from kgprobe.scoring.claims import KGFacts
 
@@ -359,7 +406,8 @@ def init_project(config: str | Path, *, model: str | None = None,
         added.append("fpq")
     if "grapheval" not in suites:
         # about 1,000 positives between named entities: with a share s of entities named, s^2 of the triples
-        grapheval: dict[str, Any] = {"kg": kg, "templates": files["grapheval-templates"].name}
+        grapheval: dict[str, Any] = {"kg": kg, "templates": files["grapheval-templates"].name,
+                                     "templated_only": True}
         wanted = math.ceil(_GRAPHEVAL_POSITIVES / max(labels["readable_share"] ** 2, 1e-6))
         if wanted < sum(r[3] for r in relations):
             grapheval["positives"] = wanted
@@ -391,7 +439,7 @@ def init_project(config: str | Path, *, model: str | None = None,
               f"# Added: suites {', '.join(added) or 'none'}"
               + ("; kgs." + kg + ".infer_types (the KG has no entity types)" if infer else "") + ".\n")
     path.write_text(header + yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
-    load_config(path)  # what init wrote must validate as it stands
+    completed = load_config(path)  # what init wrote must validate as it stands
     written.insert(0, Written(path, f"the config, with suites {', '.join(added) or '(none added)'}",
                               "the sample sizes (n_per_domain, positives, per_rule) and the models"))
     if db_written is not None:
@@ -405,51 +453,143 @@ def init_project(config: str | Path, *, model: str | None = None,
     if skipped:
         lines += ["", "Relations left out (no question is asked about them):", ""]
         lines += [f"- `{s['relation']}` ({s['label']}, {s['triples']} triples): {s['why']}" for s in skipped]
+    if id_labels["entities"] or id_labels["relations"]:
+        lines += ["", f"Labels that are ids: {id_labels['entities']:,} entities and {id_labels['relations']:,} relations "
+                  f"(e.g. {', '.join(id_labels['examples']) or '-'}); {id_labels['triple_share']:.1%} of the triples "
+                  "name one."]
     if labels["readable_share"] < 1:
         lines += ["", f"{labels['entities'] - labels['readable_entities']:,} entities have no readable name "
                   f"(e.g. {', '.join(labels['unreadable_examples'])}): questions about them are rejected at run time "
                   f"(kgs.{kg}.require_labels); give entity_labels for more questions."]
+    from kgprobe.project.plan import unscored
+
+    lines += [line for note in unscored(completed) for line in ("", f"Not scored: {note}.")]
     review_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     written.append(Written(review_path, "this list", "-"))
     return written
 
 
+#: Records per FD a starter ERBench project asks (``limit_per_fd``), when the config sets none: 200 records give 400
+#: binary questions per FD, a Wilson 95% interval of about +-5 points per FD on a share near one half, in about a
+#: minute with the reference models (the sample project asks 20; the paper's datasets, examples/erbench, 1,500).
+ERBENCH_LIMIT_PER_FD = 200
+#: Example questions ``init`` shows for review.
+_ERBENCH_EXAMPLES = 20
+
+
+def _erbench_tables(db: str, path: Path) -> tuple[Path, dict[str, Any]]:
+    """The tables ``suites.erbench.db`` names: a folder of CSV files, a CSV file, or a SQLite / DuckDB file
+    (``file#table`` names one of its tables; without it, the file's only table), as (where, relation -> CSV path or
+    :class:`~kgprobe.suites.erbench.fds.TableRef`)."""
+    from kgprobe.suites.erbench.fds import TableRef, database_kind, list_tables
+
+    name, _, table = db.partition("#")
+    source = Path(name).expanduser()
+    source = source if source.is_absolute() else path.parent / source
+    if source.is_dir():
+        files = sorted(source.glob("*.csv"))
+        if not files:
+            raise ConfigError(f"{path}: suites.erbench.db: no CSV file in the folder {source}; name a spec YAML, a "
+                              "CSV file, a folder of CSV files, or a SQLite / DuckDB file")
+        return source, {_relation_name(f.stem): f for f in files}
+    if not source.is_file():
+        raise ConfigError(f"{path}: suites.erbench.db: no file at {source}; name a spec YAML, a CSV file, a folder "
+                          "of CSV files, or a SQLite / DuckDB file (file.sqlite#table names one of its tables)")
+    kind = database_kind(source)
+    if kind is None:
+        if table:
+            raise ConfigError(f"{path}: suites.erbench.db: {source} is not a SQLite or DuckDB file, so '#{table}' "
+                              "names no table in it")
+        return source, {_relation_name(source.stem): source}
+    tables = list_tables(source, kind)
+    if not table:
+        if len(tables) != 1:
+            raise ConfigError(f"{path}: suites.erbench.db: the {kind} file {source.name} holds {len(tables)} tables "
+                              f"({', '.join(tables) or 'none'}); name the one to ask about: "
+                              f"db: {name}#{tables[0] if tables else '<table>'}")
+        table = tables[0]
+    if table not in tables:
+        raise ConfigError(f"{path}: suites.erbench.db: the {kind} file {source.name} has no table {table!r}; its "
+                          f"tables: {', '.join(tables) or 'none'}")
+    return source, {_relation_name(table): TableRef(source, kind, table)}
+
+
+def _relation_name(stem: str) -> str:
+    name = re.sub(r"\W+", "_", stem).strip("_").lower() or "table"
+    return f"t_{name}" if name[0].isdigit() else name
+
+
+def _erbench_examples(spec_path: Path, limit: int | None) -> tuple[int, list[str]]:
+    """Build the questions of the spec just written, as ``kgprobe run`` will (an in-memory load of its tables):
+    the number of items and a few BN(Y) questions; a spec whose items share a prompt with different expected answers
+    is a :class:`ConfigError` naming them."""
+    import duckdb
+
+    from kgprobe.suites.erbench.clashes import check_shared_prompts
+    from kgprobe.suites.erbench.erdb import load_erdb
+    from kgprobe.suites.erbench.questions import QuestionOptions, build_items
+
+    from kgprobe.suites.erbench.spec import load_spec
+
+    spec = load_spec(spec_path.name, config_dir=spec_path.parent)
+    with duckdb.connect() as con:
+        load_erdb(con, spec)
+        items = build_items(con, spec, QuestionOptions(limit=limit))
+    check_shared_prompts(items, strict=True)
+    rows = [r for r in items.select(["qtype", "fd", "question"]).to_pylist() if r["qtype"] == "BN(Y)"]
+    by_fd: dict[str, list[str]] = {}
+    for r in rows:
+        by_fd.setdefault(r["fd"], []).append(r["question"])
+    examples: list[str] = []
+    while len(examples) < _ERBENCH_EXAMPLES and any(by_fd.values()):  # round robin over the FDs
+        for questions in by_fd.values():
+            if questions and len(examples) < _ERBENCH_EXAMPLES:
+                examples.append(questions.pop(0))
+    return items.num_rows, examples
+
+
 def _database_spec(path: Path, raw: dict, log: Callable[[str], None]) -> Written | None:
-    """When ``suites.erbench.db`` names CSV data (a folder of CSV files, or one file) rather than a spec, write an
-    ERBench spec of it beside the config (candidate FDs with support and violations,
-    :mod:`kgprobe.suites.erbench.fds`, plus the FD ERBench asks most: every other column determines the entity's
-    name), point ``db`` at it, and say what to check; else None."""
-    from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, read_table
+    """When ``suites.erbench.db`` names data (a CSV file, a folder of CSV files, or a SQLite or DuckDB file, whose
+    ``#table`` or only table is read) rather than a spec, write an ERBench spec of it beside the config (candidate
+    FDs with support and violations, :mod:`kgprobe.suites.erbench.fds`, one question per left-hand side), its source
+    path relative to the config, point ``db`` at it, set ``limit_per_fd`` (:data:`ERBENCH_LIMIT_PER_FD`) when the
+    config has none, build its questions once to check them, and say what to check; else None. A spec already
+    there is kept as ``<stem>.erbench-spec.before-init.yaml``."""
+    from kgprobe.suites.erbench.fds import discover_fds, erbench_spec, table_frame
 
     section = (raw.get("suites") or {}).get("erbench")
     db = section.get("db") if isinstance(section, dict) else None
     if not isinstance(db, str) or db.endswith((".yaml", ".yml", ".json")):
         return None
-    source = Path(db).expanduser()
-    source = source if source.is_absolute() else path.parent / source
-    files = sorted(source.glob("*.csv")) if source.is_dir() else [source]
-    if not files or not all(f.is_file() for f in files):
-        raise ConfigError(f"{path}: suites.erbench.db: no CSV file at {source}; name a spec YAML, a CSV file or a "
-                          "folder of CSV files")
-    tables = {re.sub(r"\W+", "_", f.stem).strip("_").lower() or "table": f for f in files}
-    candidates = [c for rel, f in tables.items() for c in discover_fds(read_table(f), relation=rel)]
-    folder = files[0].parent
-    spec = erbench_spec(path.stem, tables, candidates, folder=folder)
-    spec["source"]["path"] = str(folder.resolve())
+    source, tables = _erbench_tables(db, path)
+    candidates = [c for rel, f in tables.items() for c in discover_fds(table_frame(f)[0], relation=rel)]
+    folder = source if source.is_dir() else source.parent
+    spec = erbench_spec(path.stem, tables, candidates, folder=folder, spec_folder=path.parent)
     out = path.parent / f"{path.stem}.erbench-spec.yaml"
+    if out.is_file():
+        (path.parent / f"{path.stem}.erbench-spec.before-init.yaml").write_bytes(out.read_bytes())
     evidence = "\n".join(f"  {c.relation}: {', '.join(c.lhs)} -> {c.rhs}: {c.groups} groups, support {c.support}, "
                           f"{c.violations} violations{' (left side is a key)' if c.lhs_is_key else ''}"
                           for c in candidates)
-    _dump(out, "ERBench spec written by kgprobe init from the data: candidate FDs (at most 3 columns on the left, "
-          "at most 1% of the rows breaking them),\nthe first FD of each table being every other column -> the "
-          "entity's name. Check: keep the FDs that hold in the world,\nrename columns in the templates, write the "
-          "entity name, add foreign keys. Candidates found:\n" + evidence, spec)
+    header = ("ERBench spec written by kgprobe init from the data: candidate FDs (at most 3 columns on the left, at "
+              "most 1% of the rows breaking them,\nno right side that one value fills in 90% of the rows), one FD per "
+              "left side, those naming the entity first. Check: keep the FDs that hold in the world,\nreword the "
+              "templates, add foreign keys. Candidates found:\n" + evidence)
+    _dump(out, header, spec)
     section["db"] = out.name
-    log(f"kgprobe init: {len(candidates)} candidate FDs in {len(tables)} table(s) of {source}")
+    section.setdefault("limit_per_fd", ERBENCH_LIMIT_PER_FD)
+    try:
+        n_items, examples = _erbench_examples(out, section.get("limit_per_fd"))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: the ERBench spec written to {out.name} does not build: {exc}") from exc
+    _dump(out, header + "\nQuestions it asks, for example:\n" + "\n".join(f"  {q}" for q in examples), spec)
+    log(f"kgprobe init: {len(candidates)} candidate FDs in {len(tables)} table(s) of {source}; {len(spec['fds'])} "
+        f"FDs, {n_items:,} questions at limit_per_fd {section.get('limit_per_fd')}")
     return Written(out, f"ERBench spec: {len(spec['fds'])} FDs of {len(tables)} table(s), chosen from "
-                        f"{len(candidates)} candidates (listed in its header with support and violations)",
-                   "the FDs must hold in the world, not only in this data; templates name columns by their "
-                   "headers, rewrite them as questions")
+                        f"{len(candidates)} candidates (listed in its header with support and violations); "
+                        f"{n_items:,} questions, e.g. {examples[0] if examples else '(none)'}",
+                   "the FDs must hold in the world, not only in this data; read the example questions in its "
+                   "header and reword the templates where they do not read as a person would ask")
 
 
 def format_written(written: Sequence[Written]) -> str:

@@ -162,6 +162,14 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
     return rows
 
 
+def unscored(cfg: Any) -> list[str]:
+    """What the config makes some enabled suite generate and answer but never score (a sentence each, saying what
+    to change; :meth:`kgprobe.suites.base.Suite.unscored`)."""
+    from kgprobe.suites import SUITES
+
+    return [note for s in SUITES.values() if s.configured(cfg) for note in s.unscored(cfg)]
+
+
 def _flag(cfg: Any) -> str:
     """`` --config <file>`` for the commands a plan suggests, so that they run on the config the plan read."""
     path = getattr(cfg, "path", None)

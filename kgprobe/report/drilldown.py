@@ -17,7 +17,7 @@ from typing import Any
 from kgprobe.report.safe_text import neutralise_bidi_deep
 from kgprobe.secrets import mask_secrets
 
-__all__ = ["FIELDS", "drilldown_rows", "embed", "status"]
+__all__ = ["FIELDS", "drilldown_rows", "embed", "readable_evidence", "status"]
 
 #: The keys of a drill-down row: suite, model, item id, task, breakdown text, prompt, answers, readings, vote,
 #: expected, status (correct / wrong / unknown), evidence.
@@ -75,9 +75,47 @@ def drilldown_rows(suite: str, items: Iterable[Mapping[str, Any]], votes: Iterab
                     "a": [mask_secrets(t) if t is not None else "(no answer: generation failed)" for _, t, _ in got],
                     "r": [str(lab) for _, _, lab in got], "v": str(v.get("vote")),
                     "e": str(v.get("expected") if v.get("expected") is not None else item.get("expected")),
-                    "c": status(v.get("vote"), v.get("correct")), "ev": str(item.get("evidence") or "")})
+                    "c": status(v.get("vote"), v.get("correct")), "ev": readable_evidence(item.get("evidence"))})
     out.sort(key=lambda r: (r["m"], r["s"], r["i"]))
     return out
+
+
+#: The ends of a triple as evidence stores it.
+_TRIPLE_KEYS = (("head", "relation", "tail"), ("subject", "relation", "object"))
+
+
+def readable_evidence(evidence: Any) -> str:
+    """An item's evidence JSON as a person reads it in the drill-down: every triple stored by ids
+    (``{"head": 192, "relation": "premiered_in", "tail": 644}``) written by the labels of the evidence's own
+    ``entities`` / ``relations`` maps ("Fidelio — place of first performance → Vienna"), which are then left out.
+    Evidence without such maps, or that is not a JSON object, is shown as stored."""
+    text = str(evidence or "")
+    try:
+        ev = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(ev, dict):
+        return text
+    entities = {str(k): str(v) for k, v in ev["entities"].items()} if isinstance(ev.get("entities"), dict) else {}
+    relations = {str(k): str(v) for k, v in ev["relations"].items()} if isinstance(ev.get("relations"), dict) else {}
+    if not entities:
+        return text
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, dict):
+            for h, r, t in _TRIPLE_KEYS:
+                if {h, r, t} <= x.keys():
+                    line = (f"{entities.get(str(x[h]), str(x[h]))} — {relations.get(str(x[r]), str(x[r]))} → "
+                            f"{entities.get(str(x[t]), str(x[t]))}")
+                    rest = {k: walk(v) for k, v in x.items() if k not in (h, r, t)}
+                    return {"triple": line, **rest} if rest else line
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    shown = {k: walk(v) for k, v in ev.items() if k not in ("entities", "relations")}
+    return json.dumps(shown, ensure_ascii=False)
 
 
 def embed(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -72,9 +72,11 @@ class ReportContext:
     judges: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
+    #: what the config has generated and answered but never scored (e.g. KG-FPQ's WH questions without a judge)
+    unscored: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("snapshot_ids", "run_ids", "judges", "models"):
+        for name in ("snapshot_ids", "run_ids", "judges", "models", "unscored"):
             value = getattr(self, name)
             object.__setattr__(self, name, (value,) if isinstance(value, str) else tuple(value))
 
@@ -310,6 +312,7 @@ def _header(ctx: ReportContext, kinds: Mapping[str, int]) -> list[dict[str, str]
         ("judges", ", ".join(ctx.judges) or "–"),
     ]
     items += [(str(k), f"{v:,}" if isinstance(v, int) else str(v)) for k, v in ctx.counts.items()]
+    items += [("not scored", note) for note in ctx.unscored]
     return [{"term": term, "value": str(value)} for term, value in items]
 
 

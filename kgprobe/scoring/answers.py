@@ -84,11 +84,12 @@ the model the three answers to say and small models wrap them in text:
 9. ``statement_verdict``: in the first 400 characters, every verdict on "the statement" (also "it", "this",
    "that", "the claim", or the end of a quoted restatement: ``"X" is indeed true``), "is" / "was" then optional
    emphasis ("indeed", "definitely", "not only", ...) then true / correct / accurate or false / incorrect /
-   inaccurate / wrong, with "not" flipping it; the prompt's answers in quotes ("The answer is 'Yes, the statement
-   is true.'"); and "I don't know" / "I do not know". A verdict in a sentence that echoes the instructions or talks
-   about the task ("If you know the statement is true, answer ...", "Otherwise", "you are asked", "whether",
-   "must", "should", "designed to", "provide") does not count. All verdicts found agree -> that label; they
-   disagree -> unknown (rule ``both``).
+   inaccurate / wrong, with "not" or "isn't" ("it's not", "wasn't") flipping it, and "I don't think" before it
+   flipping it again ("I don't think that's true" is false; "The statement is not false" is true); the prompt's
+   answers in quotes ("The answer is 'Yes, the statement is true.'"); and "I don't know" / "I do not know". A
+   verdict in a sentence that echoes the instructions or talks about the task ("If you know the statement is true,
+   answer ...", "Otherwise", "you are asked", "whether", "must", "should", "designed to", "provide") does not
+   count. All verdicts found agree -> that label; they disagree -> unknown (rule ``both``).
 
 Three more rules guard the true / false / IDK reading:
 
@@ -101,7 +102,15 @@ Three more rules guard the true / false / IDK reading:
     Mexico.") -> true; with one negation ("... is not in ...", "isn't", "never") -> false.
 12. ``both``: a true or false reading whose opening (the first sentence, and the next one when the first is a bare
     verdict such as "True.") also holds a verdict of another polarity or "I don't know" ("Yes, the statement is
-    false."; "True. Actually, no, it is false.") -> unknown: the answer contradicts itself.
+    false."; "True. Actually, no, it is false.") -> unknown: the answer contradicts itself. A verdict word after
+    "not" or "n't" is read negated ("No, it is not true." and "No, that's not correct." agree; "Yes, the statement
+    is not true." contradicts itself).
+
+Before rules 2-12 the true / false / IDK reading masks a quoted restatement of the statement: a quoted span (double,
+curly or single quotes; an apostrophe inside a word neither opens nor closes one) that "is", "was", "isn't" ...
+follows, or that "the statement" / "the claim" precedes, stands as ``"…"``, so "The statement 'X' is true." reads
+as with double quotes, and the words inside the quotes ("The statement 'Nothing false is ever true' is true.") are
+no verdict. Quoted answers ("The answer is 'No, the statement is false.'") are not masked.
 
 The first answer wins: rules 2-6 read only the start of the text, so "No, ... Yes, ..." is no and an explanation
 that contradicts the answer word ("No. Voltaire died in the Getty Museum.") does not change it. "There is no evidence
@@ -351,7 +360,7 @@ def explain_true_false(text: str | None, *, statement: str | None = None) -> tup
         rest = _strip_echo(text)
         if rest is None:
             return "unknown", "echo"
-        text = rest
+        text = _mask_quoted(rest)
     polarity, rule = _read(text, None)
     if polarity is None and statement and text:
         negated = _restates_statement(text, statement)
@@ -372,7 +381,7 @@ def explain_true_false(text: str | None, *, statement: str | None = None) -> tup
 
 _TF_VERDICT = re.compile(
     r"""(?:\b(?:the\s+|this\s+|that\s+)?(?:statement|claim)\b|\b(?:it|this|that)\b|["\u201d](?=\s))\s*
-        (?:is|was|would\s+be|seems)\s+
+        (?:is|was|would\s+be|seems|(?<=\w)'s)(?P<negated>n't)?\s+
         (?:(?:indeed|definitely|actually|certainly|completely|entirely|absolutely|also|not\s+only|in\s+fact)\s+)*
         (?P<neg>not\s+(?:(?:entirely|completely|quite|necessarily)\s+)?)?
         (?:(?P<true>true|correct|accurate|factual)|(?P<false>false|incorrect|inaccurate|wrong|untrue))\b
@@ -383,6 +392,42 @@ _TF_VERDICT = re.compile(
 _TF_ECHO = re.compile(r"\b(?:if|otherwise|whether|you\s+(?:are|can|will|need)|asked\s+to|task|must|should|requires?"
                       r"|designed\s+to|provide)\b")
 _TF_SENTENCE_END = re.compile(r"[.!?\n](?=\s|$)")
+
+
+# A quoted span: double or curly quotes, or single quotes that open after a non-word character and close before one
+# (so "don't" and "doesn't" inside it neither open nor close it).
+_QUOTED = re.compile(r"""["\u201c][^"\u201c\u201d\n]{1,300}?["\u201d]
+                       |(?<!\w)['\u2018](?=\S)[^\n]{1,300}?(?<=\S)['\u2019](?!\w)""", re.VERBOSE)
+# what makes a quoted span the statement a verdict is about: a verdict verb after it, or "the statement" before it
+_QUOTE_SUBJECT_AFTER = re.compile(r"\s*,?\s*(?:is|was|isn't|wasn't|would\s+be|seems|appears|holds)\b", re.IGNORECASE)
+_QUOTE_SUBJECT_BEFORE = re.compile(r"\b(?:statement|claim|sentence|assertion)\s*(?:that\s*)?[:,]?\s*$", re.IGNORECASE)
+
+
+def _mask_quoted(text: str) -> str:
+    """``text`` with each quoted restatement of the statement (a quoted span that "is" / "was" ... follows, or that
+    "the statement" / "the claim" precedes) replaced by ``"…"``: "The statement 'X is false' is true." reads as
+    ``The statement "…" is true.``, the same with single or double quotes, and words inside the quotes are no
+    verdict. Quoted answers ("The answer is 'No, the statement is false.'") are kept."""
+    if "'" not in text and '"' not in text and not any(c in text for c in "\u2018\u201c"):
+        return text
+    out, pos = [], 0
+    for m in _QUOTED.finditer(text):
+        if _QUOTE_SUBJECT_AFTER.match(text, m.end()) or _QUOTE_SUBJECT_BEFORE.search(text, 0, m.start()):
+            out.append(text[pos:m.start()])
+            out.append('"\u2026"')
+            pos = m.end()
+    return "".join(out) + text[pos:] if out else text
+
+
+_DISBELIEF_BEFORE = re.compile(r"\bi\s+(?:don't|do\s+not)\s+(?:think|believe)\s+(?:that\s+)?$")
+
+
+def _verdict_label(m: re.Match[str]) -> str:
+    """The label of a :data:`_TF_VERDICT` match on the statement: its adjective, flipped by "not" or "isn't", and
+    again by "I don't think" before it ("I don't think that's true")."""
+    negated = (m.group("neg") is not None) != (m.group("negated") is not None)
+    negated ^= _DISBELIEF_BEFORE.search(m.string, 0, m.start()) is not None
+    return "true" if (m.group("true") is not None) != negated else "false"
 
 
 def _statement_verdict(text: str) -> tuple[TrueFalseLabel, str]:
@@ -398,8 +443,7 @@ def _statement_verdict(text: str) -> tuple[TrueFalseLabel, str]:
         if m.group("idk") is not None:
             labels.add("idk")
         else:
-            true = m.group("true") is not None
-            labels.add("true" if true != (m.group("neg") is not None) else "false")
+            labels.add(_verdict_label(m))
     if len(labels) == 1:
         return labels.pop(), "statement_verdict"
     return "unknown", "both" if labels else "no_answer"
@@ -493,6 +537,7 @@ def _restates_statement(text: str, statement: str) -> bool | None:
     return None
 
 
+_NEGATION_BEFORE = re.compile(r"(?:\bnot|n't)\s+$")
 _STANDALONE_VERDICT = re.compile(r"(?:^|[\s,.;:!(\"'])(?:(?P<yes>yes|true|correct)|(?P<no>no|false|incorrect))(?=\s*[,.;:!]|\s*$)")
 
 
@@ -515,13 +560,21 @@ def _contradicted(text: str, label: str) -> bool:
     """Rule 12: the opening of the answer also holds a verdict of another polarity (or an "I don't know")."""
     opening = _opening(text)
     found = set()
+    read = []
     for m in _TF_VERDICT.finditer(opening):
+        read.append(m.span())
         if m.group("idk") is not None:
             found.add("idk")
         else:
-            found.add("true" if (m.group("true") is not None) != (m.group("neg") is not None) else "false")
+            found.add(_verdict_label(m))
     for m in _STANDALONE_VERDICT.finditer(opening):
-        found.add("true" if m.group("yes") else "false")
+        yes = m.group("yes") is not None
+        if any(a <= m.start("yes" if yes else "no") < b for a, b in read):
+            continue  # the adjective of a verdict just read ("that's true" after "I don't think")
+        # "not true", "isn't correct", "not false": the negation before the word flips it
+        if _NEGATION_BEFORE.search(opening, 0, m.start("yes" if yes else "no")) and m.group("no") != "no":
+            yes = not yes
+        found.add("true" if yes else "false")
     return bool(found - {label})
 
 

@@ -256,6 +256,9 @@ class Suite:
     #: Whether the questions name the KG's entities and relations by their labels (``kgs.<kg>.require_labels``
     #: then rejects those that would show an id); False for a suite whose text comes from elsewhere (a database).
     names_kg_entities: ClassVar[bool] = True
+    #: The item columns whose text a model or a scorer reads (the question, and a gold answer the oracle gives and a
+    #: scorer compares with): ``require_labels`` rejects a group in which any of them shows an id.
+    named_text_columns: ClassVar[tuple[str, ...]] = ("question",)
 
     def __repr__(self) -> str:
         return f"<Suite {self.name}>"
@@ -268,6 +271,12 @@ class Suite:
     def load_settings(self, cfg: Any) -> Any:
         """The suite's settings (its :attr:`Settings`), as the project config validated them when it loaded."""
         return cfg.suite(self.name)
+
+    def unscored(self, cfg: Any) -> list[str]:
+        """What this config makes the suite generate and answer but never score (a sentence each, saying what to
+        change): shown by ``kgprobe plan``, at the end of ``kgprobe run``, in the report's header and in
+        ``kgprobe init``'s review. None by default."""
+        return []
 
     def model_specs(self, cfg: Any, specs: Sequence[ModelSpec]) -> list[ModelSpec]:
         """``specs`` with the suite's sampling defaults (:attr:`sampling`) wherever neither the model's entry nor the

@@ -95,10 +95,12 @@ def test_hf_folder_loads_as_a_dataset(items, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_lm_eval_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
-    files = export_suite(items, "grapheval", "lm-eval", tmp_path / "lm", n=3, temperature=0.6, max_tokens=64)
+    files = export_suite(items, "grapheval", "lm-eval", tmp_path / "lm", n=3, temperature=0.6, top_p=0.9,
+                         max_tokens=64)
     yaml_text = files[2].read_text(encoding="utf-8")
     assert "repeats: 3" in yaml_text and "process_results: !function utils.process_results" in yaml_text
     assert "k: 3" in yaml_text  # every sample reaches process_results (lm-eval's default filter keeps the first)
+    assert "  temperature: 0.6\n  top_p: 0.9\n" in yaml_text and "--apply_chat_template" in yaml_text
     for f in files:
         assert str(tmp_path) not in f.read_text(encoding="utf-8"), f"{f.name} names where it was written"
     if importlib.util.find_spec("lm_eval") is None:
@@ -116,8 +118,9 @@ def test_lm_eval_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_inspect_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
-    files = export_suite(items, "grapheval", "inspect", tmp_path / "ins", n=3, temperature=0.6)
-    assert "num_choices=3" in files[1].read_text(encoding="utf-8")
+    files = export_suite(items, "grapheval", "inspect", tmp_path / "ins", n=3, temperature=0.6, top_p=0.9)
+    text = files[1].read_text(encoding="utf-8")
+    assert "SAMPLES = 3" in text and "GenerateConfig(temperature=0.6, top_p=0.9, max_tokens=128)" in text
     if importlib.util.find_spec("inspect_ai") is None:
         pytest.skip("inspect-ai is not installed (pip install -e '.[harnesses]'): the task file was checked")
     import asyncio
@@ -141,6 +144,21 @@ def test_inspect_task_scores_as_kgprobe(items, answers, tmp_path: Path) -> None:
                               output=ModelOutput(model="mockllm/model", choices=choices), metadata=s.metadata)
             flags.append(asyncio.run(score(state, Target(s.target))).value["correct"])
         assert sum(flags) / len(flags) == pytest.approx(_kgprobe_accuracy(items, answers[model], model)), model
+
+    # run by inspect itself on its mock model, which ignores num_choices: every sample still gets 3 answers (the
+    # replies carry their usage, so that inspect counts no tokens itself: that would fetch an encoding)
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelUsage, get_model
+
+    replies = [ModelOutput.from_content("mockllm/model", text) for text in ("True.", "False.", "True.") * 2]
+    for r in replies:
+        r.usage = ModelUsage(input_tokens=10, output_tokens=2, total_tokens=12)
+    mock = get_model("mockllm/model", custom_outputs=replies)
+    (log,) = inspect_eval(task, model=mock, limit=2, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success" and len(log.samples) == 2
+    got = [[c.message.text for c in s.output.choices] for s in log.samples]  # (samples run concurrently)
+    assert [len(g) for g in got] == [3, 3] and sorted(sum(got, [])) == sorted(["True.", "False.", "True."] * 2)
+    assert log.eval.config is not None and log.plan.config.top_p == 0.9 and log.plan.config.temperature == 0.6
 
 
 # ---- every suite, on the sample's own items: the harnesses' numbers are kgprobe's ---------------------------------

@@ -47,6 +47,7 @@ def test_a_wrong_name_is_one_line_naming_the_valid_ones(project: Path, argv, nam
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert all(n in err for n in names), err
+    assert "__ASSET_JOB" not in err  # Dagster's implicit job is not one to name
 
 
 def test_jobs_lists_jobs_and_partitions(project: Path, capsys) -> None:
@@ -190,3 +191,39 @@ def test_the_chain_records_each_runs_time_and_materializes_every_partition_of_a_
         assert shown["oracle|RS-0.5"] != shown["random|RS-1.0"]  # each partition shows its own scores
         grounded = [r for r in instance.get_runs() if r.job_name == "grounded"]
         assert len(grounded) == 1 and all(r.is_success for r in grounded)
+
+
+def test_a_warning_shows_its_small_mappings_as_details() -> None:
+    from types import SimpleNamespace
+
+    from pipelines.cli import _warnings
+
+    ev = SimpleNamespace(passed=False, asset_check_key=SimpleNamespace(name="fpq_edit_coverage"),
+                         asset_key=dg.AssetKey("fpq_edits"), severity=dg.AssetCheckSeverity.WARN,
+                         metadata={"low_coverage": dg.MetadataValue.json({"NDC": 0.4166, "NNSR": 0.3}),
+                                   "coverage": dg.MetadataValue.json({"NSC": 0.9, "NDC": 0.4166, "NNSR": 0.3}),
+                                   "examples": dg.MetadataValue.md("| a |\n|---|\n| " + "x" * 200 + " |")})
+    (w,) = _warnings(SimpleNamespace(get_asset_check_evaluations=lambda: [ev]), "prepare")
+    assert w["check"] == "fpq_edit_coverage" and w["severity"] == "WARN"
+    assert w["details"] == {"low_coverage": "NDC 0.417 NNSR 0.3", "coverage": "NSC 0.9 NDC 0.417 NNSR 0.3"}
+
+
+def test_import_responses_names_jobs_that_exist(project: Path, capsys) -> None:
+    from pipelines.definitions import build_definitions
+
+    jobs = {j.name for j in build_definitions(str(project)).get_repository_def().get_all_jobs()}
+    # no items yet: the message names the job that builds them
+    answers = project.parent / "answers.jsonl"
+    answers.write_text('{"item_id": "x", "sample_index": 0, "text": "Yes."}\n', encoding="utf-8")
+    assert main(["import-responses", str(answers), "--config", str(project), "--model", "oracle",
+                 "--suite", "grapheval"]) == 2
+    err = capsys.readouterr().err
+    named = [w.strip("`(),") for w in err.split() if w.endswith("_questions)") or w.endswith("_questions),")]
+    assert named == ["grapheval_questions"] and "grapheval_questions" in jobs, err
+    assert {"closed_book", "publish"} <= jobs  # what a successful import tells the user to run
+
+
+def test_export_of_a_disabled_suite_says_it_is_not_enabled(project: Path, capsys) -> None:
+    assert main(["export", "--config", str(project), "--suite", "okgqa", "--format", "jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "'okgqa' is not enabled" in err and "enabled: fpq, grapheval" in err and "--job prepare" not in err

@@ -51,13 +51,15 @@ def test_the_judge_runs_after_the_answers_and_reaches_the_report(project_config)
     warehouse = Path(cfg.warehouse)
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        rows = con.execute("SELECT metric, judge, value, n, interval FROM leaderboard.metrics "
+        rows = con.execute("SELECT metric, judge, value, n, interval, task FROM leaderboard.metrics "
                            f"WHERE model = '{CPU_MODEL}' AND suite = 'grapheval' "
                            "AND (judge LIKE 'hidden_state%' OR judge = 'majority_class') "
                            "AND breakdown = MAP {}").fetchall()
     finally:
         con.close()
-    by_metric = {(m, j): (v, n, i) for m, j, v, n, i in rows}
+    # one judge per profile: its rows carry the profile's task; the paper profile's are checked here
+    assert {t for m, j, _, _, _, t in rows if m == "judge_agreement"} == {"statement", "statement_kgprobe"}
+    by_metric = {(m, j): (v, n, i) for m, j, v, n, i, t in rows if t == "statement"}
     f1, n, interval = by_metric[("judge_f1", "hidden_state")]
     assert 0.0 <= f1 <= 1.0 and n > 0 and interval == "bootstrap"
     # the majority-class baseline on the same held-out statements, beside the judge

@@ -183,6 +183,8 @@ class DrowzeeSuite(Suite):
     sampling = Sampling(n=1, temperature=0.0)
     headline = Headline("rule", "hallucination_rate", "hallucination rate: wrong Yes/No answers (rules; lower is better)",
                         judge=HEURISTIC)
+    # the gold proof ("The cause of death of X is Y.") is the oracle's answer and the reasoning oracle's ground truth
+    named_text_columns = ("question", "gold_answer", "original_question")
 
     # ---------------------------------------------------------------------------------------------- items
     def items(self, source: ItemSource) -> ItemsResult:

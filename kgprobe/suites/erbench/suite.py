@@ -45,6 +45,7 @@ from kgprobe.suites.base import (
     SuiteScores,
     metric_row,
 )
+from kgprobe.suites.erbench.clashes import check_shared_prompts
 from kgprobe.suites.erbench.questions import NONE_OF_THE_ABOVE, QuestionOptions, build_items, item_schema
 from kgprobe.suites.erbench.scoring import (
     ERBENCH_SAMPLE_SCHEMA,
@@ -239,6 +240,9 @@ class ERBenchSuite(Suite):
                                multihop="multihop" in s.question_types, known=s.known_entity, snapshot_id=snapshot,
                                kg=source.kg, prefer_kg=s.prefer_kg, sample=s.sample, distractors=s.distractors)
         items = with_demos(build_items(source.con, spec, opts, schema=s.schema_name), s, Path(source.config_dir))
+        items, clashes = check_shared_prompts(items)  # one stored answer per prompt: one expected answer
+        for message in clashes:
+            warnings.warn(message, ERBenchWarning, stacklevel=2)
         dropped = dropped_in_sample(source.con, spec, s) if s.fd_violations == "drop" else []
         if dropped:
             names = "; ".join(f"{d['relation']} row {d['row']} {d['record']}" for d in dropped[:10])

@@ -94,6 +94,14 @@ class FPQSuite(Suite):
     upstream = ("fpq_true_triples", "fpq_edits")
     groundable = True
 
+    def unscored(self, cfg: Any) -> list[str]:
+        """The open (WH) questions are judged: without a judge they are asked and answered but never scored."""
+        if "wh" not in self.load_settings(cfg).formats or cfg.scoring.judges:
+            return []
+        return ["KG-FPQ: the open (WH) questions are generated and answered but not scored, as no judge is configured "
+                "(scoring.judges); name a judge model there to score them, or set suites.fpq.formats: [yn] to skip "
+                "them"]
+
     Settings = FPQSettings
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:

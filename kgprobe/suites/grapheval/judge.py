@@ -7,18 +7,22 @@ right). The predicted class and the polarity give back a label (true / false / i
 * :func:`hidden_states`: the hidden states of prompts from a loaded transformers backend
   (:class:`~kgprobe.generation.backends.hf.HFBackend`: the same loading, prompt form and devices as generation;
   the base model is run without the LM head);
-* :func:`judge_mlp`: the paper's two-layer judge: ``d -> 256`` with a ReLU, then one of two output heads
-  ``256 -> 3`` selected by the statement's gold polarity;
+* :func:`judge_mlp`: the released code's judge network (``TFLinear``): ``Linear(d, d)``, GELU, ``LayerNorm(d)``,
+  then one of two output heads ``d -> 3`` selected by the statement's gold polarity (``network: relu256``: the
+  earlier ``d -> 256`` ReLU network);
 * :func:`train_judge` / :func:`predict`: Adam (lr 1e-4), 100 epochs, batch 8 by default, cross-entropy weighted by
   inverse class frequency (a judge on a skewed set otherwise learns the majority class), seeded;
 * :func:`precision_recall_f1`: macro F1 (over the classes of the held-out reference and predictions, and over the
   same classes in every bootstrap resample, so the interval does not change meaning with the classes a resample
   happens to hold) and weighted F1 (by support, as the released code prints);
-* :func:`run_hidden_judge`: the whole procedure for one model partition: classes from the generated answers (vote
-  per statement; an unreadable vote is IDK in the paper profile and no training label in the kgprobe profile), a
-  seeded split of the answered groups into training and held-out groups, the judge's F1 on the held-out
-  statements beside the majority-class baseline's (always the commonest training class), GraphEval's metrics from
-  the judge's labels on statements of groups it never trained on, and the measured cost of both.
+* :func:`run_hidden_judge`: the whole procedure for one model partition, **once per profile** (a judge trained on
+  both prompt formats learns which format it reads: the paper's raw prompts mostly end in IDK): classes from the
+  generated answers (vote per statement; an unreadable vote is IDK in the paper profile and no training label in
+  the kgprobe profile), a seeded split of the answered groups into training and held-out groups, the judge's
+  agreement and F1 on the held-out statements beside the majority-class baseline's (always the commonest training
+  class; ``beats_baseline``: the judge's agreement above the baseline's, which a constant predictor can reach),
+  GraphEval's metrics from the judge's labels on statements of groups it never trained on, and the measured cost
+  of both.
 
 Not built: the paper's p-tuning prompt encoder (trainable virtual tokens before the statement, trained through the
 frozen model). It needs gradients through the evaluated model for every judge, which the offline CPU default cannot
@@ -28,7 +32,8 @@ A "substitute model" (a smaller model of the same family, as the paper does with
 the hidden states when one is passed as ``backend``; the classes still come from the evaluated model's answers.
 
     >>> result = run_hidden_judge(items, responses, backend, model="smollm2-135m", params=params, seed=0)
-    >>> result.summary["f1"], result.summary["baseline_f1"]
+    >>> paper = result.summary["profiles"]["paper"]
+    >>> paper["agreement"], paper["baseline_agreement"], paper["beats_baseline"]
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ from kgprobe.suites.grapheval.profiles import profile_of_task
 from kgprobe.suites.grapheval.prompts import statement_prompt
 from kgprobe.suites.grapheval.scoring import metric_rows
 
-__all__ = ["BASELINE", "CLASSES", "JUDGE", "JudgeResult", "correctness_class", "generated_labels", "hidden_states",
-           "judge_mlp", "judge_quality_rows", "label_of_class", "precision_recall_f1", "predict", "run_hidden_judge",
+__all__ = ["BASELINE", "CLASSES", "JUDGE", "NETWORKS", "JudgeResult", "correctness_class", "generated_labels",
+           "hidden_states", "judge_against_baseline", "judge_mlp", "judge_quality_rows", "label_of_class", "precision_recall_f1", "predict", "run_hidden_judge",
            "select_statements", "train_judge"]
 
 #: The judge's three classes (the correctness of the model's answer), in output order.
@@ -60,7 +65,8 @@ JUDGE = "hidden_state"
 #: The judge name of the majority-class baseline's rows.
 BASELINE = "majority_class"
 
-LABEL_SCHEMA = pa.schema([("item_id", pa.string()), ("group_id", pa.string()), ("split", pa.string()),
+LABEL_SCHEMA = pa.schema([("item_id", pa.string()), ("task", pa.string()), ("group_id", pa.string()),
+                          ("split", pa.string()),
                           ("polarity", pa.string()), ("generated", pa.string()), ("judge", pa.string()),
                           ("generated_class", pa.string()), ("judge_class", pa.string()),
                           ("baseline_class", pa.string())])
@@ -104,28 +110,56 @@ def hidden_states(backend: Any, prompts: Sequence[Prompt], *, batch_size: int = 
     return np.concatenate(out) if out else np.zeros((0, width), dtype=np.float32)
 
 
-def judge_mlp(width: int, *, hidden: int = 256) -> Any:
-    """The paper's two-layer judge: ``width -> hidden`` and a ReLU, then two output heads ``hidden -> 3``, the one of
-    the statement's gold polarity (0 positive, 1 negative) giving the logits. Call it as ``net(x, polarity)``."""
+#: The judge networks :func:`judge_mlp` builds: the released code's (the default) and the earlier d -> 256 ReLU one.
+NETWORKS: tuple[str, ...] = ("paper", "relu256")
+
+
+def judge_mlp(width: int, *, network: str = "paper", hidden: int = 256) -> Any:
+    """The judge network; call it as ``net(x, polarity)`` (0 positive, 1 negative) for logits over :data:`CLASSES`.
+
+    ``paper`` (default): the released code's ``TFLinear``: ``Linear(width, width)``, GELU, ``LayerNorm(width)``, then
+    a linear head ``width -> 3`` chosen by the statement's gold polarity (two weight matrices, one bias shared by
+    both, as released; weights Xavier-normal, bias zero). The paper's text says "a two-layer feed-forward neural
+    network, with a layer normalization and a ReLU"; the code has GELU, and the code is followed.
+    ``relu256``: ``width -> hidden`` and a ReLU, then two heads ``hidden -> 3`` (kgprobe's earlier judge)."""
     import torch
     from torch import nn
 
-    class _Judge(nn.Module):
+    if network not in NETWORKS:
+        raise ValueError(f"unknown judge network {network!r}; use one of {', '.join(NETWORKS)}")
+    k = len(CLASSES)
+
+    class _Paper(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.dense = nn.Linear(width, width)
+            self.norm = nn.LayerNorm(width)
+            self.head_weight = nn.Parameter(torch.empty(2, width, k))
+            self.head_bias = nn.Parameter(torch.zeros(k))
+            for w in self.head_weight:
+                nn.init.xavier_normal_(w)
+
+        def forward(self, x: Any, polarity: Any) -> Any:
+            h = self.norm(nn.functional.gelu(self.dense(x)))
+            return torch.bmm(h.unsqueeze(1), self.head_weight[polarity]).squeeze(1) + self.head_bias
+
+    class _Relu(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.hidden = nn.Sequential(nn.Linear(width, hidden), nn.ReLU())
-            self.heads = nn.Linear(hidden, 2 * len(CLASSES))
+            self.heads = nn.Linear(hidden, 2 * k)
 
         def forward(self, x: Any, polarity: Any) -> Any:
-            out = self.heads(self.hidden(x)).view(-1, 2, len(CLASSES))
+            out = self.heads(self.hidden(x)).view(-1, 2, k)
             return out[torch.arange(out.shape[0]), polarity]
 
-    return _Judge()
+    return _Paper() if network == "paper" else _Relu()
 
 
 def train_judge(x: np.ndarray, y: Sequence[str], polarity: Sequence[int] | np.ndarray | None = None, *,
-                epochs: int = 100, batch_size: int = 8, lr: float = 1e-4, seed: int = 0) -> Any:  # fmt: skip
-    """A :func:`judge_mlp` trained on hidden states ``x``, classes ``y`` (right / wrong / idk) and gold
+                epochs: int = 100, batch_size: int = 8, lr: float = 1e-4, seed: int = 0,
+                network: str = "paper") -> Any:  # fmt: skip
+    """A :func:`judge_mlp` (``network``) trained on hidden states ``x``, classes ``y`` (right / wrong / idk) and gold
     ``polarity`` (0 positive, 1 negative; default all 0) with Adam and class-weighted cross-entropy; seeded (weights
     and batch order). Returns the model in eval mode."""
     import torch
@@ -135,7 +169,7 @@ def train_judge(x: np.ndarray, y: Sequence[str], polarity: Sequence[int] | np.nd
     torch.set_num_threads(1)
     try:
         pol = np.zeros(len(y), np.int64) if polarity is None else np.asarray(polarity, np.int64)
-        return _train(x, y, pol, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed)
+        return _train(x, y, pol, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, network=network)
     finally:
         torch.set_num_threads(threads)
 
@@ -149,11 +183,11 @@ def class_weights(y: Sequence[str]) -> np.ndarray:
 
 
 def _train(x: np.ndarray, y: Sequence[str], polarity: np.ndarray, *, epochs: int, batch_size: int, lr: float,
-           seed: int) -> Any:  # fmt: skip
+           seed: int, network: str) -> Any:  # fmt: skip
     import torch
 
     torch.manual_seed(seed & 0x7FFFFFFF)
-    model = judge_mlp(x.shape[1])
+    model = judge_mlp(x.shape[1], network=network)
     target = torch.tensor([CLASSES.index(label) for label in y], dtype=torch.long)
     pol = torch.from_numpy(polarity)
     data = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
@@ -228,7 +262,8 @@ def generated_labels(responses: Sequence[Mapping[str, Any]],
 
 def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_ids: Sequence[str], *, model: str,
                        seed: int = 0, confidence: float = 0.95, resamples: int = 1000, judge: str = JUDGE,
-                       costs: Mapping[str, tuple[float, int]] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+                       costs: Mapping[str, tuple[float, int]] | None = None,
+                       task: str = "statement") -> list[dict[str, Any]]:  # fmt: skip
     """Metric rows (judge ``judge``) of predicted correctness classes against the generated ones on held-out
     statements: ``judge_agreement`` (a proportion, Wilson interval), ``judge_f1`` (macro over the classes of the
     reference or the prediction, the same classes in every resample),
@@ -237,7 +272,7 @@ def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_
     draws), and each of ``costs`` (name -> (value, n): measured seconds and the speed-up; no interval)."""
     from kgprobe.suites.base import metric_row
 
-    kw = {"model": model, "perturbation": "none", "suite": "grapheval", "task": "statement", "judge": judge}
+    kw = {"model": model, "perturbation": "none", "suite": "grapheval", "task": task, "judge": judge}
     rows: list[dict[str, Any]] = []
     if reference:
         rows.append(metric_row(metric="judge_agreement", breakdown={}, confidence=confidence, item_ids=list(item_ids),
@@ -245,7 +280,7 @@ def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_
         found = set(reference) | set(predicted)
         classes = [c for c in CLASSES if c in found] + sorted(found - set(CLASSES))
         point = precision_recall_f1(reference, predicted, classes)
-        rng = np.random.default_rng(row_seed(seed, "grapheval", "judge-f1", model))
+        rng = np.random.default_rng(row_seed(seed, "grapheval", "judge-f1", model, task))
         draws = rng.integers(0, len(reference), size=(resamples, len(reference)))
         ref, pred = np.asarray(list(reference)), np.asarray(list(predicted))
         boot = [precision_recall_f1(ref[d], pred[d], classes) for d in draws]
@@ -261,6 +296,26 @@ def judge_quality_rows(reference: Sequence[str], predicted: Sequence[str], item_
                      "value": float(value), "ci_low": float("nan"), "ci_high": float("nan"), "interval": "measured",
                      "item_ids": []})
     return rows
+
+
+def judge_against_baseline(label_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per profile, the judge against its majority-class baseline on the held-out statements of its label rows
+    (:data:`LABEL_SCHEMA`, e.g. several model partitions together): held-out count, agreement and macro F1 of each,
+    and ``beats_baseline`` (the judge's agreement above the baseline's). Profiles without held-out statements with a
+    class are left out."""
+    by_profile: dict[str, list[Mapping[str, Any]]] = {}
+    for r in label_rows:
+        if r["split"] == "heldout" and r["generated_class"] in CLASSES:
+            by_profile.setdefault(profile_of_task(r.get("task")).name, []).append(r)
+    out = []
+    for name, members in sorted(by_profile.items()):
+        reference = [str(r["generated_class"]) for r in members]
+        judge = precision_recall_f1(reference, [str(r["judge_class"]) for r in members])
+        base = precision_recall_f1(reference, [str(r["baseline_class"]) for r in members])
+        out.append({"profile": name, "heldout": len(members), "agreement": judge["accuracy"],
+                    "baseline_agreement": base["accuracy"], "macro_f1": judge["f1"], "baseline_macro_f1": base["f1"],
+                    "beats_baseline": judge["accuracy"] > base["accuracy"]})
+    return out
 
 
 def select_statements(items: Sequence[Mapping[str, Any]], limit: int | None) -> list[Mapping[str, Any]]:
@@ -281,11 +336,13 @@ def select_statements(items: Sequence[Mapping[str, Any]], limit: int | None) -> 
 
 @dataclass(frozen=True)
 class JudgeResult:
-    """One model's judge run: per-statement labels (``split``: train, heldout, unlabelled; ``generated``: the vote
-    of its answers or None; ``judge``: the judge's label; the classes of both and of the majority-class baseline),
-    metric rows (judges ``hidden_state`` and ``majority_class``: quality on held-out statements;
-    ``hidden_state``: formula (2) from the judge's labels on statements of groups it never trained on;
-    ``hidden_state:heldout`` and ``generated:heldout``: the held-out statements by each) and a summary."""
+    """One model's judge run, one judge per profile (task): per-statement labels (``task``; ``split``: train,
+    heldout, unlabelled; ``generated``: the vote of its answers or None; ``judge``: the judge's label; the classes of
+    both and of the majority-class baseline), metric rows (each with its profile's task; judges ``hidden_state`` and
+    ``majority_class``: quality on held-out statements; ``hidden_state``: formula (2) from the judge's labels on
+    statements of groups it never trained on; ``hidden_state:heldout`` and ``generated:heldout``: the held-out
+    statements by each) and a summary: ``profiles`` (profile name -> that judge's summary, with ``beats_baseline``:
+    its agreement above the baseline's) and ``skipped`` (profile name -> why no judge was trained)."""
 
     labels: pa.Table
     metrics: list[dict[str, Any]]
@@ -297,30 +354,76 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
                      train_share: float = 0.7, epochs: int = 100, batch_size: int = 8, lr: float = 1e-4,
                      max_statements: int | None = 2000, timing_statements: int = 16, forward_batch_size: int = 16,
                      confidence: float = 0.95, resamples: int = 1000,
-                     hidden_model: str | None = None,
+                     hidden_model: str | None = None, network: str = "paper",
                      encoder: Callable[[Sequence[Prompt]], np.ndarray] | None = None) -> JudgeResult:  # fmt: skip
-    """The hidden-state judge for one model (see the module docstring). ``backend`` gives the hidden states (the
-    evaluated model's, or a substitute's); ``generator`` (default: ``backend``) is the evaluated model, timed on
-    ``timing_statements`` answered prompts with ``params`` to compare costs. ``max_statements`` counts statements
-    (whole groups). ``encoder`` replaces :func:`hidden_states` (prompts -> array), e.g. to test the procedure
-    without weights. Raises ValueError when fewer than two answered groups have a correctness class (nothing to
-    train and hold out)."""
+    """The hidden-state judge for one model (see the module docstring), trained, tested and reported **per
+    profile**: the statements of each task (the paper's raw prompt, kgprobe's chat prompt) get their own judge, split
+    and baseline, since a judge trained across both could learn the prompt format rather than the answer.
+    ``backend`` gives the hidden states (the evaluated model's, or a substitute's); ``generator`` (default:
+    ``backend``) is the evaluated model, timed on ``timing_statements`` answered prompts of each profile with
+    ``params`` to compare costs. ``max_statements`` counts statements (whole groups) per profile. ``network``: see
+    :func:`judge_mlp`. ``encoder`` replaces :func:`hidden_states` (prompts -> array), e.g. to test the procedure
+    without weights. A profile with fewer than two answered groups with a correctness class is skipped (listed in
+    ``summary["skipped"]``); raises ValueError when every profile is."""
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for it in items:
+        by_task.setdefault(str(it.get("task") or "statement"), []).append(it)
+    labels: list[pa.Table] = []
+    metrics: list[dict[str, Any]] = []
+    profiles: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, str] = {}
+    for task in sorted(by_task, key=lambda t: (t != "statement", t)):
+        name = profile_of_task(task).name
+        try:
+            table, rows, summary = _judge_profile(
+                by_task[task], responses, backend, task=task, model=model, params=params, seed=seed,
+                generator=generator, train_share=train_share, epochs=epochs, batch_size=batch_size, lr=lr,
+                max_statements=max_statements, timing_statements=timing_statements,
+                forward_batch_size=forward_batch_size, confidence=confidence, resamples=resamples,
+                hidden_model=hidden_model, network=network, encoder=encoder)
+        except _TooFewGroups as exc:
+            skipped[name] = str(exc)
+            continue
+        labels.append(table)
+        metrics += rows
+        profiles[name] = summary
+    if not profiles:
+        raise ValueError(f"hidden-state judge of {model!r}: no profile has two answered groups with readable labels "
+                         f"({'; '.join(skipped.values())}); answer more statements (generation.limit) before training "
+                         "a judge")
+    return JudgeResult(labels=pa.concat_tables(labels), metrics=metrics,
+                       summary={"model": model, "profiles": profiles, "skipped": skipped})
+
+
+class _TooFewGroups(ValueError):
+    pass
+
+
+def _judge_profile(items: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]], backend: Any, *,
+                   task: str, model: str, params: SamplingParams, seed: int, generator: Any, train_share: float,
+                   epochs: int, batch_size: int, lr: float, max_statements: int | None, timing_statements: int,
+                   forward_batch_size: int, confidence: float, resamples: int, hidden_model: str | None,
+                   network: str, encoder: Callable[[Sequence[Prompt]], np.ndarray] | None,
+                   ) -> tuple[pa.Table, list[dict[str, Any]], dict[str, Any]]:  # fmt: skip
+    """The judge of one profile's statements (all of one task): labels, metric rows and summary."""
+    profile = profile_of_task(task)
     by_id = {str(it["item_id"]): it for it in items}
-    generated = {i: v for i, v in generated_labels(responses, {i: str(it["question"]) for i, it in by_id.items()}
-                                                   ).items() if i in by_id}
+    generated = {i: v for i, v in generated_labels(
+        [r for r in responses if str(r["item_id"]) in by_id], {i: str(it["question"]) for i, it in by_id.items()}
+    ).items()}
 
     def gen_class(i: str) -> str | None:
         label = generated[i]
-        if label == "unknown" and profile_of_task(by_id[i].get("task")).unknown_as == "idk":
+        if label == "unknown" and profile.unknown_as == "idk":
             label = "idk"  # the paper reads an unreadable answer (and a tie) as IDK
         return correctness_class(label, str(by_id[i]["expected"]))
 
     classes = {i: c for i in generated if (c := gen_class(i)) is not None}
     groups = sorted({str(by_id[i]["group_id"]) for i in classes})
     if len(groups) < 2:
-        raise ValueError(f"hidden-state judge of {model!r}: {len(groups)} answered group(s) with readable labels; "
-                         "answer more statements (generation.limit) before training a judge")
-    rng = np.random.default_rng(row_seed(seed, "grapheval", "judge-split", model))
+        raise _TooFewGroups(f"{profile.label}: {len(groups)} answered group(s) with readable labels")
+    # the split is seeded per profile, so one profile's groups never change the other's split
+    rng = np.random.default_rng(row_seed(seed, "grapheval", "judge-split", model, task))
     shuffled = [groups[i] for i in rng.permutation(len(groups))]
     n_train = min(len(groups) - 1, max(1, round(train_share * len(groups))))
     train_groups = set(shuffled[:n_train])
@@ -339,7 +442,8 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
     rows = [index[i] for i in train_ids]
     t0 = time.perf_counter()
     net = train_judge(x[rows], [classes[i] for i in train_ids], polarity[rows], epochs=epochs,
-                      batch_size=batch_size, lr=lr, seed=row_seed(seed, "grapheval", "judge-train", model))
+                      batch_size=batch_size, lr=lr, seed=row_seed(seed, "grapheval", "judge-train", model, task),
+                      network=network)
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     judged = predict(net, x, polarity)
@@ -363,33 +467,39 @@ def run_hidden_judge(items: Sequence[Mapping[str, Any]], responses: Sequence[Map
     unseen = {i: judge_label[i] for i in judge_label if str(by_id[i]["group_id"]) not in train_groups}
     metrics = [
         *judge_quality_rows(reference, [judge_class[i] for i in held_classed], held_classed, model=model, seed=seed,
-                            confidence=confidence, resamples=resamples,
+                            confidence=confidence, resamples=resamples, task=task,
                             costs={"judge_seconds_per_1000": (judge_per_1000, len(statements)),
                                    "generation_seconds_per_1000": (generate_per_1000, len(timed)),
                                    "judge_speedup": (generate_per_1000 / judge_per_1000 if judge_per_1000
                                                      else float("nan"), len(timed))}),
         *judge_quality_rows(reference, [majority] * len(reference), held_classed, model=model, seed=seed,
-                            confidence=confidence, resamples=resamples, judge=BASELINE),
+                            confidence=confidence, resamples=resamples, judge=BASELINE, task=task),
         *metric_rows(by_id, unseen, judge=JUDGE, **kw),
         *metric_rows(by_id, {i: judge_label[i] for i in held_ids}, judge=f"{JUDGE}:heldout", **kw),
         *metric_rows(by_id, {i: generated[i] for i in held_ids}, judge="generated:heldout", **kw),
     ]
     split = {i: "train" for i in train_ids} | {i: "heldout" for i in held_ids}
     labels = pa.Table.from_pylist([
-        {"item_id": i, "group_id": str(it["group_id"]), "split": split.get(i, "unlabelled"),
+        {"item_id": i, "task": task, "group_id": str(it["group_id"]), "split": split.get(i, "unlabelled"),
          "polarity": "positive" if it["expected"] == "true" else "negative", "generated": generated.get(i),
          "judge": judge_label[i], "generated_class": classes.get(i), "judge_class": judge_class[i],
          "baseline_class": majority}
         for it in statements for i in (str(it["item_id"]),)], schema=LABEL_SCHEMA)
     summary = {
-        "model": model, "hidden_states_from": hidden_model or model, "hidden_size": int(x.shape[1]),
+        "model": model, "profile": profile.name, "task": task, "network": network,
+        "hidden_states_from": hidden_model or model, "hidden_size": int(x.shape[1]),
         "statements": len(statements), "train": len(train_ids), "heldout": len(held_ids),
         "heldout_classed": len(held_classed), "unlabelled": len(statements) - len(train_ids) - len(held_ids),
-        **prf, "baseline_class": majority, "baseline_f1": base["f1"], "baseline_weighted_f1": base["weighted_f1"],
-        "baseline_accuracy": base["accuracy"], "train_seconds": train_s,
+        **prf, "agreement": prf["accuracy"], "agreed": sum(1 for i in held_classed if judge_class[i] == classes[i]),
+        "baseline_class": majority, "baseline_f1": base["f1"], "baseline_weighted_f1": base["weighted_f1"],
+        "baseline_accuracy": base["accuracy"], "baseline_agreement": base["accuracy"],
+        "baseline_agreed": sum(1 for i in held_classed if majority == classes[i]),
+        "beats_baseline": bool(held_classed) and prf["accuracy"] > base["accuracy"],
+        "train_seconds": train_s,
         "judge_seconds_per_1000": judge_per_1000, "generation_seconds_per_1000": generate_per_1000,
         "generation_timed_statements": len(timed), "generation_samples": params.n,
         "speedup": generate_per_1000 / judge_per_1000 if judge_per_1000 else float("nan"),
         "train_class_counts": {c: sum(1 for i in train_ids if classes[i] == c) for c in CLASSES},
+        "heldout_class_counts": {c: sum(1 for i in held_classed if classes[i] == c) for c in CLASSES},
     }
-    return JudgeResult(labels=labels, metrics=metrics, summary=summary)
+    return labels, metrics, summary

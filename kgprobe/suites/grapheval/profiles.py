@@ -7,10 +7,11 @@ ours. Each writes its own task, so the report can say which produced each number
 =====================  ==============================================  ============================================
 positives              every triple, or a uniform sample (positives)   at most ``per_relation`` per relation
 negatives              1 per positive, uniform corruption              3 per positive, typed corruption
-prompt                 Table 6 as raw text, the released ``## Response:``; no chat template (no default system
-                       prompt)                                         Table 6 (``### Response:``) in the chat
-                                                                       template
+prompt                 the released prompt, byte for byte, as raw      Table 6 (``### Response:``) in the chat
+                       text (no chat template, so no default system    template
+                       prompt)
 unreadable answer      read as IDK (so is a tied vote)                 the full penalty (F = 0, F' = 1)
+duplicate positives    kept, as the paper keeps every triple           a text shared by two positives asked once
 =====================  ==============================================  ============================================
 
 Explicit ``negatives`` and ``corruption`` settings override both profiles' defaults.
@@ -38,13 +39,15 @@ class Profile:
     per_relation_cap: bool
     unknown_as: str
     raw_prompt: bool
+    dedup: bool
 
 
 PROFILES: dict[str, Profile] = {
     "paper": Profile("paper", "statement", "paper profile", negatives=1, corruption="uniform", per_relation_cap=False,
-                     unknown_as="idk", raw_prompt=True),
+                     unknown_as="idk", raw_prompt=True, dedup=False),
     "kgprobe": Profile("kgprobe", "statement_kgprobe", "kgprobe profile (stricter, ours)", negatives=3,
-                       corruption="typed", per_relation_cap=True, unknown_as="penalty", raw_prompt=False),
+                       corruption="typed", per_relation_cap=True, unknown_as="penalty", raw_prompt=False,
+                       dedup=True),
 }
 _BY_TASK = {p.task: p for p in PROFILES.values()}
 

@@ -1,8 +1,9 @@
 """GraphEval's prompt: the paper's Table 6 instruction around one statement.
 
 The Table 6 instruction is the Alpaca-style block GraphEval sends to LLaMA 2. The paper profile sends it as raw text
-(no chat template, so no default system prompt a template would add), ending in ``## Response:`` as the released
-code does (``PAPER_INSTRUCTION``); the kgprobe profile sends ``INSTRUCTION`` (``### Response:``, as Table 6 prints
+(no chat template, so no default system prompt a template would add), byte for byte as the released code builds it
+(``PAPER_INSTRUCTION``: its whitespace, "### Input: " with the statement on the same line, ``## Response:``); the
+kgprobe profile sends ``INSTRUCTION`` (``### Response:``, as Table 6 prints
 it) as the user message of the model's chat template. The oracle reference model answers ``True.`` / ``False.`` from the
 gold label (answer kind ``tf``), which :func:`~kgprobe.scoring.answers.parse_true_false` reads as true / false,
 like the paper's ``Yes, the statement is true.`` / ``No, the statement is false.`` / ``I don't know.``.
@@ -37,10 +38,23 @@ INSTRUCTION = (
 )
 
 
-#: The paper profile's template id.
-PAPER_TEMPLATE_ID = "grapheval-paper-raw-v1"
-#: The released code's form of Table 6, sent as raw text: ``## Response:`` and a blank line after it.
-PAPER_INSTRUCTION = INSTRUCTION.replace("### Response:\n", "## Response:\n\n")
+#: The paper profile's template id (v2: byte for byte the released prompt; v1 had Table 6's whitespace).
+PAPER_TEMPLATE_ID = "grapheval-paper-raw-v2"
+#: The prompt as the released code builds it for LLaMA 2 (``add_system_prompt(judge_construct_instruct(...))``),
+#: sent as raw text. It differs from Table 6 in whitespace only: a space after "### Instruction:\n" and after the
+#: last answer ("'I don't know.' \n\n"), the statement on the line of "### Input: ", and "## Response:" (two
+#: hashes) followed by a blank line.
+PAPER_INSTRUCTION = (
+    "Below is an instruction that describes a task, paired with an input that provides further context. "
+    "Write a response that appropriately completes the request.\n\n"
+    "### Instruction:\n"
+    " You are given a statement. You are asked to judge whether the statement is true or false. "
+    "Answer 'Yes, the statement is true.' if you know the statement is true. "
+    "Answer 'No, the statement is false.' if you know the statement is false. "
+    "Otherwise, answer 'I don't know.' \n\n"
+    "### Input: {statement}\n\n"
+    "## Response:\n\n"
+)
 
 
 def statement_prompt(item: Mapping[str, Any]) -> Prompt:

@@ -1,6 +1,8 @@
 """GraphEval's report section: the three metrics (formula 2) per model with their Wilson intervals of the mean, the unreadable
 share and accuracy beside them, the metrics by relation, head type, tail type and degree bucket, and, when the
-hidden-state judge ran, its rows beside those from the generated answers; one bar plot of the three metrics.
+hidden-state judge ran, its rows beside those from the generated answers, one judge and one majority-class baseline
+per profile, and a note naming every judge that does not beat its baseline on agreement; one bar plot of the three
+metrics.
 
 Cells read ``"0.83 [0.71, 0.92] n=40"`` (n: positives for the three metrics, statements for the others).
 """
@@ -115,18 +117,26 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> tuple[Any, dict[s
                 "src": "data:image/png;base64," + base64.b64encode(png).decode("ascii")} for key, png in plots.items()]
     judge_metrics = ("judge_f1", "judge_weighted_f1", "judge_precision", "judge_recall", "judge_agreement")
     costs = ("judge_seconds_per_1000", "generation_seconds_per_1000", "judge_speedup")
-    hidden = []
+    hidden, losing = [], []
     for model in models:
-        if not any(k[0] == model and k[2] in judge_metrics for k in index):
-            continue
-        for who, name in (("hidden_state", "judge"), ("majority_class", "majority-class baseline")):
-            if not any(k[:2] == (model, who) and k[2] in judge_metrics for k in index):
+        for task in tasks:  # one judge per profile: never trained or scored across the two prompt formats
+            label = profile_of_task(task).label
+            if not any(k[:2] == (task, model) and k[3] in judge_metrics for k in full):
                 continue
-            hidden.append({"model": model, "who": name,
-                           "cells": [fair(index.get((model, who, m, ()))) for m in judge_metrics],
-                           "costs": [_measured(index.get((model, who, m, ()))) for m in costs]})
+            for who, name in (("hidden_state", "judge"), ("majority_class", "majority-class baseline")):
+                if not any(k[:3] == (task, model, who) and k[3] in judge_metrics for k in full):
+                    continue
+                hidden.append({"model": model, "who": f"{label}: {name}",
+                               "cells": [fair(full.get((task, model, who, m, ()))) for m in judge_metrics],
+                               "costs": [_measured(full.get((task, model, who, m, ()))) for m in costs]})
+            judge = full.get((task, model, "hidden_state", "judge_agreement", ()))
+            base = full.get((task, model, "majority_class", "judge_agreement", ()))
+            if judge is not None and base is not None and not float(judge["value"]) > float(base["value"]):
+                losing.append(f"{model}, {label}: agreement {float(judge['value']):.2f} against the baseline's "
+                              f"{float(base['value']):.2f} (n={judge['n']})")
     data = {"metrics": [_LABELS[m] for m in (*METRICS, *_OTHER)], "overall": overall,
-            "models": models, "by": by, "figures": figures, "hidden": hidden, "table2_note": TABLE2_NOTE,
+            "models": models, "by": by, "figures": figures, "hidden": hidden, "hidden_losing": losing,
+            "table2_note": TABLE2_NOTE,
             "confidence": round(100 * float(getattr(ctx, "confidence", 0.95)))}
     return ReportSection(template="grapheval/section.html", template_dir=TEMPLATES, data=data,
                          metrics=[r for r in rows if not breakdown_of(r)]), plots

@@ -7,7 +7,8 @@ depend on the number of threads); no Python loop touches a triple. DuckDB reads 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate, then, with ``positives``, a uniform seeded sample of that many of them (the
 paper's protocol: every triple, or a uniform sample, so its means are triple-weighted), rendered with the relation's template
-(:mod:`.templates`). A positive whose text equals another positive's is dropped (reason ``duplicate_statement``).
+(:mod:`.templates`). A positive whose text equals another positive's is dropped (reason ``duplicate_statement``)
+when ``dedup`` is on (the kgprobe profile; the paper keeps every triple).
 
 Negatives, k per positive: each slot draws the part to corrupt (uniformly among ``parts``) and a replacement from
 a pool: ``typed`` corruption (the default) draws an entity of the replaced entity's primary type (its rarest type),
@@ -58,6 +59,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgprobe.arrays import sorted_unique
+from kgprobe.kg.readable import LABEL_CLEANUPS, clean_labels
 from kgprobe.sql import load_sql
 from kgprobe.suites.base import ITEM_SCHEMA
 from kgprobe.suites.grapheval.templates import (
@@ -113,8 +115,13 @@ class StatementOptions:
     symmetric_reversals: float | None = None
     task: str = "statement"
     proposed: Mapping[str, str] = field(default_factory=dict)
+    label_cleanup: Sequence[str] = LABEL_CLEANUPS
+    dedup: bool = True
+    templated_only: bool = False
 
     def __post_init__(self) -> None:
+        if set(self.label_cleanup) - set(LABEL_CLEANUPS):
+            raise ValueError(f"label_cleanup must be a subset of {list(LABEL_CLEANUPS)}, got {list(self.label_cleanup)}")
         if self.per_relation is not None and self.per_relation < 1:
             raise ValueError(f"per_relation must be a positive number of triples or None (all), got {self.per_relation}")
         if self.positives is not None and self.positives < 1:
@@ -166,12 +173,14 @@ class DrawnStatements:
     reject_counts: list[dict[str, Any]]
     metadata: dict[str, Any]
     templates: list[RelationTemplate]
+    label_cleanup: tuple[str, ...] = ()
 
     def texts(self, con: duckdb.DuckDBPyConnection) -> tuple[pl.Series, pl.Series]:
         """The positive statements' texts (one per positive) and the negatives' (row-major over (positive, slot),
         slots without a negative left out), rendered from the labels of the KG ``con`` reads."""
-        ent = con.execute("SELECT id, label FROM entities ORDER BY id").pl()
-        labels, ids = ent["label"], ent["id"].to_numpy()
+        ent = con.execute("SELECT id, label FROM entities ORDER BY id").to_arrow_table()
+        labels = pl.Series("label", clean_labels(ent.column("label"), self.label_cleanup))
+        ids = ent.column("id").to_numpy()
         row = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, np.int64)
         row[ids] = np.arange(len(ids))
         has = self.neg_part.ravel() >= 0
@@ -307,7 +316,7 @@ class _KG:
     relation_ids: np.ndarray
 
 
-def _read_kg(con: duckdb.DuckDBPyConnection) -> _KG:
+def _read_kg(con: duckdb.DuckDBPyConnection, label_cleanup: Sequence[str] = ()) -> _KG:
     ent = con.execute(load_sql("grapheval/entity_arrays")).to_arrow_table()
     ids = ent.column("id").to_numpy()
     rel_ids = con.execute("SELECT id FROM relations ORDER BY id").fetchnumpy()["id"].astype(np.int64)
@@ -322,7 +331,7 @@ def _read_kg(con: duckdb.DuckDBPyConnection) -> _KG:
         out[ids] = codes
         return out
 
-    label, n_label = _codes(ent.column("label"))
+    label, n_label = _codes(clean_labels(ent.column("label"), label_cleanup))  # the labels statements show
     norm, n_norm = _codes(ent.column("norm"))
     ptype = pc.fill_null(pc.index_in(ent.column("type"), value_set=types), -1).to_numpy().astype(np.int64)
     pair_type = pc.index_in(pairs.column("type"), value_set=types).to_numpy().astype(np.int64)
@@ -342,12 +351,15 @@ class _Pools:
     members: np.ndarray
 
 
-def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
+def _pools(kg: _KG, typed: bool, relations: np.ndarray | None = None) -> tuple[_Pools, int, int, int]:
     """Pools, numbered: 0 every entity, 1 every relation; when typed, 2 + t the entities of type t, then per relation
     its heads (dom), its tails (rng), then per type t the relations whose heads have primary type t (rt). Returns
-    the pools and the first numbers of the dom, rng and rt blocks."""
+    the pools and the first numbers of the dom, rng and rt blocks. ``relations`` (a mask by relation id), when
+    given, keeps the relation pools to those relations (a relation corruption draws only from them)."""
     pool_id = [np.zeros(len(kg.entity_ids), np.int64), np.ones(len(kg.relation_ids), np.int64)]
     member = [kg.entity_ids, kg.relation_ids]
+    if relations is not None:
+        pool_id[1], member[1] = pool_id[1][relations[kg.relation_ids]], kg.relation_ids[relations[kg.relation_ids]]
     t, r = kg.n_type, kg.n_rel
     dom, rng, rt = 2 + t, 2 + t + r, 2 + t + 2 * r
     if typed:
@@ -358,6 +370,8 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
             pool_id.append(base + pairs // kg.n_ent)
             member.append(pairs % kg.n_ent)
         typed_head = kg.ptype[kg.head] >= 0
+        if relations is not None:
+            typed_head &= relations[kg.relation]
         pairs = sorted_unique(kg.ptype[kg.head[typed_head]] * max(r, 1) + kg.relation[typed_head])
         pool_id.append(rt + pairs // max(r, 1))
         member.append(pairs % max(r, 1))
@@ -375,7 +389,7 @@ def _pools(kg: _KG, typed: bool) -> tuple[_Pools, int, int, int]:
 def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.ndarray, head: np.ndarray,
             relation: np.ndarray, tail: np.ndarray) -> pl.Series:  # fmt: skip
     """Statement texts of (head, relation, tail) ids: ``pre + first label + mid + second label + post`` (in Polars:
-    its string gathers and concatenation run on every core)."""
+    its string gathers and concatenation run on every core), a doubled final full stop made one."""
     n_rel = max((t.relation for t in templates), default=-1) + 1
     pre, mid, post = ([""] * n_rel for _ in range(3))
     head_first = np.ones(n_rel, bool)
@@ -387,9 +401,10 @@ def _render(templates: Sequence[RelationTemplate], labels: pl.Series, row: np.nd
     def part(values: list[str]) -> pl.Series | pl.Expr:
         return pl.lit(values[0]) if len(set(values)) <= 1 else pl.Series(values).gather(rel)
 
+    # a label that ends a sentence with its own full stop ("Sheffield Wednesday F.C.") takes no second one
     return pl.select(pl.concat_str([part(pre), labels.gather(pl.Series(row[np.where(hf, head, tail)])), part(mid),
                                     labels.gather(pl.Series(row[np.where(hf, tail, head)])), part(post)])
-                     ).to_series().alias("text")
+                     .str.replace(r"([^.])\.\.$", "${1}.")).to_series().alias("text")
 
 
 # ---- the draw ---------------------------------------------------------------------------------------------------
@@ -407,13 +422,17 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     relations = con.execute("SELECT id, key, label FROM relations ORDER BY id").fetchall()
     templates, template_meta = resolve_templates(relations, config=options.templates, dbpedia=options.dbpedia,
                                                  dbpedia_match=options.dbpedia_match, proposed=options.proposed)
-    kg = _read_kg(con)
+    kg = _read_kg(con, tuple(options.label_cleanup))
     typed = options.corruption == "typed"
     # what a negative must not be, and where replacements come from, built while the positives are chosen
     kg_keys = threads.submit(lambda: _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent)))
     surface = threads.submit(lambda: _KeySet(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel,
                                                   kg.n_norm, kg.n_norm)))
-    pooled = threads.submit(_pools, kg, typed)
+    allowed = None  # templated_only: the relations the project's templates file names, for positives and pools
+    if options.templated_only:
+        allowed = np.zeros(max(kg.n_rel, 1), bool)
+        allowed[[t.relation for t in templates if t.source == "config" and t.relation < len(allowed)]] = True
+    pooled = threads.submit(_pools, kg, typed, allowed)
     k = options.negatives
 
     # templates: a pattern code per relation (the text around the labels) and which label comes first
@@ -433,6 +452,9 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
 
     # positives: per relation in seeded order, the first `cap`; then (relation, head, tail) order, first text wins
     h0, r0, t0 = kg.head, kg.relation, kg.tail
+    if allowed is not None:
+        asked = allowed[r0]
+        h0, r0, t0 = h0[asked], r0[asked], t0[asked]
     if options.per_relation is not None and len(h0):
         order = np.lexsort((t0, h0, _hash(seed, h0, r0, t0), r0))
         rs = r0[order]
@@ -453,7 +475,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     pos_text = text_key(h0, r0, t0)
     keep = np.ones(len(pos_text), bool)
     ordered = np.sort(pos_text)
-    repeated = sorted_unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    repeated = sorted_unique(ordered[1:][ordered[1:] == ordered[:-1]]) if options.dedup else ordered[:0]
     if len(repeated):  # rare: among the positives sharing a text, the first in (relation, head, tail) order
         shared = np.flatnonzero(_KeySet(repeated).contains(pos_text))
         keep[shared] = False
@@ -588,7 +610,7 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
                             "parts": list(options.parts), "corruption": options.corruption,
                             "max_attempts": options.max_attempts, "dbpedia_match": options.dbpedia_match,
                             "positives": options.positives, "symmetric_reversals": options.symmetric_reversals,
-                            "task": options.task, "seed": seed},
+                            "task": options.task, "seed": seed, "label_cleanup": list(options.label_cleanup)},
                 "symmetric_relations": int(symmetric[kg.relation_ids].sum()) if len(kg.relation_ids) else 0}
     rejected = None
     if rejects:
@@ -599,7 +621,8 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
     return DrawnStatements(head=ph, relation=pr, tail=pt, neg_head=neg["head"], neg_relation=neg["relation"],
                            neg_tail=neg["tail"], neg_part=neg["part"], neg_attempt=neg["attempt"], dropped=dropped,
                            rejected=rejected, exhausted=np.stack([slots // k, slots % k], axis=1),
-                           reject_counts=reject_counts, metadata=metadata, templates=templates)
+                           reject_counts=reject_counts, metadata=metadata, templates=templates,
+                           label_cleanup=tuple(options.label_cleanup))
 
 
 _BUCKETS = ((2, "<=2"), (8, "2-8"), (32, "8-32"), (128, "32-128"), (512, "128-512"))
@@ -650,8 +673,8 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     templates = {x.relation: x for x in drawn.templates}
     template = pa.array([templates[i].template for i in rel_id], pa.string())
     source = pa.array([templates[i].source for i in rel_id], pa.string())
-    keys, labels, types = ent.column("key").combine_chunks(), ent.column("label").combine_chunks(), \
-        ent.column("type").combine_chunks()
+    keys, types = ent.column("key").combine_chunks(), ent.column("type").combine_chunks()
+    labels = clean_labels(ent.column("label"), drawn.label_cleanup)
     rkeys, rlabels = rel.column("key").combine_chunks(), rel.column("label").combine_chunks()
 
     def take(values: pa.Array, rows: np.ndarray) -> pa.Array:

@@ -33,7 +33,8 @@ import pyarrow as pa
 
 from kgprobe.errors import ConfigError
 from kgprobe.kg.splits import missing_splits, snapshot_sources
-from kgprobe.kg.verbalise import propose_templates, review_rows
+from kgprobe.kg.readable import LABEL_CLEANUPS
+from kgprobe.kg.verbalise import multi_valued, propose_templates, review_rows
 from kgprobe.generation.records import Prompt
 from kgprobe.suites.base import (
     Headline,
@@ -46,6 +47,7 @@ from kgprobe.suites.base import (
 )
 from kgprobe.suites.grapheval.profiles import PROFILES
 from kgprobe.suites.grapheval.prompts import statement_prompt
+from kgprobe.suites.grapheval.readability import check_readability
 from kgprobe.suites.grapheval.scoring import score_statements
 from kgprobe.suites.grapheval.statements import (
     StatementOptions,
@@ -60,9 +62,9 @@ __all__ = ["GraphEvalSettings", "GraphEvalSuite", "HiddenJudgeSettings", "Templa
 
 
 class HiddenJudgeSettings(BaseModel):
-    """The hidden-state judge (the paper's §3.2): which model's hidden states, how the labelled statements are
-    split, the MLP's training (the paper: 100 epochs, batch 8, Adam 1e-4), how many statements it labels and on
-    how many generation is timed for the speed-up."""
+    """The hidden-state judge (the paper's §3.2), one per profile: which model's hidden states, which network, how
+    the labelled statements are split, the network's training (the paper: 100 epochs, batch 8, Adam 1e-4), how
+    many statements it labels and on how many generation is timed for the speed-up."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +73,9 @@ class HiddenJudgeSettings(BaseModel):
     gguf:<file>); None: the evaluated model's own."""
     train_share: float = Field(0.7, gt=0, lt=1)
     """Share of the labelled statements (answered by the model) the judge trains on; the rest is held back."""
+    network: Literal["paper", "relu256"] = "paper"
+    """paper: the released code's network (Linear(d, d), GELU, LayerNorm, a 3-way head chosen by the statement's
+    polarity); relu256: d -> 256 with a ReLU, then the head (kgprobe's earlier judge)."""
     epochs: int = Field(100, ge=1)
     batch_size: int = Field(8, ge=1)
     lr: float = Field(1e-4, gt=0)
@@ -128,6 +133,23 @@ class GraphEvalSettings(BaseModel):
     (:func:`kgprobe.kg.verbalise.propose_template`), listed with example statements for review."""
     max_fallback_share: float = Field(0.05, ge=0, le=1)
     """The items asset fails when more than this share of statements use the fallback ``{head} <label> {tail}.``."""
+    templated_only: bool = False
+    """Ask about, and corrupt relations with, only the relations the `templates` file names: every statement then
+    reads as a template someone reviewed. `kgprobe init` sets it (the relations its review leaves out stay out of
+    the negatives too); false: every relation, with proposed or fallback templates where the file has none."""
+    dedup: bool | None = None
+    """Whether a positive statement whose text equals another's (two triples verbalised alike) is asked once (the
+    other dropped with its reason); null: the profile's (paper: kept, as the paper keeps every triple; kgprobe:
+    dropped)."""
+    label_cleanup: list[Literal["locale_suffix", "stray_tokens", "unicode_escapes"]] = Field(
+        default_factory=lambda: list(LABEL_CLEANUPS))
+    """Clean-ups of the entity labels statements show (:func:`kgprobe.kg.readable.clean_label`): a trailing
+    locale suffix ("Actor-GB"), a stray "s" of a lost apostrophe, escaped unicode; [] keeps labels as they are."""
+    readability_sample: int = Field(200, ge=1)
+    """Statements (a seeded sample) the readability gate checks (:mod:`kgprobe.suites.grapheval.readability`)."""
+    max_unreadable_share: float = Field(0.05, ge=0, le=1)
+    """The items asset fails when more than this share of the sampled statements (those with readable labels)
+    fail a readability check (doubled words, a dangling "s", "is the <verb>", an unresolved id)."""
     judge: Literal["none", "hidden_state"] = "none"
     """hidden_state: also label the statements with the hidden-state judge (an asset after the responses)."""
     hidden_judge: HiddenJudgeSettings = Field(default_factory=HiddenJudgeSettings)
@@ -165,7 +187,10 @@ def statement_options(settings: GraphEvalSettings, config_dir: Path = Path("."),
                             max_attempts=settings.max_attempts, templates=read(settings.templates, "templates"),
                             dbpedia=read(settings.dbpedia_templates, "dbpedia_templates"),
                             dbpedia_match=settings.dbpedia_match, symmetric_reversals=settings.symmetric_reversals,
-                            task=prof.task, proposed=dict(proposed or {}))
+                            task=prof.task, proposed=dict(proposed or {}),
+                            label_cleanup=tuple(settings.label_cleanup),
+                            dedup=prof.dedup if settings.dedup is None else settings.dedup,
+                            templated_only=settings.templated_only)
 
 
 def items_metadata(result: StatementSet) -> dict[str, Any]:
@@ -231,8 +256,9 @@ class GraphEvalSuite(Suite):
         """Statements and verified negatives of the KG (see the module docstring), with every rejected candidate."""
         settings = source.settings if source.settings is not None else GraphEvalSettings()
         relations = source.con.execute("SELECT key, label FROM relations ORDER BY id").fetchall()
-        proposed = ({k: p.template for k, p in propose_templates(relations).items() if p.template is not None}
-                    if settings.propose_templates else {})
+        many = multi_valued(source.con) if settings.propose_templates else frozenset()
+        proposed = ({k: p.template for k, p in propose_templates(relations, many=many).items()
+                     if p.template is not None} if settings.propose_templates else {})
         profiles = [settings.profile] + ([settings.compare_profile] if settings.compare_profile not in
                                          (None, settings.profile) else [])
         results = {p: build_statements(source.con, statement_options(settings, source.config_dir, profile=p,
@@ -248,6 +274,14 @@ class GraphEvalSuite(Suite):
                 f"{{tail}}.\" (more than max_fallback_share {settings.max_fallback_share:.1%}); relations without a "
                 f"readable template include {names}. Give them templates in suites.grapheval.templates, or raise "
                 "max_fallback_share")
+        readability = check_readability(main.items, sample=settings.readability_sample,
+                                        max_share=settings.max_unreadable_share, seed=source.seed)
+        metadata.update(readability.as_metadata())
+        if readability.id_labels:
+            warnings.warn(f"grapheval: {readability.id_label_share:.0%} of {readability.checked + readability.id_labels} "
+                          "sampled statements name an entity only by its id (a KG with partial labels); they are "
+                          f"dropped when kgs.{source.kg}.require_labels holds (the default): give entity_labels for "
+                          "more statements", stacklevel=2)
         unloaded = missing_splits(snapshot_sources(source.con, source.snapshot_id))
         metadata["unloaded_splits"] = [{"file": f} for f in unloaded]  # rows: shown as a table
         if unloaded:

@@ -67,6 +67,54 @@ def test_reject_unreadable_drops_whole_groups() -> None:
     assert reject_unreadable(items, set())[0].num_rows == 4
 
 
+@pytest.mark.parametrize(("label", "steps", "clean"), [
+    ("Singer-songwriter-GB", None, "Singer-songwriter"),
+    ("50th Annual Grammy Awards-US", None, "50th Annual Grammy Awards"),
+    ("Seiyū-GB", None, "Seiyū"),
+    ("Waffen-SS", None, "Waffen-SS"),  # not a locale
+    ("Me-TV", None, "Me-TV"),
+    ("Jay-Z", None, "Jay-Z"),
+    ("Children s Hospital", None, "Children's Hospital"),
+    ("Soloist(s) Performance", None, "Soloist(s) Performance"),
+    ("Selma Lagerl\\u00F6f", None, "Selma Lagerlöf"),
+    ("San_Jos$00E9", None, "San_José"),  # Freebase's key escape
+    ("$1000 prize", None, "$1000 prize"),  # a price, not an escape
+    ("Actor-GB", ("unicode_escapes",), "Actor-GB"),  # only the steps asked for
+    ("Actor-GB", (), "Actor-GB"),
+])
+def test_clean_label(label: str, steps, clean: str) -> None:
+    from kgprobe.kg.readable import LABEL_CLEANUPS, clean_label
+
+    assert clean_label(label, LABEL_CLEANUPS if steps is None else steps) == clean
+
+
+def test_clean_label_names_unknown_steps() -> None:
+    from kgprobe.kg.readable import clean_label, clean_labels
+
+    with pytest.raises(ValueError, match="locale_suffix"):
+        clean_label("x", ("lower",))
+    assert clean_labels(pa.chunked_array([["Actor-GB", None]])).to_pylist() == ["Actor", None]
+
+
+def test_an_id_in_a_gold_proof_rejects_its_group_as_one_in_the_question_does() -> None:
+    import pyarrow as pa
+
+    from kgprobe.suites.drowzee.suite import DrowzeeSuite
+
+    items = pa.table({
+        "item_id": ["a", "b", "c"], "group_id": ["g1", "g1", "g2"],
+        "question": ["Is it true that Fritz Todt died of an illness?", "Is it true that Fritz Todt did not?",
+                     "Is it true that Ada Lovelace was born in London?"],
+        "gold_answer": ["No. The cause of death of Fritz Todt is Q3002150.", "Yes.", "Yes. Ada Lovelace was born in London."],
+        "original_question": [None, None, None],
+    })
+    kept, rejects = reject_unreadable(items, {"Q3002150"})  # the question alone: nothing shows the id
+    assert kept.num_rows == 3 and rejects == []
+    kept, rejects = reject_unreadable(items, {"Q3002150"}, columns=DrowzeeSuite.named_text_columns)
+    assert kept.column("item_id").to_pylist() == ["c"]
+    assert [(r["item_id"], r["ids"]) for r in rejects] == [("a", ["Q3002150"]), ("b", [])]
+
+
 def test_label_advice_says_where_the_labels_go(kg, tmp_path: Path) -> None:
     from kgprobe.kg.readable import label_advice
 

@@ -57,7 +57,11 @@ def _codex(tmp_path: Path, shared_data: Path) -> Path:
 def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     cfg = _codex(tmp_path, shared_data)
     before = cfg.read_text(encoding="utf-8")
-    written = init_project(cfg, log=lambda _: None)
+    logged: list[str] = []
+    written = init_project(cfg, log=logged.append)
+    # labels that are ids are counted and warned, with the share of triples that name one
+    warning = next(line for line in logged if "warning" in line)
+    assert re.search(r"[0-9,]+ entity and 0 relation labels of codex_s are ids .*9[0-9]% of its triples", warning)
     names = [w.path.name for w in written]
     assert names == ["codex.yaml", "codex.fpq-domains.yaml", "codex.fpq-templates.yaml",
                      "codex.grapheval-templates.yaml", "codex.drowzee-candidates.yaml", "codex.relations.yaml",
@@ -70,6 +74,17 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     # Wikidata relations, named by their labels, and only those rendered on a triple of named entities
     assert templates["P19"]["yn"] == "Is {object} the place of birth of {subject}?"
     assert statements["P19"] == "The place of birth of {head} is {tail}."
+    # the same templates the suite proposes for the KG (its rules, multi-valued relations read "One of the ...")
+    import duckdb
+
+    from kgprobe.kg.verbalise import multi_valued, propose_template
+
+    with duckdb.connect(str(tmp_path / "wh" / "kg.duckdb"), read_only=True) as con:
+        con.execute('USE "codex_s"')
+        many = multi_valued(con)
+        labels = dict(con.execute("SELECT key, label FROM relations").fetchall())
+    assert all(statements[k] == propose_template(k, labels[k], many=k in many) for k in statements)
+    assert statements["P1412"] == "{tail} is one of the languages spoken, written, or signed by {head}."
     assert set(templates) == set(statements) and 10 <= len(templates) < 42
     assert not any(re.search(r"\b[QP][0-9]+\b", t) for v in templates.values() for t in v.values())
     domains = yaml.safe_load((tmp_path / "codex.fpq-domains.yaml").read_text(encoding="utf-8"))
@@ -84,6 +99,7 @@ def test_init_on_codex_s(tmp_path: Path, shared_data: Path) -> None:
     assert "bear" in relations["P19"]["words"] and relations["P3373"]["single_valued"] is False  # sibling
     review = (tmp_path / "codex.init-review.md").read_text(encoding="utf-8")
     assert "no triple between named entities" in review and "require_labels" in review
+    assert "Labels that are ids:" in review
     with pytest.raises(ConfigError, match="models"):
         bare = tmp_path / "bare.yaml"
         bare.write_text(before.split("models:")[0], encoding="utf-8")
@@ -104,9 +120,10 @@ def test_init_writes_an_erbench_spec_for_csv_data(tmp_path: Path, shared_data: P
     project = load_config(cfg)
     assert project.suite("erbench").db == "soccer.erbench-spec.yaml" and project.suite("erbench").limit_per_fd == 5
     spec = yaml.safe_load((tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8"))
-    # the paper's Soccer FD: club, jersey number, nationality -> player
-    assert (set(spec["fds"][0]["lhs"]), spec["fds"][0]["rhs"]) == ({"entity1", "entity2", "entity3"},
-                                                                   ["common_entity"])
+    # the paper's Soccer FD (club, jersey number, nationality -> player) in its minimal form: club and number name
+    # the player in the 2019 data; one FD per left side
+    assert (spec["fds"][0]["lhs"], spec["fds"][0]["rhs"]) == (["entity1", "entity3"], ["common_entity"])
+    assert len({frozenset(fd["lhs"]) for fd in spec["fds"]}) == len(spec["fds"])
     assert "support" in (tmp_path / "soccer.erbench-spec.yaml").read_text(encoding="utf-8").split("name:")[0]
 
 
@@ -161,3 +178,27 @@ def test_init_without_a_kg_or_a_database_says_what_to_add(tmp_path: Path) -> Non
     cfg.write_text("models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="kgs: map at least one KG"):
         init_project(cfg, log=lambda _: None)
+
+
+def test_init_on_a_kg_of_wikidata_ids_without_labels_says_which_labels_to_supply(tmp_path: Path) -> None:
+    # WIKIDATA12k's shape: QIDs and PIDs only, no label file
+    rows = [f"Q{100 + i}\tP{26 + i % 3}\tQ{200 + i}\n" for i in range(60)]
+    (tmp_path / "kg.tsv").write_text("".join(rows), encoding="utf-8")
+    cfg = tmp_path / "wd.yaml"
+    cfg.write_text("kgs:\n  wd:\n    triples: [kg.tsv]\nmodels:\n  - {name: oracle, backend: reference, kind: oracle}\n",
+                   encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        init_project(cfg, log=lambda _: None)
+    message = str(caught.value)
+    assert "no question can be written" in message
+    assert "3 of 3 relations have no readable name" in message and "relation_labels" in message
+    # with relation names, the entities are what is missing
+    (tmp_path / "rel.tsv").write_text("P26\tspouse\nP27\tcountry of citizenship\nP28\temployer\n", encoding="utf-8")
+    cfg.write_text("kgs:\n  wd:\n    triples: [kg.tsv]\n    relation_labels: rel.tsv\n"
+                   "models:\n  - {name: oracle, backend: reference, kind: oracle}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        init_project(cfg, log=lambda _: None)
+    message = str(caught.value)
+    assert "relations with a readable name join no two entities with readable names" in message
+    assert "0 of 120 entities have one" in message and "entity_labels" in message
+    assert "have no readable name (give" not in message

@@ -118,3 +118,21 @@ def test_the_page_pages_filters_and_opens_100000_items_in_chromium(tmp_path: Pat
         driver.save_screenshot(str(tmp_path / "drilldown.png"))
     finally:
         driver.quit()
+
+
+def test_evidence_shows_its_triples_by_label() -> None:
+    import json
+
+    from kgprobe.report.drilldown import readable_evidence
+
+    ev = {"rule": "negation", "derived": {"subject": 192, "relation": "premiered_in", "object": 72, "truth": False},
+          "premises": [{"head": 192, "relation": "premiered_in", "tail": 644}],
+          "entities": {"72": "Bayreuth", "192": "Fidelio", "644": "Vienna"},
+          "relations": {"premiered_in": "place of first performance"}}
+    shown = json.loads(readable_evidence(json.dumps(ev)))
+    assert shown == {"rule": "negation",
+                     "derived": {"triple": "Fidelio — place of first performance → Bayreuth", "truth": False},
+                     "premises": ["Fidelio — place of first performance → Vienna"]}
+    # evidence without label maps, or not an object, is shown as stored
+    assert readable_evidence('{"record": {"title": "Heat"}}') == '{"record": {"title": "Heat"}}'
+    assert readable_evidence("not json") == "not json" and readable_evidence(None) == ""

@@ -576,3 +576,76 @@ STATEMENT = "Guanajuato is in the country Mexico."
 def test_true_false_echoes_restatements_and_contradictions(text, statement, label, rule):
     assert explain_true_false(text, statement=statement) == (label, rule)
     assert parse_true_false(text, statement=statement) == label
+
+
+PARIS = "Paris is the capital of France."
+
+
+@pytest.mark.parametrize(
+    "text, label",
+    [
+        # negated verdict words (issue 40; the first five open 1,607 of GPT-4's and 9,906 of Mistral's answers in the
+        # ERBench authors' logs, all read as unknown before)
+        ("No, it is not true. Lionel Messi played for FC Barcelona with the number 10 in 2019.", "false"),
+        ("No. It is not true. The song was actually sung by Barry Manilow in 1977.", "false"),
+        ("No, that is not true. There is no airport located at those exact coordinates.", "false"),
+        ("No, it's not true. The group Godspell released a song titled \"Day by Day\" in 1971.", "false"),
+        ("No, I don't think that's true.\n\nI'm just an AI, I don't have access to real-time information.", "false"),
+        ("The statement is not true.", "false"),
+        ("No, the statement is not true.", "false"),
+        ("That is not correct.", "false"),
+        ("No, that's not correct.", "false"),
+        ("The statement isn't true.", "false"),
+        ("It's not true.", "false"),
+        ("This statement is not accurate.", "false"),
+        ("Not true.", "false"),
+        ("The statement is incorrect.", "false"),
+        ("That's wrong.", "false"),
+        ("Wrong.", "false"),
+        ("Incorrect. Paris is the capital of France.", "false"),
+        ("False. The statement is not true.", "false"),
+        ("The statement is not false.", "true"),
+        ("Yes, the statement is not false.", "true"),
+        ("It is not incorrect.", "true"),
+        ("Yes, the statement is true.", "true"),
+        ("No, the statement is false.", "false"),
+        ("Yes, it is true. The soccer player from Argentina who wore the number 10 is Lionel Messi.", "true"),
+        # still contradictions
+        ("Yes, the statement is not true.", "unknown"),
+        ("No, the statement is true.", "unknown"),
+        ("No, the statement is not false.", "unknown"),
+        # quoting both ways: the quoted statement is the subject; its words are no verdict
+        ("The statement 'Paris is the capital of France.' is true.", "true"),
+        ("The statement \"Paris is the capital of France.\" is true.", "true"),
+        ("The statement \u2018Paris is the capital of France.\u2019 is true.", "true"),
+        ("The statement \u201cParis is the capital of France.\u201d is true.", "true"),
+        ("The statement 'Paris is the capital of France.' is not true.", "false"),
+        ("The statement \"Paris is the capital of France.\" is not true.", "false"),
+        ("The statement 'Paris is not the capital of France' is false.", "false"),
+        ("The statement \"Paris is not the capital of France\" is false.", "false"),
+        ("The statement 'Nothing false is ever true' is true.", "true"),
+        ("The statement \"Nothing false is ever true\" is true.", "true"),
+        ("The statement 'The claim is true' is false.", "false"),
+        ("'No Country for Old Men was directed by the Coen brothers.' is true.", "true"),
+        ("\"No Country for Old Men was directed by the Coen brothers.\" is false.", "false"),
+        ("Yes, the statement 'Paris doesn't lie in Spain' is true.", "true"),
+        ("No, the statement \"The claim is true\" is not true.", "false"),
+        # the model's own quoted answer still counts
+        ("The answer is 'No, the statement is false.'", "false"),
+        ("I would say \"Yes, the statement is true.\"", "true"),
+    ],
+)
+def test_true_false_reads_negated_verdicts_and_quoted_statements(text, label):
+    assert parse_true_false(text) == label
+    assert parse_true_false(text, statement=PARIS) == label
+
+
+@pytest.mark.parametrize("statement", ["Paris is the capital of France.", "True Grit was directed by the Coen brothers.",
+                                       "No Country for Old Men is a film.", "It is not false that X won."])
+@pytest.mark.parametrize("verdict, label", [("true", "true"), ("not true", "false"), ("false", "false"),
+                                            ("not false", "true"), ("correct", "true"), ("incorrect", "false")])
+@pytest.mark.parametrize("quote", ["'{}'", '"{}"', "\u2018{}\u2019", "\u201c{}\u201d"])
+def test_the_quotes_around_a_restated_statement_do_not_change_the_verdict(statement, verdict, label, quote):
+    text = f"The statement {quote.format(statement)} is {verdict}."
+    assert parse_true_false(text) == label
+    assert parse_true_false(text, statement=statement) == label

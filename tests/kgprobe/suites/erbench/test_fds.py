@@ -51,10 +51,13 @@ def test_identifying_fd_and_spec(tmp_path: Path) -> None:
     assert (whole.lhs, whole.rhs, whole.violations) == (("city", "country", "zip"), "name", 2)
     candidates = discover_fds(frame, relation="people")
     spec = erbench_spec("people", {"people": path}, candidates, folder=tmp_path)
-    first = next(c for c in candidates if c.support > 0)
-    assert (spec["fds"][0]["lhs"], spec["fds"][0]["rhs"]) == (list(first.lhs), [first.rhs])
+    # one FD per left side: a fact of the named person (name is a key; zip has the most values), then zip -> city,
+    # which the data could have broken (support 2); name -> city or zip -> country would ask them again
+    assert [(f["lhs"], f["rhs"]) for f in spec["fds"]] == [(["name"], ["zip"]), (["zip"], ["city"])]
+    assert spec["fds"][1]["basic"] == "Is there a people whose zip is {zip}? If so, what is its city?"
     assert spec["relations"]["people"] == {"file": "people.csv", "columns": ["name", "city", "country", "zip"],
                                            "entity": "people"}
+    assert spec["source"] == {"kind": "csv", "path": "."}
     parsed = parse_spec(spec, base=tmp_path)  # what the ERBench suite reads
     assert [f.name for f in parsed.fds] == [f["name"] for f in spec["fds"]]
 

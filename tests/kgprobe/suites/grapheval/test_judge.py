@@ -34,18 +34,42 @@ def items(sample_con) -> list[dict]:
                                   config_dir=SAMPLE)).items.to_pylist()
 
 
-def test_the_paper_architecture_two_layers_and_a_head_per_polarity() -> None:
+def test_the_released_network_linear_gelu_layernorm_and_a_head_per_polarity() -> None:
     import torch
     from torch import nn
 
-    net = judge_mlp(576)
-    linear = [m for m in net.modules() if isinstance(m, nn.Linear)]
-    assert [(m.in_features, m.out_features) for m in linear] == [(576, 256), (256, 6)]
+    torch.manual_seed(0)
+    net = judge_mlp(576)  # the default is the released code's TFLinear
+    assert [(m.in_features, m.out_features) for m in net.modules() if isinstance(m, nn.Linear)] == [(576, 576)]
+    norms = [m for m in net.modules() if isinstance(m, nn.LayerNorm)]
+    assert [m.normalized_shape for m in norms] == [(576,)]
+    assert tuple(net.head_weight.shape) == (2, 576, 3) and tuple(net.head_bias.shape) == (3,)
     x = torch.randn(4, 576)
     pos, neg = net(x, torch.zeros(4, dtype=torch.long)), net(x, torch.ones(4, dtype=torch.long))
     assert pos.shape == neg.shape == (4, 3) and not torch.allclose(pos, neg)
+    # the spec written out: LayerNorm(GELU(W x + b)), then the polarity's head and the shared bias
+    h = torch.nn.functional.layer_norm(torch.nn.functional.gelu(x @ net.dense.weight.T + net.dense.bias), (576,),
+                                       net.norm.weight, net.norm.bias)
+    assert torch.allclose(pos, h @ net.head_weight[0] + net.head_bias, atol=1e-5)
+    assert torch.allclose(neg, h @ net.head_weight[1] + net.head_bias, atol=1e-5)
+    mixed = net(x, torch.tensor([0, 1, 0, 1]))
+    assert torch.allclose(mixed[1], neg[1]) and torch.allclose(mixed[2], pos[2])
+
+
+def test_the_earlier_relu_network_is_a_named_setting() -> None:
+    import torch
+    from torch import nn
+
+    net = judge_mlp(576, network="relu256")
+    linear = [m for m in net.modules() if isinstance(m, nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linear] == [(576, 256), (256, 6)]
+    assert not any(isinstance(m, nn.LayerNorm) for m in net.modules())
+    x = torch.randn(4, 576)
     full = net.heads(net.hidden(x)).view(4, 2, 3)
-    assert torch.allclose(neg, full[:, 1]) and torch.allclose(pos, full[:, 0])
+    assert torch.allclose(net(x, torch.ones(4, dtype=torch.long)), full[:, 1])
+    with pytest.raises(ValueError, match="unknown judge network"):
+        judge_mlp(8, network="cnn")
+    assert GraphEvalSettings().hidden_judge.network == "paper"
 
 
 @pytest.mark.parametrize("label, expected, cls", [("true", "true", "right"), ("false", "false", "right"),
@@ -64,8 +88,8 @@ def test_training_separates_clusters_and_is_seeded() -> None:
     y = [CLASSES[i % 3] for i in range(90)]
     x = np.stack([centres[CLASSES.index(c)] + rng.normal(size=32) for c in y]).astype(np.float32)
     pol = np.arange(90) % 2
-    a = train_judge(x[:60], y[:60], pol[:60], epochs=15, seed=1)
-    b = train_judge(x[:60], y[:60], pol[:60], epochs=15, seed=1)
+    a = train_judge(x[:60], y[:60], pol[:60], epochs=30, seed=1)
+    b = train_judge(x[:60], y[:60], pol[:60], epochs=30, seed=1)
     assert predict(a, x[60:], pol[60:]) == predict(b, x[60:], pol[60:])
     assert precision_recall_f1(y[60:], predict(a, x[60:], pol[60:]))["f1"] == 1.0
 
@@ -141,7 +165,8 @@ def test_the_procedure_on_stand_in_hidden_states(items) -> None:
     responses = [{"response_id": it["item_id"], "item_id": it["item_id"], "model": "m", "sample_index": 0,
                   "text": answer(it), "error": None} for it in asked]
     by_id = {it["item_id"]: it for it in items}
-    centres = {"Yes": np.ones(16), "No,": -np.ones(16), "I d": np.zeros(16)}
+    # three directions (a real hidden state is never the zero vector, which a LayerNorm would turn into noise)
+    centres = dict(zip(("Yes", "No,", "I d"), np.random.default_rng(11).normal(size=(3, 16)), strict=True))
 
     def encoder(prompts):
         return np.stack([centres[answer(by_id[p.item_id])[:3]] * 2 + rng.normal(size=16) * 0.3
@@ -151,12 +176,16 @@ def test_the_procedure_on_stand_in_hidden_states(items) -> None:
     result = run_hidden_judge(items, responses, None, model="m", params=SamplingParams(n=1, temperature=0.0),
                               seed=0, generator=gen, encoder=encoder, epochs=40, max_statements=80,
                               timing_statements=4)
-    s = result.summary
+    assert set(result.summary["profiles"]) == {"kgprobe"} and result.summary["skipped"] == {}
+    s = result.summary["profiles"]["kgprobe"]
+    assert s["beats_baseline"] and s["agreement"] > s["baseline_agreement"] and s["network"] == "paper"
     assert s["f1"] > 0.95 and s["train"] + s["heldout"] == len(asked) and gen.calls == 1
     # the majority-class baseline sits beside the judge, on the same held-out statements
     assert s["baseline_f1"] < 0.5 < s["f1"]
     quality = {(m["judge"], m["metric"]): m for m in result.metrics if m["metric"].startswith("judge_")}
     assert quality[("majority_class", "judge_f1")]["n"] == quality[("hidden_state", "judge_f1")]["n"] > 0
+    assert quality[("hidden_state", "judge_agreement")]["value"] == pytest.approx(s["agreement"])
+    assert {m["task"] for m in result.metrics} == {"statement_kgprobe"}
     assert ("majority_class", "judge_weighted_f1") in quality
     # formula (2) from the judge only on groups it never trained on
     train_items = {r["item_id"] for r in result.labels.to_pylist() if r["split"] == "train"}
@@ -174,6 +203,87 @@ def test_the_procedure_on_stand_in_hidden_states(items) -> None:
     for metric in ("correctness", "truthfulness", "informativeness"):
         assert held[("hidden_state:heldout", metric)] == pytest.approx(held[("generated:heldout", metric)], abs=0.05)
     assert s["judge_seconds_per_1000"] > 0 and s["generation_seconds_per_1000"] > 0
+
+
+def test_one_judge_per_profile_and_the_report_says_when_it_does_not_beat_its_baseline(sample_con) -> None:
+    # issue 40: trained across both prompt formats, a judge scores well by telling the formats apart. Here the
+    # "model" says IDK to every paper-profile prompt and answers kgprobe-profile prompts by relation; its stand-in
+    # hidden states carry the prompt format strongly. Per profile, the paper judge can only say IDK, exactly its
+    # baseline, and says so; the kgprobe judge learns the answers.
+    from kgprobe.suites.grapheval.judge import judge_against_baseline
+    from kgprobe.suites.grapheval.report import section
+
+    settings = GraphEvalSettings(per_relation=3, profile="paper", compare_profile="kgprobe",
+                                 templates="grapheval/templates.yaml")
+    both = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="j2", settings=settings, seed=0,
+                                  config_dir=SAMPLE)).items.to_pylist()
+    by_id = {it["item_id"]: it for it in both}
+    assert {it["task"] for it in both} == {"statement", "statement_kgprobe"}
+
+    def answer(it):
+        if it["task"] == "statement" or hash(it["relation_key"]) % 3 == 0:
+            return "I don't know."
+        return "Yes, the statement is true." if it["expected"] == "true" else "No, the statement is not true."
+
+    asked = [it for task in ("statement", "statement_kgprobe")
+             for it in SUITE.select([x for x in both if x["task"] == task], limit=30)]
+    responses = [{"response_id": it["item_id"], "item_id": it["item_id"], "model": "m", "sample_index": 0,
+                  "text": answer(it), "error": None} for it in asked]
+    rng = np.random.default_rng(3)
+    centres = dict(zip(("Yes", "No,", "I d"), np.random.default_rng(11).normal(size=(3, 16)), strict=True))
+
+    fmt = np.array([10.0] + [0.0] * 15)
+
+    def encoder(prompts):
+        return np.stack([fmt * (1.0 if p.raw else -1.0) + centres[answer(by_id[p.item_id])[:3]] * 2
+                         + rng.normal(size=16) * 0.3 for p in prompts]).astype(np.float32)
+
+    result = run_hidden_judge(asked, responses, None, model="m", params=SamplingParams(n=1, temperature=0.0),
+                              seed=0, generator=_Generator(), encoder=encoder, epochs=30, max_statements=None,
+                              timing_statements=2)
+    profiles = result.summary["profiles"]
+    assert set(profiles) == {"paper", "kgprobe"}
+    paper, ours = profiles["paper"], profiles["kgprobe"]
+    # every paper-profile answer is IDK: the baseline agrees on all, and a judge can at best tie it
+    assert paper["baseline_class"] == "idk" and paper["agreement"] <= paper["baseline_agreement"] == 1.0
+    assert not paper["beats_baseline"] and paper["train_class_counts"] == {"right": 0, "wrong": 0,
+                                                                            "idk": paper["train"]}
+    assert ours["beats_baseline"] and ours["agreement"] > ours["baseline_agreement"]
+    # each judge trained and was scored on its own profile's statements only
+    labels = result.labels.to_pylist()
+    assert {r["task"] for r in labels} == {"statement", "statement_kgprobe"}
+    assert all(by_id[r["item_id"]]["task"] == r["task"] for r in labels)
+    rows = [m for m in result.metrics if m["metric"] == "judge_agreement"]
+    assert sorted((m["task"], m["judge"]) for m in rows) == [
+        ("statement", "hidden_state"), ("statement", "majority_class"),
+        ("statement_kgprobe", "hidden_state"), ("statement_kgprobe", "majority_class")]
+    for m in rows:
+        assert {by_id[i]["task"] for i in m["item_ids"]} == {m["task"]}
+    # the asset check's reading of the label rows, and the report's note
+    checked = {r["profile"]: r["beats_baseline"] for r in judge_against_baseline(labels)}
+    assert checked == {"paper": False, "kgprobe": True}
+
+    class _Ctx:
+        models = ("m",)
+        confidence = 0.95
+
+    rendered, _ = section(_Ctx(), result.metrics)
+    assert rendered is not None
+    assert [line.split(":")[0] for line in rendered.data["hidden_losing"]] == ["m, paper profile"]
+    whos = [r["who"] for r in rendered.data["hidden"]]
+    assert whos == ["paper profile: judge", "paper profile: majority-class baseline",
+                    "kgprobe profile (stricter, ours): judge",
+                    "kgprobe profile (stricter, ours): majority-class baseline"]
+
+
+def test_a_profile_without_two_answered_groups_is_skipped_not_mixed(items) -> None:
+    groups = sorted({it["group_id"] for it in items})[:1]
+    asked = [it for it in items if it["group_id"] in set(groups)]
+    responses = [{"response_id": it["item_id"], "item_id": it["item_id"], "model": "m", "sample_index": 0,
+                  "text": "I don't know.", "error": None} for it in asked]
+    with pytest.raises(ValueError, match="no profile has two answered groups"):
+        run_hidden_judge(items, responses, None, model="m", params=SamplingParams(n=1, temperature=0.0),
+                         generator=_Generator(), encoder=lambda ps: np.zeros((len(ps), 4), np.float32), epochs=1)
 
 
 @pytest.mark.slow
@@ -194,5 +304,5 @@ def test_smollm2_hidden_states_small_slice(items) -> None:
                  for k, p in enumerate(prompts)]
     result = run_hidden_judge(items, responses, backend, model="smollm2", seed=0, epochs=5, max_statements=3,
                               timing_statements=2, params=SamplingParams(n=1, temperature=0.0, max_tokens=4))
-    assert result.summary["hidden_size"] == 576 and result.summary["statements"] >= 8
-    assert result.summary["speedup"] > 0
+    s = result.summary["profiles"]["kgprobe"]
+    assert s["hidden_size"] == 576 and s["statements"] >= 8 and s["speedup"] > 0

@@ -75,3 +75,28 @@ def test_the_two_readings_differ_where_the_paper_says() -> None:
     assert statement_scores("true", ["unknown", "false"], unknown_as="penalty").truthfulness == 0.5
     with pytest.raises(ValueError, match="unknown_as"):
         statement_scores("true", [], unknown_as="ignore")
+
+
+@pytest.mark.parametrize("task", ["statement", "statement_kgprobe"])
+@pytest.mark.parametrize(("positive_answer", "negative_answer"), [
+    ("Yes, the statement is true.", "No, the statement is not true."),
+    ("Yes, the statement is true.", "No, the statement 'Lyon is the capital of France.' is not true."),
+    ("The statement 'Paris is the capital of France.' is true.", "No, it is not true."),
+    ("The statement \"Paris is the capital of France.\" is true.", "That is not correct."),
+])
+def test_a_group_answered_right_in_negated_or_quoted_words_scores_one(task: str, positive_answer: str,
+                                                                      negative_answer: str) -> None:
+    # issue 40: "No, the statement is not true." read as unknown gave C 0 / T 1 / I 0 instead of 1 / 1 / 1
+    from kgprobe.suites.grapheval.scoring import score_statements
+
+    items = [{"item_id": "p", "group_id": "g", "expected": "true", "task": task,
+              "question": "Paris is the capital of France."},
+             {"item_id": "n", "group_id": "g", "expected": "false", "task": task,
+              "question": "Lyon is the capital of France."}]
+    responses = [{"response_id": f"{it}{k}", "item_id": it, "model": "m", "sample_index": k, "error": None,
+                  "text": positive_answer if it == "p" else negative_answer} for it in ("p", "n") for k in range(3)]
+    scored = score_statements(items, responses, model="m", resamples=10)
+    overall = {r["metric"]: r["value"] for r in scored.metrics if not r["breakdown"]}
+    assert (overall["correctness"], overall["truthfulness"], overall["informativeness"]) == (1.0, 1.0, 1.0)
+    assert overall["unknown_share"] == 0.0 and overall["accuracy"] == 1.0
+    assert {v["item_id"]: v["vote"] for v in scored.votes} == {"p": "true", "n": "false"}

@@ -160,6 +160,22 @@ def test_duplicate_positive_statements_are_dropped() -> None:
     assert s.metadata["positives_drawn"] == 4 and s.metadata["positives_unique"] == 3
     dropped = [r for r in s.rejects.to_pylist() if r["reason"] == "duplicate_statement"]
     assert [(r["head_key"], r["text"]) for r in dropped] == [("paris_tx", "Paris twinned with rome.")]
+    # the paper keeps every triple: without dedup both Paris statements are asked
+    kept = build_statements(con, StatementOptions(per_relation=None, negatives=1, dedup=False), seed=0)
+    assert kept.metadata["positives_unique"] == 4
+    assert not [r for r in kept.rejects.to_pylist() if r["reason"] == "duplicate_statement"]
+    texts = [t for t, e in zip(kept.items.column("question").to_pylist(), kept.items.column("expected").to_pylist())
+             if e == "true"]
+    assert sorted(texts).count("Paris twinned with rome.") == 2
+
+
+def test_the_profiles_dedup_by_default_as_they_say() -> None:
+    from kgprobe.suites.grapheval.suite import GraphEvalSettings, statement_options
+
+    settings = GraphEvalSettings()
+    assert statement_options(settings, profile="paper").dedup is False
+    assert statement_options(settings, profile="kgprobe").dedup is True
+    assert statement_options(GraphEvalSettings(dedup=True), profile="paper").dedup is True
 
 
 def test_templates_config_then_fallback(sample_con) -> None:
@@ -304,3 +320,38 @@ def test_another_task_gets_its_own_ids(sample_con) -> None:
     assert a.items.column("question").equals(b.items.column("question"))
     assert not set(a.items.column("item_id").to_pylist()) & set(b.items.column("item_id").to_pylist())
     assert set(b.items.column("task").to_pylist()) == {"statement_kgprobe"}
+
+
+def test_labels_are_cleaned_as_the_setting_says() -> None:
+    labels = {"a": "Actor-GB", "b": "Pozna\\u0144", "c": "Children s Hospital", "d": "Sheffield F.C."}
+    con = tiny_kg([("a", "rel", "b"), ("c", "rel", "d"), ("a", "other", "d")], labels=labels)
+    opts = StatementOptions(per_relation=None, negatives=1, parts=("tail",), corruption="uniform")
+    rows = build_statements(con, opts, seed=0).items.to_pylist()
+    pos = {(r["head_key"], r["tail_key"]): r for r in rows if r["polarity"] == "positive"}
+    assert pos[("a", "b")]["question"] == "Actor rel Poznań."
+    assert (pos[("a", "b")]["head_label"], pos[("a", "b")]["tail_label"]) == ("Actor", "Poznań")
+    # a label's own full stop ends the sentence; a lost apostrophe comes back
+    assert pos[("c", "d")]["question"] == "Children's Hospital rel Sheffield F.C."
+    raw = build_statements(con, StatementOptions(per_relation=None, negatives=1, parts=("tail",),
+                                                 corruption="uniform", label_cleanup=()), seed=0).items.to_pylist()
+    assert {r["question"] for r in raw if r["polarity"] == "positive"} >= {"Actor-GB rel Pozna\\u0144."}
+    with pytest.raises(ValueError, match="label_cleanup"):
+        StatementOptions(label_cleanup=("lowercase",))
+
+
+def test_templated_only_asks_and_corrupts_with_the_reviewed_relations_alone() -> None:
+    triples = [(f"{rel[0]}{i}", rel, f"{rel[0]}x{i}") for i in range(12)
+               for rel in ("spouse", "unmarried_partner", "employer")]
+    con = tiny_kg(triples)
+    reviewed = {"spouse": "{head} is married to {tail}.", "employer": "{head} works for {tail}."}
+    for corruption in ("uniform", "typed"):
+        opts = StatementOptions(per_relation=None, negatives=3, parts=("relation",), corruption=corruption,
+                                templates=reviewed, templated_only=True)
+        rows = build_statements(con, opts, seed=0).items.to_pylist()
+        assert rows and not any("unmarried" in r["question"] for r in rows), corruption
+        assert {r["question"].split()[1] for r in rows} == {"is", "works"}
+        assert not any(r["question"].startswith("u") for r in rows)  # no positive of the left-out relation
+    # without it the left-out relation is asked and drawn, with a proposed template
+    rows = build_statements(con, StatementOptions(per_relation=None, negatives=3, parts=("relation",),
+                                                  templates=reviewed), seed=0).items.to_pylist()
+    assert any("unmarried" in r["question"] for r in rows)

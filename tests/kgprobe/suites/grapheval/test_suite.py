@@ -61,6 +61,42 @@ def test_items_are_sample_statements(items) -> None:
     assert prompt.raw and prompt.text.endswith("\n\n## Response:\n\n") and "### Response" not in prompt.text
 
 
+def test_the_paper_prompt_is_the_released_prompt_byte_for_byte() -> None:
+    # The spec, from the released GraphEval code (data_gen/llm_clients.py add_system_prompt for LLaMA, around
+    # data_gen/data_generator.py judge_construct_instruct): the Alpaca preamble and a blank line; "### Instruction:",
+    # a line break and a SPACE before "You are given"; the three answers, each answer sentence followed by one space,
+    # so a space stands before the blank line; "### Input: " with the statement on the same line; a blank line;
+    # "## Response:" (two hashes) and a blank line. Nothing else: no chat template, no trailing text.
+    from kgprobe.suites.grapheval.prompts import PAPER_TEMPLATE_ID, statement_prompt
+
+    statement = "Brendan Fraser was nominated for the Academy Award for Best Actor."
+    expected = (
+        b"Below is an instruction that describes a task, paired with an input that provides further context. "
+        b"Write a response that appropriately completes the request.\n"
+        b"\n"
+        b"### Instruction:\n"
+        b" You are given a statement. You are asked to judge whether the statement is true or false. "
+        b"Answer 'Yes, the statement is true.' if you know the statement is true. "
+        b"Answer 'No, the statement is false.' if you know the statement is false. "
+        b"Otherwise, answer 'I don't know.' \n"
+        b"\n"
+        b"### Input: Brendan Fraser was nominated for the Academy Award for Best Actor.\n"
+        b"\n"
+        b"## Response:\n"
+        b"\n"
+    )
+    prompt = statement_prompt({"item_id": "a", "question": statement, "expected": "true", "task": "statement"})
+    assert prompt.text.encode("utf-8") == expected
+    assert prompt.raw and prompt.template_id == PAPER_TEMPLATE_ID
+    # braces in a statement are text, not format fields
+    odd = statement_prompt({"item_id": "b", "question": "{head} is {tail}.", "expected": "false", "task": "statement"})
+    assert "### Input: {head} is {tail}.\n\n## Response:" in odd.text
+    # the kgprobe profile keeps Table 6 as printed, in the chat template
+    ours = statement_prompt({"item_id": "c", "question": statement, "expected": "true", "task": "statement_kgprobe"})
+    assert not ours.raw and f"### Input:\n{statement}\n\n### Response:\n" in ours.text
+    assert "### Instruction:\nYou are given" in ours.text
+
+
 def test_oracle_texts_read_as_true_and_false(items) -> None:
     rows = items.items.to_pylist()[:8]
     for r in _answers("oracle", rows, n=1):
@@ -199,3 +235,23 @@ def test_fallback_gate_fails_the_items(sample_con) -> None:
     assert {r["source"] for r in ok.metadata["template_review"]} == {"proposed"}
     assert all(r["examples"] for r in ok.metadata["template_review"] if r["relation_key"] in
                {x["relation_key"] for x in ok.items.to_pylist() if x["polarity"] == "positive"})
+
+
+def test_readability_gate_fails_the_items(sample_con, tmp_path) -> None:
+    from kgprobe.suites.grapheval.readability import ReadabilityError
+
+    keys = [k for (k,) in sample_con.execute("SELECT key FROM relations").fetchall()]
+    bad = tmp_path / "bad.yaml"  # every relation read as "is the <plural>": the YAGO statement
+    bad.write_text("".join(f'{k}: "{{head}} is the deals with {{tail}}."\n' for k in keys), encoding="utf-8")
+    settings = GraphEvalSettings(positives=40, templates=str(bad))
+    with pytest.raises(ReadabilityError, match=r"is the deals with.*max_unreadable_share"):
+        SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=settings, seed=0,
+                               config_dir=tmp_path))
+    # raised far enough, the gate lets them through and reports the share
+    loose = GraphEvalSettings(positives=40, templates=str(bad), max_unreadable_share=1.0)
+    meta = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=loose, seed=0,
+                                  config_dir=tmp_path)).metadata
+    assert meta["readability_failing_share"] == 1.0 and meta["readability_checked"] > 0
+    ok = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=GraphEvalSettings(positives=40),
+                                seed=0, config_dir=SAMPLE)).metadata
+    assert ok["readability_failing"] == 0 and ok["id_label_statements"] == 0

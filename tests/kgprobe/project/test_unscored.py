@@ -1,0 +1,32 @@
+"""What a config has asked and answered but never scores is said: KG-FPQ's WH questions without a judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgprobe.config import load_config
+from kgprobe.project.plan import unscored
+from kgprobe.report.render import ReportContext, _header
+
+SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample"
+KG = (f"kgs:\n  sample:\n    triples: [{SAMPLE}/triples.tsv]\n    entity_labels: {SAMPLE}/entity_labels.tsv\n"
+      "models:\n  - {name: oracle, backend: reference, kind: oracle}\n")
+
+
+def _cfg(tmp_path: Path, fpq: str, scoring: str = "") -> object:
+    path = tmp_path / "p.yaml"
+    path.write_text(KG + f"suites:\n  fpq: {{kg: sample, domains: {SAMPLE}/domains.yaml, "
+                    f"templates: {SAMPLE}/templates.yaml{fpq}}}\n" + scoring, encoding="utf-8")
+    return load_config(path)
+
+
+def test_wh_questions_without_a_judge_are_said_to_be_unscored(tmp_path: Path) -> None:
+    (note,) = unscored(_cfg(tmp_path, ""))
+    assert "open (WH) questions are generated and answered but not scored" in note
+    assert "scoring.judges" in note and "formats: [yn]" in note
+    # with a judge, or with yes/no questions only, nothing goes unscored
+    assert unscored(_cfg(tmp_path, "", "scoring: {judges: [oracle]}\n")) == []
+    assert unscored(_cfg(tmp_path, ", formats: [yn]")) == []
+    # the report's header carries the note
+    ctx = ReportContext(project="p", config_path="p.yaml", snapshot_ids=(), created_at="now", unscored=(note,))
+    assert {"term": "not scored", "value": note} in _header(ctx, {})
