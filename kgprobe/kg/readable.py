@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "LabelReport", "clean_label", "clean_labels", "is_id_like", "label_advice",
+__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "clean_label", "clean_labels", "is_id_like", "label_advice",
            "label_report", "reject_unreadable", "unreadable_names"]
 
 #: An id-like name: a Wikidata entity, property or lexeme id, a Freebase mid or guid, a number, a hex hash or UUID.
