@@ -104,7 +104,7 @@ EXTRACT_TOKENS = 256
 class DrowzeeSettings(BaseModel):
     """The ``suites: {drowzee: {...}}`` section."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     kg: str | None = None
     rules: list[Literal[RULES]] = Field(default_factory=lambda: list(RULES))

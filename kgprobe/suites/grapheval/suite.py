@@ -66,7 +66,7 @@ class HiddenJudgeSettings(BaseModel):
     the labelled statements are split, the network's training (the paper: 100 epochs, batch 8, Adam 1e-4), how
     many statements it labels and on how many generation is timed for the speed-up."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     substitute_model: str | None = None
     """A smaller model of the same family whose hidden states stand in (a transformers model id, a folder or
@@ -95,7 +95,7 @@ class HiddenJudgeSettings(BaseModel):
 class GraphEvalSettings(BaseModel):
     """The ``suites.grapheval`` section. Paths are relative to the config file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     kg: str | None = None
     """The KG to read (default: the first of ``kgs``)."""

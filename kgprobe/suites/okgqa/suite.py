@@ -125,7 +125,7 @@ OKGQA_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
 class QuestionFile(BaseModel):
     """An OKGQA-style question CSV (``question, type, placeholders, naturalness, difficulty, dbpedia_entities``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     path: InputFile
     limit: int | None = Field(None, ge=1)
 
@@ -133,7 +133,7 @@ class QuestionFile(BaseModel):
 class Generator(BaseModel):
     """A generator model (a ``models`` entry's name) asked with the D.2 prompt, ``per_subtype`` questions each."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     model: ModelName
     per_subtype: int = Field(1, ge=1)
 
@@ -141,7 +141,7 @@ class Generator(BaseModel):
 class RetrievalSettings(BaseModel):
     """G-retrieval parameters (see :class:`kgprobe.grounding.retrieval.RetrievalConfig`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     k_nodes: int = Field(5, ge=1)
     k_edges: int = Field(5, ge=1)
     edge_cost: float = Field(0.5, ge=0)
@@ -157,7 +157,7 @@ class RetrievalSettings(BaseModel):
 class OKGQASettings(BaseModel):
     """The ``suites: {okgqa: ...}`` section."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     kg: str | None = None
     """The KG (default: the queries' / first KG)."""
     templates: bool = True
