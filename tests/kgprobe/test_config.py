@@ -249,7 +249,9 @@ def test_unknown_keys_suggest_the_closest_allowed_one(tmp_path: Path, text: str,
         # a list index in the path
         (_MODELS + "  - {name: x, backend: gpt}\n", "models.2.backend",
          "must be one of 'reference', 'transformers', 'litellm', 'vllm', got 'gpt'"),
-        (_MODELS + "  - {name: x, backend: transformers}\n", "models.2", "'model_id' is required"),
+        (_MODELS + "  - {name: x, backend: transformers}\n", "models.2",
+         "'model_id' is required: a folder of HF weights, a hub id in the local HF cache, ``gguf:<file>`` or "
+         "``smollm2-135m-instruct``"),
         (_MODELS + "  - {name: oracle, backend: reference}\n", "models.2.name",
          "'oracle' is used twice; model names must be unique (they key the response store)"),
         (_MODELS + "generation:\n  grounded_models: [oracle, gpt]\n", "generation.grounded_models.1",
