@@ -550,7 +550,8 @@ def _backend_entry(kind: str, options: type) -> type[_ModelEntry]:
     hints = get_type_hints(options)
     docs = _field_docs(options)
     summary = " ".join((options.__doc__ or "").strip().split("\n\n")[0].split())
-    extra: dict[str, Any] = {"backend": (Literal[kind], Field(description=f"{kind}: {summary[:1].lower()}{summary[1:]}".rstrip(": ")))}
+    described = f"{kind}: {summary[:1].lower()}{summary[1:]}" if summary else kind
+    extra: dict[str, Any] = {"backend": (Literal[kind], Field(description=described))}
     for f in fields(options):
         description = docs.get(f.name)
         if f.default is not MISSING:
