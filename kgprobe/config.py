@@ -1016,7 +1016,9 @@ def project_schema() -> dict[str, Any]:
         if name not in SuitesConfig.model_fields:
             sub = suite.Settings.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
             defs.update(sub.pop("$defs", {}))
-            suites["properties"][name] = {"anyOf": [sub, {"type": "null"}], "default": None}
+            described = suite.title or " ".join((suite.Settings.__doc__ or "").strip().split("\n\n")[0].split())
+            suites["properties"][name] = {"anyOf": [sub, {"type": "null"}], "default": None,
+                                          **({"description": described} if described else {})}
     suites["additionalProperties"] = False  # every other key is an unknown suite
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": "kgprobe project config",
             "description": "KGs, warehouse, models, stage options and suites of a kgprobe project (see README.md)."}
