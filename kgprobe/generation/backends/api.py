@@ -68,8 +68,8 @@ class LiteLLMConfig:
     api_base: str | None = None
     """The server's base URL, for a self-hosted or OpenAI-compatible endpoint (default: the provider's)."""
     api_key_env: str | None = None
-    """The name of the environment variable holding the API key (never the key itself; default: none, litellm's
-    own environment lookup)."""
+    """The name of the environment variable holding the API key, never the key itself; the model fails to start
+    when it is not set (default: none, and the provider's usual variable such as OPENAI_API_KEY is read)."""
     max_concurrency: int = 8
     """Most requests in flight at once."""
     timeout_s: float = 60.0
