@@ -40,11 +40,11 @@ class VLLMConfig:
     tensor_parallel_size: int = 1
     """GPUs the model is split over."""
     gpu_memory_utilization: float = 0.9
-    """Share of each GPU's memory vLLM may take for weights and KV cache, in (0, 1]."""
+    """Share of each GPU's memory vLLM may take for the model (weights, activations, KV cache), in (0, 1]."""
     max_model_len: int | None = None
     """Most tokens of prompt plus answer (default: vLLM's, the model's context length)."""
     dtype: str = "auto"
-    """Weight and activation dtype as vLLM reads it (``auto``, ``bfloat16``, ``float16``, ``float32``)."""
+    """Weight and activation dtype as vLLM reads it, e.g. ``auto`` (the model's own), ``bfloat16``, ``float16``."""
     enforce_eager: bool = False
     """Run PyTorch eagerly, without CUDA graphs (less memory, slower)."""
     trust_remote_code: bool = False
