@@ -44,7 +44,8 @@ class VLLMConfig:
     max_model_len: int | None = None
     """Most tokens of prompt plus answer (default: vLLM's, the model's context length)."""
     dtype: str = "auto"
-    """Weight and activation dtype as vLLM reads it, e.g. ``auto`` (vLLM picks from the model's config), ``bfloat16``, ``float16``."""
+    """Weight and activation dtype as vLLM reads it, e.g. ``auto`` (vLLM picks from the model's config),
+    ``bfloat16``, ``float16``."""
     enforce_eager: bool = False
     """Run PyTorch eagerly, without CUDA graphs (less memory, slower)."""
     trust_remote_code: bool = False
