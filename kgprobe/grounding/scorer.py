@@ -86,36 +86,43 @@ class ScorerError(KGProbeError):
 class TrainConfig:
     """How :func:`train_scorer` fits s_G. The defaults train on FB15k-237 in about three CPU-minutes.
 
-    ``training`` is ``balanced`` (the default: BCE of each training triple against one uniformly random (h, r, t)
-    triple, the classes weighted equally, as the OKGQA authors train their s_G; ``batch_size`` counts true
-    triples, ``negatives`` is not read), ``1-N`` (BCE of each (h, r) query against all entities; ``batch_size``
-    counts queries) or ``negative-sampling`` (BCE of each triple against ``negatives`` random tails;
-    ``batch_size`` counts triples). ``dim``, ``lr``, ``dropout`` and ``epochs`` are tuned for 1-N on FB15k-237's
-    validation set: filtered MRR rises to about 0.24 by epoch 6-8 and falls after (DistMult starts to memorise the
-    training triples), so ``epochs`` is 7. A KG of a few thousand triples gets only a few dozen steps per epoch:
-    give it more epochs (the bundled sample trains 40).
-
-    ``model`` is ``distmult`` or ``complex`` (``dim`` is then the complex dimension: 2 * dim reals per
-    embedding). ``regularisation`` is an L2 weight on the embeddings a batch touches, ``label_smoothing`` the
-    ConvE-style smoothing of 1-N targets, ``dropout`` applies to the query vector (h * r) before it meets the
-    candidate entities. ``reciprocal`` adds an inverse relation per relation for head prediction. ``device`` is
-    ``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``; CPU training is bit-for-bit deterministic
-    for a given seed and thread count.
+    ``dim``, ``lr``, ``dropout`` and ``epochs`` are tuned for ``1-N`` on FB15k-237's validation set: filtered MRR
+    rises to about 0.24 by epoch 6-8 and falls after (DistMult starts to memorise the training triples), so
+    ``epochs`` is 7. A KG of a few thousand triples gets only a few dozen steps per epoch: give it more epochs (the
+    bundled sample trains 40). CPU training is bit-for-bit deterministic for a given seed and thread count.
     """
 
     model: str = "distmult"
+    """The embedding model: ``distmult`` or ``complex``."""
     dim: int = 200
+    """Embedding dimension (``complex``: the complex dimension, 2 * dim reals per embedding)."""
     epochs: int = 7
+    """Passes over the training triples."""
     batch_size: int = 256
+    """Examples per optimiser step: true triples with ``balanced``, (head, relation) queries with ``1-N``, triples
+    with ``negative-sampling``."""
     lr: float = 0.01
+    """Adam's learning rate."""
     training: str = "balanced"
+    """``balanced`` (the default: BCE of each training triple against one uniformly random (head, relation, tail)
+    triple, the classes weighted equally, as the OKGQA authors train their s_G; ``batch_size`` counts true
+    triples, ``negatives`` is not read), ``1-N`` (BCE of each (head, relation) query against all entities) or
+    ``negative-sampling`` (BCE of each triple against ``negatives`` random tails; lighter on memory for very large
+    KGs)."""
     negatives: int = 64
+    """Random tails per triple with ``negative-sampling`` (not read by the other objectives)."""
     regularisation: float = 0.0
+    """L2 weight on the embeddings a batch touches."""
     label_smoothing: float = 0.0
+    """ConvE-style smoothing of the 1-N targets, in [0, 1)."""
     dropout: float = 0.2
+    """Dropout on the query vector (h * r) before it meets the candidate entities, in [0, 1)."""
     reciprocal: bool = True
+    """Add an inverse relation per relation, for head prediction."""
     seed: int = 0
+    """Seed of the initialisation, the batch order and the negatives."""
     device: str = "auto"
+    """``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``."""
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:

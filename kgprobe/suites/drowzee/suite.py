@@ -96,33 +96,57 @@ EXTRACT_TOKENS = 256
 class DrowzeeSettings(BaseModel):
     """The ``suites: {drowzee: {...}}`` section."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     kg: str | None = None
+    """The KG to derive facts from (default: the first of ``kgs``)."""
     rules: list[Literal[RULES]] = Field(default_factory=lambda: list(RULES))
-    negation: list[str] | None = None  # None: the relations the data shows to be functional
+    """The logic rules to derive questions with (default: all six)."""
+    negation: list[str] | None = None
+    """Relation keys the negation rule asks another object of ("Was Chopin born in Vienna?", expected no); None: the
+    relations the data shows to be functional (one object for at least 95% of their subjects)."""
     inverse: dict[str, str] = Field(default_factory=dict)
+    """Relation key -> its inverse's key (``{hasChild: hasParent}``); the inverse need not be a KG relation
+    (``inverse_labels`` names it)."""
     inverse_labels: dict[str, str] = Field(default_factory=dict)
+    """Relation key -> label, for inverses the KG has no label for (``{hasParent: has parent}``)."""
     symmetric: list[str] = Field(default_factory=list)
+    """Symmetric relation keys: r(x, y) gives r(y, x)."""
     transitive: list[str] = Field(default_factory=list)
+    """Transitive relation keys: r(x, y) and r(y, z) give r(x, z)."""
     compositions: list[Annotated[list[str], Field(min_length=3, max_length=3)]] = Field(default_factory=list)
     """[first, second, target] relation keys: first(x, y) and second(y, z) give target(x, z)."""
     same: list[str] = Field(default_factory=list)
+    """Relation keys P of the same rule: P(a, c) and P(b, c) give same_P(a, b) ("share the same director")."""
     phrase_types: dict[str, Literal[PHRASE_TYPES]] = Field(default_factory=dict)
+    """Relation key -> noun, passive or active: how its label is phrased in questions, overriding the guess from
+    the label's words."""
     aliases: dict[str, list[str]] = Field(default_factory=dict)
+    """Relation key -> phrases the offline claim extractor reads as that relation besides its label (a key given
+    here replaces kgprobe's own phrases for it)."""
     per_subject: int = Field(4, ge=1)
+    """Most derived facts per subject entity."""
     per_rule: int = Field(300, ge=1)
+    """Most derived facts per rule (a seeded sample)."""
     propose_threshold: float = Field(0.95, gt=0, le=1)
+    """Share of the evidence at which the items' metadata (``proposed_properties``) proposes a relation as
+    symmetric, inverse, transitive or functional, for a person to accept into the settings."""
     relation_phrases: dict[str, str] = Field(default_factory=dict)
     """Words for a relation key in questions and events (``{diedIn: died in}``); else its label, else the key split."""
-    derived_only: bool = True  # symmetric / inverse / transitive / composition facts the KG states are not asked
+    derived_only: bool = True
+    """Leave out the symmetric, inverse, transitive and composition facts the KG already states; false: ask them
+    too, marked ``in_kg``."""
     periods: bool = True
     """On a KG with dated facts, ask a derived fact whose premises are dated in the past tense over the years they
     hold together ("Is it true that X was married to Y from 1965 to 1972?"), and drop one whose premises never
     hold in one year; counts per rule in the items' metadata (``rule_periods``). False: ask every fact undated."""
     temporal: bool = True
-    events: InputFile | None = None  # an event list (events.json) besides the KG's temporal_facts
+    """Ask temporal-logic questions over the KG's dated facts (and ``events``)."""
+    events: InputFile | None = None
+    """An event list (JSON begin / end records, as Drowzee's events.json) besides the KG's dated facts, relative to
+    the config file."""
     n_formulas: int = Field(60, ge=0)
+    """Random temporal formulas, each asked at one year where it holds and one where it does not (0: none)."""
     max_depth: int = Field(1, ge=1)
     """Layers of temporal operators (not, next, finally, globally, until); And / Or add one over them (§4.5)."""
     domain: tuple[int, int] = (1, 2024)
@@ -132,10 +156,15 @@ class DrowzeeSettings(BaseModel):
     event_share: float = Field(0.7, gt=0, le=1)
     """A relation whose dated facts have no end or end in their start year at least this often is an event relation:
     its facts are points at their start year."""
-    event_relations: dict[str, bool] = Field(default_factory=dict)  # per relation key: event (true) or not (false)
+    event_relations: dict[str, bool] = Field(default_factory=dict)
+    """Relation key -> true (its dated facts are events, points at their start year) or false (spans), overriding
+    ``event_share``."""
     reword: dict[str, Any] | None = None
     """A model entry (as in ``models``: name, backend, ...) that rewords every question (§3.5); None: templates."""
-    threshold: float = Field(0.8, gt=0, le=1)  # θ_n = θ_e = cosine threshold of a semantic match
+    threshold: float = Field(0.8, gt=0, le=1)
+    """Cosine at which two labels match (an answer's entity phrase and a KG entity; a node or relation of the
+    answer's reasoning graph and the gold proof's), and θ_n = θ_e: a node or edge similarity (Jaccard) below it
+    makes the answer a hallucination (EK, EI, OL)."""
     llm_extractor: bool = False
     """Each configured scoring judge extracts the reasoning's claims too, as validated JSON (its own rows, which the
     report then shows); the heuristic rows stay. Off by default: a CPU judge reads every answer."""
