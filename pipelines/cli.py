@@ -390,6 +390,10 @@ def _run(args: argparse.Namespace) -> int:
               + (f"; {rels} relation paths named by their last segment" if rels else "")
               + (f"; relations without a name: {console_text(', '.join(rep['unreadable_relations']))}"
                  if rep["unreadable_relations"] else ""))
+        if rep.get("escaped_labels"):
+            print(f"kgprobe: warning: {rep['escaped_labels']:,} entity labels of {rep['kg']} hold escaped unicode "
+                  f"(e.g. {console_text(', '.join(rep['escaped_examples'][:3]))}); questions show them as written "
+                  "(GraphEval's label_cleanup decodes them): decode the label file to fix every suite")
     from kgprobe.project.plan import unscored
 
     for note in unscored(whole):

@@ -97,11 +97,15 @@ def label_report(con: duckdb.DuckDBPyConnection, kg: str, *, examples: int = 5) 
     """How ``kg``'s entities and relations are named: ``entities``, ``readable_entities`` (a label, or a key that is
     itself a name), ``readable_share``, ``unreadable_examples``; ``relations``, ``path_relations`` (keys that are
     paths, shown by their last segment: ``[key, label]`` pairs), ``unreadable_relations`` (keys that are ids with no
-    label)."""
+    label), ``escaped_labels`` / ``escaped_examples`` (entity labels holding an escaped ``\\uXXXX``)."""
     ents, rels = unreadable_names(con, kg)
     n_ent = con.execute(f'SELECT count(*) FROM "{kg}".entities').fetchone()[0]
     relations = con.execute(f'SELECT key, label FROM "{kg}".relations ORDER BY key').fetchall()
     paths = [[k, lab] for k, lab in relations if k.startswith("/") and k.count("/") >= 3 and lab != k]
+    # labels written with escaped unicode ("Selma Lagerl\u00F6f"): questions would show the escape as written
+    escaped_n, escaped = con.execute(
+        f'SELECT count(*), list(label ORDER BY label)[:{int(examples)}] FROM "{kg}".entities '
+        "WHERE regexp_matches(label, $p)", {"p": r"\\u[0-9a-fA-F]{4}"}).fetchone()
     return {
         "kg": kg,
         "entities": n_ent,
@@ -111,6 +115,8 @@ def label_report(con: duckdb.DuckDBPyConnection, kg: str, *, examples: int = 5) 
         "relations": len(relations),
         "path_relations": paths,
         "unreadable_relations": sorted(rels),
+        "escaped_labels": int(escaped_n or 0),
+        "escaped_examples": list(escaped or []),
     }
 
 

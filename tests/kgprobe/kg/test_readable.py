@@ -145,3 +145,17 @@ def test_wikidata12k_ships_no_entity_labels(shared_data: Path) -> None:
     assert report["readable_share"] < 0.01 and report["entities"] > 10_000
     advice = label_advice("drowzee", report, rejected=2466, kept=0)
     assert "every one of its 2,466 items" in advice and "kgs.wikidata12k.entity_labels" in advice
+
+
+def test_label_report_counts_labels_written_with_escaped_unicode(tmp_path) -> None:
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+
+    (tmp_path / "t.tsv").write_text("Q1\tP1\tQ2\nQ2\tP1\tQ3\n", encoding="utf-8")
+    (tmp_path / "l.tsv").write_text("Q1\tSelma Lagerl\\u00F6f\nQ2\tParis\nQ3\tSão Paulo\n", encoding="utf-8")
+    con = duckdb.connect()
+    load_kg(con, KGSource(triples=tmp_path / "t.tsv", entity_labels=tmp_path / "l.tsv", name="k"))
+    rep = label_report(con, "k")
+    # the escape, not the real "ã", is what a question would show
+    assert rep["escaped_labels"] == 1 and rep["escaped_examples"] == ["Selma Lagerl\\u00F6f"]
