@@ -171,6 +171,12 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         store = ResponseStore(warehouse.root / "response_store")
         from kgprobe.generation import run_generation
         from kgprobe.generation.cost import Budget, plan_generation
+        from kgprobe.generation.imports import imported_prompts
+
+        if spec.backend == "imported":  # answered elsewhere: the partition holds the prompts it has answers for
+            prompts = imported_prompts(store, spec, prompts)
+            context.log.info(f"{suite.name}: {spec.name}: {len(prompts)} prompt(s) with imported answers; the others "
+                             "are left out of this partition (backend: imported is never asked)")
 
         # the plan of this partition, before anything is sent: logged, kept beside the answers for the report
         plan = plan_generation(spec, prompts, store=store)

@@ -565,8 +565,8 @@ def _import_responses(args: argparse.Namespace) -> int:
     flag = f" --config {args.config}" if args.config else ""
     print(f"kgprobe: imported {summary['rows']} answer(s) of {args.model} for {summary['prompts']} prompt(s) "
           f"({summary['stored']} stored samples, run {summary['run_id']}); score them with "
-          f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is asked of the model's "
-          f"backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
+          f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is left out for a "
+          f"`backend: imported` model, asked of any other backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
     return 0
 
 

@@ -249,7 +249,7 @@ def test_unknown_keys_suggest_the_closest_allowed_one(tmp_path: Path, text: str,
          "give at least one of lists, files, sample or fpq_subjects"),
         # a list index in the path
         (_MODELS + "  - {name: x, backend: gpt}\n", "models.2.backend",
-         "must be one of 'reference', 'transformers', 'litellm', 'vllm', got 'gpt'"),
+         "must be one of 'reference', 'transformers', 'litellm', 'vllm', 'imported', got 'gpt'"),
         (_MODELS + "  - {name: x, backend: transformers}\n", "models.2",
          "'model_id' is required: a folder of HF weights, a hub id in the local HF cache, ``gguf:<file>`` or "
          "``smollm2-135m-instruct``"),
