@@ -108,6 +108,17 @@ class ERBenchSettings(BaseModel):
     """How a known-entity answer is read: ``released`` (default: the released scripts, which produced the paper's
     Tables 2, 4 and 13: known unless the answer says "no") or ``only_yes`` (the paper's §B.2 text: the answer says
     only yes; stricter, it keeps far fewer entities than the tables were computed on)."""
+    answer_reading: Literal["released", "kgprobe"] = "released"
+    """How a binary (and multi-hop) answer is read: ``released`` (default: the released scripts, which produced the
+    paper's Tables 2 and 4: the answer's first line starts with yes or no, anything else is unsure) or ``kgprobe``
+    (an answer that starts with neither is read by its content: "As an AI ... Munich hosted the Summer Olympics"
+    reads yes)."""
+    rationale_match: Literal["released", "kgprobe"] = "released"
+    """How a rationale is matched with the inferred values: ``released`` (default: the released scripts, which
+    produced Tables 2 and 4: a spelling of the value found as a case-insensitive substring, with the spec's
+    ``first_word`` heuristic) or ``kgprobe`` (whole words, never right after a negator, numbers by value, no
+    ``first_word``: "19" is not found in "2019", "US" not in "because", "Harlequin" does not name "Harlequin
+    Books")."""
     rationale_ext: Literal["per_question", "per_hop"] = "per_question"
     """Multi-hop R-ext: ``per_question`` (default, the released code and Table 4: each question's share of right
     hops, averaged over the questions) or ``per_hop`` (the paper's §4.3 text: the mean of the per-hop shares)."""
@@ -299,7 +310,9 @@ class ERBenchSuite(Suite):
             item = by_id[str(r["item_id"])]
             reading = read_sample(item, r.get("text"), r.get("error"),
                                   known_rule=getattr(scoring.settings, "known_reading", "released"),
-                                  nota_rationale=getattr(scoring.settings, "nota_rationale", "zero"))
+                                  nota_rationale=getattr(scoring.settings, "nota_rationale", "zero"),
+                                  answer_reading=getattr(scoring.settings, "answer_reading", "released"),
+                                  rationale_match=getattr(scoring.settings, "rationale_match", "released"))
             samples.append({
                 "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
                 "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": "",
