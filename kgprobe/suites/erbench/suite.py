@@ -62,7 +62,8 @@ from kgprobe.suites.erbench.scoring import (
 )
 from kgprobe.suites.settings import InputFile, confined, existing_file
 
-__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "common_share_rows", "dropped_in_sample", "load_demos"]
+__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "common_share_rows", "dropped_in_sample", "load_demos",
+           "with_readings"]
 
 
 class ERBenchWarning(UserWarning):
@@ -340,7 +341,7 @@ class ERBenchSuite(Suite):
         out += metrics_for(votes, model=model, perturbation=perturbation, entities="known",
                            keep=known_setting_keep(votes, min_known=min_known), confidence=confidence, **readings)
         out += known_share_rows(votes, model=model, perturbation=perturbation, confidence=confidence)
-        return out
+        return with_readings(out, settings)
 
     def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *,
                             settings: Any = None, min_known: int = 20,
@@ -364,7 +365,7 @@ class ERBenchSuite(Suite):
                     row[key] = item[key]
             rows.append(row)
         floor = getattr(settings, "min_known", min_known)
-        return common_metrics(rows, min_known=floor, **_multihop_readings(settings)) + \
+        return with_readings(common_metrics(rows, min_known=floor, **_multihop_readings(settings)), settings) + \
             common_share_rows(rows, min_known=floor)
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
@@ -384,6 +385,32 @@ class ERBenchSuite(Suite):
         if not mine:
             return None, {}
         return section(ctx, mine), {}
+
+
+def with_readings(rows: list[dict[str, Any]], settings: Any) -> list[dict[str, Any]]:
+    """``rows`` with the readings that produced each answer-scored row in its breakdown (``reading``, e.g.
+    "answer_reading=released, rationale_match=released, known_reading=released"): the suite's defaults are the
+    readings of the paper's tables, any other a named setting, and a row says which one it comes from. Multiple
+    choice has no yes/no answer to read (no ``answer_reading``); the known-entity shares name ``known_reading``.
+    A suite's overall rows (empty breakdown, the headline among them) stay as they are: an empty breakdown is what
+    makes a row overall; the report's ERBench section lists the readings of its cells."""
+    answer = getattr(settings, "answer_reading", "released")
+    rationale = getattr(settings, "rationale_match", "released")
+    known = getattr(settings, "known_reading", "released")
+    for row in rows:
+        task = row.get("task")
+        if not row.get("breakdown"):
+            continue
+        if task == "known_entity":
+            parts = [f"known_reading={known}"]
+        elif task == "multiple_choice":
+            parts = [f"rationale_match={rationale}", f"known_reading={known}"]
+        elif task in ("binary", "multihop"):
+            parts = [f"answer_reading={answer}", f"rationale_match={rationale}", f"known_reading={known}"]
+        else:
+            continue
+        row["breakdown"] = {**row.get("breakdown", {}), "reading": ", ".join(parts)}
+    return rows
 
 
 def _multihop_readings(settings: Any) -> dict[str, str]:
