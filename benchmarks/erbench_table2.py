@@ -15,12 +15,14 @@ is generated.
 What is kgprobe's here: which entities a model knows (:func:`~kgprobe.suites.erbench.knows_entity` on its answers to
 the known-entity prompts, the prompt's values removed first, as in the suite), every answer read
 (:func:`~kgprobe.suites.erbench.verify.read_binary_answer`, :func:`~kgprobe.suites.erbench.verify.read_choice`), the
-rationale matched with the heuristics and aliases of the dataset's spec (``examples/erbench/<dataset>.yaml``) and the
-measures (setting 1: the entities the model knows; "n/a" below 20, as the paper; Table 4 through the suite's own
+rationale matched with the heuristics and aliases of the dataset's spec (``examples/erbench/<dataset>.yaml``) and
+the measures (setting 1: the entities the model knows; "n/a" below 20, as the paper; Table 4 through the suite's own
 :func:`~kgprobe.suites.erbench.scoring.metrics_for`). The readings are the suite's defaults (``known_reading``,
-``rationale_ext``, ``hop_questions``), each overridable by a flag. The logs give the question, the expected answer
-and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each entity, ``BN(N)`` its
-question 1 (question 2, a rephrased basic question, is in neither table).
+``answer_reading``, ``rationale_match``, ``rationale_ext``, ``hop_questions``: the released scripts' readings, which
+produced the tables), each overridable by a flag (``--answer-reading kgprobe --rationale-match kgprobe`` for
+kgprobe's own). Under each table the script prints how many cells are within 0.03 of the paper. The logs give the
+question, the expected answer and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each
+entity, ``BN(N)`` its question 1 (question 2, a rephrased basic question, is in neither table).
 
     ERBENCH_DATA=/path/to/ERBench python benchmarks/erbench_table2.py --logs /path/to/ERBench
 """

@@ -1,9 +1,13 @@
 """Reading and verifying ERBench answers: the answer (yes / no / unsure, or the chosen option), the rationale (do the
 FD-inferred values appear in the explanation?) and the paper's measures A, R, AR, M and H.
 
-Rationale matching is keyword matching, as in the paper (§3.2): an inferred value counts as mentioned when one of
-its *variants* occurs in the answer as a whole-word phrase after both sides are folded. The entity-resolution
-heuristics, each with its own tests:
+Rationale matching is keyword matching, as in the paper (§3.2). Two readings (:data:`RATIONALE_MATCHES`):
+``rationale_match="released"`` (the default, the released scripts' check, which produced Tables 2 and 4): one of the
+value's spellings occurs in the answer as a case-insensitive substring; ``rationale_match="kgprobe"``: an inferred
+value counts as mentioned when one of its *variants* occurs in the answer as a whole-word phrase after both sides
+are folded, with the entity-resolution heuristics below, each with its own tests. Binary answers likewise have two
+readings (:data:`ANSWER_READINGS`): ``released`` (default; the first line starts with yes or no, else unsure) and
+``kgprobe`` (the shared yes/no reader). kgprobe's heuristics:
 
 ==================  =====================================================================================
 heuristic           what it accepts
