@@ -15,12 +15,14 @@ is generated.
 What is kgprobe's here: which entities a model knows (:func:`~kgprobe.suites.erbench.knows_entity` on its answers to
 the known-entity prompts, the prompt's values removed first, as in the suite), every answer read
 (:func:`~kgprobe.suites.erbench.verify.read_binary_answer`, :func:`~kgprobe.suites.erbench.verify.read_choice`), the
-rationale matched with the heuristics and aliases of the dataset's spec (``examples/erbench/<dataset>.yaml``) and the
-measures (setting 1: the entities the model knows; "n/a" below 20, as the paper; Table 4 through the suite's own
+rationale matched with the heuristics and aliases of the dataset's spec (``examples/erbench/<dataset>.yaml``) and
+the measures (setting 1: the entities the model knows; "n/a" below 20, as the paper; Table 4 through the suite's own
 :func:`~kgprobe.suites.erbench.scoring.metrics_for`). The readings are the suite's defaults (``known_reading``,
-``rationale_ext``, ``hop_questions``), each overridable by a flag. The logs give the question, the expected answer
-and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each entity, ``BN(N)`` its
-question 1 (question 2, a rephrased basic question, is in neither table).
+``answer_reading``, ``rationale_match``, ``rationale_ext``, ``hop_questions``: the released scripts' readings, which
+produced the tables), each overridable by a flag (``--answer-reading kgprobe --rationale-match kgprobe`` for
+kgprobe's own). Under each table the script prints how many cells are within 0.03 of the paper. The logs give the
+question, the expected answer and the inferred value (their "gold entity"). ``BN(Y)`` is a log's question 0 of each
+entity, ``BN(N)`` its question 1 (question 2, a rephrased basic question, is in neither table).
 
     ERBENCH_DATA=/path/to/ERBench python benchmarks/erbench_table2.py --logs /path/to/ERBench
 """
@@ -57,7 +59,8 @@ from kgprobe.suites.erbench.verify import (  # noqa: E402
 )
 
 #: the suite's defaults (``suites.erbench``): the reproduction runs with them unless told otherwise
-DEFAULTS = {k: ERBenchSettings.model_fields[k].default for k in ("known_reading", "rationale_ext", "hop_questions")}
+DEFAULTS = {k: ERBenchSettings.model_fields[k].default
+            for k in ("known_reading", "answer_reading", "rationale_match", "rationale_ext", "hop_questions")}
 
 DATASETS = ("soccer", "airport", "music", "book")
 MODELS = {"gpt35": "GPT-3.5", "gpt4": "GPT-4", "llama": "Llama2", "gemini": "Gemini-Pro", "claude": "Claude-3-Sonnet",
@@ -228,17 +231,19 @@ def _spec(dataset: str) -> ERSpec:
     return load_spec(cfg.suite("erbench").db, config_dir=cfg.path.parent)
 
 
-def _binary_cell(spec: ERSpec, rows: list[dict[str, Any]]) -> ERMetrics:
+def _binary_cell(spec: ERSpec, rows: list[dict[str, Any]], readings_of: dict[str, str]) -> ERMetrics:
     fd = next(f for f in spec.fds if f.basic)
     col = fd.rhs[0]
     readings = [read_binary_answer(BinaryAnswer(text=r["text"], expected=r["expected"], inferred=(r["inferred"],),
                                                 question=r["question"],
-                                                aliases={r["inferred"]: spec.aliases_of(fd.relation, col, r["inferred"])}),
-                                   match=[fd.match.get(col, ())]) for r in rows]
+                                                aliases={r["inferred"]: spec.aliases_of(
+                                                    fd.relation, col, r["inferred"],
+                                                    rationale_match=readings_of["rationale_match"])}),
+                                   match=[fd.match.get(col, ())], **readings_of) for r in rows]
     return measures(readings)
 
 
-def _mc_cell(spec: ERSpec, dataset: str, rows: list[dict[str, Any]]) -> ERMetrics:
+def _mc_cell(spec: ERSpec, dataset: str, rows: list[dict[str, Any]], rationale_match: str) -> ERMetrics:
     fd = next(f for f in spec.fds if f.mc)
     readings = []
     for r in rows:
@@ -252,16 +257,19 @@ def _mc_cell(spec: ERSpec, dataset: str, rows: list[dict[str, Any]]) -> ERMetric
                 value, country = (x.strip() for x in value.split(",", 1))   # the log's gold: "CL, Chile"
                 others = (country,)
             inferred = (value,)
-            aliases = {value: (*others, *spec.aliases_of(fd.relation, col, value))}
+            aliases = {value: (*others, *spec.aliases_of(fd.relation, col, value, rationale_match=rationale_match))}
             kinds = fd.match.get(col, ())
         readings.append(read_choice(ChoiceAnswer(text=r["text"], n_options=r["n_options"], expected=expected,
-                                                 inferred=inferred, aliases=aliases), match=[kinds]))
+                                                 inferred=inferred, aliases=aliases), match=[kinds],
+                                    rationale_match=rationale_match))
     return measures(readings)
 
 
 def reproduce(root: Path, data: Path, models: list[str], datasets: list[str], *,
-              rule: str = DEFAULTS["known_reading"]) -> dict[tuple[str, str, str], Any]:  # fmt: skip
+              rule: str = DEFAULTS["known_reading"], answer_reading: str = DEFAULTS["answer_reading"],
+              rationale_match: str = DEFAULTS["rationale_match"]) -> dict[tuple[str, str, str], Any]:  # fmt: skip
     """(model, dataset, qtype) -> (ERMetrics or None for n/a, known entities, answers' source), or "no logs"."""
+    readings_of = {"answer_reading": answer_reading, "rationale_match": rationale_match}
     out: dict[tuple[str, str, str], Any] = {}
     for dataset in datasets:
         spec = _spec(dataset)
@@ -277,8 +285,8 @@ def reproduce(root: Path, data: Path, models: list[str], datasets: list[str], *,
                     if known.get(r["entity"]):
                         by_q[r["q"]].append(r)
                 for q, qtype in ((0, "BN(Y)"), (1, "BN(N)")):
-                    out[(model, dataset, qtype)] = (_binary_cell(spec, by_q[q]) if n_known >= MIN_KNOWN else None,
-                                                    n_known, "all")
+                    cell = _binary_cell(spec, by_q[q], readings_of) if n_known >= MIN_KNOWN else None
+                    out[(model, dataset, qtype)] = (cell, n_known, "all")
             else:
                 out[(model, dataset, "BN(Y)")] = out[(model, dataset, "BN(N)")] = "no logs"
             val = root / "multi_choice" / "dataset" / "validated" / model / f"{dataset}.log"
@@ -287,7 +295,8 @@ def reproduce(root: Path, data: Path, models: list[str], datasets: list[str], *,
                 known = _mc_known(val, mc_table, rule)
                 n_known = sum(known.values())
                 rows = [r for r in answers if known.get(r["entity"])]
-                out[(model, dataset, "MC")] = (_mc_cell(spec, dataset, rows) if n_known >= MIN_KNOWN and rows
+                out[(model, dataset, "MC")] = (_mc_cell(spec, dataset, rows, rationale_match)
+                                               if n_known >= MIN_KNOWN and rows
                                                else None, n_known, source)
             else:
                 out[(model, dataset, "MC")] = "no logs"
@@ -312,7 +321,7 @@ def _hop_values(path: str, gold: str) -> list[str]:
     return [parts[0], city, ",".join(years)]
 
 
-def _hop_flags(spec: ERSpec, path: str, values: list[str], text: str) -> list[bool | None]:
+def _hop_flags(spec: ERSpec, path: str, values: list[str], text: str, rationale_match: str) -> list[bool | None]:
     hop = next(h for h in spec.multihop if h.dataset == path)
     out: list[bool | None] = []
     for col, value in zip(HOP_COLUMNS[path][1], values):
@@ -323,13 +332,17 @@ def _hop_flags(spec: ERSpec, path: str, values: list[str], text: str) -> list[bo
         kinds = hop.match.get(col, ())
         out.append(value_mentioned(value, text, club="club" in kinds, last_name="last_name" in kinds,
                                    first_name="first_name" in kinds, as_list="," in value,
-                                   aliases=spec.aliases_of(relation, column, value)))
+                                   first_word="first_word" in kinds, aliases=spec.aliases_of(relation, column, value,
+                                                                                       rationale_match=rationale_match),
+                                   rationale_match=rationale_match))
     return out
 
 
 def reproduce_multihop(root: Path, models: list[str], *, rule: str = DEFAULTS["known_reading"],
                        rationale_ext: str = DEFAULTS["rationale_ext"],
-                       hop_questions: str = DEFAULTS["hop_questions"]) -> dict[tuple[str, str, bool, str], Any]:  # fmt: skip
+                       hop_questions: str = DEFAULTS["hop_questions"], answer_reading: str = DEFAULTS["answer_reading"],
+                       rationale_match: str = DEFAULTS["rationale_match"],
+                       ) -> dict[tuple[str, str, bool, str], Any]:  # fmt: skip
     """(model, path, CoT, qtype) -> ({A, R-ext, AR-ext: [per hop], H} or None for n/a, known entities), or "no
     logs": the released multi-hop answers read with kgprobe's readers and measured by the suite's own
     :func:`~kgprobe.suites.erbench.scoring.metrics_for` (setting 1) with the given readings."""
@@ -357,12 +370,13 @@ def reproduce_multihop(root: Path, models: list[str], *, rule: str = DEFAULTS["k
                     values = _hop_values(path, r["inferred"])
                     reading = read_binary_answer(BinaryAnswer(text=r["text"], expected=r["expected"],
                                                               inferred=tuple(v for v in values if v),
-                                                              question=r["question"]))
+                                                              question=r["question"]),
+                                                 answer_reading=answer_reading, rationale_match=rationale_match)
                     votes.append({"item_id": f"{r['entity']}-{r['q']}", "model": model, "task": "multihop",
                                   "dataset": path, "qtype": ("BN(Y)", "BN(N)")[r["q"]], "hops": len(values),
                                   "known_group": str(r["entity"]), "correct": reading.correct,
                                   "missing": reading.missing, "rationale": reading.rationale,
-                                  "hop_rationale": _hop_flags(spec, path, values, r["text"])})
+                                  "hop_rationale": _hop_flags(spec, path, values, r["text"], rationale_match)})
                 rows_m = metrics_for(votes, model=model, perturbation="none", entities="known",
                                      rationale_ext_reading=rationale_ext, hop_questions=hop_questions)
                 for qtype in ("BN(Y)", "BN(N)"):
@@ -419,6 +433,20 @@ def table4(results: dict[tuple[str, str, bool, str], Any], models: list[str]) ->
     return "\n".join(lines)
 
 
+def count_close(markdown: str) -> tuple[int, int]:
+    """(cells within 0.03, cells the paper and the logs both give) of a table of :func:`table` or :func:`table4`:
+    the "ours / paper" cells where neither side is "n/a" or "-"; a starred cell is off."""
+    close = total = 0
+    for line in markdown.splitlines():
+        for cell in line.split("|"):
+            ours, sep, paper = cell.strip().partition(" / ")
+            if not sep or any(x in ("n/a", "-") or "n/a" in x for x in (ours, paper.rstrip("*"))):
+                continue
+            total += 1
+            close += not paper.endswith("*")
+    return close, total
+
+
 def _fmt(x: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
@@ -469,19 +497,32 @@ def main() -> int:
                     help="Table 4's R-ext reading (default: the suite's rationale_ext)")
     ap.add_argument("--hop-questions", default=DEFAULTS["hop_questions"], choices=("complete", "each"),
                     help="the questions Table 4's per-hop AR-ext counts (default: the suite's hop_questions)")
+    ap.add_argument("--answer-reading", default=DEFAULTS["answer_reading"], choices=("released", "kgprobe"),
+                    help="how a binary answer is read (default: the suite's answer_reading)")
+    ap.add_argument("--rationale-match", default=DEFAULTS["rationale_match"], choices=("released", "kgprobe"),
+                    help="how a rationale is matched (default: the suite's rationale_match)")
     args = ap.parse_args()
     if args.data is None:
         ap.error("give --data or set ERBENCH_DATA to the folder of ERBench's crafted tables")
     os.environ["ERBENCH_DATA"] = str(args.data)
     models, datasets = args.models.split(","), args.datasets.split(",")
-    results = reproduce(args.logs, Path(args.data), models, datasets, rule=args.known)
-    print(table(results, models, datasets))
+    results = reproduce(args.logs, Path(args.data), models, datasets, rule=args.known,
+                        answer_reading=args.answer_reading, rationale_match=args.rationale_match)
+    text2 = table(results, models, datasets)
+    print(text2)
+    close, total = count_close(text2)
+    print(f"\nTable 2: {close} of the {total} cells the paper and the logs both give are within 0.03 "
+          f"(answer_reading {args.answer_reading}, rationale_match {args.rationale_match}).")
     print("\nEach cell: kgprobe on the released answers / the paper's Table 2 (setting 1: entities the model knows; "
           "n/a: fewer than 20). * differs by more than 0.03. known: entities the model knows (kgprobe's reading, "
           f"rule {args.known}); \u2020: only the answers on the entities the authors found known were released.\n")
     hop = reproduce_multihop(args.logs, models, rule=args.known, rationale_ext=args.rationale_ext,
-                             hop_questions=args.hop_questions)
-    print(table4(hop, models))
+                             hop_questions=args.hop_questions, answer_reading=args.answer_reading,
+                             rationale_match=args.rationale_match)
+    text4 = table4(hop, models)
+    print(text4)
+    close, total = count_close(text4)
+    print(f"\nTable 4: {close} of its {total} cells are within 0.03 (an AR-ext cell counts once).")
     print(f"\nTable 4 (setting 1): A, R-ext ({args.rationale_ext}), AR-ext per hop (over {args.hop_questions} "
           "paths), H; kgprobe on the released answers / the paper. * some number differs by more than 0.03.")
     return 0

@@ -26,8 +26,10 @@ def bench():
 def test_defaults_are_the_suites(bench) -> None:
     from kgprobe.suites.erbench.suite import ERBenchSettings
 
-    assert bench.DEFAULTS == {"known_reading": "released", "rationale_ext": "per_question", "hop_questions": "complete"}
-    assert bench.DEFAULTS["known_reading"] == ERBenchSettings.model_fields["known_reading"].default
+    assert bench.DEFAULTS == {"known_reading": "released", "answer_reading": "released", "rationale_match": "released",
+                              "rationale_ext": "per_question", "hop_questions": "complete"}
+    for key, value in bench.DEFAULTS.items():
+        assert ERBenchSettings.model_fields[key].default == value, key
 
 
 @pytest.mark.parametrize("gold,values", [
@@ -70,3 +72,34 @@ def test_table4_stars_any_hop_off_by_more_than_003(bench) -> None:
     assert "| .46 / .46 |" in text and "| .59 / .59 |" in text and "| .38/.42/.45 / .38/.42/.41* |" in text
     assert "| .25 / .25 |" in text and "| - / .55 |" in text                  # a cell without logs
     assert "1455" in text
+
+
+def test_count_close_counts_cells_both_sides_give_and_the_starred_ones(bench) -> None:
+    text = ("| model | measure | a | b | c | d |\n|---|---|---|---|---|---|\n"
+            "| GPT-4 | R | .74 / .69* | .30 / .34* | n/a / n/a | .99 / n/a |\n"
+            "|  | AR | .41/.44/.43 / .38/.42/.41 | - / .55 | .10 / .12 | .05 / .09* |\n| | known | 1 | 2 | 3 | 4 |")
+    assert bench.count_close(text) == (2, 5)
+
+
+@pytest.mark.shared_data
+def test_released_readings_change_the_cells_the_paper_computed_with_them(bench, shared_data: Path, monkeypatch) -> None:
+    """Soccer MC: "Madrid" (a released alias) names Atlético de Madrid only under the released reading, "La Liga"
+    (a kgprobe alias) names Spain Primera Division only under kgprobe's; Book MC: "Harlequin" names "Harlequin
+    Books" only under the released reading (its first_word heuristic)."""
+    root = shared_data / "seeds" / "erbench"
+    if not root.is_dir():
+        pytest.skip(f"ERBench crafted tables not found at {root}")
+    monkeypatch.setenv("ERBENCH_DATA", str(root))
+    soccer, book = bench._spec("soccer"), bench._spec("book")
+    madrid = [{"text": "Option 1: he played for Madrid, not Valencia.", "expected": "1", "n_options": 4,
+               "inferred": "Atlético de Madrid"}]
+    liga = [{"text": "Option 4: he played in La Liga.", "expected": "4", "n_options": 4,
+             "inferred": "Spain Primera Division"}]
+    harlequin = [{"text": "Option 3: it was published by Harlequin.", "expected": "3", "n_options": 3,
+                  "inferred": "Harlequin Books"}]
+    assert bench._mc_cell(soccer, "soccer", madrid, "released").R == 1.0
+    assert bench._mc_cell(soccer, "soccer", madrid, "kgprobe").R == 0.0
+    assert bench._mc_cell(soccer, "soccer", liga, "released").R == 0.0
+    assert bench._mc_cell(soccer, "soccer", liga, "kgprobe").R == 1.0
+    assert bench._mc_cell(book, "book", harlequin, "released").R == 1.0
+    assert bench._mc_cell(book, "book", harlequin, "kgprobe").R == 0.0

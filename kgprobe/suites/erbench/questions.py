@@ -75,6 +75,7 @@ ITEM_COLUMNS_ERBENCH = pa.schema([
     ("dataset", _S), ("qtype", _S), ("fd", _S), ("hops", _I), ("phrasing", _I), ("entity", _S), ("known_group", _S),
     ("inferred", pa.list_(_S)), ("match", pa.list_(_S)), ("hop_values", pa.list_(_S)), ("options", pa.list_(_S)),
     ("names", pa.list_(_S)), ("system", _S), ("gold", _S), ("template_id", _S), ("aliases", _S),
+    ("kgprobe_aliases", _S),
 ])
 
 
@@ -301,7 +302,7 @@ def binary_sql(spec: ERSpec, fd: FD, types: Mapping[str, str], opts: QuestionOpt
     if known and fd.known:
         kinds.append(("known", "yes", fd.known, "'Yes.'", KNOWN_SYSTEM))
     wanted = [c for c in (list(columns) if columns is not None else [*item_schema().names, "_empty"])
-              if c != "aliases"]
+              if c not in ("aliases", "kgprobe_aliases")]
     inferred = _list([raw[c] for c in fd.rhs])
     match = _list([p(",".join(fd.match.get(c, ()))) for c in fd.rhs])
     # per record, computed once in the materialized CTE for all three questions
@@ -600,6 +601,7 @@ def build_items(con: duckdb.DuckDBPyConnection, spec: ERSpec, opts: QuestionOpti
         t = con.execute(sql, params).to_arrow_table()
         _refuse_empty_slots(spec, t)
         t = t.append_column("aliases", _aliases_column(spec, t))
+        t = t.append_column("kgprobe_aliases", _aliases_column(spec, t, rationale_match="kgprobe"))
         tables.append(t.select(schema_out.names).cast(schema_out))
     if not tables:
         return schema_out.empty_table()
@@ -634,10 +636,11 @@ def _inferred_columns(spec: ERSpec) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _aliases_column(spec: ERSpec, t: pa.Table) -> pa.Array:
-    """Per item, a JSON object value -> other spellings (the spec's ``aliases``) of the values its rationale must
-    mention; null where none has any."""
-    if not (spec.column_aliases or spec.value_aliases) or t.num_rows == 0:
+def _aliases_column(spec: ERSpec, t: pa.Table, *, rationale_match: str = "released") -> pa.Array:
+    """Per item, a JSON object value -> other spellings (the spec's ``aliases``, with its ``released_aliases`` or
+    ``kgprobe_aliases`` for the ``rationale_match`` reading) of the values its rationale must mention; null where
+    none has any. The item's ``aliases`` column holds the released reading's, ``kgprobe_aliases`` kgprobe's."""
+    if not (spec.column_aliases or spec.value_aliases or spec.reading_aliases) or t.num_rows == 0:
         return pa.nulls(t.num_rows, pa.string())
     columns = _inferred_columns(spec)
     out = []
@@ -650,7 +653,8 @@ def _aliases_column(spec: ERSpec, t: pa.Table) -> pa.Array:
             pairs = [(c, v) for c, v in zip(cols, hop_values or ()) if v]
         else:
             pairs = list(zip(cols, inferred or ()))
-        found = {v: list(a) for (r, c), v in pairs if (a := spec.aliases_of(r, c, str(v)))}
+        found = {v: list(a) for (r, c), v in pairs
+                 if (a := spec.aliases_of(r, c, str(v), rationale_match=rationale_match))}
         out.append(json.dumps(found, ensure_ascii=False) if found else None)
     return pa.array(out, pa.string())
 

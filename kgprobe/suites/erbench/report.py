@@ -98,7 +98,8 @@ def section(ctx: Any, metrics: Sequence[Mapping[str, Any]]) -> Any:
             cell["models"].append(m["model"])
     common_rows = [{"dataset": d, "kind": q, "count": c["count"], "models": ", ".join(sorted(c["models"]))}
                    for (d, q), c in sorted(common.items())]
-    data = {"settings": settings, "known_columns": [f"{d} ({q})" for d, q in kinds],
+    readings = sorted({str(breakdown_of(m).get("reading")) for m in metrics if breakdown_of(m).get("reading")})
+    data = {"settings": settings, "readings": readings, "known_columns": [f"{d} ({q})" for d, q in kinds],
             "known_rows": known_rows, "common_rows": common_rows, "measures": [short for _, short in _MEASURES],
             "multihop_columns": [short for _, short in _MULTIHOP[:2]],
             "multihop_after": [short for _, short in _MULTIHOP[2:]],

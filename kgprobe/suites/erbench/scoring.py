@@ -76,15 +76,20 @@ ERBENCH_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
 ])
 
 
-def _item_aliases(item: Mapping[str, Any]) -> dict[str, list[str]]:
-    raw = item.get("aliases")
+def _item_aliases(item: Mapping[str, Any], rationale_match: str = "released") -> dict[str, list[str]]:
+    """The item's value -> other spellings under the ``rationale_match`` reading (``aliases``: the released
+    reading's; ``kgprobe_aliases``: kgprobe's; an item built before that column reads ``aliases``)."""
+    raw = item.get("kgprobe_aliases") if rationale_match == "kgprobe" and "kgprobe_aliases" in item else \
+        item.get("aliases")
     return json.loads(raw) if raw else {}
 
 
 def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
-                known_rule: str = "released", nota_rationale: str = "zero") -> dict[str, Any]:
+                known_rule: str = "released", nota_rationale: str = "zero", answer_reading: str = "released",
+                rationale_match: str = "released") -> dict[str, Any]:
     """One answer's reading: ``label``, ``rationale`` (every inferred value mentioned), ``hop_rationale`` (per hop,
-    None where the hop has no value) and ``knows`` (known-entity prompts, read by ``known_rule``). Binary and multiple-choice answers are
+    None where the hop has no value) and ``knows`` (known-entity prompts, read by ``known_rule``), with the readings
+    ``answer_reading`` and ``rationale_match`` (defaults: the released scripts'). Binary and multiple-choice answers are
     read by the contract functions :func:`~kgprobe.suites.erbench.verify.read_binary_answer` and
     :func:`~kgprobe.suites.erbench.verify.read_choice`, the ones ``binary_metrics`` and ``choice_metrics`` use."""
     text = None if error is not None else text
@@ -95,14 +100,15 @@ def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
                 "knows": knows_entity(text, names=list(item.get("names") or ()), rule=known_rule)}
     inferred = tuple(str(v) for v in item.get("inferred") or ())
     kinds = [m.split(",") if m else [] for m in item.get("match") or ()]
-    aliases = _item_aliases(item)
+    aliases = _item_aliases(item, rationale_match)
     if task == "multiple_choice":
         reading = read_choice(ChoiceAnswer(text=text, n_options=len(item.get("options") or ()),
                                            expected=str(item["expected"]), inferred=inferred, aliases=aliases),
-                              match=kinds, nota_rationale=nota_rationale)
+                              match=kinds, nota_rationale=nota_rationale, rationale_match=rationale_match)
     else:
         reading = read_binary_answer(BinaryAnswer(text=text, expected=str(item["expected"]), inferred=inferred,
-                                                  question=item.get("question"), aliases=aliases), match=kinds)
+                                                  question=item.get("question"), aliases=aliases), match=kinds,
+                                     answer_reading=answer_reading, rationale_match=rationale_match)
     rationale = reading.rationale if inferred else None
     hops = []
     if task == "multihop":
@@ -110,7 +116,8 @@ def read_sample(item: Mapping[str, Any], text: str | None, error: str | None, *,
             k = how.split(",") if how else []
             hops.append(None if not value else text is not None and value_mentioned(
                 value, text, last_name="last_name" in k, club="club" in k, as_list="list" in k,
-                first_name="first_name" in k, aliases=tuple(aliases.get(value, ()))))
+                first_name="first_name" in k, first_word="first_word" in k, aliases=tuple(aliases.get(value, ())),
+                rationale_match=rationale_match))
     return {"label": reading.label, "rationale": rationale, "hop_rationale": hops, "knows": None}
 
 

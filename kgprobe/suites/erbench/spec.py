@@ -41,7 +41,8 @@ prompt that would show any other field empty is refused. Questions show values t
 ``decade`` "1950s", ``round`` to n decimals, ``list`` of comma-separated values, ``float`` the stored number as
 Python writes it, "-15.0", ``text``); known-entity prompts show raw values (``float`` columns as formatted); explanations (``explain``, the oracle's
 rationale) show the raw value, which is what the rationale check looks for. ``match`` names extra matching
-heuristics per column (``last_name``, ``club``). Column and table names must be SQL identifiers.
+heuristics per column (``last_name``, ``club``, ``first_name``, ``list``; ``first_word``, the value's first word,
+is the released check's Book publisher heuristic and counts only under ``rationale_match: released``). Column and table names must be SQL identifiers.
 
 ``kg`` (optional, FDs with binary templates) names the KG relation the FD's record states, and which of its columns
 are the triple's head and tail (both among the FD's ``lhs`` and ``rhs``). When the record's triple is in the KG
@@ -81,7 +82,7 @@ __all__ = [
 
 SOURCE_KINDS = ("csv", "parquet", "duckdb", "sqlite", "postgres")
 FORMAT_KINDS = ("text", "int", "decade", "round", "list", "float")
-MATCH_KINDS = ("last_name", "first_name", "club", "list")
+MATCH_KINDS = ("last_name", "first_name", "club", "list", "first_word")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 #: an optional clause of a template, ``[[...]]`` (not nested)
 _OPTIONAL_CLAUSE = re.compile(r"\[\[(?:(?!\[\[|\]\]).)*\]\]", re.DOTALL)
@@ -223,15 +224,27 @@ class ERSpec:
     """``relation.column`` (or a bare column) -> value -> the other spellings of that value there."""
     value_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """value -> its other spellings in any column."""
+    reading_aliases: Mapping[str, tuple[Mapping[str, Mapping[str, tuple[str, ...]]], Mapping[str, tuple[str, ...]]]] = \
+        field(default_factory=dict)
+    """``rationale_match`` reading (``released``, ``kgprobe``) -> (column aliases, value aliases) that count only
+    under that reading (the spec's ``released_aliases`` and ``kgprobe_aliases``)."""
 
-    def aliases_of(self, relation: str, column: str, value: str) -> tuple[str, ...]:
-        """The other spellings of ``value`` in ``relation.column``: the column's aliases, then the value's."""
+    def aliases_of(self, relation: str, column: str, value: str, *,
+                   rationale_match: str = "released") -> tuple[str, ...]:  # fmt: skip
+        """The other spellings of ``value`` in ``relation.column`` under the ``rationale_match`` reading: the
+        column's aliases, then the value's, then those of ``released_aliases`` / ``kgprobe_aliases`` for that
+        reading."""
         out: list[str] = []
-        for key in (f"{relation}.{column}", column):
-            table = self.column_aliases.get(key) or {}
-            out += table.get(value, ()) or next((v for k, v in table.items() if k.casefold() == value.casefold()), ())
-        out += self.value_aliases.get(value, ()) or next(
-            (v for k, v in self.value_aliases.items() if k.casefold() == value.casefold()), ())
+        tables = [(self.column_aliases, self.value_aliases)]
+        if rationale_match in self.reading_aliases:
+            tables.append(self.reading_aliases[rationale_match])
+        for column_aliases, value_aliases in tables:
+            for key in (f"{relation}.{column}", column):
+                table = column_aliases.get(key) or {}
+                out += table.get(value, ()) or next((v for k, v in table.items()
+                                                     if k.casefold() == value.casefold()), ())
+            out += value_aliases.get(value, ()) or next(
+                (v for k, v in value_aliases.items() if k.casefold() == value.casefold()), ())
         return tuple(dict.fromkeys(out))
 
     def format_of(self, relation: str, column: str) -> Format:
@@ -339,8 +352,8 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
     Relative source paths resolve against ``base``."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{origin}: expected a mapping with source, relations and fds")
-    _known_fields(set(data), {"name", "source", "relations", "fds", "foreign_keys", "multihop", "formats", "aliases"},
-                  origin, "spec")
+    _known_fields(set(data), {"name", "source", "relations", "fds", "foreign_keys", "multihop", "formats", "aliases",
+                              "released_aliases", "kgprobe_aliases"}, origin, "spec")
     src = data.get("source") or {}
     if not isinstance(src, Mapping) or src.get("kind") not in SOURCE_KINDS:
         raise _err(origin, "source.kind", f"must be one of {', '.join(SOURCE_KINDS)}, got {src.get('kind')!r}")
@@ -494,9 +507,12 @@ def parse_spec(data: Mapping[str, Any], *, origin: str = "erdb spec", base: Path
                              explain=h.get("explain"), known=h.get("known"),
                              match=_match(h.get("match"), origin, f"{where}.match")))
     column_aliases, value_aliases = _aliases(data.get("aliases"), relations, origin)
+    reading_aliases = {reading: _aliases(data.get(f"{reading}_aliases"), relations, origin,
+                                         section=f"{reading}_aliases")
+                       for reading in ("released", "kgprobe") if data.get(f"{reading}_aliases") is not None}
     return ERSpec(name=str(data.get("name") or "erdb"), source=source, relations=relations, fds=tuple(fds),
                   foreign_keys=tuple(fks), multihop=tuple(hops), formats=formats, origin=origin,
-                  column_aliases=column_aliases, value_aliases=value_aliases)
+                  column_aliases=column_aliases, value_aliases=value_aliases, reading_aliases=reading_aliases)
 
 
 def _expand(path: str, origin: str) -> str:
@@ -509,14 +525,15 @@ def _expand(path: str, origin: str) -> str:
     return os.path.expandvars(path)
 
 
-def _aliases(value: Any, relations: Mapping[str, Relation], origin: str
+def _aliases(value: Any, relations: Mapping[str, Relation], origin: str, *, section: str = "aliases"
              ) -> tuple[dict[str, dict[str, tuple[str, ...]]], dict[str, tuple[str, ...]]]:  # fmt: skip
-    """``aliases:`` read: a key naming a column (``relation.column`` or a column of some relation) maps values to
-    spellings; any other key is a value and maps to its spellings directly."""
+    """``aliases:`` (or ``released_aliases:`` / ``kgprobe_aliases:``, named by ``section``) read: a key naming a column
+    (``relation.column`` or a column of some relation) maps values to spellings; any other key is a value and maps
+    to its spellings directly."""
     if value is None:
         return {}, {}
     if not isinstance(value, Mapping):
-        raise _err(origin, "aliases", "expected a mapping: {value: [spellings]} or {relation.column: {value: [spellings]}}")
+        raise _err(origin, section, "expected a mapping: {value: [spellings]} or {relation.column: {value: [spellings]}}")
     columns = {f"{r}.{c}" for r, rel in relations.items() for c in rel.columns} | {
         c for rel in relations.values() for c in rel.columns}
     per_column: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -525,13 +542,13 @@ def _aliases(value: Any, relations: Mapping[str, Relation], origin: str
         key = str(key)
         if isinstance(spec, Mapping):
             if key not in columns:
-                raise _err(origin, f"aliases.{key}", "a mapping of values names a column (relation.column or column); "
+                raise _err(origin, f"{section}.{key}", "a mapping of values names a column (relation.column or column); "
                                                      f"{key!r} is none of the declared relations' columns")
             per_column[key] = {str(v): _strs([str(x) for x in (s if isinstance(s, list) else [s])], origin,
-                                             f"aliases.{key}.{v}") for v, s in spec.items()}
+                                             f"{section}.{key}.{v}") for v, s in spec.items()}
         else:
             per_value[key] = _strs([str(x) for x in (spec if isinstance(spec, list) else [spec])], origin,
-                                   f"aliases.{key}")
+                                   f"{section}.{key}")
     return per_column, per_value
 
 

@@ -62,7 +62,8 @@ from kgprobe.suites.erbench.scoring import (
 )
 from kgprobe.suites.settings import InputFile, confined, existing_file
 
-__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "common_share_rows", "dropped_in_sample", "load_demos"]
+__all__ = ["ERBenchSettings", "ERBenchSuite", "ERBenchWarning", "common_share_rows", "dropped_in_sample", "load_demos",
+           "with_readings"]
 
 
 class ERBenchWarning(UserWarning):
@@ -108,6 +109,17 @@ class ERBenchSettings(BaseModel):
     """How a known-entity answer is read: ``released`` (default: the released scripts, which produced the paper's
     Tables 2, 4 and 13: known unless the answer says "no") or ``only_yes`` (the paper's §B.2 text: the answer says
     only yes; stricter, it keeps far fewer entities than the tables were computed on)."""
+    answer_reading: Literal["released", "kgprobe"] = "released"
+    """How a binary (and multi-hop) answer is read: ``released`` (default: the released scripts, which produced the
+    paper's Tables 2 and 4: the answer's first line starts with yes or no, anything else is unsure) or ``kgprobe``
+    (an answer that starts with neither is read by its content: "As an AI ... Munich hosted the Summer Olympics"
+    reads yes)."""
+    rationale_match: Literal["released", "kgprobe"] = "released"
+    """How a rationale is matched with the inferred values: ``released`` (default: the released scripts, which
+    produced Tables 2 and 4: a spelling of the value found as a case-insensitive substring, with the spec's
+    ``first_word`` heuristic) or ``kgprobe`` (whole words, never right after a negator, numbers by value, no
+    ``first_word``: "19" is not found in "2019", "US" not in "because", "Harlequin" does not name "Harlequin
+    Books")."""
     rationale_ext: Literal["per_question", "per_hop"] = "per_question"
     """Multi-hop R-ext: ``per_question`` (default, the released code and Table 4: each question's share of right
     hops, averaged over the questions) or ``per_hop`` (the paper's §4.3 text: the mean of the per-hop shares)."""
@@ -299,7 +311,9 @@ class ERBenchSuite(Suite):
             item = by_id[str(r["item_id"])]
             reading = read_sample(item, r.get("text"), r.get("error"),
                                   known_rule=getattr(scoring.settings, "known_reading", "released"),
-                                  nota_rationale=getattr(scoring.settings, "nota_rationale", "zero"))
+                                  nota_rationale=getattr(scoring.settings, "nota_rationale", "zero"),
+                                  answer_reading=getattr(scoring.settings, "answer_reading", "released"),
+                                  rationale_match=getattr(scoring.settings, "rationale_match", "released"))
             samples.append({
                 "response_id": r["response_id"], "item_id": str(r["item_id"]), "model": r["model"],
                 "perturbation": perturbation, "sample_index": int(r["sample_index"]), "judge": "",
@@ -327,7 +341,7 @@ class ERBenchSuite(Suite):
         out += metrics_for(votes, model=model, perturbation=perturbation, entities="known",
                            keep=known_setting_keep(votes, min_known=min_known), confidence=confidence, **readings)
         out += known_share_rows(votes, model=model, perturbation=perturbation, confidence=confidence)
-        return out
+        return with_readings(out, settings)
 
     def cross_model_metrics(self, votes: Sequence[Mapping[str, Any]], items: Mapping[str, Mapping[str, Any]], *,
                             settings: Any = None, min_known: int = 20,
@@ -351,7 +365,7 @@ class ERBenchSuite(Suite):
                     row[key] = item[key]
             rows.append(row)
         floor = getattr(settings, "min_known", min_known)
-        return common_metrics(rows, min_known=floor, **_multihop_readings(settings)) + \
+        return with_readings(common_metrics(rows, min_known=floor, **_multihop_readings(settings)), settings) + \
             common_share_rows(rows, min_known=floor)
 
     def validate(self, tables: Mapping[str, pa.Table], *, name: str) -> list[Any]:
@@ -371,6 +385,32 @@ class ERBenchSuite(Suite):
         if not mine:
             return None, {}
         return section(ctx, mine), {}
+
+
+def with_readings(rows: list[dict[str, Any]], settings: Any) -> list[dict[str, Any]]:
+    """``rows`` with the readings that produced each answer-scored row in its breakdown (``reading``, e.g.
+    "answer_reading=released, rationale_match=released, known_reading=released"): the suite's defaults are the
+    readings of the paper's tables, any other a named setting, and a row says which one it comes from. Multiple
+    choice has no yes/no answer to read (no ``answer_reading``); the known-entity shares name ``known_reading``.
+    A suite's overall rows (empty breakdown, the headline among them) stay as they are: an empty breakdown is what
+    makes a row overall; the report's ERBench section lists the readings of its cells."""
+    answer = getattr(settings, "answer_reading", "released")
+    rationale = getattr(settings, "rationale_match", "released")
+    known = getattr(settings, "known_reading", "released")
+    for row in rows:
+        task = row.get("task")
+        if not row.get("breakdown"):
+            continue
+        if task == "known_entity":
+            parts = [f"known_reading={known}"]
+        elif task == "multiple_choice":
+            parts = [f"rationale_match={rationale}", f"known_reading={known}"]
+        elif task in ("binary", "multihop"):
+            parts = [f"answer_reading={answer}", f"rationale_match={rationale}", f"known_reading={known}"]
+        else:
+            continue
+        row["breakdown"] = {**row.get("breakdown", {}), "reading": ", ".join(parts)}
+    return rows
 
 
 def _multihop_readings(settings: Any) -> dict[str, str]:

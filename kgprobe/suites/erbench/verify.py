@@ -1,9 +1,13 @@
 """Reading and verifying ERBench answers: the answer (yes / no / unsure, or the chosen option), the rationale (do the
 FD-inferred values appear in the explanation?) and the paper's measures A, R, AR, M and H.
 
-Rationale matching is keyword matching, as in the paper (§3.2): an inferred value counts as mentioned when one of
-its *variants* occurs in the answer as a whole-word phrase after both sides are folded. The entity-resolution
-heuristics, each with its own tests:
+Rationale matching is keyword matching, as in the paper (§3.2). Two readings (:data:`RATIONALE_MATCHES`):
+``rationale_match="released"`` (the default, the released scripts' check, which produced Tables 2 and 4): one of the
+value's spellings occurs in the answer as a case-insensitive substring; ``rationale_match="kgprobe"``: an inferred
+value counts as mentioned when one of its *variants* occurs in the answer as a whole-word phrase after both sides
+are folded, with the entity-resolution heuristics below, each with its own tests. Binary answers likewise have two
+readings (:data:`ANSWER_READINGS`): ``released`` (default; the first line starts with yes or no, else unsure) and
+``kgprobe`` (the shared yes/no reader). kgprobe's heuristics:
 
 ==================  =====================================================================================
 heuristic           what it accepts
@@ -57,9 +61,11 @@ from kgprobe.scoring.answers import explain_yes_no
 __all__ = [
     "BinaryAnswer",
     "ChoiceAnswer",
+    "ANSWER_READINGS",
     "ERMetrics",
     "KNOWN_RULES",
     "NOTA_RATIONALE_READINGS",
+    "RATIONALE_MATCHES",
     "Reading",
     "binary_metrics",
     "choice_metrics",
@@ -241,18 +247,82 @@ def _middle_names(haystack: str, needle: str) -> bool:
     return re.search(rf"(?:^|\s){re.escape(words[0])}(?:\s+[^\s]+){{1,2}}\s+{rest}(?:\s|$)", haystack) is not None
 
 
+#: how a rationale is matched: ``released`` (the released ``error_analysis.py`` scripts, which produced Tables 2 and
+#: 4: a variant found as a case-insensitive substring anywhere in the answer) or ``kgprobe`` (whole words, not
+#: after a negator, with the number and name heuristics of the module docstring)
+RATIONALE_MATCHES = ("released", "kgprobe")
+_RELEASED_SPECIAL_RE = re.compile(r"[^a-zA-Z0-9\s]")
+#: the released check's club edits (a ``club`` column): affixes dropped, "U.C. " joined, " de " and " City" dropped
+_RELEASED_CLUB_EDITS = ((" CF", ""), (" FK", ""), ("FC ", ""), ("AC ", ""), ("RC ", ""), ("U.C. ", "U.C."),
+                        (" de ", " "), ("Al ", ""), (" SK", ""), ("SL ", ""), ("SV ", ""), (" City", ""), ("1. ", ""))
+
+
+def _released_fold(text: str) -> str:
+    """The released check's folding: non-Latin letters to ASCII (NFKD, the rest dropped), lower case."""
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+
+
+def _released_forms(value: str, *, last_name: bool, club: bool, first_name: bool, first_word: bool,
+                    aliases: Sequence[str]) -> list[str]:  # fmt: skip
+    """The spellings the released check looks for: the value, its spec variants and aliases, a club's name with the
+    released edits (``club``: "Manchester" for "Manchester City", "Athletic Club Bilbao"), its first word
+    (``first_word``: the released Book publisher heuristic, "Harlequin" for "Harlequin Books") and, for a number
+    with decimals, the value rounded and cut to two decimals ("-34.78")."""
+    forms = variants(value, last_name=last_name, club=club, first_name=first_name, aliases=aliases)
+    if club:
+        forms += [value.replace(old, new) for old, new in _RELEASED_CLUB_EDITS if old in value]
+    if first_word and " " in value.strip():
+        forms.append(value.strip().split(" ")[0])
+    if (x := _as_number(value)) is not None and "." in value:
+        whole, _, decimals = value.strip().partition(".")
+        forms += [f"{x:.2f}", f"{whole}.{decimals[:2]}"]
+    return forms
+
+
+def _released_mentioned(forms: Sequence[str], text: str) -> bool:
+    """The released check: a form occurs in the text as a substring, both sides folded (:func:`_released_fold`),
+    or after both lose every character but ASCII letters, digits and spaces ("19" is found in "2019", "US" in
+    "because", "Madrid" in any Madrid club's name)."""
+    t = _released_fold(text)
+    t_plain = _RELEASED_SPECIAL_RE.sub("", t).replace("  ", " ")
+    for form in forms:
+        f = _released_fold(str(form)).strip()
+        if f and f in t:
+            return True
+        f_plain = _RELEASED_SPECIAL_RE.sub("", f).replace("  ", " ").strip()
+        if f_plain and f_plain in t_plain:
+            return True
+    return False
+
+
 def value_mentioned(value: str, text: str, *, last_name: bool = False, club: bool = False,
-                    as_list: bool = False, first_name: bool = False, aliases: Sequence[str] = ()) -> bool:  # fmt: skip
-    """Whether ``text`` mentions ``value`` under the heuristics of the module docstring. ``as_list``: the value is a
-    comma-separated list (an Olympic city's years) and every element must be mentioned. ``aliases``: other
-    spellings of the value that count too ("United States" for "USA"). An empty value counts as mentioned (there
-    is nothing to look for)."""
+                    as_list: bool = False, first_name: bool = False, aliases: Sequence[str] = (),
+                    first_word: bool = False, rationale_match: str = "released") -> bool:  # fmt: skip
+    """Whether ``text`` mentions ``value``. ``rationale_match="released"`` (default: the reading that produced
+    Tables 2 and 4): one of the value's spellings (its variants, aliases, its first word with ``first_word``, a
+    number cut to two decimals) occurs in the text as a case-insensitive substring, as the released scripts check
+    ("19" counts in "2019"). ``rationale_match="kgprobe"``: the heuristics of the module docstring (whole words,
+    not after a negator; ``first_word`` is not used). ``as_list``: the value is a comma-separated list (an Olympic
+    city's years) and every element must be mentioned. ``aliases``: other spellings of the value that count too
+    ("United States" for "USA"). An empty value counts as mentioned (there is nothing to look for).
+
+        >>> text = "He joined in 2019."
+        >>> value_mentioned("19", text), value_mentioned("19", text, rationale_match="kgprobe")
+        (True, False)
+    """
+    if rationale_match not in RATIONALE_MATCHES:
+        raise ValueError(f"value_mentioned: rationale_match must be one of {', '.join(RATIONALE_MATCHES)}, "
+                         f"got {rationale_match!r}")
     if as_list:
         parts = [p.strip() for p in str(value).split(",") if p.strip()]
-        return all(value_mentioned(p, text, last_name=last_name, club=club, first_name=first_name) for p in parts)
+        return all(value_mentioned(p, text, last_name=last_name, club=club, first_name=first_name,
+                                   rationale_match=rationale_match) for p in parts)
     value = str(value).strip()
     if not value:
         return True
+    if rationale_match == "released":
+        return _released_mentioned(_released_forms(value, last_name=last_name, club=club, first_name=first_name,
+                                                   first_word=first_word, aliases=aliases), text)
     texts = [text] + ([t] if (t := _POSSESSIVE_RE.sub("", text)) != text else [])
     x = _as_number(value)
     if x is not None and re.fullmatch(r"[-\u2212]?[\d,]*\.?\d+", value.strip()):
@@ -290,28 +360,60 @@ def _how(match: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] | None, i:
 
 def rationale_matches(text: str | None, inferred: Sequence[str], *,
                       match: Mapping[str, Sequence[str]] | Sequence[Sequence[str]] | None = None,
-                      aliases: Mapping[str, Sequence[str]] | None = None) -> bool:  # fmt: skip
+                      aliases: Mapping[str, Sequence[str]] | None = None,
+                      rationale_match: str = "released") -> bool:  # fmt: skip
     """Whether every FD-inferred value of ``inferred`` is mentioned in ``text`` (the rationale check R). ``match``
-    gives each value's extra heuristics (``last_name``, ``first_name``, ``club``, ``list``), by position or by
-    value; ``aliases`` maps a value to its other spellings."""
+    gives each value's extra heuristics (``last_name``, ``first_name``, ``club``, ``list``, ``first_word``), by
+    position or by value; ``aliases`` maps a value to its other spellings; ``rationale_match`` is the reading
+    (:func:`value_mentioned`: ``released``, the default, or ``kgprobe``)."""
     if text is None:
         return False
     for i, value in enumerate(inferred):
         how = _how(match, i, value)
         if not value_mentioned(str(value), text, last_name="last_name" in how, club="club" in how,
                                as_list="list" in how, first_name="first_name" in how,
-                               aliases=tuple((aliases or {}).get(str(value), ()))):
+                               first_word="first_word" in how, aliases=tuple((aliases or {}).get(str(value), ())),
+                               rationale_match=rationale_match):
             return False
     return True
 
 
 # ------------------------------------------------------------------------------------------------------ answers
-def read_binary(text: str | None, question: str | None = None) -> BinaryLabel:
+#: how a binary answer is read: ``released`` (the released ``error_analysis.py``, which produced Tables 2 and 4: the
+#: answer's first line, lower-cased, starts with "yes" or "no", else it is unsure) or ``kgprobe`` (the shared yes/no
+#: reader: an answer that does not start with yes or no is read by its content)
+ANSWER_READINGS = ("released", "kgprobe")
+_RELEASED_ECHO_RE = re.compile(r"yes\s*/\s*no:|yes or no: ?")
+
+
+def _read_binary_released(text: str) -> BinaryLabel:
+    """The released reader: the first line lower-cased, an echoed "yes/no:" or "yes or no:" dropped, "yes/unsure"
+    and "no/unsure" read as unsure; then "yes" if it starts with "yes", "no" if it starts with "no" (so "Not
+    sure." reads no, as there), else unsure."""
+    line = text.strip().split("\n", 1)[0].lower()
+    line = _RELEASED_ECHO_RE.sub("", line).strip()
+    line = line.replace("yes/unsure", "unsure").replace("no/unsure", "unsure").strip()
+    if line.startswith("yes"):
+        return "yes"
+    if line.startswith("no"):
+        return "no"
+    return "unsure"
+
+
+def read_binary(text: str | None, question: str | None = None, *, answer_reading: str = "kgprobe") -> BinaryLabel:
     """The answer of a binary ERBench response: ``"yes"``, ``"no"``, ``"unsure"`` (the model says it does not know)
-    or ``"unknown"`` (no answer can be read). The shared yes/no reader (:func:`kgprobe.scoring.answers.parse_yes_no`)
-    reads yes and no; "Unsure" and every abstention it recognises read as unsure."""
+    or ``"unknown"`` (no answer can be read). ``answer_reading="kgprobe"`` (this function's default, also the
+    reader of known-entity answers' labels): the shared yes/no reader
+    (:func:`kgprobe.scoring.answers.parse_yes_no`) reads yes and no; "Unsure" and every abstention it recognises read
+    as unsure. ``answer_reading="released"`` (the default of :func:`read_binary_answer`, the reading of Tables 2
+    and 4): the first line starts with yes or no, anything else is unsure."""
+    if answer_reading not in ANSWER_READINGS:
+        raise ValueError(f"read_binary: answer_reading must be one of {', '.join(ANSWER_READINGS)}, "
+                         f"got {answer_reading!r}")
     if text is None or not text.strip():
         return "unknown"
+    if answer_reading == "released":
+        return _read_binary_released(text)
     # an answer that echoes the requested format: "Yes/No: Yes", "Yes or no: unsure", "Yes/Unsure." (undecided)
     text = _FORMAT_ECHO_RE.sub("", text, count=1)
     if _UNSURE_RE.match(text) or _YES_UNSURE_RE.match(text):
@@ -449,13 +551,18 @@ class Reading:
     missing: bool
 
 
-def read_binary_answer(answer: BinaryAnswer, *, match: Sequence[Sequence[str]] | None = None) -> Reading:
+def read_binary_answer(answer: BinaryAnswer, *, match: Sequence[Sequence[str]] | None = None,
+                       answer_reading: str = "released", rationale_match: str = "released") -> Reading:  # fmt: skip
     """The reading of one binary answer, as :func:`binary_metrics` and the suite's scoring count it: unreadable
-    answers are missing, as in the released scripts (an answer that starts with neither yes nor no is unsure).
-    ``match``: each inferred value's extra heuristics (``last_name``, ...), by position."""
-    label = read_binary(answer.text, answer.question)
+    answers are missing, as in the released scripts. ``answer_reading`` (:data:`ANSWER_READINGS`): ``released``
+    (default, Tables 2 and 4: an answer whose first line starts with neither yes nor no is unsure) or ``kgprobe``
+    (such an answer is read by its content); ``rationale_match`` (:data:`RATIONALE_MATCHES`): ``released``
+    (default, substring) or ``kgprobe`` (whole words). ``match``: each inferred value's extra heuristics
+    (``last_name``, ...), by position."""
+    label = read_binary(answer.text, answer.question, answer_reading=answer_reading)
     return Reading(label=label, correct=label == answer.expected.strip().lower(),
-                   rationale=rationale_matches(answer.text, answer.inferred, match=match, aliases=answer.aliases),
+                   rationale=rationale_matches(answer.text, answer.inferred, match=match, aliases=answer.aliases,
+                                               rationale_match=rationale_match),
                    missing=label in ("unsure", "unknown"))
 
 
@@ -463,13 +570,14 @@ NOTA_RATIONALE_READINGS = ("zero", "skip")
 
 
 def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None = None,
-                nota_rationale: str = "zero") -> Reading:  # fmt: skip
+                nota_rationale: str = "zero", rationale_match: str = "released") -> Reading:  # fmt: skip
     """The reading of one multiple-choice answer, as :func:`choice_metrics` and the suite's scoring count it.
 
     A is the pick equal to ``expected``; R is every inferred value mentioned; M is an answer that says it is
     unsure. A None-of-the-above question has no false option whose true value to look for: with
     ``nota_rationale="zero"`` (default, the released ``error_analysis.py``) its rationale counts as wrong (R and AR
-    count it 0), with ``"skip"`` it is None (left out of R and AR). An answer whose
+    count it 0), with ``"skip"`` it is None (left out of R and AR). ``rationale_match``: ``released`` (default,
+    the released substring check, Table 2) or ``kgprobe`` (whole words; see :func:`value_mentioned`). An answer whose
     pick cannot be read, or that names several options, is wrong, not missing: the released reader reads it as
     "None of the above", which is why the paper's MC columns have H = 1 - A."""
     label = read_option(answer.text, int(answer.n_options))
@@ -485,7 +593,8 @@ def read_choice(answer: ChoiceAnswer, *, match: Sequence[Sequence[str]] | None =
     if expected == "none":
         rationale = False if nota_rationale == "zero" else None
     else:
-        rationale = rationale_matches(answer.text, answer.inferred, match=match, aliases=answer.aliases)
+        rationale = rationale_matches(answer.text, answer.inferred, match=match, aliases=answer.aliases,
+                                      rationale_match=rationale_match)
     return Reading(label=label, correct=label == expected, rationale=rationale, missing=label == "unsure")
 
 
@@ -517,13 +626,16 @@ def measures(readings: Sequence[Reading]) -> ERMetrics:
     return ERMetrics(n=float(n), A=a / n, R=r_share, AR=ar_share, M=m / n, H=(n - a - m) / n)
 
 
-def binary_metrics(answers: Iterable[BinaryAnswer]) -> ERMetrics:
-    """A, R, AR, M and H of binary answers (all NaN when there are none). Unreadable answers count as missing, as
-    in the released scripts, which read an answer that starts with neither yes nor no as unsure."""
-    return measures([read_binary_answer(a) for a in answers])
+def binary_metrics(answers: Iterable[BinaryAnswer], *, answer_reading: str = "released",
+                   rationale_match: str = "released") -> ERMetrics:  # fmt: skip
+    """A, R, AR, M and H of binary answers (all NaN when there are none), read as Tables 2 and 4 were by default
+    (``answer_reading`` and ``rationale_match``, see :func:`read_binary_answer`): an answer whose first line
+    starts with neither yes nor no is unsure (missing), a rationale names a value when it contains it."""
+    return measures([read_binary_answer(a, answer_reading=answer_reading, rationale_match=rationale_match)
+                     for a in answers])
 
 
-def choice_metrics(answers: Iterable[ChoiceAnswer]) -> ERMetrics:
+def choice_metrics(answers: Iterable[ChoiceAnswer], *, rationale_match: str = "released") -> ERMetrics:
     """A, R, AR, M and H of multiple-choice answers (the paper's MC definitions; all NaN when there are none): A the
     share picking the false option (or None of the above where that is expected), R the share whose rationale
     mentions the false option's true value (a None-of-the-above question counts 0, as the released code), AR both, M the share that say they
@@ -532,4 +644,4 @@ def choice_metrics(answers: Iterable[ChoiceAnswer]) -> ERMetrics:
         >>> choice_metrics([ChoiceAnswer("Option 2: the country is wrong; it is USA.", 3, "2", ("USA",))]).AR
         1.0
     """
-    return measures([read_choice(a) for a in answers])
+    return measures([read_choice(a, rationale_match=rationale_match) for a in answers])

@@ -12,7 +12,7 @@ import pytest
 
 from kgprobe.generation.backends.reference import ReferenceBackend
 from kgprobe.generation.records import SamplingParams
-from kgprobe.suites.base import ItemSource, check_items, is_best
+from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
 from kgprobe.suites.erbench import ERBenchSuite, load_erdb
 from kgprobe.suites.erbench.scoring import known_counts, known_groups, known_kind
 from kgprobe.suites.erbench.questions import BINARY_SYSTEM, KNOWN_SYSTEM, MC_SYSTEM_NOTA
@@ -117,6 +117,22 @@ def test_few_shot_demonstrations_come_before_the_question(sample, tmp_path: Path
     assert text.startswith("Q: Is there a movie, released in 1975") and text.endswith(f"Q: {bn['question']}\nA:")
     assert prompts[bn["item_id"]].template_id.endswith("+fewshot")
     assert prompts[known["item_id"]].text == known["question"]
+
+
+@pytest.mark.parametrize("answer_reading,rationale_match", [("released", "released"), ("kgprobe", "kgprobe")])
+def test_oracle_is_perfect_under_each_reading_and_the_rows_name_it(sample, answer_reading, rationale_match) -> None:
+    suite, _, result = sample
+    items = result.items.to_pylist()
+    settings = suite.Settings.model_validate({"db": "sample/erdb/erdb.yaml", "answer_reading": answer_reading,
+                                              "rationale_match": rationale_match})
+    oracle = suite.score(items, _answers(suite, items, "oracle"), model="oracle",
+                         scoring=ScoringOptions(settings=settings))
+    assert oracle.metrics and all(is_best(m) for m in oracle.metrics), [m for m in oracle.metrics if not is_best(m)][:3]
+    cells = [m for m in oracle.metrics if m["breakdown"] and m["task"] in ("binary", "multihop")]
+    assert cells and {m["breakdown"]["reading"] for m in cells} == {
+        f"answer_reading={answer_reading}, rationale_match={rationale_match}, known_reading=released"}
+    overall = [m for m in oracle.metrics if not m["breakdown"]]
+    assert {m["task"] for m in overall} >= {"binary", "multiple_choice", "multihop"}   # the headline stays overall
 
 
 def test_oracle_is_perfect_and_baselines_are_worse(sample) -> None:

@@ -50,7 +50,7 @@ HEURISTICS = {
 @pytest.mark.parametrize("heuristic,value,text,options,expected",
                          [(h, *case) for h, cases in HEURISTICS.items() for case in cases])
 def test_each_heuristic_on_hand_written_cases(heuristic: str, value: str, text: str, options: dict, expected: bool) -> None:
-    assert value_mentioned(value, text, **options) is expected, heuristic
+    assert value_mentioned(value, text, **options, rationale_match="kgprobe") is expected, heuristic
 
 
 def test_rationale_needs_every_inferred_value_and_honours_per_value_heuristics() -> None:
@@ -157,7 +157,7 @@ def test_binary_metrics_contract() -> None:
     ("non-animation", "it is not an animation", {"aliases": ("live-action", "not an animation")}, True),
 ])
 def test_paper_matcher_cases(value, text, options, expected) -> None:
-    assert value_mentioned(value, text, **options) is expected
+    assert value_mentioned(value, text, **options, rationale_match="kgprobe") is expected
 
 
 @pytest.mark.parametrize("text,question,label", [
@@ -233,7 +233,7 @@ def test_knows_entity_rules(text, only_yes, released) -> None:
     ("19", "between 2019 and 2020", False),                              # not a substring of another number
 ])
 def test_numbers_agree_to_two_decimals_and_never_inside_another_number(value, text, expected) -> None:
-    assert value_mentioned(value, text) is expected
+    assert value_mentioned(value, text, rationale_match="kgprobe") is expected
 
 
 @pytest.mark.parametrize("text,n,label", [
