@@ -64,6 +64,9 @@ class RuleConfig:
     #: Symmetric, inverse, transitive and composition facts the KG already states are not asked (the paper asks
     #: facts derived by the rules); False asks them too, marked ``in_kg``.
     derived_only: bool = True
+    #: Derive only from triples between entities with readable names (``kgs.<kg>.require_labels``): a KG with partial
+    #: labels then gives facts about the entities it names, rather than facts whose questions are rejected later.
+    named_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,10 +149,23 @@ def _order(seed: int, *parts: Any) -> str:
     return hashlib.sha256(repr((seed, *parts)).encode()).hexdigest()
 
 
+#: The KG's triples between entities with readable names, as a CTE that shadows ``triples`` in a derive query.
+_NAMED_TRIPLES = ("WITH triples AS (SELECT t.* FROM triples t JOIN entities h ON h.id = t.head "
+                  "JOIN entities o ON o.id = t.tail WHERE NOT regexp_full_match(trim(h.label), $id_pattern) "
+                  "AND NOT regexp_full_match(trim(o.label), $id_pattern)),")
+
+
 def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: str, source: str,
-          truth: bool, totals: MutableMapping[str, Any] | None = None) -> list[DerivedFact]:  # fmt: skip
+          truth: bool, totals: MutableMapping[str, Any] | None = None, named_only: bool = False
+          ) -> list[DerivedFact]:  # fmt: skip
+    sql, params = load_sql(f"drowzee/{name}"), dict(params)
+    if named_only:  # every derive query starts WITH; its triples become those between named entities
+        from kgprobe.kg.readable import _SQL_PATTERN
+
+        body = "\n".join(line for line in sql.splitlines() if not line.startswith("--")).lstrip()
+        sql, params["id_pattern"] = _NAMED_TRIPLES + body[len("WITH"):], _SQL_PATTERN
     out = []
-    for row in con.execute(load_sql(f"drowzee/{name}"), dict(params)).fetchall():
+    for row in con.execute(sql, params).fetchall():
         subject, obj, premises, in_kg = row[:4]
         if subject is None:  # the totals row: every derivation before the in-KG filter and the caps
             if totals is not None:
@@ -185,23 +201,24 @@ def derive(con: Any, config: RuleConfig, *, seed: int = 0,
     symmetric = set(config.symmetric)
     for rel in negation:
         facts += _rows(con, "derive_negation", {**base, "relation": rel, "symmetric": rel in symmetric},
-                       "negation", rel, rel, truth=False)
+                       "negation", rel, rel, truth=False, named_only=config.named_only)
     for rel in _need(known, list(config.inverse), "inverse"):
         facts += _rows(con, "derive_inverse", {**own, "relation": rel, "inverse": config.inverse[rel]},
-                       "inverse", config.inverse[rel], rel, truth=True, totals=stored)
+                       "inverse", config.inverse[rel], rel, truth=True, totals=stored, named_only=config.named_only)
     for rel in _need(known, config.symmetric, "symmetric"):
         facts += _rows(con, "derive_symmetric", {**own, "relation": rel}, "symmetric", rel, rel, truth=True,
-                       totals=stored)
+                       totals=stored, named_only=config.named_only)
     for rel in _need(known, config.transitive, "transitive"):
         facts += _rows(con, "derive_composition", {**own, "first": rel, "second": rel, "target": rel},
-                       "transitive", rel, rel, truth=True, totals=stored)
+                       "transitive", rel, rel, truth=True, totals=stored, named_only=config.named_only)
     for first, second, target in config.compositions:
         _need(known, [first, second], "compositions")
         facts += _rows(con, "derive_composition", {**own, "first": first, "second": second, "target": target},
-                       "composition", target, f"{first}/{second}", truth=True, totals=stored)
+                       "composition", target, f"{first}/{second}", truth=True, totals=stored,
+                       named_only=config.named_only)
     for rel in _need(known, config.same, "same"):
         facts += _rows(con, "derive_same", {**base, "relation": rel, "max_fanin": int(config.max_fanin)},
-                       "same", rel, rel, truth=True)
+                       "same", rel, rel, truth=True, named_only=config.named_only)
     if report is not None:
         report.update({rule: {**v, "stored_share": round(v["stored"] / v["candidates"], 4) if v["candidates"] else None}
                        for rule, v in stored.items()})
