@@ -228,7 +228,8 @@ def test_named_only_derives_among_entities_with_readable_names(tmp_path: Path) -
         label = dict(con.execute("SELECT id, label FROM entities").fetchall())
 
         def shown(facts) -> list[str]:
-            return [label[x] for f in facts for x in (f.subject, f.object, *(v for p in f.premises for v in (p[0], p[2])))]
+            return [label[x] for f in facts
+                    for x in (f.subject, f.object, *(v for p in f.premises for v in (p[0], p[2])))]
 
         every = derive(con, _config(), seed=0)
         named = derive(con, _config(named_only=True), seed=0)

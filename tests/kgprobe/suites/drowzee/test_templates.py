@@ -46,8 +46,10 @@ def _problems(question: str, keys: set[str]) -> list[str]:
     ("isCitizenOf", "is a citizen of", "active"), ("isLeaderOf", "is a leader of", "active"),
     ("isKnownFor", "is known for", "active"), ("happenedIn", "happened in", "active"),
     ("participatedIn", "participated in", "active"), ("actedIn", "acted in", "active"),
-    ("wroteMusicFor", "wrote music for", "active"), ("directed", "directed", "active"), ("imports", "imports", "active"), ("located_in_the_administrative_territorial_entity",
-                                                   "located in the administrative territorial entity", "passive"),
+    ("wroteMusicFor", "wrote music for", "active"), ("directed", "directed", "active"),
+    ("imports", "imports", "active"),
+    ("located_in_the_administrative_territorial_entity", "located in the administrative territorial entity",
+     "passive"),
 ])  # fmt: skip
 def test_relation_keys_become_words(key, words, kind) -> None:
     assert relation_phrase(key) == relation_phrase(key, key) == words
