@@ -85,6 +85,7 @@ def _text_columns(items: pa.Table, suite: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.shared_data
 @pytest.mark.parametrize("case", list(CASES))
 def test_init_then_run_unedited_on_own_data(case: str, tmp_path: Path, shared_data: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
