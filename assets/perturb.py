@@ -54,7 +54,8 @@ def _load_scorer(project: ProjectResource, warehouse: WarehouseResource) -> tupl
 
 @dg.asset(group_name=GROUP, kinds={"python"}, deps=[kg])
 def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """s_G(h, r, t) in [0, 1]: a KG-embedding link predictor trained on the KG, stored as a versioned artifact."""
+    """s_G(h, r, t) in [0, 1]: a KG-embedding model trained on the KG (by default true triples against random ones, the
+    OKGQA authors' objective), stored as a versioned artifact."""
     settings = perturbation_settings(project.load())
     config = _train_config(settings)
     key, snapshot = _scorer_id(project, warehouse)

@@ -37,7 +37,7 @@ from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
 from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
-from kgprobe.kg.readable import label_report, reject_unreadable, unreadable_names
+from kgprobe.kg.readable import label_advice, label_report, reject_unreadable, unreadable_names
 from kgprobe.stages import needed_stages
 from kgprobe.sql import quote_identifier
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
@@ -133,10 +133,14 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
                 coverage = label_report(con, kg)
                 items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)),
                                                       columns=suite.named_text_columns)
+        advice = None
         if coverage is not None:
             context.log.info(f"{suite.name}: {coverage['readable_entities']}/{coverage['entities']} entities of {kg} "
                              f"have a readable name; {len(unreadable)} items rejected for showing an id "
                              f"({len({r['group_id'] for r in unreadable})} groups)")
+            advice = label_advice(suite.name, coverage, len(unreadable), items.num_rows)
+            if advice:
+                context.log.warning(advice)
         check_items(suite.name, items)
         warehouse.write_partition(names["items"], items)
         warehouse.write_partition(f"{suite.name}_label_rejects", pa.Table.from_pylist(unreadable, schema=LABEL_REJECTS))
@@ -150,6 +154,7 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             **table_metadata(len(rows)),
             "rejected": 0 if result.rejects is None else result.rejects.num_rows,
             "rejected_no_readable_name": len(unreadable),
+            **({"label_advice": advice} if advice else {}),
             **({} if coverage is None else {
                 "readable_entity_share": coverage["readable_share"],
                 "relations_named_by_path": len(coverage["path_relations"]),
@@ -167,6 +172,12 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
         store = ResponseStore(warehouse.root / "response_store")
         from kgprobe.generation import run_generation
         from kgprobe.generation.cost import Budget, plan_generation
+        from kgprobe.generation.imports import imported_prompts
+
+        if spec.backend == "imported":  # answered elsewhere: the partition holds the prompts it has answers for
+            prompts = imported_prompts(store, spec, prompts)
+            context.log.info(f"{suite.name}: {spec.name}: {len(prompts)} prompt(s) with imported answers; the others "
+                             "are left out of this partition (backend: imported is never asked)")
 
         # the plan of this partition, before anything is sent: logged, kept beside the answers for the report
         plan = plan_generation(spec, prompts, store=store)

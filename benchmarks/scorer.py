@@ -1,6 +1,6 @@
 """Triple-scorer benchmark: train s_G on FB15k-237 with the default TrainConfig and report filtered MRR / Hits@k.
 
-    python benchmarks/scorer.py [--data ../shared/data/kg/fb15k-237] [--threads 2] [--save DIR] [--epochs N]
+    python benchmarks/scorer.py [--data ../shared/data/kg/fb15k-237] [--threads 2] [--save DIR] [--epochs N] [--training T]
 
 The KG is loaded the way the pipeline loads it (``load_kg`` of train + valid + test into one DuckDB schema, so
 entity and relation ids are the warehouse's); each split's rows are then mapped to those ids. The scorer trains
@@ -26,7 +26,7 @@ import duckdb
 import numpy as np
 
 from kgprobe.kg.ingest import KGSource, load_kg
-from kgprobe.grounding.scorer import TrainConfig, evaluate, train_scorer
+from kgprobe.grounding.scorer import TRAININGS, TrainConfig, evaluate, train_scorer
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "kg" / "fb15k-237"
@@ -57,6 +57,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="override TrainConfig.epochs (default: the default config)")
+    parser.add_argument("--training", choices=TRAININGS, default=None,
+                        help="override TrainConfig.training (default: the default config's, balanced; 1-N is the "
+                             "link predictor the epochs were tuned for)")
     parser.add_argument("--save", type=Path, default=DEFAULT_SAVE, help=f"artifact folder (default {DEFAULT_SAVE})")
     args = parser.parse_args()
 
@@ -67,7 +70,8 @@ def main() -> None:
     splits, snapshot = load_splits(args.data, con)
     num_entities = con.execute("SELECT count(*) FROM fb.entities").fetchone()[0]
     num_relations = con.execute("SELECT count(*) FROM fb.relations").fetchone()[0]
-    config = TrainConfig() if args.epochs is None else TrainConfig(epochs=args.epochs)
+    overrides = {k: v for k, v in (("epochs", args.epochs), ("training", args.training)) if v is not None}
+    config = TrainConfig(**overrides)
     print(f"FB15k-237: {num_entities:,} entities, {num_relations} relations; train {len(splits['train']):,}, "
           f"valid {len(splits['valid']):,}, test {len(splits['test']):,} triples (snapshot {snapshot})")
     print(f"config: {config}")

@@ -2,7 +2,8 @@
 
 ``reference/cli.md`` is ``kgprobe --help`` and ``kgprobe <command> --help`` for every subcommand, run in-process
 through the argparse parser of ``pipelines.cli``; ``reference/config.md`` is the pydantic models' JSON schema
-(``kgprobe schema``), one table of keys (type, default, description) per config section.
+(``kgprobe schema``), one table of keys (type, default, description) per config section; ``reference/checks.md`` is
+every data-quality check the bundled sample's code location defines (all five suites, closed book and grounded).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # pages this hook writes; tests/test_docs.py reads this to tell generated pages from files in docs/
-GENERATED = ("reference/cli.md", "reference/config.md")
+GENERATED = ("reference/cli.md", "reference/config.md", "reference/checks.md")
 
 
 def _ensure_path() -> None:
@@ -192,6 +193,31 @@ def config_reference() -> str:
     return "\n".join(out)
 
 
+def checks_reference() -> str:
+    """Every asset check of the sample config's Definitions: its asset, whether it blocks, what it checks."""
+    _ensure_path()
+    import warnings
+
+    from pipelines.definitions import build_definitions
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        defs = build_definitions(str(ROOT / "examples" / "sample.yaml"))
+    specs = sorted((spec for cd in defs.asset_checks or [] for spec in cd.check_specs),
+                   key=lambda s: (s.asset_key.to_user_string(), s.name))
+    rows = ["| check | asset | when it fails | what it checks |", "|---|---|---|---|"]
+    rows += [f"| `{s.name}` | `{s.asset_key.to_user_string()}` | "
+             f"{'blocks the run (the assets after it do not run)' if s.blocking else 'warns or fails, the run goes on'} "
+             f"| {_cell(s.description or '')} |" for s in specs]
+    return "\n".join([
+        "# Data-quality checks\n",
+        "Generated when the site is built from the checks the bundled sample's config defines (every suite, closed "
+        "book and grounded; a config defines the checks of the suites it enables). A suite's checks repeat per "
+        "suite: `<suite>_scores_expectations` and so on. A warning that fires is printed at the end of `kgprobe run` "
+        "with its details and kept in `results.json`; `kgprobe ui` shows every evaluation with its metadata.\n",
+        *rows, ""])
+
+
 KEYS_MARKER = re.compile(r"^<!-- config-keys: ([A-Za-z0-9_.]+) -->$", re.M)
 
 
@@ -211,6 +237,6 @@ def on_page_markdown(markdown, page, config, files):
 def on_files(files, config):
     from mkdocs.structure.files import File
 
-    for uri, render in zip(GENERATED, (cli_reference, config_reference)):
+    for uri, render in zip(GENERATED, (cli_reference, config_reference, checks_reference)):
         files.append(File.generated(config, uri, content=render()))
     return files

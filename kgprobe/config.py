@@ -19,8 +19,10 @@ twice in one mapping, an empty file and a file that is not UTF-8 are errors too.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import difflib
+import inspect
 import os
 import re
 import unicodedata
@@ -154,6 +156,22 @@ def _number(value: Any) -> Any:
 
 
 _Float = Annotated[float, Strict(), BeforeValidator(_number)]
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The attribute docstrings of a dataclass's fields (the string literal right after a field), by field name:
+    what pydantic's ``use_attribute_docstrings`` reads from a model, for the models built from option dataclasses."""
+    try:
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):  # no source (a frozen app): the keys go without descriptions
+        return {}
+    body = next((n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__), [])
+    docs: dict[str, str] = {}
+    for field, after in zip(body, body[1:]):
+        if (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[field.target.id] = inspect.cleandoc(after.value.value)
+    return docs
 
 
 def _strict(hint: Any) -> Any:
@@ -423,7 +441,9 @@ def _scorer_options_model() -> type[BaseModel]:
 
     hints = get_type_hints(TrainConfig)
     choices = {"model": Literal[MODELS], "training": Literal[TRAININGS], "device": Literal["auto", "cpu", "cuda"]}
-    keys = {f.name: (choices.get(f.name, _strict(hints[f.name])), f.default) for f in fields(TrainConfig)}
+    docs = _field_docs(TrainConfig)
+    keys = {f.name: (choices.get(f.name, _strict(hints[f.name])), Field(f.default, description=docs.get(f.name)))
+            for f in fields(TrainConfig)}
     return create_model("ScorerOptions", __config__=ConfigDict(extra="forbid"), __doc__=TrainConfig.__doc__,
                         __module__=__name__, **keys)
 
@@ -526,16 +546,20 @@ class _ModelEntry(_Sampling):
 
 def _backend_entry(kind: str, options: type) -> type[_ModelEntry]:
     # One model per backend, built from the backend's option dataclass, so the schema lists exactly the keys that
-    # backend takes and a new backend needs no edit here.
+    # backend takes and a new backend needs no edit here; a key's description is its field's docstring.
     hints = get_type_hints(options)
-    extra: dict[str, Any] = {"backend": (Literal[kind], ...)}
+    docs = _field_docs(options)
+    summary = " ".join((options.__doc__ or "").strip().split("\n\n")[0].split())
+    described = f"{kind}: {summary[:1].lower()}{summary[1:]}" if summary else kind
+    extra: dict[str, Any] = {"backend": (Literal[kind], Field(description=described))}
     for f in fields(options):
+        description = docs.get(f.name)
         if f.default is not MISSING:
-            default: Any = f.default
+            default: Any = Field(f.default, description=description)
         elif f.default_factory is not MISSING:
-            default = Field(default_factory=f.default_factory)
+            default = Field(default_factory=f.default_factory, description=description)
         else:
-            default = ...
+            default = Field(description=description)
         extra[f.name] = (_strict(hints[f.name]), default)
     name = options.__name__.removesuffix("Config") + "ModelEntry"
     return create_model(name, __base__=_ModelEntry, __doc__=options.__doc__, __module__=__name__, **extra)
@@ -992,7 +1016,9 @@ def project_schema() -> dict[str, Any]:
         if name not in SuitesConfig.model_fields:
             sub = suite.Settings.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
             defs.update(sub.pop("$defs", {}))
-            suites["properties"][name] = {"anyOf": [sub, {"type": "null"}], "default": None}
+            described = suite.title or " ".join((suite.Settings.__doc__ or "").strip().split("\n\n")[0].split())
+            suites["properties"][name] = {"anyOf": [sub, {"type": "null"}], "default": None,
+                                          **({"description": described} if described else {})}
     suites["additionalProperties"] = False  # every other key is an unknown suite
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema, "title": "kgprobe project config",
             "description": "KGs, warehouse, models, stage options and suites of a kgprobe project (see README.md)."}
@@ -1225,7 +1251,8 @@ def _hint(tp: Any, key: str) -> str:
     if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
         return ""
     field = next((f for n, f in tp.model_fields.items() if (f.alias or n) == key), None)
-    description = ((field.description or "") if field is not None else "").split(" (")[0].rstrip(".")
+    description = " ".join((field.description or "").split()) if field is not None else ""  # one line
+    description = description.split(" (")[0].rstrip(".")
     first = description.split(" ", 1)[0]
     if not (len(first) > 1 and first.isupper()):  # "One file ..." reads on as "one file ...", "KG name ..." stays
         description = description[:1].lower() + description[1:]

@@ -390,6 +390,10 @@ def _run(args: argparse.Namespace) -> int:
               + (f"; {rels} relation paths named by their last segment" if rels else "")
               + (f"; relations without a name: {console_text(', '.join(rep['unreadable_relations']))}"
                  if rep["unreadable_relations"] else ""))
+        if rep.get("escaped_labels"):
+            print(f"kgprobe: warning: {rep['escaped_labels']:,} entity labels of {rep['kg']} hold escaped unicode "
+                  f"(e.g. {console_text(', '.join(rep['escaped_examples'][:3]))}); questions show them as written "
+                  "(GraphEval's label_cleanup decodes them): decode the label file to fix every suite")
     from kgprobe.project.plan import unscored
 
     for note in unscored(whole):
@@ -450,7 +454,8 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, load_config
-    from kgprobe.project.plan import format_plan, plan_run, unscored
+    from kgprobe.config import generation_models
+    from kgprobe.project.plan import format_plan, plan_run, unscored, weights_problem
 
     cfg = load_config(config_path(args.config))
     rows = plan_run(cfg)
@@ -460,6 +465,10 @@ def _plan(args: argparse.Namespace) -> int:
         print(format_plan(rows))
         for note in unscored(cfg):
             print(f"note: {note}")
+        for spec in generation_models(cfg):
+            problem = weights_problem(spec)
+            if problem:
+                print(f"warning: {problem}")
     return 0
 
 
@@ -556,8 +565,8 @@ def _import_responses(args: argparse.Namespace) -> int:
     flag = f" --config {args.config}" if args.config else ""
     print(f"kgprobe: imported {summary['rows']} answer(s) of {args.model} for {summary['prompts']} prompt(s) "
           f"({summary['stored']} stored samples, run {summary['run_id']}); score them with "
-          f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is asked of the model's "
-          f"backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
+          f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is left out for a "
+          f"`backend: imported` model, asked of any other backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
     return 0
 
 

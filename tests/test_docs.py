@@ -78,6 +78,10 @@ def test_references_are_generated_from_the_cli_and_the_config_models() -> None:
     assert "| `limit` |" not in hooks.config_keys("suites.grapheval").split("### `suites.grapheval.")[0]
     with pytest.raises(ValueError, match="no section suites.nope"):
         hooks.config_keys("suites.nope")
+    checks = hooks.checks_reference()
+    assert "| `kg_not_empty` | `kg` | blocks the run" in checks
+    assert "| `fpq_edit_coverage` | `fpq_edits` | warns or fails, the run goes on |" in checks
+    assert "`okgqa_grounded_scores_unknown_share`" in checks and "| |" not in checks  # every check says what it does
 
 
 def test_block_parser_reads_markers() -> None:

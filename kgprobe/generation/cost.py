@@ -34,7 +34,7 @@ CHARS_PER_TOKEN = 4.0
 MAX_USAGE_TOKENS = 10_000_000
 #: The most dollars one stored sample is recorded as costing (a reported cost above it is a provider's error).
 MAX_REQUEST_COST_USD = 1000.0
-_FREE_BACKENDS = frozenset({"reference", "transformers", "vllm"})
+_FREE_BACKENDS = frozenset({"reference", "transformers", "vllm", "imported"})
 # providers whose batch API costs half the synchronous price for every model (Anthropic's Message Batches)
 _HALF_PRICE_BATCHES = frozenset({"anthropic"})
 

@@ -10,7 +10,9 @@ A row names its prompt by ``item_id`` or by ``prompt_sha256`` (the SHA-256 of th
 :meth:`kgprobe.generation.records.Prompt.sha256`; ``prompt_hash`` is read as the same); ``sample_index`` defaults
 to 0; ``tokens_in`` / ``tokens_out`` are optional; ``error`` marks a failed request (``text`` may then be null).
 Each row is stored under the model's sampling parameters of every suite whose prompt it matches, keyed exactly
-as a generated sample, so the responses job of that model finds every sample stored and sends nothing.
+as a generated sample, so the responses job of that model finds every sample stored and sends nothing. A model
+entry with ``backend: imported`` is never called: its partitions hold the prompts it has answers for
+(:func:`imported_prompts`), so answers for part of a suite score that part.
 
     >>> summary = import_responses(read_jsonl("answers.jsonl"), model="internal-7b", targets=targets, store=store)
 """
@@ -25,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from kgprobe.errors import KGProbeError
-from kgprobe.generation.records import Prompt, SamplingParams
+from kgprobe.generation.records import ModelSpec, Prompt, SamplingParams
 from kgprobe.generation.store import ResponseStore
 
-__all__ = ["BACKEND", "ResponseImportError", "import_responses", "read_jsonl"]
+__all__ = ["BACKEND", "ResponseImportError", "import_responses", "imported_prompts", "read_jsonl"]
 
 #: The ``backend`` column of imported rows.
 BACKEND = "import"
@@ -140,3 +142,10 @@ def import_responses(rows: Iterable[Mapping[str, Any]], *, model: str,
     stored = [{k: v for k, v in r.items() if k != "line"} for r in out.values()]
     store.write_shard(model, stored)
     return {"rows": len(rows), "stored": len(stored), "prompts": len({k[0] for k in out}), "run_id": run_id}
+
+
+def imported_prompts(store: ResponseStore, spec: ModelSpec, prompts: Sequence[Prompt]) -> list[Prompt]:
+    """The ``prompts`` whose every sample (``spec.params.n`` of them) ``spec``'s model has a stored answer for, in
+    order: what a partition of a ``backend: imported`` model holds (the others are left out, never asked)."""
+    done = store.done_keys(spec.name, spec.params.sha256())
+    return [p for p in prompts if all((p.sha256(), i) in done for i in range(spec.params.n))]

@@ -36,12 +36,13 @@ __all__ = [
 
 
 #: Backend kinds a model entry of the project config may name.
-BACKEND_KINDS: tuple[str, ...] = ("reference", "transformers", "litellm", "vllm")
+BACKEND_KINDS: tuple[str, ...] = ("reference", "transformers", "litellm", "vllm", "imported")
 SAMPLING_KEYS = ("n", "temperature", "top_p", "max_tokens", "seed")
 #: Prompts per backend call when a model entry does not set ``batch_size``. vLLM schedules its own batches, so it
 #: gets large chunks (each chunk is also the unit that a killed run can lose); an API backend keeps
 #: ``max_concurrency`` requests in flight within a chunk.
-DEFAULT_BATCH_SIZE: dict[str, int] = {"reference": 1024, "transformers": 16, "litellm": 64, "vllm": 2048}
+DEFAULT_BATCH_SIZE: dict[str, int] = {"reference": 1024, "transformers": 16, "litellm": 64, "vllm": 2048,
+                                      "imported": 1024}
 
 
 class GenerationError(KGProbeError):

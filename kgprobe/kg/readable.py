@@ -21,16 +21,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "LabelReport", "clean_label", "clean_labels", "is_id_like", "label_report",
-           "reject_unreadable", "unreadable_names"]
+__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "SQL_ID_PATTERN", "clean_label", "clean_labels", "is_id_like",
+           "label_advice", "label_report", "reject_unreadable", "unreadable_names"]
 
 #: An id-like name: a Wikidata entity, property or lexeme id, a Freebase mid or guid, a number, a hex hash or UUID.
 ID_PATTERN = (r"[QPL][0-9]+|/[mg]/[0-9a-z_]+|[+-]?[0-9]+(?:\.[0-9]+)?"
               r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
               r"|(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,}")
 _ID = re.compile(rf"(?:{ID_PATTERN})")
-# the same without lookaheads (DuckDB's RE2 has none): a superset, narrowed by _ID in Python
-_SQL_PATTERN = ID_PATTERN.replace("(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])", "")
+#: :data:`ID_PATTERN` without lookaheads (DuckDB's RE2 has none), for SQL: a superset, narrowed by _ID in Python.
+SQL_ID_PATTERN = ID_PATTERN.replace("(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])", "")
+_SQL_PATTERN = SQL_ID_PATTERN
 # an id inside running text: not glued to a word character or a path separator on either side
 _IN_TEXT = re.compile(rf"(?<![\w/])(?:{ID_PATTERN})(?![\w/])")
 #: Rejection reason of an item whose text shows an unreadable name.
@@ -97,11 +98,15 @@ def label_report(con: duckdb.DuckDBPyConnection, kg: str, *, examples: int = 5) 
     """How ``kg``'s entities and relations are named: ``entities``, ``readable_entities`` (a label, or a key that is
     itself a name), ``readable_share``, ``unreadable_examples``; ``relations``, ``path_relations`` (keys that are
     paths, shown by their last segment: ``[key, label]`` pairs), ``unreadable_relations`` (keys that are ids with no
-    label)."""
+    label), ``escaped_labels`` / ``escaped_examples`` (entity labels holding an escaped ``\\uXXXX``)."""
     ents, rels = unreadable_names(con, kg)
     n_ent = con.execute(f'SELECT count(*) FROM "{kg}".entities').fetchone()[0]
     relations = con.execute(f'SELECT key, label FROM "{kg}".relations ORDER BY key').fetchall()
     paths = [[k, lab] for k, lab in relations if k.startswith("/") and k.count("/") >= 3 and lab != k]
+    # labels written with escaped unicode ("Selma Lagerl\u00F6f"): questions would show the escape as written
+    escaped_n, escaped = con.execute(
+        f'SELECT count(*), list(label ORDER BY label)[:{int(examples)}] FROM "{kg}".entities '
+        "WHERE regexp_matches(label, $p)", {"p": r"\\u[0-9a-fA-F]{4}"}).fetchone()
     return {
         "kg": kg,
         "entities": n_ent,
@@ -111,6 +116,8 @@ def label_report(con: duckdb.DuckDBPyConnection, kg: str, *, examples: int = 5) 
         "relations": len(relations),
         "path_relations": paths,
         "unreadable_relations": sorted(rels),
+        "escaped_labels": int(escaped_n or 0),
+        "escaped_examples": list(escaped or []),
     }
 
 
@@ -142,3 +149,30 @@ def reject_unreadable(items: pa.Table, unreadable: Iterable[str], *, columns: tu
                 "reason": REASON if i in shown else f"in a group with an item that {REASON}"}
                for i in range(items.num_rows) if groups[i] in bad_groups]
     return items.filter(pc.invert(drop)), rejects
+
+
+def label_advice(suite: str, coverage: dict[str, Any], rejected: int, kept: int) -> str | None:
+    """What to do when ``suite`` dropped ``rejected`` items (and kept ``kept``) for naming ``coverage``'s KG (a
+    :func:`label_report`) by ids: where its labels go in the config, in which format. None when nothing was dropped.
+
+        >>> label_advice("drowzee", label_report(con, "wikidata12k"), rejected=2466, kept=0)
+        'drowzee: every one of its 2,466 items names an entity or relation of KG wikidata12k by an id ...'
+    """
+    if rejected <= 0:
+        return None
+    kg = coverage["kg"]
+    total = rejected + kept
+    share = (f"every one of its {total:,} items" if kept == 0
+             else f"{rejected:,} of its {total:,} items ({rejected / total:.0%})")
+    unnamed = coverage["entities"] - coverage["readable_entities"]
+    examples = ", ".join([*coverage["unreadable_examples"][:3], *coverage["unreadable_relations"][:2]])
+    return (
+        f"{suite}: {share} {'names' if kept == 0 else 'name'} an entity or relation of KG {kg} by an id, so they were rejected "
+        f"({unnamed:,} of its {coverage['entities']:,} entities have no readable name"
+        + (f", and {len(coverage['unreadable_relations'])} relations" if coverage["unreadable_relations"] else "")
+        + (f"; e.g. {examples}" if examples else "") + "). The KG's files do not ship labels for them: give "
+        f"kgs.{kg}.entity_labels (and relation_labels for relation ids) a file of key<TAB>label lines, one per "
+        "key as the triples write it (e.g. 'Q408<TAB>Australia'; a JSON object {key: label} also works; for "
+        "Wikidata ids, export the English labels of the KG's QIDs from "
+        "Wikidata), then re-run ingestion; or set kgs." + kg + ".require_labels: false to ask with the ids as names."
+    )

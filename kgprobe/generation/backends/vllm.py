@@ -31,16 +31,28 @@ _log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class VLLMConfig:
-    """Engine options of ``vllm.LLM``; ``engine_args`` holds any other ``EngineArgs`` (e.g. ``enable_prefix_caching``)."""
+    """A model run by offline vLLM (``vllm.LLM``) on a GPU machine (``pip install 'kgprobe[gpu]'``).
+
+    Each key is the ``vllm.LLM`` argument of that name; ``engine_args`` holds any other."""
 
     model_id: str
+    """A HF hub id or a folder of HF weights (``vllm.LLM``'s ``model``)."""
     tensor_parallel_size: int = 1
+    """GPUs the model is split over."""
     gpu_memory_utilization: float = 0.9
+    """Share of each GPU's memory vLLM may take for the model (weights, activations, KV cache), in (0, 1]."""
     max_model_len: int | None = None
+    """Most tokens of prompt plus answer (default: vLLM's, the model's context length)."""
     dtype: str = "auto"
+    """Weight and activation dtype as vLLM reads it, e.g. ``auto`` (vLLM picks from the model's config),
+    ``bfloat16``, ``float16``."""
     enforce_eager: bool = False
+    """Run PyTorch eagerly, without CUDA graphs (less memory, slower)."""
     trust_remote_code: bool = False
+    """Let the model's repository run its own Python code; only for weights you trust."""
     engine_args: Mapping[str, Any] | None = None
+    """Any other ``vllm.LLM`` / ``EngineArgs`` keyword arguments (e.g. ``enable_prefix_caching``); they win over
+    the keys above."""
 
     def __post_init__(self) -> None:
         if not self.model_id:

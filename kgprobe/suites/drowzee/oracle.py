@@ -4,10 +4,14 @@ the response graph with the ground-truth graph of the proof, and name the catego
 * A refusal ("I don't know" at the beginning, or any phrase of :data:`REFUSALS` anywhere in a short answer) is not a
   hallucination: the paper's "correct and normal response", category CO (and counted on its own).
 * Otherwise :func:`response_edges` reads the reasoning's triples with the shared claim extractor
-  (:mod:`kgprobe.scoring.claims`: the KG names a fact mentions and the relation phrase between them, read by label,
-  key, phrasing or embedding, its direction and negation kept); a fact it reads no claim from goes to
+  (:mod:`kgprobe.scoring.claims`: the KG names a fact mentions and the relation phrase between them, read by the
+  phrase sets of the relation labels — word forms, derivations, synonyms, the user's phrasings,
+  :mod:`kgprobe.scoring.relations` — or embedding, its direction and negation kept), else as a plain "S <relation
+  words> O" sentence by the same phrase sets (:func:`plain_claims`). A temporal item's sentences are read the same
+  way against its events that are KG facts, their year phrases set apart (:func:`event_edges`: "X passed away in Y
+  in 2007" is the event "X died in Y" started and ended in 2007). A fact none of these reads goes to
   :class:`Extractor`, which turns each reasoning sentence into triples, offline: a relation phrase is found by
-  the patterns of the relation labels (by phrase type, :mod:`.templates`) and of their aliases, or, between two
+  the patterns of the relation labels (by phrase type, :mod:`.templates`) and of the user's aliases, or, between two
   linked mentions, by embedding similarity; the subject and object spans are linked against the KG's entity labels
   (and the item's event labels): exact, then normalised (case, accents, punctuation, a leading "the"), then by
   embedding (cosine >= the threshold). Sentences that deny (not, never, n't) give negated relations, which match
@@ -41,10 +45,13 @@ __all__ = [
     "Node",
     "category",
     "claim_edges",
+    "event_edges",
     "graph_similarity",
     "normalise",
+    "plain_claims",
     "read_answer",
     "response_edges",
+    "year_phrases",
 ]
 
 #: Algorithm 3's categories: correct, erroneous knowledge, erroneous inference, both.
@@ -392,20 +399,136 @@ def _claim_node(mention: str, kg: Any, events: Mapping[str, str] | None = None) 
     return Node("text", normalise(text), text)
 
 
+#: "S <relation words> O": a subject, the lower-case words of a relation phrase (at most six), and an object that
+#: begins like a name (a capital, a digit or a quote); the phrase is then read by the relation labels' phrase sets.
+_PLAIN = re.compile(r"^(?P<s>.+?)\s+(?P<r>(?:[a-z][a-z'’-]*\s+){0,5}[a-z][a-z'’-]*)\s+(?P<o>(?:the\s+)?[A-Z0-9\"“(].*?)"
+                    r"[\s,.;:!]*$")
+_PLAIN_NEG = re.compile(r"\b(?:not|never|no longer)\b|n['’]t\b", re.IGNORECASE)
+
+
+def plain_claims(fact: str) -> list[Any]:
+    """The one claim of a plain "S <relation words> O" sentence ("Teji Bachchan passed away in Delhi", "X was a
+    player of Y"), whatever the KG knows of S and O: a fallback for a sentence whose names the item does not
+    know, so that its relation is still read by the relation labels' phrase sets (:func:`claim_edges`); negation
+    words deny it. None for a sentence of another shape."""
+    from kgprobe.scoring.claims import Claim
+
+    m = _PLAIN.match(fact.strip())
+    if not m:
+        return []
+    rel = m.group("r")
+    negated = bool(_PLAIN_NEG.search(rel))
+    rel = " ".join(_PLAIN_NEG.sub(" ", rel).replace("did ", "").replace("does ", "").split())
+    if not rel:
+        return []
+    return [Claim(m.group("s").strip(), rel, m.group("o").strip(), negated, fact)]
+
+
+#: Year phrases of a dated statement: a span ("from 1957 to 1965", "between 1957 and 1965", "(1957-1965)"), a start
+#: ("since 1957"), an end ("until 1965") and a point or start ("in 1957", "in the year 1957", "during 1957").
+_YEAR_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.IGNORECASE), k) for p, k in (
+    (r",?\s*\b(?:from|between)\s+(?:the\s+year\s+)?(?P<a>\d{3,4})\s+(?:to|until|till|through|and)\s+"
+     r"(?:the\s+year\s+)?(?P<b>\d{3,4})\b", "span"),
+    (r",?\s*\(?\b(?P<a>\d{3,4})\s*[-–—]\s*(?P<b>\d{3,4})\b\)?", "span"),
+    (r",?\s*\b(?:since|starting in|beginning in)\s+(?:the\s+year\s+)?(?P<a>\d{3,4})\b", "start"),
+    (r",?\s*\b(?:until|till|up to)\s+(?:the\s+year\s+)?(?P<b>\d{3,4})\b", "end"),
+    (r",?\s*\b(?:in|during|around)\s+(?:the\s+year\s+)?(?P<a>\d{3,4})\b", "in"),
+))
+
+
+def year_phrases(fact: str) -> tuple[str, list[tuple[str, int | None, int | None]]]:
+    """The fact without its year phrases, and the phrases as (kind, first year, last year): ``span``, ``start``,
+    ``end`` or ``in`` (:data:`_YEAR_PHRASES`)."""
+    found: list[tuple[str, int | None, int | None]] = []
+    for pat, kind in _YEAR_PHRASES:
+        def take(m: re.Match[str], kind: str = kind) -> str:
+            a, b = m.groupdict().get("a"), m.groupdict().get("b")
+            found.append((kind, int(a) if a else None, int(b) if b else None))
+            return " "
+        fact = pat.sub(take, fact)
+    return " ".join(fact.split()).strip(" ,"), found
+
+
+def _dated(node: Node, kind: str, years: Sequence[tuple[str, int | None, int | None]]) -> list[Edge]:
+    """Start and end edges of a dated statement about ``node``: a span gives both; "in" gives both for a point
+    event (``kind`` point or event) and the start of a state ("X married Y in 1957")."""
+    out = []
+    for what, a, b in years:
+        if a is not None and what in ("span", "start", "in"):
+            out.append(Edge(node, STARTED, "started in", _year_node(a)))
+        if what == "in" and kind != "state" and a is not None:
+            out.append(Edge(node, ENDED, "ended in", _year_node(a)))
+        if b is not None and what in ("span", "end"):
+            out.append(Edge(node, ENDED, "ended in", _year_node(b)))
+    return out
+
+
+def event_edges(fact: str, kg: Any, facts: Mapping[tuple[str, str, str], tuple[str, str, str]], *,
+                embedder: Any = None, threshold: float = 0.8) -> list[Edge]:  # fmt: skip
+    """The triples of a dated statement of a temporal item ("Teji Bachchan passed away in Mumbai in 2007", "X was
+    the spouse of Y from 1922 to 2002"): the fact read without its year phrases by the shared claim extractor (or
+    as a plain "S <relation words> O" sentence, :func:`plain_claims`), its relation by the relation labels'
+    phrase sets; a fact that is an event of the item (``facts``: (head, relation, tail) of ``kg`` -> (event name,
+    label, kind); a symmetric relation's either way) becomes that event node, dated by the year phrases
+    (:func:`_dated`); any other fact stays an edge of its own, its years dating a node of its text (a wrong fact
+    is judged, not lost). Empty when the statement names no fact."""
+    from kgprobe.scoring.claims import heuristic_claims
+
+    rest, years = year_phrases(fact)
+    if not rest:
+        return []
+    edges = claim_edges(heuristic_claims(rest, kg), kg, embedder=embedder, threshold=threshold)
+    if not edges:
+        edges = [e for e in claim_edges(plain_claims(rest), kg, embedder=embedder, threshold=threshold)
+                 if not e.relation.startswith("text:") and "entity" in (e.head.kind, e.tail.kind)]
+    out: list[Edge] = []
+    for e in edges:
+        hit = facts.get((e.head.key, e.relation, e.tail.key))
+        profile = kg.profiles.get(e.relation)
+        if hit is None and (e.relation in kg.symmetric or (profile is not None and profile.symmetric)):
+            hit = facts.get((e.tail.key, e.relation, e.head.key))
+        if hit is not None and years:
+            out += _dated(Node("event", hit[0], hit[1]), hit[2], years)
+        elif years:
+            node = Node("text", normalise(f"{e.head.label} {e.relation_text} {e.tail.label}"),
+                        f"{e.head.label} {e.relation_text} {e.tail.label}")
+            kind = next((k for (_, r, _), (_, _, k) in facts.items() if r == e.relation), "state")
+            # the fact's own edge too: its ends are compared, not only its wording (which embeds close to an
+            # event's label whatever place it names: "X died in Paris" / "X died in Mumbai")
+            out += [e] + (_dated(node, kind, years) if not e.relation.startswith("not:") else [])
+        else:
+            out.append(e)  # an undated fact: not the item's graph of years, so it counts against the answer
+    return out
+
+
 def response_edges(text: str, kg: Any, extractor: Extractor, *, events: Mapping[str, str] | None = None,
-                   prefer: Iterable[int] = (), embedder: Any = None, threshold: float = 0.8) -> list[Edge]:
-    """The triples a reasoning states, offline: per reasoning line, the shared claim extractor's
-    (:func:`kgprobe.scoring.claims.heuristic_claims` then :func:`claim_edges`); a line it reads no claim from (a
-    dated event, an entity the item does not know) goes to ``extractor`` (the relation-label patterns)."""
+                   prefer: Iterable[int] = (), embedder: Any = None, threshold: float = 0.8,
+                   event_facts: Mapping[tuple[str, str, str], tuple[str, str, str]] | None = None) -> list[Edge]:
+    """The triples a reasoning states, offline, per reasoning sentence. A rule item's: the shared claim
+    extractor's (:func:`kgprobe.scoring.claims.heuristic_claims` then :func:`claim_edges`; the relation phrase read
+    by the relation labels' phrase sets), else a plain "S <relation words> O" sentence (:func:`plain_claims`),
+    else ``extractor`` (the label patterns, the user's aliases, embeddings). A temporal item's (``events``): a
+    sentence that opens with an event's label ("<event> started in 1837") by ``extractor``; any other first as a
+    dated fact (:func:`event_edges`, with ``event_facts``), then by ``extractor``."""
     from kgprobe.scoring.claims import heuristic_claims
 
     prefer = list(prefer)
+    labels = sorted({normalise(v) for v in (events or {}).values()}, key=len, reverse=True)
     out: list[Edge] = []
     for line in extractor.sentences(text or ""):
         for parts in extractor._split(line):  # sentences, never split inside a known label ("Symphony No. 9")
             fact = _DISCOURSE.sub("", parts[0].strip())
-            found = claim_edges(heuristic_claims(fact, kg), kg, embedder=embedder, threshold=threshold) \
-                if not events else []
+            found: list[Edge] = []
+            if not events:
+                found = claim_edges(heuristic_claims(fact, kg), kg, embedder=embedder, threshold=threshold)
+                if not found:
+                    found = [e for e in claim_edges(plain_claims(fact), kg, embedder=embedder, threshold=threshold)
+                             if not e.relation.startswith("text:") and "entity" in (e.head.kind, e.tail.kind)]
+            else:
+                if any(normalise(fact).startswith(lab) for lab in labels if lab):
+                    found = extractor.extract(fact, events=events, prefer=prefer)
+                if not found:
+                    found = event_edges(fact, kg, event_facts or {}, embedder=embedder, threshold=threshold)
             if not found:
                 found = extractor.extract(fact, events=events, prefer=prefer)
             for edge in found:

@@ -19,7 +19,10 @@ Which relations each rule uses comes from the config (:class:`RuleConfig`); :fun
 data's own evidence (symmetric: reverse edges >= 95%; inverse pairs: both directions >= 95%; transitive: two-step
 paths the relation closes; functional: subjects with one object, where a closed-world negation is safe) for a person
 to accept. Every :class:`DerivedFact` keeps its premises (the KG triples ``(head, relation, tail)`` by id: the
-triple's key) and whether the KG already states it; a negation whose target fact is in the KG is never derived.
+triple's key) and whether the KG already states it; a negation whose target fact is in the KG is never derived, nor
+one whose negated object holds a true object through the KG's containment relations ("Is it true that X was born in
+Spain?" where the KG has X born in Málaga, located in Spain; :func:`containment_relations`, up to
+:data:`CONTAINMENT_HOPS` triples out, as KG-FPQ checks its false premises).
 Caps (per subject, per rule) are applied in the seeded hash order of each SQL file, then across relations.
 
     >>> facts = derive(con, RuleConfig(symmetric=("spouse",)), seed=0)
@@ -37,7 +40,8 @@ from typing import Any
 from kgprobe.errors import ConfigError
 from kgprobe.sql import load_sql
 
-__all__ = ["PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "derive", "fact_period", "propose_properties"]
+__all__ = ["CONTAINMENT_HOPS", "PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "containment_relations", "derive",
+           "fact_period", "propose_properties"]
 
 #: The rules, in the order items are made.
 RULES: tuple[str, ...] = ("negation", "inverse", "symmetric", "transitive", "composition", "same")
@@ -64,8 +68,9 @@ class RuleConfig:
     #: Symmetric, inverse, transitive and composition facts the KG already states are not asked (the paper asks
     #: facts derived by the rules); False asks them too, marked ``in_kg``.
     derived_only: bool = True
-    #: Derive only from triples between entities with readable names (``kgs.<kg>.require_labels``): a KG with partial
-    #: labels then gives facts about the entities it names, rather than facts whose questions are rejected later.
+    #: Derive only facts whose entities (subject, object, premises) have readable names (``kgs.<kg>.require_labels``):
+    #: a KG with partial labels then gives facts about the entities it names, before the caps, rather than facts
+    #: whose questions are rejected later. The KG's other facts still count (a negation is never true through them).
     named_only: bool = False
 
 
@@ -149,23 +154,10 @@ def _order(seed: int, *parts: Any) -> str:
     return hashlib.sha256(repr((seed, *parts)).encode()).hexdigest()
 
 
-#: The KG's triples between entities with readable names, as a CTE that shadows ``triples`` in a derive query.
-_NAMED_TRIPLES = ("WITH triples AS (SELECT t.* FROM triples t JOIN entities h ON h.id = t.head "
-                  "JOIN entities o ON o.id = t.tail WHERE NOT regexp_full_match(trim(h.label), $id_pattern) "
-                  "AND NOT regexp_full_match(trim(o.label), $id_pattern)),")
-
-
 def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: str, source: str,
-          truth: bool, totals: MutableMapping[str, Any] | None = None, named_only: bool = False
-          ) -> list[DerivedFact]:  # fmt: skip
-    sql, params = load_sql(f"drowzee/{name}"), dict(params)
-    if named_only:  # every derive query starts WITH; its triples become those between named entities
-        from kgprobe.kg.readable import _SQL_PATTERN
-
-        body = "\n".join(line for line in sql.splitlines() if not line.startswith("--")).lstrip()
-        sql, params["id_pattern"] = _NAMED_TRIPLES + body[len("WITH"):], _SQL_PATTERN
+          truth: bool, totals: MutableMapping[str, Any] | None = None) -> list[DerivedFact]:  # fmt: skip
     out = []
-    for row in con.execute(sql, params).fetchall():
+    for row in con.execute(load_sql(f"drowzee/{name}"), dict(params)).fetchall():
         subject, obj, premises, in_kg = row[:4]
         if subject is None:  # the totals row: every derivation before the in-KG filter and the caps
             if totals is not None:
@@ -177,6 +169,20 @@ def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: s
         out.append(DerivedFact(rule=rule, relation=relation, subject=int(subject), object=int(obj), premises=prem,
                                in_kg=bool(in_kg), truth=truth, source=source))
     return out
+
+
+#: How many containment triples a negated object may lie out from the true one and still hold it (church -> town ->
+#: country), as KG-FPQ's false premises check it.
+CONTAINMENT_HOPS = 3
+
+
+def containment_relations(con: Any) -> dict[int, str]:
+    """The KG's containment relations by id, read from their labels (:func:`kgprobe.scoring.relations.containment`:
+    ``inward`` for "located in", "country", "part of"; ``outward`` for "contains"), as KG-FPQ reads them."""
+    from kgprobe.scoring.relations import containment, profile_of
+
+    return {int(rid): way for rid, key, label in con.execute(load_sql("drowzee/relations")).fetchall()
+            if (way := containment(profile_of(str(label), key=str(key)))) is not None}
 
 
 def functional_relations(con: Any, *, threshold: float = 0.95, min_support: int = 3) -> list[str]:
@@ -192,33 +198,38 @@ def derive(con: Any, config: RuleConfig, *, seed: int = 0,
     given) receives, per symmetric / inverse / transitive / composition rule, how many facts the rule derives
     (``candidates``) and how many of them the KG already states (``stored``), before the filter and the caps."""
     known = _relations(con)
-    base = {"seed": int(seed), "per_subject": int(config.per_subject), "per_rule": int(config.per_rule)}
+    from kgprobe.kg.readable import SQL_ID_PATTERN
+
+    base = {"seed": int(seed), "per_subject": int(config.per_subject), "per_rule": int(config.per_rule),
+            "named_only": bool(config.named_only), "id_pattern": SQL_ID_PATTERN}
     stored: dict[str, Any] = {}
     own = {**base, "derived_only": bool(config.derived_only)}
     facts: list[DerivedFact] = []
     negation = (functional_relations(con, threshold=config.functional_threshold) if config.negation is None
                 else _need(known, config.negation, "negation"))
     symmetric = set(config.symmetric)
+    ways = containment_relations(con) if negation else {}
+    inside = {"inward": sorted(r for r, w in ways.items() if w == "inward"),
+              "outward": sorted(r for r, w in ways.items() if w == "outward"), "hops": CONTAINMENT_HOPS}
     for rel in negation:
-        facts += _rows(con, "derive_negation", {**base, "relation": rel, "symmetric": rel in symmetric},
-                       "negation", rel, rel, truth=False, named_only=config.named_only)
+        facts += _rows(con, "derive_negation", {**base, "relation": rel, "symmetric": rel in symmetric, **inside},
+                       "negation", rel, rel, truth=False)
     for rel in _need(known, list(config.inverse), "inverse"):
         facts += _rows(con, "derive_inverse", {**own, "relation": rel, "inverse": config.inverse[rel]},
-                       "inverse", config.inverse[rel], rel, truth=True, totals=stored, named_only=config.named_only)
+                       "inverse", config.inverse[rel], rel, truth=True, totals=stored)
     for rel in _need(known, config.symmetric, "symmetric"):
         facts += _rows(con, "derive_symmetric", {**own, "relation": rel}, "symmetric", rel, rel, truth=True,
-                       totals=stored, named_only=config.named_only)
+                       totals=stored)
     for rel in _need(known, config.transitive, "transitive"):
         facts += _rows(con, "derive_composition", {**own, "first": rel, "second": rel, "target": rel},
-                       "transitive", rel, rel, truth=True, totals=stored, named_only=config.named_only)
+                       "transitive", rel, rel, truth=True, totals=stored)
     for first, second, target in config.compositions:
         _need(known, [first, second], "compositions")
         facts += _rows(con, "derive_composition", {**own, "first": first, "second": second, "target": target},
-                       "composition", target, f"{first}/{second}", truth=True, totals=stored,
-                       named_only=config.named_only)
+                       "composition", target, f"{first}/{second}", truth=True, totals=stored)
     for rel in _need(known, config.same, "same"):
         facts += _rows(con, "derive_same", {**base, "relation": rel, "max_fanin": int(config.max_fanin)},
-                       "same", rel, rel, truth=True, named_only=config.named_only)
+                       "same", rel, rel, truth=True)
     if report is not None:
         report.update({rule: {**v, "stored_share": round(v["stored"] / v["candidates"], 4) if v["candidates"] else None}
                        for rule, v in stored.items()})

@@ -79,7 +79,7 @@ from kgprobe.suites.drowzee.rules import RULES
 from kgprobe.suites.drowzee.templates import PHRASE_TYPES, PROMPT_TEMPLATES, prompt_text
 from kgprobe.suites.settings import InputFile, confined_model_entry
 
-__all__ = ["DEFAULT_ALIASES", "DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
+__all__ = ["DrowzeeSettings", "DrowzeeSuite", "extraction_prompt"]
 
 _S, _F, _B = pa.string(), pa.float64(), pa.bool_()
 _ITEMS = pa.schema(list(ITEM_SCHEMA) + [("gold_answer", _S), ("original_question", _S)])
@@ -87,14 +87,6 @@ _SAMPLES = pa.schema(list(SAMPLE_SCHEMA) + [("answer", _S), ("category", _S), ("
                                             ("edge_similarity", _F), ("triples", _S)])
 _VOTES = pa.schema(list(VOTE_SCHEMA) + [("category", _S), ("refusal", _B), ("node_similarity", _F),
                                         ("edge_similarity", _F), ("answered", _B)])
-
-#: Extra phrases of common relation keys the offline extractor reads besides the labels (a config adds more).
-DEFAULT_ALIASES: dict[str, list[str]] = {
-    "born_in": ["born in"], "died_in": ["died in"], "spouse": ["married to"],
-    "capital_of": ["the capital of"], "shares_border_with": ["borders", "shares a border with"],
-    "located_in": ["situated in"], "buried_in": ["buried in"], "painted_by": ["painted by"],
-    "written_by": ["written by"], "composed_by": ["composed by"], "directed_by": ["directed by"],
-}
 
 _HALLUCINATED = ("EK", "EI", "OL")
 #: The fewest new tokens a judge's claim extraction gets.
@@ -104,33 +96,57 @@ EXTRACT_TOKENS = 256
 class DrowzeeSettings(BaseModel):
     """The ``suites: {drowzee: {...}}`` section."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     kg: str | None = None
+    """The KG to derive facts from (default: the first of ``kgs``)."""
     rules: list[Literal[RULES]] = Field(default_factory=lambda: list(RULES))
-    negation: list[str] | None = None  # None: the relations the data shows to be functional
+    """The logic rules to derive questions with (default: all six)."""
+    negation: list[str] | None = None
+    """Relation keys the negation rule asks another object of ("Was Chopin born in Vienna?", expected no); None: the
+    relations the data shows to be functional (one object for at least 95% of their subjects)."""
     inverse: dict[str, str] = Field(default_factory=dict)
+    """Relation key -> its inverse's key (``{hasChild: hasParent}``); the inverse need not be a KG relation
+    (``inverse_labels`` names it)."""
     inverse_labels: dict[str, str] = Field(default_factory=dict)
+    """Relation key -> label, for inverses the KG has no label for (``{hasParent: has parent}``)."""
     symmetric: list[str] = Field(default_factory=list)
+    """Symmetric relation keys: r(x, y) gives r(y, x)."""
     transitive: list[str] = Field(default_factory=list)
+    """Transitive relation keys: r(x, y) and r(y, z) give r(x, z)."""
     compositions: list[Annotated[list[str], Field(min_length=3, max_length=3)]] = Field(default_factory=list)
     """[first, second, target] relation keys: first(x, y) and second(y, z) give target(x, z)."""
     same: list[str] = Field(default_factory=list)
+    """Relation keys P of the same rule: P(a, c) and P(b, c) give same_P(a, b) ("share the same director")."""
     phrase_types: dict[str, Literal[PHRASE_TYPES]] = Field(default_factory=dict)
+    """Relation key -> noun, passive or active: how its label is phrased in questions, overriding the guess from
+    the label's words."""
     aliases: dict[str, list[str]] = Field(default_factory=dict)
+    """Relation key -> phrases the offline claim extractor reads as that relation besides its label (a key given
+    here replaces kgprobe's own phrases for it)."""
     per_subject: int = Field(4, ge=1)
+    """Most derived facts per subject entity."""
     per_rule: int = Field(300, ge=1)
+    """Most derived facts per rule (a seeded sample)."""
     propose_threshold: float = Field(0.95, gt=0, le=1)
+    """Share of the evidence at which the items' metadata (``proposed_properties``) proposes a relation as
+    symmetric, inverse, transitive or functional, for a person to accept into the settings."""
     relation_phrases: dict[str, str] = Field(default_factory=dict)
     """Words for a relation key in questions and events (``{diedIn: died in}``); else its label, else the key split."""
-    derived_only: bool = True  # symmetric / inverse / transitive / composition facts the KG states are not asked
+    derived_only: bool = True
+    """Leave out the symmetric, inverse, transitive and composition facts the KG already states; false: ask them
+    too, marked ``in_kg``."""
     periods: bool = True
     """On a KG with dated facts, ask a derived fact whose premises are dated in the past tense over the years they
     hold together ("Is it true that X was married to Y from 1965 to 1972?"), and drop one whose premises never
     hold in one year; counts per rule in the items' metadata (``rule_periods``). False: ask every fact undated."""
     temporal: bool = True
-    events: InputFile | None = None  # an event list (events.json) besides the KG's temporal_facts
+    """Ask temporal-logic questions over the KG's dated facts (and ``events``)."""
+    events: InputFile | None = None
+    """An event list (JSON begin / end records, as Drowzee's events.json) besides the KG's dated facts, relative to
+    the config file."""
     n_formulas: int = Field(60, ge=0)
+    """Random temporal formulas, each asked at one year where it holds and one where it does not (0: none)."""
     max_depth: int = Field(1, ge=1)
     """Layers of temporal operators (not, next, finally, globally, until); And / Or add one over them (§4.5)."""
     domain: tuple[int, int] = (1, 2024)
@@ -140,10 +156,15 @@ class DrowzeeSettings(BaseModel):
     event_share: float = Field(0.7, gt=0, le=1)
     """A relation whose dated facts have no end or end in their start year at least this often is an event relation:
     its facts are points at their start year."""
-    event_relations: dict[str, bool] = Field(default_factory=dict)  # per relation key: event (true) or not (false)
+    event_relations: dict[str, bool] = Field(default_factory=dict)
+    """Relation key -> true (its dated facts are events, points at their start year) or false (spans), overriding
+    ``event_share``."""
     reword: dict[str, Any] | None = None
     """A model entry (as in ``models``: name, backend, ...) that rewords every question (§3.5); None: templates."""
-    threshold: float = Field(0.8, gt=0, le=1)  # θ_n = θ_e = cosine threshold of a semantic match
+    threshold: float = Field(0.8, gt=0, le=1)
+    """Cosine at which two labels match (an answer's entity phrase and a KG entity; a node or relation of the
+    answer's reasoning graph and the gold proof's), and θ_n = θ_e: a node or edge similarity (Jaccard) below it
+    makes the answer a hallucination (EK, EI, OL)."""
     llm_extractor: bool = False
     """Each configured scoring judge extracts the reasoning's claims too, as validated JSON (its own rows, which the
     report then shows); the heuristic rows stay. Off by default: a CPU judge reads every answer."""
@@ -283,7 +304,7 @@ class DrowzeeSuite(Suite):
             relations.update(ev.get("relations", {}))
             kinds.update(ev.get("phrase_types", {}))
         s = settings or DrowzeeSettings()
-        aliases = {k: v for k, v in {**DEFAULT_ALIASES, **s.aliases}.items() if k in relations}
+        aliases = {k: v for k, v in s.aliases.items() if k in relations}
         return Extractor(entities, relations, aliases=aliases, phrase_types={**kinds, **s.phrase_types},
                          embedder=embedder, threshold=s.threshold)
 
@@ -344,16 +365,53 @@ class DrowzeeSuite(Suite):
         return {"symmetric": symmetric, "inverse": inverse}
 
     def item_kg(self, item: Mapping[str, Any], s: DrowzeeSettings) -> KGFacts:
-        """The item's entities and relations as the claim checker reads them (ids as strings, relation keys),
-        with the settings' aliases as phrasings and its relation properties."""
+        """The item's entities and relations as the claim checker reads them (ids as strings, relation keys): a
+        rule item's proof, a temporal item's events that are KG facts (:meth:`event_facts`). Relation phrases are
+        read by the phrase sets of the relation labels (:mod:`kgprobe.scoring.relations`), with the settings'
+        ``aliases`` as extra phrasings; the settings' relation properties."""
         ev = json.loads(item["evidence"])
         params = self.item_params(item, s)
-        rels = {**dict(ev.get("relations") or {}), **{k: v for k, v in s.inverse_labels.items()}}
-        aliases = {k: {a: False for a in v} for k, v in {**DEFAULT_ALIASES, **s.aliases}.items() if k in rels}
-        triples = [(str(p["head"]), p["relation"], str(p["tail"])) for p in ev.get("premises", [])]
-        return KGFacts.from_triples(triples, entity_labels={str(k): v for k, v in (ev.get("entities") or {}).items()},
-                                    relation_labels=rels, inverses={}, symmetric=params["symmetric"],
-                                    phrasings=aliases)
+        if item["task"] == "temporal":
+            triples, labels, rels = self._event_triples(ev, s)
+        else:
+            rels = {**dict(ev.get("relations") or {}), **{k: v for k, v in s.inverse_labels.items()}}
+            triples = [(str(p["head"]), p["relation"], str(p["tail"])) for p in ev.get("premises", [])]
+            labels = {str(k): v for k, v in (ev.get("entities") or {}).items()}
+        aliases = {k: {a: False for a in v} for k, v in s.aliases.items() if k in rels}
+        return KGFacts.from_triples(triples, entity_labels=labels, relation_labels=rels, inverses={},
+                                    symmetric=params["symmetric"], phrasings=aliases)
+
+    @staticmethod
+    def _event_triples(ev: Mapping[str, Any], s: DrowzeeSettings) -> tuple[list[tuple[str, str, str]],
+                                                                              dict[str, str], dict[str, str]]:
+        """A temporal item's events that are KG facts (two entities and a relation) as triples over entity ids
+        ``e0``, ``e1``, ... (one per label), with the entity labels and the relation words (the key's words, or
+        the settings' ``relation_phrases``: what the event labels say)."""
+        from kgprobe.suites.drowzee.templates import relation_phrase
+
+        ids: dict[str, str] = {}
+        triples = []
+        rels: dict[str, str] = {}
+        for e in ev.get("events", {}).values():
+            names = e.get("entities") or []
+            if len(names) != 2 or not e.get("relation") or e["relation"] == "occurs":
+                continue
+            h, t = (ids.setdefault(n, f"e{len(ids)}") for n in names)
+            triples.append((h, e["relation"], t))
+            rels[e["relation"]] = relation_phrase(e["relation"], None, s.relation_phrases)
+        return triples, {v: k for k, v in ids.items()}, rels
+
+    def event_facts(self, item: Mapping[str, Any], s: DrowzeeSettings) -> dict[tuple[str, str, str],
+                                                                                tuple[str, str, str]]:
+        """A temporal item's events that are KG facts: (head, relation, tail) as :meth:`item_kg` keys them ->
+        (event name, label, kind)."""
+        if item["task"] != "temporal":
+            return {}
+        ev = json.loads(item["evidence"])
+        triples, _, _ = self._event_triples(ev, s)
+        named = [(n, e) for n, e in ev.get("events", {}).items()
+                 if len(e.get("entities") or []) == 2 and e.get("relation") and e["relation"] != "occurs"]
+        return {t: (n, e["label"], e.get("kind", "event")) for t, (n, e) in zip(triples, named)}
 
     def _item_extractor(self, item: Mapping[str, Any], s: DrowzeeSettings, embedder: Any) -> Extractor:
         return self._extractor([item], s, embedder)
@@ -386,7 +444,7 @@ class DrowzeeSuite(Suite):
                 dry = self._item_extractor(item, s, recorder)
                 ground, events, prefer = self.ground_truth(item, dry)
                 edges = response_edges(r["text"] or "", kg, dry, events=events, prefer=prefer, embedder=recorder,
-                                       threshold=s.threshold)
+                                       threshold=s.threshold, event_facts=self.event_facts(item, s))
                 params = self.item_params(item, s)
                 graph_similarity(edges, ground, embedder=recorder, threshold=s.threshold,
                                  symmetric=params["symmetric"], inverse=params["inverse"],
@@ -404,7 +462,8 @@ class DrowzeeSuite(Suite):
             ground, events, prefer = self.ground_truth(item, extractors[key])
             text = r["text"] if r.get("error") is None else None
             edges = response_edges(text or "", kgs[key], extractors[key], events=events, prefer=prefer,
-                                   embedder=embedder, threshold=s.threshold)
+                                   embedder=embedder, threshold=s.threshold,
+                                   event_facts=self.event_facts(item, s))
             offline[r["response_id"]] = edges
             samples.append(self._sample(r, item, perturbation, HEURISTIC, text, edges, ground, embedder, s))
         judges = list(scoring.judges) if s.llm_extractor else []

@@ -74,7 +74,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 class ERBenchSettings(BaseModel):
     """The ``suites.erbench`` section."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
     db: str | dict[str, Any]
     """The database spec: a YAML file relative to the config file (see kgprobe.suites.erbench.spec), or inline."""

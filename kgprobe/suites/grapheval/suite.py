@@ -66,7 +66,7 @@ class HiddenJudgeSettings(BaseModel):
     the labelled statements are split, the network's training (the paper: 100 epochs, batch 8, Adam 1e-4), how
     many statements it labels and on how many generation is timed for the speed-up."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     substitute_model: str | None = None
     """A smaller model of the same family whose hidden states stand in (a transformers model id, a folder or
@@ -77,14 +77,20 @@ class HiddenJudgeSettings(BaseModel):
     """paper: the released code's network (Linear(d, d), GELU, LayerNorm, a 3-way head chosen by the statement's
     polarity); relu256: d -> 256 with a ReLU, then the head (kgprobe's earlier judge)."""
     epochs: int = Field(100, ge=1)
+    """Passes of the judge's training over its training statements (the paper: 100)."""
     batch_size: int = Field(8, ge=1)
+    """Statements per training step (the paper: 8)."""
     lr: float = Field(1e-4, gt=0)
+    """Adam's learning rate (the paper: 1e-4)."""
     max_statements: int | None = Field(2000, ge=1)
     """Statements the judge labels (whole groups, spread as the lane's limit is); None: every item."""
     timing_statements: int = Field(16, ge=1)
     """Answered prompts re-generated to time generation against the judge's forward pass."""
     forward_batch_size: int = Field(16, ge=1)
+    """Prompts per forward pass when the hidden states are read."""
     num_threads: int | None = Field(None, ge=1)
+    """Not read at present: the hidden states are computed with the model entry's own settings (its
+    ``num_threads`` included), and the judge trains on one thread."""
 
     @field_validator("substitute_model")
     @classmethod
@@ -95,7 +101,7 @@ class HiddenJudgeSettings(BaseModel):
 class GraphEvalSettings(BaseModel):
     """The ``suites.grapheval`` section. Paths are relative to the config file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     kg: str | None = None
     """The KG to read (default: the first of ``kgs``)."""
@@ -153,6 +159,7 @@ class GraphEvalSettings(BaseModel):
     judge: Literal["none", "hidden_state"] = "none"
     """hidden_state: also label the statements with the hidden-state judge (an asset after the responses)."""
     hidden_judge: HiddenJudgeSettings = Field(default_factory=HiddenJudgeSettings)
+    """Options of the hidden-state judge (read when ``judge`` is hidden_state)."""
 
     @field_validator("templates", "dbpedia_templates")
     @classmethod

@@ -125,31 +125,43 @@ OKGQA_VOTE_SCHEMA = pa.schema(list(VOTE_SCHEMA) + [
 class QuestionFile(BaseModel):
     """An OKGQA-style question CSV (``question, type, placeholders, naturalness, difficulty, dbpedia_entities``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     path: InputFile
+    """The CSV file, relative to the config file."""
     limit: int | None = Field(None, ge=1)
+    """Read at most this many questions, the file's first (None: all)."""
 
 
 class Generator(BaseModel):
     """A generator model (a ``models`` entry's name) asked with the D.2 prompt, ``per_subtype`` questions each."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     model: ModelName
+    """The name of an entry under ``models``."""
     per_subtype: int = Field(1, ge=1)
+    """Prompts per question sub-type (ten sub-types); every sample the model returns is a candidate question."""
 
 
 class RetrievalSettings(BaseModel):
     """G-retrieval parameters (see :class:`kgprobe.grounding.retrieval.RetrievalConfig`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     k_nodes: int = Field(5, ge=1)
+    """The k of the node prizes: the k nodes most similar to the question get prizes k, k - 1, ..., 1."""
     k_edges: int = Field(5, ge=1)
+    """The k of the edge prizes, as ``k_nodes`` for the verbalised edges."""
     edge_cost: float = Field(0.5, ge=0)
+    """c_e, the cost of an edge in path scores and in the PCST (G-Retriever: 0.5)."""
     n_triplets: int = Field(10, ge=1)
+    """Triples that triplet retrieval returns (the highest total prize of head, edge and tail)."""
     start_nodes: int = Field(3, ge=1)
+    """Path retrieval: paths grow from this many highest-prize nodes."""
     beam: int = Field(8, ge=1)
+    """Path retrieval: extensions kept at each length."""
     max_path_length: int = Field(3, ge=1)
+    """Path retrieval: most edges of a path."""
     n_paths: int = Field(5, ge=1)
+    """Path retrieval: the best paths of any length returned, one per edge set."""
     pruning: Literal["gw", "strong"] = "gw"
     """pcst_fast's pruning of the PCST subgraph: ``gw`` as G-Retriever (the default) or ``strong``."""
 
@@ -157,7 +169,7 @@ class RetrievalSettings(BaseModel):
 class OKGQASettings(BaseModel):
     """The ``suites: {okgqa: ...}`` section."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
     kg: str | None = None
     """The KG (default: the queries' / first KG)."""
     templates: bool = True
@@ -174,6 +186,7 @@ class OKGQASettings(BaseModel):
     methods: list[Literal[RETRIEVAL_METHODS]] = list(RETRIEVAL_METHODS)
     """Retrieval methods of the grounded items."""
     retrieval: RetrievalSettings = RetrievalSettings()
+    """G-retrieval parameters of the grounded items (triplets, paths, PCST subgraph)."""
     limit: int | None = Field(None, ge=1)
     """Questions per closed-book partition (None: the generation section's limit)."""
     grounded_limit: int | None = Field(None, ge=1)

@@ -113,3 +113,51 @@ def test_an_id_in_a_gold_proof_rejects_its_group_as_one_in_the_question_does() -
     kept, rejects = reject_unreadable(items, {"Q3002150"}, columns=DrowzeeSuite.named_text_columns)
     assert kept.column("item_id").to_pylist() == ["c"]
     assert [(r["item_id"], r["ids"]) for r in rejects] == [("a", ["Q3002150"]), ("b", [])]
+
+
+def test_label_advice_says_where_the_labels_go(kg, tmp_path: Path) -> None:
+    from kgprobe.kg.readable import label_advice
+
+    report = label_report(kg, "k")
+    assert label_advice("drowzee", report, rejected=0, kept=10) is None
+    some = label_advice("drowzee", report, rejected=3, kept=1)
+    assert "3 of its 4 items (75%)" in some and "kgs.k.entity_labels" in some and "require_labels: false" in some
+    assert "Q2" in some and "P2" in some  # the ids it could not name
+    everything = label_advice("drowzee", report, rejected=4, kept=0)
+    assert everything.startswith("drowzee: every one of its 4 items")
+    # a label file in the advised format names them: then nothing is left to advise
+    (tmp_path / "ent2.tsv").write_text("Q1\tAustralia\nQ2\tFrance\nQ3\tParis\n/m/0abc\tCanberra\n", encoding="utf-8")
+    (tmp_path / "rel2.tsv").write_text("P1\tdiplomatic relation\nP2\tcapital\n", encoding="utf-8")
+    con = duckdb.connect()
+    load_kg(con, KGSource(name="k", triples=[tmp_path / "t.tsv"], entity_labels=tmp_path / "ent2.tsv",
+                          relation_labels=tmp_path / "rel2.tsv"))
+    assert unreadable_names(con, "k") == (frozenset(), frozenset())
+
+
+def test_wikidata12k_ships_no_entity_labels(shared_data: Path) -> None:
+    """Wikidata12k's files name entities by QID only: every Drowzee question about it would show one."""
+    from kgprobe.kg.readable import label_advice
+
+    con = duckdb.connect()
+    load_kg(con, KGSource(name="wikidata12k", format="temporal",
+                          triples=[shared_data / "kg" / "temporal" / "wikidata12k" / "train.tsv"]))
+    report = label_report(con, "wikidata12k")
+    assert report["readable_share"] < 0.01 and report["entities"] > 10_000
+    advice = label_advice("drowzee", report, rejected=2466, kept=0)
+    assert "every one of its 2,466 items" in advice and "kgs.wikidata12k.entity_labels" in advice
+
+
+def test_label_report_counts_labels_written_with_escaped_unicode(tmp_path) -> None:
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+
+    (tmp_path / "t.tsv").write_text("Q1\tP1\tQ2\nQ2\tP1\tQ3\nQ3\tP1\tG\\u00F6teborg\n", encoding="utf-8")
+    (tmp_path / "l.tsv").write_text("Q1\tSelma Lagerl\\u00F6f\nQ2\tParis\nQ3\tSão Paulo\n", encoding="utf-8")
+    con = duckdb.connect()
+    load_kg(con, KGSource(triples=tmp_path / "t.tsv", entity_labels=tmp_path / "l.tsv", name="k"))
+    rep = label_report(con, "k")
+    # a label file's escape is decoded as it loads; a key without a label keeps its escape, which a question would
+    # show as written (not the real "ã" of a label)
+    assert con.execute("SELECT label FROM k.entities WHERE key = 'Q1'").fetchone()[0] == "Selma Lagerlöf"
+    assert rep["escaped_labels"] == 1 and rep["escaped_examples"] == ["G\\u00F6teborg"]

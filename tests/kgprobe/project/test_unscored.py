@@ -30,3 +30,20 @@ def test_wh_questions_without_a_judge_are_said_to_be_unscored(tmp_path: Path) ->
     # the report's header carries the note
     ctx = ReportContext(project="p", config_path="p.yaml", snapshot_ids=(), created_at="now", unscored=(note,))
     assert {"term": "not scored", "value": note} in _header(ctx, {})
+
+
+def test_plan_says_which_local_models_have_no_weights_here(tmp_path: Path) -> None:
+    from kgprobe.generation.backends import HFConfig, LiteLLMConfig
+    from kgprobe.generation.records import ModelSpec
+    from kgprobe.project.plan import weights_problem
+
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}", encoding="utf-8")
+    assert weights_problem(ModelSpec("here", "transformers", HFConfig(str(folder)))) is None
+    missing = weights_problem(ModelSpec("gone", "transformers", HFConfig(str(tmp_path / "nowhere"))))
+    assert missing.startswith("gone: no weights at ") and "nowhere" in missing
+    hub = weights_problem(ModelSpec("hub", "transformers", HFConfig("acme/never-downloaded-7b",
+                                                                     cache_dir=str(tmp_path / "hf"))))
+    assert "not in the local Hugging Face cache" in hub and "huggingface-cli download acme/never-downloaded-7b" in hub
+    assert weights_problem(ModelSpec("api", "litellm", LiteLLMConfig("openai/gpt-4o-mini"))) is None

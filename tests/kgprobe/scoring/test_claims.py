@@ -87,6 +87,8 @@ def test_reasons_and_deciding_triple(sample_kg):
     assert (v.reason, v.triple) == ("functional", ("Pierre_Auguste_Renoir", "born_in", "Limoges"))
     v = check_fact("Pierre-Auguste Renoir place of birth France.", sample_kg)  # a coarser place that holds
     assert (v.label, v.reason, v.triple) == (SUPPORTED, "coarser", ("Pierre_Auguste_Renoir", "born_in", "Limoges"))
+    v = check_fact("Pablo Picasso was born in Spain.", sample_kg)  # Málaga, in Spain: never contradicted
+    assert (v.label, v.triple) == (SUPPORTED, ("Pablo_Picasso", "born_in", "Malaga"))
     v = check_fact("Guernica was not painted by Pablo Picasso.", sample_kg)
     assert (v.reason, v.triple, v.claim.negated) == ("negated", ("Guernica", "painted_by", "Pablo_Picasso"), True)
     assert check_fact("Cubism changed modern art.", sample_kg).reason == "no_claim"

@@ -237,3 +237,67 @@ def test_named_only_derives_among_entities_with_readable_names(tmp_path: Path) -
     assert named and not any(is_id_like(x) for x in shown(named))
     # the rules still derive facts where the named entities support them
     assert {f.rule for f in named} >= {"negation", "symmetric", "transitive"}
+
+
+def _held(con, facts) -> list:
+    """The negation facts whose negated object holds one of the subject's true objects through the KG's
+    containment relations (read from the labels here: located in, country, continent, part of), within 3 triples."""
+    labels = {i: (k, lab) for i, k, lab in con.execute("SELECT id, key, label FROM relations").fetchall()}
+    inward = {i for i, (k, lab) in labels.items() if lab in ("located in", "located in city", "country", "continent",
+                                                              "part of")}
+    key = {i: k for i, (k, _) in labels.items()}
+    up: dict[int, set[int]] = {}
+    objects: dict[tuple[int, str], set[int]] = {}
+    for h, r, t in con.execute("SELECT head, relation, tail FROM triples").fetchall():
+        if r in inward:
+            up.setdefault(h, set()).add(t)
+        objects.setdefault((h, key[r]), set()).add(t)
+    out = []
+    for f in facts:
+        frontier, seen = set(objects[(f.subject, f.relation)]), set()
+        for _ in range(3):
+            frontier = {o for x in frontier for o in up.get(x, ())} - seen
+            seen |= frontier
+        if f.object in seen:
+            out.append(f)
+    return out
+
+
+def test_no_negation_asks_a_coarser_place_of_the_true_one(sample_kg) -> None:
+    con, _ = sample_kg
+    # the relations the data shows to be functional (located_in, mouth, ... besides the config's), over 20 seeds:
+    # before the containment check 14 of these 12,000 facts denied a place holding the true one ("Florence is not
+    # located in Europe": the KG has Florence in Italy, in Europe)
+    facts = [f for seed in range(20) for negation in (None, tuple(SAMPLE_SETTINGS["negation"]))
+             for f in derive(con, RuleConfig(negation=negation, per_rule=300), seed=seed) if f.rule == "negation"]
+    assert len(facts) == 12000
+    assert _held(con, facts) == []
+
+
+def test_a_negation_skips_the_country_of_the_true_city(tmp_path: Path) -> None:
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+
+    people = [f"P{k}" for k in range(12)]
+    rows = [f"{p}\tborn_in\tMalaga" for p in people] + ["Q0\tborn_in\tSpain", "Q1\tborn_in\tLyon",
+                                                        "Malaga\twhere\tSpain", "Lyon\twhere\tFrance"]
+    (tmp_path / "t.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+    def negations(where_label: str) -> set[tuple[str, str]]:
+        (tmp_path / "r.tsv").write_text(f"born_in\tborn in\nwhere\t{where_label}\n", encoding="utf-8")
+        con = duckdb.connect()
+        load_kg(con, KGSource(triples=[tmp_path / "t.tsv"], relation_labels=tmp_path / "r.tsv", name="k"))
+        con.execute('USE "k"')
+        key = dict(con.execute("SELECT id, key FROM entities").fetchall())
+        facts = derive(con, RuleConfig(negation=("born_in",), per_rule=300), seed=0)
+        con.close()
+        return {(key[f.subject], key[f.object]) for f in facts}
+
+    # "where" labelled "located in" places Malaga in Spain: no "P was not born in Spain" for a P born in Malaga
+    inside = negations("located in")
+    assert not any(s in people and o == "Spain" for s, o in inside), inside
+    # the same KG with "where" labelled "twinned with" (no containment) does ask it: the check, not the draw, drops it
+    beside = negations("twinned with")
+    assert any(s in people and o == "Spain" for s, o in beside), beside
+    assert inside == {x for x in beside if not (x[0] in people and x[1] == "Spain")}
