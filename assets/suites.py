@@ -125,10 +125,11 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             snapshot = current_snapshot(con, kg) if kg else ""
             if kg:
                 con.execute(f"USE {quote_identifier(kg)}")
+            named = bool(kg) and suite.names_kg_entities and cfg.require_labels.get(kg, True)
             result = suite.items(ItemSource(con=con, kg=kg, snapshot_id=snapshot, settings=settings, seed=cfg.seed,
-                                            config_dir=cfg.path.parent, upstream=upstream))
+                                            config_dir=cfg.path.parent, upstream=upstream, named_only=named))
             items, unreadable, coverage = result.items, [], None
-            if suite.names_kg_entities and cfg.require_labels.get(kg, True):
+            if named:
                 coverage = label_report(con, kg)
                 items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)),
                                                       columns=suite.named_text_columns)

@@ -344,6 +344,21 @@ def _fallback_label(key: str) -> str:
     return _iri_label(key) if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", key) and "/" in key else _pretty(key)
 
 
+#: A \\uXXXX escape left in a label file (a JSON or Java dump written as text: "Selma Lagerl\\u00F6f").
+_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _unescape_labels(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    """Decode the ``\\uXXXX`` escapes of the labels in ``table`` (key, label), so that no question shows one; the
+    number of labels changed."""
+    rows = con.execute(f"SELECT key, label FROM {table} WHERE regexp_matches(label, '\\\\u[0-9a-fA-F]{{4}}')"
+                       ).fetchall()
+    fixed = [(_UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), label), key) for key, label in rows]
+    if fixed:
+        con.executemany(f"UPDATE {table} SET label = ? WHERE key = ?", fixed)
+    return len(fixed)
+
+
 def _split_row(line: str, delim: str) -> list[str]:
     return [part.strip() for part in line.rstrip("\r\n").split(delim)]
 
@@ -1493,6 +1508,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
             con.execute(f"INSERT INTO _labels_{kind} SELECT s.key, s.value FROM {table} s {used} "
                         f"WHERE NOT EXISTS (SELECT 1 FROM _labels_{kind} l WHERE l.key = s.key)")
             con.execute(f"DROP TABLE {table}")
+            _unescape_labels(con, f"_labels_{kind}")
     if src.entity_types:
         names = _read_mapping(stage, Path(src.type_labels), "type_labels", multi=False) if src.type_labels else None
         types = _read_mapping(stage, Path(src.entity_types), "entity_types", multi=True)

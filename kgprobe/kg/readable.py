@@ -21,16 +21,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "clean_label", "clean_labels", "is_id_like", "label_advice",
-           "label_report", "reject_unreadable", "unreadable_names"]
+__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "SQL_ID_PATTERN", "clean_label", "clean_labels", "is_id_like",
+           "label_advice", "label_report", "reject_unreadable", "unreadable_names"]
 
 #: An id-like name: a Wikidata entity, property or lexeme id, a Freebase mid or guid, a number, a hex hash or UUID.
 ID_PATTERN = (r"[QPL][0-9]+|/[mg]/[0-9a-z_]+|[+-]?[0-9]+(?:\.[0-9]+)?"
               r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
               r"|(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{12,}")
 _ID = re.compile(rf"(?:{ID_PATTERN})")
-# the same without lookaheads (DuckDB's RE2 has none): a superset, narrowed by _ID in Python
-_SQL_PATTERN = ID_PATTERN.replace("(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])", "")
+#: :data:`ID_PATTERN` without lookaheads (DuckDB's RE2 has none), for SQL: a superset, narrowed by _ID in Python.
+SQL_ID_PATTERN = ID_PATTERN.replace("(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])", "")
+_SQL_PATTERN = SQL_ID_PATTERN
 # an id inside running text: not glued to a word character or a path separator on either side
 _IN_TEXT = re.compile(rf"(?<![\w/])(?:{ID_PATTERN})(?![\w/])")
 #: Rejection reason of an item whose text shows an unreadable name.

@@ -138,7 +138,8 @@ class Headline:
 class ItemSource:
     """What :meth:`Suite.items` may read: a read-only DuckDB connection with the suite's KG schema selected (None
     for a suite without a KG), the KG's name and snapshot id, the suite's validated settings, the project seed,
-    the config file's folder (for relative paths) and the tables of the suite's own upstream assets."""
+    the config file's folder (for relative paths), the tables of the suite's own upstream assets, and whether to
+    draw only among entities with readable names (``kgs.<kg>.require_labels``: their items are rejected anyway)."""
 
     con: Any
     kg: str | None
@@ -147,6 +148,7 @@ class ItemSource:
     seed: int = 0
     config_dir: Path = Path(".")
     upstream: Mapping[str, pa.Table] = field(default_factory=dict)
+    named_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,16 @@
 -- filter and the caps (one last row, without a fact). Capped as derive_negation.
 WITH f AS (SELECT id FROM relations WHERE key = $first),
 s AS (SELECT id FROM relations WHERE key = $second),
+named AS (  -- the entities a question may show: all, or with $named_only those with a readable name
+    SELECT id FROM entities WHERE NOT $named_only OR NOT regexp_full_match(trim(label), $id_pattern)
+),
 paths AS (
     SELECT x.head AS subject, y.tail AS object, x.tail AS middle, x.relation AS r1, y.relation AS r2
     FROM triples x JOIN triples y ON y.head = x.tail
     WHERE x.relation = (SELECT id FROM f) AND y.relation = (SELECT id FROM s)
       AND x.head <> y.tail AND x.head <> x.tail AND y.head <> y.tail
+      AND (NOT $named_only OR (x.head IN (SELECT id FROM named) AND x.tail IN (SELECT id FROM named)
+                               AND y.tail IN (SELECT id FROM named)))
     QUALIFY row_number() OVER (PARTITION BY x.head, y.tail ORDER BY hash(x.tail, $seed)) = 1
 ),
 cand AS (

@@ -2,14 +2,20 @@
 -- nm(S, O') (and, for a symmetric nm, nm(O', S)) is absent from the KG; its proof is nm(S, O). An O' that holds one of
 -- S's objects of nm through the containment relations ($inward: head inside tail, "located in", "country";
 -- $outward: head holds tail, "contains"), within $hops triples, is never drawn: "X was not born in Spain" is false
--- when the KG has X born in Málaga, in Spain. Capped per subject and per relation in the seeded order.
+-- when the KG has X born in Málaga, in Spain. With $named_only, S, O and O' are entities with a readable name (the
+-- checks read the whole KG). Capped per subject and per relation in the seeded order.
 WITH RECURSIVE rel AS (SELECT id FROM relations WHERE key = $relation),
+named AS (  -- the entities a question may show: all, or with $named_only those with a readable name
+    SELECT id FROM entities WHERE NOT $named_only OR NOT regexp_full_match(trim(label), $id_pattern)
+),
 facts AS (SELECT head, relation, tail FROM triples WHERE relation = (SELECT id FROM rel)),
 objects AS (
-    SELECT tail, row_number() OVER (ORDER BY hash(tail, $seed), tail) - 1 AS k FROM (SELECT DISTINCT tail FROM facts)
+    SELECT tail, row_number() OVER (ORDER BY hash(tail, $seed), tail) - 1 AS k
+    FROM (SELECT DISTINCT tail FROM facts WHERE tail IN (SELECT id FROM named))
 ),
 drawn AS (
     SELECT head, relation, tail, (hash(head, tail, $seed) % (SELECT count(*) FROM objects))::BIGINT AS k FROM facts
+    WHERE head IN (SELECT id FROM named) AND tail IN (SELECT id FROM named)
 ),
 picked AS (
     SELECT d.head AS subject, o.tail AS object, d.relation, d.tail AS premise_tail

@@ -68,6 +68,10 @@ class RuleConfig:
     #: Symmetric, inverse, transitive and composition facts the KG already states are not asked (the paper asks
     #: facts derived by the rules); False asks them too, marked ``in_kg``.
     derived_only: bool = True
+    #: Derive only facts whose entities (subject, object, premises) have readable names (``kgs.<kg>.require_labels``):
+    #: a KG with partial labels then gives facts about the entities it names, before the caps, rather than facts
+    #: whose questions are rejected later. The KG's other facts still count (a negation is never true through them).
+    named_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,7 +198,10 @@ def derive(con: Any, config: RuleConfig, *, seed: int = 0,
     given) receives, per symmetric / inverse / transitive / composition rule, how many facts the rule derives
     (``candidates``) and how many of them the KG already states (``stored``), before the filter and the caps."""
     known = _relations(con)
-    base = {"seed": int(seed), "per_subject": int(config.per_subject), "per_rule": int(config.per_rule)}
+    from kgprobe.kg.readable import SQL_ID_PATTERN
+
+    base = {"seed": int(seed), "per_subject": int(config.per_subject), "per_rule": int(config.per_rule),
+            "named_only": bool(config.named_only), "id_pattern": SQL_ID_PATTERN}
     stored: dict[str, Any] = {}
     own = {**base, "derived_only": bool(config.derived_only)}
     facts: list[DerivedFact] = []

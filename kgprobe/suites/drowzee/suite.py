@@ -225,7 +225,7 @@ class DrowzeeSuite(Suite):
             transitive=tuple(s.transitive) if "transitive" in want else (),
             compositions=tuple(tuple(c) for c in s.compositions) if "composition" in want else (),  # type: ignore[misc]
             same=tuple(s.same) if "same" in want else (), per_subject=s.per_subject, per_rule=s.per_rule,
-            derived_only=s.derived_only)
+            derived_only=s.derived_only, named_only=source.named_only)
         stored: dict[str, Any] = {}
         facts = derive(con, config, seed=source.seed, report=stored)
         temporal: dict[str, Any] = {}

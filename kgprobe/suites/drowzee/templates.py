@@ -64,7 +64,10 @@ PHRASE_TYPES: tuple[str, ...] = ("noun", "passive", "active")
 
 _ACTIVE_VERBS = {"flows", "depicts", "follows", "replaces", "contains", "shares", "owns", "influences", "uses",
                  "has", "includes", "borders", "applies", "created", "influenced", "won", "plays", "works",
-                 "graduated", "died", "is", "was"}
+                 "graduated", "died", "is", "was",
+                 # past verbs that take no "is": YAGO's happenedIn, participatedIn, actedIn, wroteMusicFor, directed
+                 "happened", "occurred", "participated", "acted", "wrote", "directed", "edited", "lived",
+                 "imports", "exports", "deals"}
 _PARTICIPLES = {"born", "made", "written", "held", "known", "built", "founded", "buried", "sung", "drawn", "shown",
                 "given", "taken", "won", "led", "sold", "run", "set", "kept", "housed", "named", "located",
                 "based", "painted", "composed", "directed", "sculpted", "commissioned", "educated", "married",
@@ -98,21 +101,33 @@ def phrase_type(label: str, overrides: Mapping[str, str] | None = None, key: str
     return "noun"
 
 
+def _participle(word: str) -> bool:
+    return word in _PARTICIPLES or word.endswith(("ed", "en"))
+
+
 def _has_participle(words: list[str]) -> list[str]:
-    """ "has won prize" -> "won the prize": a perfect-tense key reads as a past verb with its object."""
-    if len(words) >= 3 and words[0] in ("has", "have", "had") and (
-            words[1] in _PARTICIPLES or words[1].endswith(("ed", "en"))):
+    """ "has won prize" -> "won the prize": a perfect-tense key reads as a past verb with its object; "has child" ->
+    "child" (a noun: "Y is the child of X"); "is citizen of" -> "is a citizen of"."""
+    if len(words) >= 3 and words[0] in ("has", "have", "had") and _participle(words[1]):
         return [words[1], "the", *words[2:]]
+    if len(words) >= 2 and words[0] == "has":
+        return words[1:]
+    if (len(words) >= 3 and words[0] == "is" and words[-1] in _PREPOSITIONS and words[1] not in _PARTICIPLES
+            and not words[1].endswith("ed") and words[1] not in ("a", "an", "the")):
+        return ["is", "an" if words[1][0] in "aeiou" else "a", *words[1:]]
     return words
 
 
 def relation_phrase(key: str, label: str | None = None, overrides: Mapping[str, str] | None = None) -> str:
     """The words a question uses for a relation: the config's phrase for ``key`` (``relation_phrases``), else its
     label when the label is words (not the key again), else the key made into words: camelCase and snake_case
-    split, lower-cased (acronyms kept), and "has <participle> X" turned into "<participle> the X".
+    split, lower-cased (acronyms kept), "has <participle> X" turned into "<participle> the X", "has X" into the
+    noun X and "is X of" into "is a X of".
 
         >>> relation_phrase("diedIn"), relation_phrase("hasWonPrize"), relation_phrase("award_received")
         ('died in', 'won the prize', 'award received')
+        >>> relation_phrase("hasChild"), relation_phrase("isCitizenOf"), relation_phrase("isLocatedIn")
+        ('child', 'is a citizen of', 'is located in')
     """
     if overrides and overrides.get(key):
         return overrides[key]
@@ -159,13 +174,27 @@ def _when(period: tuple[int, int]) -> str:
     return f"in {start}" if start == end else f"from {start} to {end}"
 
 
+def _sentence_case(text: str) -> str:
+    """``text`` opening with a capital when its first word is all lower case (a label such as "stroke" or "cancer"
+    that opens the sentence); a word with its own capitals ("iPhone") is kept as written."""
+    first = text.split(" ", 1)[0]
+    return text[:1].upper() + text[1:] if first.islower() else text
+
+
 def rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool = False,
                   period: tuple[int, int] | None = None) -> str:  # fmt: skip
     """Table 2's question for ``relation(subject, obj)`` in the relation's phrase ``kind``; ``opposite`` gives the
     opposite-semantics phrasing (its expected answer is the flip); ``same`` the same_P wording (a noun relation
     "share the same R"; a verb one "S R the same one as O", since "share the same plays for" is no sentence).
     ``period`` (first year, last year) asks it in the past tense over those years, for a fact a temporal KG dates:
-    "Is it true that X was married to Y from 1965 to 1972?"."""
+    "Is it true that X was married to Y from 1965 to 1972?".
+    The question opens with a capital ("Stroke is not the cause of death of ...")."""
+    return _sentence_case(_rule_question(kind, subject, relation, obj, opposite=opposite, same=same, period=period))
+
+
+def _rule_question(kind: str, subject: str, relation: str, obj: str, *, opposite: bool, same: bool = False,
+                   period: tuple[int, int] | None = None) -> str:  # fmt: skip
+    """The question of :func:`rule_question`, as its template writes it."""
     if period is not None:
         return _dated_question(kind, subject, relation, obj, opposite=opposite, same=same, when=_when(period))
     if same:
@@ -214,7 +243,7 @@ def fact_sentence(kind: str, subject: str, relation: str, obj: str) -> str:
         text = f"{subject} {relation} {obj}"
     else:
         text = f"The {relation} of {subject} is {obj}"
-    return text if text.endswith(".") else text + "."
+    return _sentence_case(text if text.endswith(".") else text + ".")
 
 
 def year_sentences(event: str, start: int, end: int | None, *, kind: str = "event",

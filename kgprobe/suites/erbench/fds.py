@@ -316,8 +316,16 @@ def choose_fds(frame: pl.DataFrame, candidates: Sequence[FDCandidate], *, relati
     return out[:per_relation]
 
 
+#: Abbreviations in column names that a question spells out ("whose latitude is", not "whose lat is").
+_SPELLED = {"lat": "latitude", "lon": "longitude", "lng": "longitude", "elev": "elevation", "dob": "date of birth",
+            "qty": "quantity"}
+
+
 def _words(column: str) -> str:
-    return " ".join(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", column).replace("_", " ").split()).lower() or column
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", column).replace("_", " ").lower().split()
+    if words == ["long"]:
+        return "longitude"
+    return " ".join(_SPELLED.get(w, w) for w in words) or column
 
 
 def _column_words(frame: pl.DataFrame, column: str) -> str:

@@ -70,6 +70,17 @@ def test_tsv_loads_labels_and_counts_duplicates(tmp_path: Path, con, suffix: str
     assert report.labelled_entities == 2 and report.label_coverage == pytest.approx(2 / 3)
 
 
+def test_escaped_unicode_in_a_label_file_and_yago_language_prefixes_are_read_as_names(tmp_path: Path, con) -> None:
+    # CoDEx's partial labels carry "Selma Lagerl\u00F6f" as written; YAGO3 names German-Wikipedia entities de/...
+    triples = _write(tmp_path / "kg.tsv", "Q44519\tP106\tQ36180\nde/Adam_Kensy\tplaysFor\tFC_Bayern\n"
+                                          "FK_Bod\u00f8/Glimt\tplaysFor\tde/x\n")
+    labels = _write(tmp_path / "labels.tsv", "Q44519\tSelma Lagerl\\u00F6f\nQ36180\twriter \\user\n")
+    load_kg(con, KGSource(triples=[triples], entity_labels=labels))
+    assert dict(con.execute("SELECT key, label FROM entities").fetchall()) == {
+        "Q44519": "Selma Lagerl\u00f6f", "Q36180": "writer \\user", "de/Adam_Kensy": "Adam Kensy",
+        "FC_Bayern": "FC Bayern", "FK_Bod\u00f8/Glimt": "FK Bod\u00f8/Glimt", "de/x": "x"}
+
+
 def test_ids_are_dense_and_ordered_by_key(tmp_path: Path, con) -> None:
     f = _write(tmp_path / "kg.tsv", "c\tr\tb\nb\tr\ta\n")
     load_kg(con, KGSource(triples=f))

@@ -152,10 +152,12 @@ def test_label_report_counts_labels_written_with_escaped_unicode(tmp_path) -> No
 
     from kgprobe.kg.ingest import KGSource, load_kg
 
-    (tmp_path / "t.tsv").write_text("Q1\tP1\tQ2\nQ2\tP1\tQ3\n", encoding="utf-8")
+    (tmp_path / "t.tsv").write_text("Q1\tP1\tQ2\nQ2\tP1\tQ3\nQ3\tP1\tG\\u00F6teborg\n", encoding="utf-8")
     (tmp_path / "l.tsv").write_text("Q1\tSelma Lagerl\\u00F6f\nQ2\tParis\nQ3\tSão Paulo\n", encoding="utf-8")
     con = duckdb.connect()
     load_kg(con, KGSource(triples=tmp_path / "t.tsv", entity_labels=tmp_path / "l.tsv", name="k"))
     rep = label_report(con, "k")
-    # the escape, not the real "ã", is what a question would show
-    assert rep["escaped_labels"] == 1 and rep["escaped_examples"] == ["Selma Lagerl\\u00F6f"]
+    # a label file's escape is decoded as it loads; a key without a label keeps its escape, which a question would
+    # show as written (not the real "ã" of a label)
+    assert con.execute("SELECT label FROM k.entities WHERE key = 'Q1'").fetchone()[0] == "Selma Lagerlöf"
+    assert rep["escaped_labels"] == 1 and rep["escaped_examples"] == ["G\\u00F6teborg"]

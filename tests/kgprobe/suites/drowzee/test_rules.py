@@ -20,7 +20,8 @@ def _config(**over) -> RuleConfig:
     return RuleConfig(negation=tuple(s["negation"]), inverse=s["inverse"], inverse_labels=s["inverse_labels"],
                       symmetric=tuple(s["symmetric"]), transitive=tuple(s["transitive"]),
                       compositions=tuple(tuple(c) for c in s["compositions"]), same=tuple(s["same"]),
-                      per_subject=s["per_subject"], per_rule=s["per_rule"], derived_only=s.get("derived_only", True))
+                      per_subject=s["per_subject"], per_rule=s["per_rule"], derived_only=s.get("derived_only", True),
+                      named_only=s.get("named_only", False))
 
 
 def _kg(con):
@@ -205,6 +206,37 @@ def test_no_gold_yes_on_yago11k_rests_on_a_fact_that_had_ended(shared_data: Path
             assert any(s <= start and end <= e for s, e in held), (r["question"], held)
     counts = result.metadata["rule_periods"]
     assert counts["same"]["never_together"] > 100 and counts["symmetric"]["dated"] == 40
+
+
+def test_named_only_derives_among_entities_with_readable_names(tmp_path: Path) -> None:
+    # the sample KG with a third of its entities known only by a Wikidata-style id (a KG with partial labels)
+    import duckdb
+
+    from kgprobe.kg.ingest import KGSource, load_kg
+    from kgprobe.kg.readable import is_id_like
+
+    from .conftest import SAMPLE
+
+    rows = [line.split("\t") for line in (SAMPLE / "triples.tsv").read_text(encoding="utf-8").splitlines() if line]
+    names = sorted({r[0] for r in rows} | {r[2] for r in rows})
+    ids = {k: f"Q{100 + i}" for i, k in enumerate(names) if i % 3 == 0}
+    (tmp_path / "t.tsv").write_text("".join(f"{ids.get(h, h)}\t{r}\t{ids.get(t, t)}\n" for h, r, t in rows),
+                                    encoding="utf-8")
+    with duckdb.connect() as con:
+        load_kg(con, KGSource(triples=[tmp_path / "t.tsv"], name="partial"))
+        con.execute('USE "partial"')
+        label = dict(con.execute("SELECT id, label FROM entities").fetchall())
+
+        def shown(facts) -> list[str]:
+            return [label[x] for f in facts
+                    for x in (f.subject, f.object, *(v for p in f.premises for v in (p[0], p[2])))]
+
+        every = derive(con, _config(), seed=0)
+        named = derive(con, _config(named_only=True), seed=0)
+    assert any(is_id_like(x) for x in shown(every))  # without the option, facts name entities by their ids
+    assert named and not any(is_id_like(x) for x in shown(named))
+    # the rules still derive facts where the named entities support them
+    assert {f.rule for f in named} >= {"negation", "symmetric", "transitive"}
 
 
 def _held(con, facts) -> list:

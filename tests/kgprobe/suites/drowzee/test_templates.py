@@ -42,8 +42,14 @@ def _problems(question: str, keys: set[str]) -> list[str]:
     ("diedIn", "died in", "active"), ("hasWonPrize", "won the prize", "active"), ("wasBornIn", "was born in", "active"),
     ("isMarriedTo", "is married to", "active"), ("worksAt", "works at", "active"), ("playsFor", "plays for", "active"),
     ("owns", "owns", "active"), ("graduatedFrom", "graduated from", "active"), ("created", "created", "active"),
-    ("award_received", "award received", "noun"), ("located_in_the_administrative_territorial_entity",
-                                                   "located in the administrative territorial entity", "passive"),
+    ("award_received", "award received", "noun"), ("hasChild", "child", "noun"), ("hasCapital", "capital", "noun"),
+    ("isCitizenOf", "is a citizen of", "active"), ("isLeaderOf", "is a leader of", "active"),
+    ("isKnownFor", "is known for", "active"), ("happenedIn", "happened in", "active"),
+    ("participatedIn", "participated in", "active"), ("actedIn", "acted in", "active"),
+    ("wroteMusicFor", "wrote music for", "active"), ("directed", "directed", "active"),
+    ("imports", "imports", "active"),
+    ("located_in_the_administrative_territorial_entity", "located in the administrative territorial entity",
+     "passive"),
 ])  # fmt: skip
 def test_relation_keys_become_words(key, words, kind) -> None:
     assert relation_phrase(key) == relation_phrase(key, key) == words
@@ -137,3 +143,12 @@ def test_every_question_of_yago11k_reads_as_a_sentence(shared_data: Path) -> Non
     # dated same_P pairs are asked in the past tense over the years both played there
     assert " died in " in text and " won the prize " in text and " played for the same one as " in text
     assert " plays for the same one as " not in text
+
+
+def test_a_question_opens_with_a_capital() -> None:
+    # a label written lower case (Wikidata's "stroke") opening Table 2's statement; a label's own capitals are kept
+    assert rule_question("noun", "Chuck Berry", "cause of death", "stroke", opposite=True).startswith(
+        "Stroke is not the cause of death of Chuck Berry.")
+    assert rule_question("active", "iPhone", "uses", "iOS", opposite=False) == "Is it true that iPhone uses iOS?"
+    assert rule_question("passive", "eBay", "founded in", "1995", opposite=True).startswith("It is impossible for eBay")
+    assert rule_question("active", "stroke", "happened in", "Berlin", opposite=True).startswith("It is not true")

@@ -284,6 +284,9 @@ def test_init_on_erbenchs_real_airports_in_sqlite(tmp_path: Path, shared_data: P
     questions = items.column("question").to_pylist()
     assert len(questions) == len(set(questions)) and shared_prompts(items) == []
     assert "Is there an airport whose ICAO is SCLI?" in questions  # Torca, Chile: the table's first row
+    # its lat and lon columns, spelled out as a person asks
+    assert any(re.fullmatch(r"Is there an airport whose latitude is -?[0-9.]+ and whose longitude is -?[0-9.]+\?", q)
+               for q in questions)
 
 
 def test_init_on_headers_that_are_not_identifiers(tmp_path: Path) -> None:
