@@ -63,8 +63,9 @@ __all__ = [
 #: The version of the readers in this module, part of every snapshot id: a change to what a reader loads, rejects or
 #: labels from the same bytes bumps it, so that a KG loaded before the change is read again rather than reused.
 #: 2: gzip files cut short refused, byte-order marks dropped, line breaks in labels and keys and repeated
-#: rdfs:labels rejected.
-PARSER_VERSION = 2
+#: rdfs:labels rejected. 3: escaped ``\\uXXXX`` in label files decoded, a YAGO key's language prefix
+#: (``de/Adam_Kensy``) left out of the label a key gives.
+PARSER_VERSION = 3
 
 Format = Literal["tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events"]
 FORMATS: tuple[str, ...] = ("tsv", "csv", "parquet", "ntriples", "turtle", "kopl", "temporal", "events")
