@@ -391,9 +391,9 @@ def _run(args: argparse.Namespace) -> int:
               + (f"; relations without a name: {console_text(', '.join(rep['unreadable_relations']))}"
                  if rep["unreadable_relations"] else ""))
         if rep.get("escaped_labels"):
-            print(f"kgprobe: warning: {rep['escaped_labels']:,} entity labels of {rep['kg']} hold escaped unicode "
-                  f"(e.g. {console_text(', '.join(rep['escaped_examples'][:3]))}); questions show them as written "
-                  "(GraphEval's label_cleanup decodes them): decode the label file to fix every suite")
+            print(f"kgprobe: warning: {rep['escaped_labels']:,} entity names of {rep['kg']} hold escaped unicode "
+                  f"(e.g. {console_text(', '.join(rep['escaped_examples'][:3]))}): keys without a label, which "
+                  "questions show as written (label files are decoded when read); give them entity_labels")
     from kgprobe.project.plan import unscored
 
     for note in unscored(whole):
