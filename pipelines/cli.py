@@ -455,7 +455,7 @@ def _jobs(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, load_config
     from kgprobe.config import generation_models
-    from kgprobe.project.plan import format_plan, plan_run, unscored, weights_problem
+    from kgprobe.project.plan import format_plan, plan_run, time_estimates, unscored, weights_problem
 
     cfg = load_config(config_path(args.config))
     rows = plan_run(cfg)
@@ -465,6 +465,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(format_plan(rows))
         for note in unscored(cfg):
             print(f"note: {note}")
+        for line in time_estimates(cfg, rows):
+            print(f"time: {line}")
         for spec in generation_models(cfg):
             problem = weights_problem(spec)
             if problem:

@@ -193,6 +193,47 @@ def weights_problem(spec: ModelSpec) -> str | None:
             f"download it first (huggingface-cli download {model_id}) or name a folder of weights")
 
 
+def measured_rate(store: Any, model: str) -> tuple[float, int] | None:
+    """(samples per second, samples timed) of ``model``'s stored answers: a backend call's samples share its
+    latency, so each (run, latency) is one call; None when no answer is stored with a latency."""
+    table = store.latest(model)
+    if table.num_rows == 0:
+        return None
+    calls: dict[tuple[str, float], int] = {}
+    for run, latency, error in zip(table.column("run_id").to_pylist(), table.column("latency_s").to_pylist(),
+                                   table.column("error").to_pylist()):
+        if error is None and latency:
+            calls[(run, latency)] = calls.get((run, latency), 0) + 1
+    seconds = sum(latency for _, latency in calls)
+    samples = sum(calls.values())
+    return (samples / seconds, samples) if seconds > 0 else None
+
+
+def time_estimates(cfg: Any, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A line per local model (``transformers``, ``vllm``) with samples to generate: how long they should take at
+    the rate its stored answers were made (on this machine, as far as the store knows), or that no earlier answer
+    times it."""
+    from kgprobe.generation.store import ResponseStore
+
+    store = ResponseStore(Path(cfg.warehouse).parent / "response_store")
+    todo: dict[str, int] = {}
+    for r in rows:
+        if not r.get("note") and r.get("backend") in ("transformers", "vllm") and r.get("to_generate"):
+            todo[r["model"]] = todo.get(r["model"], 0) + int(r["to_generate"])
+    out = []
+    for model, samples in todo.items():
+        rate = measured_rate(store, model)
+        if rate is None:
+            out.append(f"{model}: {samples:,} samples to generate; no earlier answer of it is stored to time them "
+                       "(run a small --limit first)")
+            continue
+        per_second, timed = rate
+        minutes = samples / per_second / 60
+        out.append(f"{model}: {samples:,} samples to generate, about {minutes:,.0f} min at {per_second:.2f} "
+                   f"samples/s (the rate of its {timed:,} stored answers)")
+    return out
+
+
 def unscored(cfg: Any) -> list[str]:
     """What the config makes some enabled suite generate and answer but never score (a sentence each, saying what
     to change; :meth:`kgprobe.suites.base.Suite.unscored`)."""

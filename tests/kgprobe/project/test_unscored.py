@@ -47,3 +47,28 @@ def test_plan_says_which_local_models_have_no_weights_here(tmp_path: Path) -> No
                                                                      cache_dir=str(tmp_path / "hf"))))
     assert "not in the local Hugging Face cache" in hub and "huggingface-cli download acme/never-downloaded-7b" in hub
     assert weights_problem(ModelSpec("api", "litellm", LiteLLMConfig("openai/gpt-4o-mini"))) is None
+
+
+def test_plan_times_a_local_model_by_the_rate_of_its_stored_answers(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from kgprobe.generation.store import ResponseStore
+    from kgprobe.project.plan import measured_rate, time_estimates
+
+    store = ResponseStore(tmp_path / "response_store")
+    base = {"backend": "transformers", "prompt": "p", "sampling_params": "{}", "params_sha256": "x",
+            "text": "Yes.", "finish_reason": "stop", "tokens_in": 5, "tokens_out": 2, "cost": 0.0, "error": None,
+            "retries": 0, "created_at": None}
+    # two calls of one run: 4 samples in 2.0 s, then 4 in 6.0 s (a call's samples share its latency): 1 sample/s
+    rows = [{**base, "model": "local", "prompt_sha256": f"s{i}", "sample_index": 0, "run_id": "r1",
+             "latency_s": 2.0 if i < 4 else 6.0} for i in range(8)]
+    store.write_shard("local", rows)
+    assert measured_rate(store, "local") == (1.0, 8)
+    assert measured_rate(store, "never") is None
+    cfg = SimpleNamespace(warehouse=tmp_path / "kg.duckdb")
+    plan = [{"model": "local", "backend": "transformers", "to_generate": 600, "note": ""},
+            {"model": "fresh", "backend": "vllm", "to_generate": 10, "note": ""},
+            {"model": "api", "backend": "litellm", "to_generate": 99, "note": ""}]
+    assert time_estimates(cfg, plan) == [
+        "local: 600 samples to generate, about 10 min at 1.00 samples/s (the rate of its 8 stored answers)",
+        "fresh: 10 samples to generate; no earlier answer of it is stored to time them (run a small --limit first)"]
