@@ -54,6 +54,7 @@ from kgprobe.scoring.lexicon import (
 )
 from kgprobe.scoring.literals import Literal, agree, parse_literal
 from kgprobe.scoring.relations import (
+    CONTAINMENT_HOPS,
     MIN_SUBJECTS,
     SINGLE_VALUED_SHARE,
     RelationProfile,
@@ -629,7 +630,7 @@ class KGFacts:
         (:func:`kgprobe.scoring.relations.containment`)."""
         return {r: d for r, p in self.profiles.items() if (d := containment(p)) is not None}
 
-    def within(self, inner: Any, outer: Any, *, hops: int = 3) -> int:
+    def within(self, inner: Any, outer: Any, *, hops: int = CONTAINMENT_HOPS) -> int:
         """In how many containment triples (at most ``hops``) the KG places ``inner`` inside ``outer`` ("located
         in", "country" read from the inside, "contains" from the outside); 0 when it does not."""
         if not self._containment:

@@ -157,6 +157,21 @@ def _verbal(profile: RelationProfile) -> bool:
     return participle(first) or ("VERB" in pos and first.endswith(("s", "ed")) and not first.endswith("ss"))
 
 
+#: How many containment triples a coarser place may lie away from a thing and still hold it (church -> town ->
+#: country): the claim checker's coarser values, KG-FPQ's false premises and Drowzee's negations read it alike.
+CONTAINMENT_HOPS = 3
+
+
+def containment_relations(con: Any) -> dict[int, str]:
+    """The containment relations of the KG whose tables ``con`` reads unqualified, by id, each with its way
+    (:func:`containment`: ``inward`` for "located in", "country", "part of"; ``outward`` for "contains")."""
+    from kgprobe.sql import load_sql
+
+    rows = con.execute(load_sql("kg/relation_labels")).fetchall()
+    return {int(rid): way for rid, key, label in rows
+            if (way := containment(profile_of(str(label), key=str(key)))) is not None}
+
+
 def compatibility(phrase_words: Iterable[str], profile: RelationProfile) -> float | None:
     """The share of a phrase's content words that state ``profile``'s relation (its word forms, derivations and
     synonyms, or their converses); None for a phrase with no content word ("is", "is from", "'s", "in"), which

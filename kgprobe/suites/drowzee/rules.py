@@ -21,8 +21,9 @@ paths the relation closes; functional: subjects with one object, where a closed-
 to accept. Every :class:`DerivedFact` keeps its premises (the KG triples ``(head, relation, tail)`` by id: the
 triple's key) and whether the KG already states it; a negation whose target fact is in the KG is never derived, nor
 one whose negated object holds a true object through the KG's containment relations ("Is it true that X was born in
-Spain?" where the KG has X born in Málaga, located in Spain; :func:`containment_relations`, up to
-:data:`CONTAINMENT_HOPS` triples out, as KG-FPQ checks its false premises).
+Spain?" where the KG has X born in Málaga, located in Spain;
+:func:`kgprobe.scoring.relations.containment_relations`, up to :data:`~kgprobe.scoring.relations.CONTAINMENT_HOPS`
+triples out, as KG-FPQ checks its false premises).
 Caps (per subject, per rule) are applied in the seeded hash order of each SQL file, then across relations.
 
     >>> facts = derive(con, RuleConfig(symmetric=("spouse",)), seed=0)
@@ -38,9 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgprobe.errors import ConfigError
+from kgprobe.scoring.relations import CONTAINMENT_HOPS, containment_relations
 from kgprobe.sql import load_sql
 
-__all__ = ["CONTAINMENT_HOPS", "PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "containment_relations", "derive",
+__all__ = ["PERIOD_RULES", "RULES", "DerivedFact", "RuleConfig", "derive",
            "fact_period", "propose_properties"]
 
 #: The rules, in the order items are made.
@@ -169,20 +171,6 @@ def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: s
         out.append(DerivedFact(rule=rule, relation=relation, subject=int(subject), object=int(obj), premises=prem,
                                in_kg=bool(in_kg), truth=truth, source=source))
     return out
-
-
-#: How many containment triples a negated object may lie out from the true one and still hold it (church -> town ->
-#: country), as KG-FPQ's false premises check it.
-CONTAINMENT_HOPS = 3
-
-
-def containment_relations(con: Any) -> dict[int, str]:
-    """The KG's containment relations by id, read from their labels (:func:`kgprobe.scoring.relations.containment`:
-    ``inward`` for "located in", "country", "part of"; ``outward`` for "contains"), as KG-FPQ reads them."""
-    from kgprobe.scoring.relations import containment, profile_of
-
-    return {int(rid): way for rid, key, label in con.execute(load_sql("drowzee/relations")).fetchall()
-            if (way := containment(profile_of(str(label), key=str(key)))) is not None}
 
 
 def functional_relations(con: Any, *, threshold: float = 0.95, min_support: int = 3) -> list[str]:

@@ -946,19 +946,15 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
     return out
 
 
-#: How many containment triples a coarser place may lie away from the true object (church -> town -> country).
-CONTAINMENT_HOPS = 3
-
-
 def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit],
              linked: Mapping[int, Mapping[int, set[int]]]) -> dict[int, dict[int, set[int]]]:  # fmt: skip
     """Per subject and relation, every entity that the KG's containment relations (``located in``, ``country``,
     ``part of`` read from the inside, ``contains`` from the outside; :func:`kgprobe.scoring.relations.containment`)
-    place one of the subject's objects of that relation in, within :data:`CONTAINMENT_HOPS` triples."""
-    from kgprobe.scoring.relations import containment, profile_of
+    place one of the subject's objects of that relation in, within
+    :data:`~kgprobe.scoring.relations.CONTAINMENT_HOPS` triples."""
+    from kgprobe.scoring.relations import CONTAINMENT_HOPS, containment_relations
 
-    ways = {rid: way for rid, key, label in con.execute(load_sql("fpq/relation_keys")).fetchall()
-            if (way := containment(profile_of(str(label), key=str(key)))) is not None}
+    ways = containment_relations(con)
     if not ways:
         return {}
     starts: dict[tuple[int, int], set[int]] = {}
