@@ -345,16 +345,14 @@ def _fallback_label(key: str) -> str:
     return _iri_label(key) if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", key) and "/" in key else _pretty(key)
 
 
-#: A \\uXXXX escape left in a label file (a JSON or Java dump written as text: "Selma Lagerl\\u00F6f").
-_UNICODE_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
-
-
 def _unescape_labels(con: duckdb.DuckDBPyConnection, table: str) -> int:
     """Decode the ``\\uXXXX`` escapes of the labels in ``table`` (key, label), so that no question shows one; the
     number of labels changed."""
-    rows = con.execute(f"SELECT key, label FROM {table} WHERE regexp_matches(label, '\\\\u[0-9a-fA-F]{{4}}')"
-                       ).fetchall()
-    fixed = [(_UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), label), key) for key, label in rows]
+    from kgprobe.kg.readable import UNICODE_ESCAPE, unescape_unicode
+
+    rows = con.execute(f"SELECT key, label FROM {table} WHERE regexp_matches(label, $p)",
+                       {"p": UNICODE_ESCAPE}).fetchall()
+    fixed = [(unescape_unicode(label), key) for key, label in rows]
     if fixed:
         con.executemany(f"UPDATE {table} SET label = ? WHERE key = ?", fixed)
     return len(fixed)

@@ -21,8 +21,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "SQL_ID_PATTERN", "clean_label", "clean_labels", "is_id_like",
-           "label_advice", "label_report", "reject_unreadable", "unreadable_names"]
+__all__ = ["ID_PATTERN", "LABEL_CLEANUPS", "SQL_ID_PATTERN", "UNICODE_ESCAPE", "clean_label", "clean_labels",
+           "is_id_like", "label_advice", "label_report", "reject_unreadable", "unescape_unicode", "unreadable_names"]
 
 #: An id-like name: a Wikidata entity, property or lexeme id, a Freebase mid or guid, a number, a hex hash or UUID.
 ID_PATTERN = (r"[QPL][0-9]+|/[mg]/[0-9a-z_]+|[+-]?[0-9]+(?:\.[0-9]+)?"
@@ -45,7 +45,16 @@ LABEL_CLEANUPS: tuple[str, ...] = ("locale_suffix", "stray_tokens", "unicode_esc
 #: The English locales' regions a label suffix names (en-GB, en-US, ...).
 _LOCALE = re.compile(r"(?<=[\w)\]])-(?:GB|US|UK|AU|CA|IE|NZ|IN|ZA)$")
 _STRAY_S = re.compile(r"(?<=[A-Za-z]) s(?=\s|$)")
-_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|(?<=[A-Za-z_])\$([0-9A-F]{4})")
+#: A ``\\uXXXX`` escape left in text (a JSON or Java dump written out as text: "Selma Lagerl\\u00F6f"); the same
+#: pattern in Python and in DuckDB's RE2.
+UNICODE_ESCAPE = r"\\u([0-9a-fA-F]{4})"
+_UNICODE = re.compile(UNICODE_ESCAPE)
+_FREEBASE_ESCAPE = re.compile(r"(?<=[A-Za-z_])\$([0-9A-F]{4})")
+
+
+def unescape_unicode(text: str) -> str:
+    """``text`` with its ``\\uXXXX`` escapes decoded."""
+    return _UNICODE.sub(lambda m: chr(int(m.group(1), 16)), text)
 
 
 def clean_label(text: str, steps: Iterable[str] = LABEL_CLEANUPS) -> str:
@@ -61,7 +70,7 @@ def clean_label(text: str, steps: Iterable[str] = LABEL_CLEANUPS) -> str:
     if text is None:
         return text
     if "unicode_escapes" in steps and ("\\u" in text or "$" in text):
-        text = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+        text = _FREEBASE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), unescape_unicode(text))
     if "locale_suffix" in steps:
         text = _LOCALE.sub("", text)
     if "stray_tokens" in steps:
@@ -106,7 +115,7 @@ def label_report(con: duckdb.DuckDBPyConnection, kg: str, *, examples: int = 5) 
     # labels written with escaped unicode ("Selma Lagerl\u00F6f"): questions would show the escape as written
     escaped_n, escaped = con.execute(
         f'SELECT count(*), list(label ORDER BY label)[:{int(examples)}] FROM "{kg}".entities '
-        "WHERE regexp_matches(label, $p)", {"p": r"\\u[0-9a-fA-F]{4}"}).fetchone()
+        "WHERE regexp_matches(label, $p)", {"p": UNICODE_ESCAPE}).fetchone()
     return {
         "kg": kg,
         "entities": n_ent,
