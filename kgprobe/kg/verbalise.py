@@ -70,8 +70,9 @@ import lemminflect
 
 from kgprobe.scoring.lexicon import forms, participle, parts_of_speech
 
-__all__ = ["FIGURE9_PROMPT", "Proposal", "figure9_prompt", "parse_model_template", "propose_template",
-           "propose_templates", "propose_with_model", "relation_phrase", "render", "review_rows", "multi_valued"]
+__all__ = ["FIGURE9_PROMPT", "Proposal", "figure9_prompt", "indefinite_article", "parse_model_template",
+           "propose_template", "propose_templates", "propose_with_model", "relation_phrase", "render", "review_rows",
+           "multi_valued"]
 
 _PREPOSITIONS = frozenset({"of", "by", "in", "for", "to", "from", "at", "with", "on", "into", "about", "as", "under",
                            "over", "than", "between", "within", "after", "before", "through", "against", "near",
@@ -172,11 +173,13 @@ def _plural_of(word: str) -> str:
     return lemminflect.getInflection(word, "NNS")[0] if lemminflect.getInflection(word, "NNS") else word + "s"
 
 
-def _article(text: str) -> str:
+def indefinite_article(text: str) -> str:
+    """"a" or "an" before ``text`` by its first sounds: "an airport", "a university", "a one-off", "an hour"."""
     t = text.lower()
-    if t.startswith(("uni", "use", "usu", "eu", "one")):
+    if t.startswith(("uni", "use", "usu", "ut", "eu", "one")):
         return "a"
     return "an" if t[:1] in "aeiou" or t.startswith(("hon", "hour", "heir")) else "a"
+
 
 
 def _forms(word: str) -> frozenset[str]:
@@ -227,7 +230,7 @@ def _phrase_template(words: list[str], *, from_key: bool = False) -> str | None:
             return _phrase_template(words[1:])
     if first in ("is", "are") and len(bare) == 3 and bare[2] in _PREPOSITIONS and not _is_participle(bare[1]) \
             and "NOUN" in parts_of_speech(bare[1]) and not _plural(bare[1]):  # "is citizen of"
-        return f"{{head}} is {_article(bare[1])} {bare[1]} {bare[2]} {{tail}}."
+        return f"{{head}} is {indefinite_article(bare[1])} {bare[1]} {bare[2]} {{tail}}."
     if first in _VERB_STARTS and len(bare) > 1:
         return f"{{head}} {text} {{tail}}."
     if from_key and "by" not in bare and _past_tense(first) and first not in _STATIVE_PARTICIPLES:
@@ -248,7 +251,7 @@ def _phrase_template(words: list[str], *, from_key: bool = False) -> str | None:
     if last == "by" and len(bare) > 1:
         if any(_is_participle(w) for w in bare[:-1]):
             return f"{{head}} was {text} {{tail}}."
-        return f"{{head}} has {_article(text)} {text} {{tail}}."
+        return f"{{head}} has {indefinite_article(text)} {text} {{tail}}."
     if last in _PREPOSITIONS and len(bare) > 1:
         if _is_participle(bare[-2]):
             if _plural(bare[-3]) if len(bare) > 2 else False:  # "countries spoken in": the head is spoken in the tail
@@ -257,14 +260,14 @@ def _phrase_template(words: list[str], *, from_key: bool = False) -> str | None:
             return f"{{head}} was {text} {{tail}}."
         if _plural(first):  # "countries within": the tail is one of them
             return f"{{tail}} is one of the {text} {{head}}."
-        return f"{{head}} is {_article(text)} {text} {{tail}}."
+        return f"{{head}} is {indefinite_article(text)} {text} {{tail}}."
     if _is_participle(last) and len(bare) > 1:
         noun = next(i for i, w in enumerate(bare) if _is_participle(w)) - 1
         if noun >= 0 and _plural(bare[noun]):  # "languages spoken, written, or signed", "film sets designed"
             return f"{{tail}} is one of the {text} by {{head}}."
         return f"{{head}} {last} the {' '.join(words[:-1]).rstrip(',')} {{tail}}."
     if first in _SUBJECT_NOUNS and len(bare) > 2 and bare[1] == "of":  # "member of political party"
-        return f"{{head}} is {_article(first)} {first} of the {' '.join(words[2:])} {{tail}}."
+        return f"{{head}} is {indefinite_article(first)} {first} of the {' '.join(words[2:])} {{tail}}."
     if last in _WITH_NOUNS:  # "diplomatic relation": the head has relations with the tail
         return f"{{head}} has {' '.join(words[:-1] + [_plural_of(last)])} with {{tail}}."
     lead = "One of the" if _plural(_head_noun(bare)) else "The"
@@ -311,7 +314,7 @@ def _path_template(key: str) -> str | None:
     if (_same(s2, st) or p2 == ["participant"]) and not any(_is_participle(w) for w in cvt[1:]):
         if len(cvt) == 1 and _is_participle(cvt[0]):  # "dated"
             return f"{{head}} {cvt[0]} {{tail}}."
-        return f"{{head}} shared {_article(cvt_text)} {cvt_text} with {{tail}}."
+        return f"{{head}} shared {indefinite_article(cvt_text)} {cvt_text} with {{tail}}."
     # the first segment ends with a preposition: it reads as the relation, the last segment names the tail
     if p1[-1] in _PREPOSITIONS:
         first = _phrase_template(p1)
@@ -333,7 +336,7 @@ def _path_template(key: str) -> str | None:
     if _is_participle(p2[0]):  # "nominated for", "honored for"
         rest = " ".join(p2[1:])
         if cvt and _forms(cvt[-1]) & _forms(p2[0]):  # "award nomination" ... "nominated for"
-            return " ".join(f"{{head}} has {_article(cvt_text)} {cvt_text} {rest} {{tail}}.".split())
+            return " ".join(f"{{head}} has {indefinite_article(cvt_text)} {cvt_text} {rest} {{tail}}.".split())
         return f"{{head}} {_aux(p2[0])} {' '.join(p2)} {{tail}}."
     # the general case: the head has an intermediate node whose <last segment> is the tail
     last = _drop_type_words(p2, head_type)
@@ -348,7 +351,7 @@ def _path_template(key: str) -> str | None:
         if not _same(last, noun[-len(last):]) and not _within(noun, last):
             n = " ".join(noun)
             verb = "include" if _plural(_head_noun(last)) else "is"
-            return f"{{head}} has {_article(n)} {n} whose {' '.join(last)} {verb} {{tail}}."
+            return f"{{head}} has {indefinite_article(n)} {n} whose {' '.join(last)} {verb} {{tail}}."
     lead = "One of the" if _plural(_head_noun(last)) else "The"
     return f"{lead} {' '.join(last)} of the {' '.join(candidates[0] if candidates else p1)} of {{head}} is {{tail}}."
 

@@ -114,7 +114,9 @@ def _has_participle(words: list[str]) -> list[str]:
         return words[1:]
     if (len(words) >= 3 and words[0] == "is" and words[-1] in _PREPOSITIONS and words[1] not in _PARTICIPLES
             and not words[1].endswith("ed") and words[1] not in ("a", "an", "the")):
-        return ["is", "an" if words[1][0] in "aeiou" else "a", *words[1:]]
+        from kgprobe.kg.verbalise import indefinite_article
+
+        return ["is", indefinite_article(words[1]), *words[1:]]
     return words
 
 

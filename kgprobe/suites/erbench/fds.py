@@ -355,9 +355,9 @@ def singular(noun: str) -> str:
 
 def with_article(noun: str) -> str:
     """"an airport", "a city", "a university"."""
-    first = noun.lower()
-    vowel = first[:1] in "aeio" or (first[:1] == "u" and not first.startswith(("uni", "use", "usu", "ut")))
-    return f"{'an' if vowel else 'a'} {noun}"
+    from kgprobe.kg.verbalise import indefinite_article
+
+    return f"{indefinite_article(noun)} {noun}"
 
 
 def _given(frame: pl.DataFrame, lhs: Sequence[str]) -> str:
