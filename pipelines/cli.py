@@ -539,6 +539,7 @@ def _import_responses(args: argparse.Namespace) -> int:
     from kgprobe.config import config_path, generation_models, load_config
     from kgprobe.generation.imports import ResponseImportError, import_responses, read_jsonl
     from kgprobe.generation.store import ResponseStore
+    from kgprobe.project.plan import config_flag
     from kgprobe.suites import SUITES
 
     cfg = load_config(config_path(args.config))
@@ -556,7 +557,8 @@ def _import_responses(args: argparse.Namespace) -> int:
                                           "called for them) with the sampling parameters the answers were made with")
             if not wh.partition_dir(root, f"{name}_items").exists():
                 raise ResponseImportError(f"suite {name!r} has no items under {root} yet; build them first "
-                                          f"(kgprobe run --job {name}_questions), or pass --suite for another")
+                                          f"(kgprobe run{config_flag(cfg)} --job {name}_questions), or pass "
+                                          "--suite for another")
             items = wh.read_partition(root, f"{name}_items").to_pylist()
             targets += [(p, specs[args.model].params) for p in suite.prompts(items)]
         summary = import_responses(rows, model=args.model, targets=targets, store=ResponseStore(root / "response_store"),
@@ -564,11 +566,12 @@ def _import_responses(args: argparse.Namespace) -> int:
     except ResponseImportError as exc:
         print(f"kgprobe: {exc}", file=sys.stderr)
         return 2
-    flag = f" --config {args.config}" if args.config else ""
+    flag = config_flag(cfg)
     print(f"kgprobe: imported {summary['rows']} answer(s) of {args.model} for {summary['prompts']} prompt(s) "
           f"({summary['stored']} stored samples, run {summary['run_id']}); score them with "
           f"`kgprobe run{flag} --models {args.model}` (a prompt without an imported answer is left out for a "
-          f"`backend: imported` model, asked of any other backend), or `kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
+          f"`backend: imported` model, asked of any other backend), or "
+          f"`kgprobe run{flag} --job closed_book --partition {args.model}` then `--job publish`")
     return 0
 
 
@@ -588,6 +591,7 @@ def _export(args: argparse.Namespace) -> int:
     from kgprobe import warehouse as wh
     from kgprobe.config import config_path, load_config
     from kgprobe.export import ExportError, export_suite
+    from kgprobe.project.plan import config_flag
     from kgprobe.suites import SUITES
 
     chosen = config_path(args.config)
@@ -601,9 +605,8 @@ def _export(args: argparse.Namespace) -> int:
             raise ExportError(f"suite {args.suite!r} is not enabled in {chosen} (enabled: {', '.join(enabled) or 'none'});"
                               f" add a suites.{args.suite} section to build its items, or export another")
         if not wh.partition_dir(root, f"{args.suite}_items").exists():
-            flag = f" --config {args.config}" if args.config else ""
             raise ExportError(f"suite {args.suite!r} has no items under {root} yet; build them first "
-                              f"(kgprobe run{flag} --job {args.suite}_questions)")
+                              f"(kgprobe run{config_flag(cfg)} --job {args.suite}_questions)")
         items = wh.read_partition(root, f"{args.suite}_items").to_pylist()
         snapshots = []
         db = cfg.warehouse.resolve()

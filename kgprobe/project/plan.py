@@ -131,7 +131,7 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
         items_dir = wh.partition_dir(root, f"{suite.name}_items")
         specs = suite.model_specs(cfg, generation_models(cfg))
         if not items_dir.exists():
-            rows += [_missing(spec, suite.name, "closed", "none", f"no items yet: run `kgprobe run{_flag(cfg)} --job "
+            rows += [_missing(spec, suite.name, "closed", "none", f"no items yet: run `kgprobe run{config_flag(cfg)} --job "
                                                                   f"{suite.name}_questions` (no model is called)")
                      for spec in specs]
             continue
@@ -148,7 +148,7 @@ def plan_run(cfg: Any, *, embedder: Any = None, log: Any = None) -> list[dict[st
             for level in levels:
                 if not wh.partition_dir(root, "perturbed_subgraphs", {"perturbation": level}).exists():
                     rows.append(_missing(spec, suite.name, "grounded", level,
-                                         f"level not perturbed yet: run `kgprobe run{_flag(cfg)} --job perturb "
+                                         f"level not perturbed yet: run `kgprobe run{config_flag(cfg)} --job perturb "
                                          f"--partition {level}`"))
                     continue
                 if labels is None:
@@ -242,7 +242,7 @@ def unscored(cfg: Any) -> list[str]:
     return [note for s in SUITES.values() if s.configured(cfg) for note in s.unscored(cfg)]
 
 
-def _flag(cfg: Any) -> str:
+def config_flag(cfg: Any) -> str:
     """`` --config <file>`` for the commands a plan suggests, so that they run on the config the plan read."""
     path = getattr(cfg, "path", None)
     return f" --config {shlex.quote(str(path))}" if path is not None and str(path) != "<config>" else ""

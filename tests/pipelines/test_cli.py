@@ -208,8 +208,13 @@ def test_a_warning_shows_its_small_mappings_as_details() -> None:
     assert w["details"] == {"low_coverage": "NDC 0.417 NNSR 0.3", "coverage": "NSC 0.9 NDC 0.417 NNSR 0.3"}
 
 
-def test_import_responses_names_jobs_that_exist(project: Path, capsys) -> None:
+def test_import_responses_names_jobs_that_exist(tmp_path: Path, capsys) -> None:
     from pipelines.definitions import build_definitions
+
+    # a project of its own: no run has built its items (the module's project may have them by now)
+    project = tmp_path / "my-project.yaml"
+    project.write_text(f"warehouse: {tmp_path / 'wh' / 'kg.duckdb'}\n" + _config_text(suites="fpq,grapheval"),
+                       encoding="utf-8")
 
     jobs = {j.name for j in build_definitions(str(project)).get_repository_def().get_all_jobs()}
     # no items yet: the message names the job that builds them
