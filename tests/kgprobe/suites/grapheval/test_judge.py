@@ -3,6 +3,7 @@ real hidden states for a small slice (slow)."""
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 
 import numpy as np
@@ -157,7 +158,7 @@ def test_the_procedure_on_stand_in_hidden_states(items) -> None:
     # elsewhere; its stand-in hidden states carry that answer plus noise, so a judge can learn it
     rng = np.random.default_rng(5)
     def answer(it):
-        if hash(it["relation_key"]) % 3 == 0:
+        if zlib.crc32(it["relation_key"].encode()) % 3 == 0:
             return "I don't know."
         return "Yes, the statement is true." if it["expected"] == "true" else "No, the statement is false."
     groups = sorted({it["group_id"] for it in items})[:60]
@@ -221,7 +222,7 @@ def test_one_judge_per_profile_and_the_report_says_when_it_does_not_beat_its_bas
     assert {it["task"] for it in both} == {"statement", "statement_kgprobe"}
 
     def answer(it):
-        if it["task"] == "statement" or hash(it["relation_key"]) % 3 == 0:
+        if it["task"] == "statement" or zlib.crc32(it["relation_key"].encode()) % 3 == 0:
             return "I don't know."
         return "Yes, the statement is true." if it["expected"] == "true" else "No, the statement is not true."
 
