@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -45,8 +46,10 @@ from kgprobe.kg.queries import normalise_label
 from kgprobe.scoring.lexicon import (
     DEMONYMS,
     EVALUATIVE,
+    GENDERED_KIN,
     SAME_KIND_CONCEPTS,
     content_words,
+    covered,
     forms,
     known,
     participle,
@@ -55,6 +58,7 @@ from kgprobe.scoring.lexicon import (
 from kgprobe.scoring.literals import Literal, agree, parse_literal
 from kgprobe.scoring.relations import (
     CONTAINMENT_HOPS,
+    MEANING_SHARE,
     MIN_SUBJECTS,
     SINGLE_VALUED_SHARE,
     RelationProfile,
@@ -64,6 +68,7 @@ from kgprobe.scoring.relations import (
     direction,
     phrase_file,
     profile_of,
+    reads_both_ways,
 )
 
 __all__ = [
@@ -166,7 +171,9 @@ def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subje
     """Relations single-valued in practice: at least ``min_subjects`` subjects, of which at least ``share`` have one
     object (fewer subjects say little: one item's small KG would make every relation functional); with fewer
     subjects, none of them with two objects, a relation whose label names something single-valued by meaning
-    (:func:`kgprobe.scoring.relations.by_meaning`: a birth date, a publication date) given ``labels``."""
+    (:func:`kgprobe.scoring.relations.by_meaning`: a birth date, a publication date) given ``labels``; with enough
+    subjects, such a relation at :data:`~kgprobe.scoring.relations.MEANING_SHARE` of them (a ``share`` stricter
+    than the default is kept for it too)."""
     tails: dict[tuple[Any, Any], set[Any]] = {}
     valued: dict[Any, bool] = {}
     value_set = set(values)
@@ -178,9 +185,14 @@ def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subje
         heads.setdefault(r, []).append(len(ts) == 1)
     out = {r for r, flags in heads.items() if len(flags) >= min_subjects and sum(flags) / len(flags) >= share}
     if labels is not None:
-        out |= {r for r, flags in heads.items() if 0 < len(flags) < min_subjects and all(flags)
-                and by_meaning(profile_of(labels.get(r, str(r)), key=(keys or {}).get(r, str(r))),
-                               values=valued.get(r, False))}
+        def meant(r: Any) -> bool:
+            return by_meaning(profile_of(labels.get(r, str(r)), key=(keys or {}).get(r, str(r))),
+                              values=valued.get(r, False))
+
+        out |= {r for r, flags in heads.items() if 0 < len(flags) < min_subjects and all(flags) and meant(r)}
+        out |= {r for r, flags in heads.items() if len(flags) >= min_subjects
+                and sum(flags) / len(flags) >= (min(share, MEANING_SHARE) if share <= SINGLE_VALUED_SHARE else share)
+                and meant(r)}
     return frozenset(out)
 
 
@@ -1331,9 +1343,10 @@ def _core_words(phrase: str, words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _full(core: tuple[str, ...], prof: RelationProfile, score: float | None) -> float:
-    """The share of a phrase's core words that state the relation (an embedder's match counts whole)."""
-    c = compatibility(core, prof) or 0.0
-    return 1.0 if (score == 1.0 and c == 0.0 and not any(known(w) for w in core)) else c
+    """The share of a phrase's core words that state the relation (an embedder's match counts whole); general
+    kinship words ("related to") do not: they state no value of the relation."""
+    c = compatibility(core, prof, general=False) or 0.0
+    return 1.0 if (score == 1.0 and c == 0.0 and not any(known(w) or covered(w) for w in core)) else c
 
 
 def _suffix_compatibility(words: tuple[str, ...], prof: RelationProfile) -> float | None:
@@ -1347,8 +1360,6 @@ def _suffix_compatibility(words: tuple[str, ...], prof: RelationProfile) -> floa
 def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, ...], negated: bool, claim: Claim,
                     embedder: Any, threshold: float, st: CheckerSettings = DEFAULT_SETTINGS) -> Verdict:  # fmt: skip
     pos, neg = (CONTRADICTED, SUPPORTED) if negated else (SUPPORTED, CONTRADICTED)
-    if negated and set(words) & _GENDERED:  # "X is not the father of Y" when the KG says only "parent"
-        pos = NOT_IN_KG if not any(set(words) & _GENDERED & set(p.words) for p in kg.profiles.values()) else pos
     loose: dict[Any, list[str]] = {}   # orientations nothing rules out (an entity that is only ever a tail is no head)
     strict: dict[Any, list[str]] = {}  # orientations the roles its entities play elsewhere make likely
     for rid in kg.profiles:
@@ -1369,7 +1380,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
     def way(rid: Any) -> list[str]:
         ways = loose[rid]
         prof = kg.profiles[rid]
-        if len(ways) == 1 or prof.symmetric or rid in kg.symmetric:
+        if len(ways) == 1 or prof.symmetric or rid in kg.symmetric or reads_both_ways(words, prof):
             return ways
         if len(strict.get(rid, ())) == 1 and not _same_kind(kg, rid):
             return strict[rid]
@@ -1377,6 +1388,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
         return [cue or "fwd"]
 
     reversed_hit = None
+    gendered = False
     for rid in sorted(loose, key=lambda r: -(score[r] or 0.0)):
         if not states(rid):
             continue
@@ -1386,15 +1398,21 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
             if how is None:
                 continue
             if w in way(rid):
+                if negated and not _gender_entailed(words, kg.profiles[rid]):
+                    gendered = True  # "not the father" of a has-child triple: another relation may name him
+                    continue
                 return _verdict(kg, pos, "negated" if negated else how, claim, (h, rid, t))
             reversed_hit = reversed_hit or (h, rid, t)
+    if gendered:
+        return Verdict(NOT_IN_KG, "gendered", claim, fact=claim.fact)
     # a single-valued relation the phrase states, whose head has another object
     named = [r for r in loose if score[r] is not None and score[r] >= st.phrase_threshold]
     if not named and not words:  # a bare "is" / "is from": the one single-valued relation the two could have
         named = [r for r in strict if kg.profiles[r].single_valued and len(strict[r]) == 1]
         named = named if len(named) == 1 else []
     core = _core_words(phrase, words)
-    named = [r for r in named if score[r] is None or _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold]
+    named = [r for r in named if (score[r] is None or _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold)
+             and _gender_stated(words, kg.profiles[r])]
     if named:
         top = max(score[r] or 0.0 for r in named)
         others = []
@@ -1432,7 +1450,28 @@ def _same_kind(kg: KGFacts, rid: Any) -> bool:
     return bool(heads.get(rid, set()) & tails.get(rid, set()))
 
 
-_GENDERED = frozenset({"father", "mother", "son", "daughter", "brother", "sister", "husband", "wife"})
+def _gender_stated(words: Sequence[str], prof: RelationProfile) -> bool:
+    """Whether a phrase names the gender a gendered kinship relation adds, as a wrong value of it must: "X is the son
+    of Z" contradicts no ``father`` triple (Z may be the mother), "X's father is Z" does."""
+    own = {f for w in prof.words for f in forms(w) if f in GENDERED_KIN}
+    return not own or bool(own & {f for w in words for f in forms(w)})
+
+
+def _gender_entailed(words: Sequence[str], prof: RelationProfile) -> bool:
+    """Whether a triple of ``prof``'s relation entails the gender the phrase's kinship words add: "X is not the
+    father of Y" denies a parent triple only when the relation itself is gendered (``father``; not ``has child``,
+    which leaves open whether X is the father or the mother, nor ``mother``). A gendered word of the other end's
+    kinship ("X is not the daughter of Y" for (X, mother, Y)) is read as the kinship it specifies."""
+    said = {GENDERED_KIN[f] + ":" + f for w in words for f in forms(w) if f in GENDERED_KIN}
+    if not said:
+        return True
+    own = {GENDERED_KIN[f] + ":" + f for w in prof.words for f in forms(w) if f in GENDERED_KIN}
+    if not own:
+        return False
+    kinds = {x.split(":")[0] for x in own}
+    return all(x in own or x.split(":")[0] not in kinds for x in said)
+
+
 _MEASURES = frozenset("""
 m km kilometres kilometers kilometre kilometer metres meters metre meter square sq mi mile miles ft feet foot kg
 tonnes tons % percent per cent degrees degree ° north south east west years year minutes minute hours hour seconds
@@ -1457,10 +1496,10 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
     _, _, out_r, _, _ = kg._roles
     rids = [r for r in out_r.get(e, ()) if r in kg.functional and kg.profiles[r].value == "entity"]
-    score = {r: compatibility(words, kg.profiles[r]) or 0.0 for r in rids}
+    score = {r: compatibility(words, kg.profiles[r], general=False) or 0.0 for r in rids}
     core = _core_words(phrase, words)
     named = [r for r in rids if _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold
-             and (direction(phrase, kg.profiles[r]) or "fwd") == side]
+             and (direction(phrase, kg.profiles[r]) or "fwd") == side and _gender_stated(words, kg.profiles[r])]
     if not named:
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
     said = {w for w in _norm_tokens(other) if w not in _STOP}
@@ -1470,12 +1509,23 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
     for rid in named:
         for value in kg._by_head.get((e, rid), ()):
             names = [kg.entities.get(value, "")] + list(kg.aliases.get(value, ()))
-            if said & {w for n in names for w in _norm_tokens(n)}:
+            if said & {w for n in names for w in _norm_tokens(n)} - _kind_words(kg, rid):
                 return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
     rid = named[0]
     value = sorted(kg._by_head[(e, rid)], key=str)[0]
     label = SUPPORTED if negated else CONTRADICTED
     return _verdict(kg, label, "functional", claim, (e, rid, value))
+
+
+def _kind_words(kg: KGFacts, rid: Any) -> frozenset[str]:
+    """Words the labels of several of a relation's values share ("asteroid" of "S-type asteroid" and "C-type
+    asteroid"): they name the kind of value, not which one, so a name sharing only them ("metallic asteroid") is
+    another value."""
+    _, tails, _, _, _ = kg._roles
+    seen: Counter[str] = Counter()
+    for t in tails.get(rid, ()):
+        seen.update({w for w in _norm_tokens(kg.entities.get(t, "")) if w not in _STOP})
+    return frozenset(w for w, n in seen.items() if n >= 2)
 
 
 def _check_literal(kg: KGFacts, subjects: Sequence[Any], value: Literal, phrase: str, words: tuple[str, ...],

@@ -25,11 +25,15 @@ __all__ = [
     "DEMONYMS",
     "EVALUATIVE",
     "FUNCTION_WORDS",
+    "GENDERED_KIN",
+    "KIN_HYPERNYMS",
     "SAME_KIND_CONCEPTS",
     "SINGLE_VALUED_CONCEPTS",
     "SYMMETRIC_CONCEPTS",
+    "SYMMETRIC_HYPERNYMS",
     "SYNONYM_GROUPS",
     "content_words",
+    "covered",
     "forms",
     "key_to_label",
     "known",
@@ -158,6 +162,25 @@ CONVERSES: dict[str, tuple[str, ...]] = {
     "precede": ("follow",), "follow": ("precede",), "part": ("contain",), "contain": ("part", "locate"),
     "locate": ("contain",), "victim": ("die",)}
 
+#: General kinship words and the kinship concepts each covers: a parent or child triple entails "X is related to
+#: Y" and "Y is a descendant of X", never the other way round (a phrase word states a relation when the relation is
+#: one the word covers; a relation labelled "relative" states no parent). Read one way only (:func:`covered`), and
+#: never as a value of a single-valued relation: "X is related to Z" says nothing against X's father being Y.
+KIN_HYPERNYMS: dict[str, frozenset[str]] = {
+    **{w: frozenset({"child", "parent", "sibling"}) for w in ("relate", "relative", "kin", "kinship", "blood",
+                                                                 "familial")},
+    "descend": frozenset({"child"}), "descendant": frozenset({"child"}), "ancestor": frozenset({"parent"}),
+}
+#: Of :data:`KIN_HYPERNYMS`, the words that read the same both ways ("X and Y are related").
+SYMMETRIC_HYPERNYMS = frozenset({"relate", "relative", "kin", "kinship", "blood", "familial"})
+
+#: Kinship words that add a gender to a kinship concept (father = male parent), with the concept they specify: a
+#: denied "X is not the father of Y" contradicts only a triple that names that kinship by gender, since a parent
+#: triple leaves open whether X is the father or the mother.
+GENDERED_KIN: dict[str, str] = {
+    "father": "parent", "mother": "parent", "dad": "parent", "mom": "parent", "son": "child", "daughter": "child",
+    "brother": "sibling", "sister": "sibling", "husband": "spouse", "wife": "spouse"}
+
 #: Concepts of relations single-valued by meaning (one birth date, one publication date, one shirt number at a time):
 #: such a relation is single-valued when the KG has too few subjects to tell and none of them has two values.
 SINGLE_VALUED_CONCEPTS = frozenset("""
@@ -274,6 +297,15 @@ def related(word: str) -> frozenset[str]:
     for f in base:
         for gi in idx.get(f, ()):
             out |= SYNONYM_GROUPS[gi]
+    return frozenset(out)
+
+
+def covered(word: str) -> frozenset[str]:
+    """The kinship concepts a general kinship word covers (:data:`KIN_HYPERNYMS`): ``{"child", "parent",
+    "sibling"}`` for "related", ``{"child"}`` for "descendant"; empty for every other word."""
+    out: set[str] = set()
+    for f in forms(word):
+        out |= KIN_HYPERNYMS.get(f, frozenset())
     return frozenset(out)
 
 

@@ -25,7 +25,9 @@ from kgprobe.scoring.lexicon import (
     FUNCTION_WORDS,
     SINGLE_VALUED_CONCEPTS,
     SYMMETRIC_CONCEPTS,
+    SYMMETRIC_HYPERNYMS,
     content_words,
+    covered,
     forms,
     key_to_label,
     participle,
@@ -34,11 +36,13 @@ from kgprobe.scoring.lexicon import (
 )
 
 __all__ = [
+    "MEANING_SHARE",
     "MIN_SUBJECTS",
     "SINGLE_VALUED_SHARE",
     "RelationProfile",
     "compatibility",
     "direction",
+    "reads_both_ways",
     "phrase_file",
     "profile_of",
     "read_phrase_file",
@@ -48,6 +52,9 @@ __all__ = [
 SINGLE_VALUED_SHARE = 0.9
 #: ... among at least this many subjects (fewer say nothing: one film's table row makes every column functional).
 MIN_SUBJECTS = 5
+#: A relation whose label names something single-valued by meaning (:func:`by_meaning`: a father, a type) is single-valued when this share of its subjects have one object: a KG lists variants (a myth's second
+#: father) without making the relation many-valued. Two signals, neither counting alone.
+MEANING_SHARE = 0.75
 
 _PREPS = {"of", "in", "to", "for", "at", "on", "from", "with", "into", "as"}
 _BE = {"is", "was", "are", "were", "be", "been", "being"}
@@ -172,15 +179,26 @@ def containment_relations(con: Any) -> dict[int, str]:
             if (way := containment(profile_of(str(label), key=str(key)))) is not None}
 
 
-def compatibility(phrase_words: Iterable[str], profile: RelationProfile) -> float | None:
+def compatibility(phrase_words: Iterable[str], profile: RelationProfile, *, general: bool = True) -> float | None:
     """The share of a phrase's content words that state ``profile``'s relation (its word forms, derivations and
-    synonyms, or their converses); None for a phrase with no content word ("is", "is from", "'s", "in"), which
-    states no relation of its own."""
+    synonyms, or their converses; with ``general``, also a general kinship word that covers it: "related to" for a
+    parent relation); None for a phrase with no content word ("is", "is from", "'s", "in"), which states no
+    relation of its own."""
     ws = [w for w in phrase_words if w not in FUNCTION_WORDS]
     if not ws:
         return None
-    hit = sum(bool(forms(w) & (profile.concepts | profile.converse)) for w in ws)
+    both = profile.concepts | profile.converse
+    hit = sum(bool((forms(w) | (covered(w) if general else frozenset())) & both) for w in ws)
     return hit / len(ws)
+
+
+def reads_both_ways(phrase_words: Iterable[str], profile: RelationProfile) -> bool:
+    """Whether a phrase states ``profile``'s relation only by general kinship words that read the same both ways
+    ("X and Y are related", "X is a relative of Y"): then either end may be the triple's head."""
+    stating = [w for w in phrase_words if w not in FUNCTION_WORDS
+               and (forms(w) | covered(w)) & (profile.concepts | profile.converse)]
+    return bool(stating) and all(not forms(w) & (profile.concepts | profile.converse)
+                                 and forms(w) & SYMMETRIC_HYPERNYMS for w in stating)
 
 
 def direction(phrase: str, profile: RelationProfile) -> str | None:
@@ -199,6 +217,9 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
         if w in FUNCTION_WORDS and w != "s":
             continue
         fw = forms(w)
+        if not fw & (profile.concepts | profile.converse) and fw & SYMMETRIC_HYPERNYMS:
+            continue  # "related to": either way
+        fw = fw | covered(w)  # "a descendant of" reads as "a child of"
         same = bool(fw & profile.concepts)
         conv = not same and bool(fw & profile.converse)
         if not (same or conv):
@@ -227,14 +248,14 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
 
 
 #: Of :data:`SINGLE_VALUED_CONCEPTS`, those that stay single-valued for a relation between two entities (a place of
-#: birth, a father); a founder, a publisher or a release venue may be several.
-_ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother"})
+#: birth, a father), and a thing's type (a spectral type); a founder, a publisher or a release venue may be several.
+_ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother", "type"})
 
 
 def by_meaning(profile: RelationProfile, *, values: bool = True) -> bool:
     """Whether a relation's own label words (not its synonyms) name something single-valued by meaning: for a
     relation of values (``values``), a birth date, a publication date, a code; for one between entities, a place of
-    birth or death, a father, a mother."""
+    birth or death, a father, a mother, a type."""
     concepts = SINGLE_VALUED_CONCEPTS if values else _ENTITY_SINGLE
     return any(forms(w) & concepts for w in profile.words)
 

@@ -1,0 +1,79 @@
+"""Kinship read by its words, not its keys: general kinship words ("related", "descendant") are entailed by parent
+and child triples, a gendered word ("father") denied of a triple that leaves the gender open is no contradiction,
+and a relation single-valued by meaning (a father, a type) stays so when the KG lists a variant. Every verdict
+here would differ without the rule it names, and none changes when the relation keys become opaque ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgprobe.scoring.claims import CONTRADICTED, NOT_IN_KG, SUPPORTED, Claim, KGFacts, check_claim
+
+LABELS = {"hasChild": "has child", "father": "father", "spectralType": "spectral type", "genre": "genre"}
+TRIPLES = [
+    ("Zeus", "hasChild", "Apollo"), ("Leto", "hasChild", "Apollo"), ("Kadru", "hasChild", "Shesha"),
+    # fathers: five subjects, one with two (a variant genealogy): 0.8 of them have one
+    ("Asclepius", "father", "Apollo"), ("Hermes", "father", "Zeus"), ("Ares", "father", "Zeus"),
+    ("Athena", "father", "Zeus"), ("Sciron", "father", "Poseidon"), ("Sciron", "father", "Pelops"),
+    # spectral types: five asteroids, one with two
+    ("Ida", "spectralType", "S-type asteroid"), ("Juno", "spectralType", "S-type asteroid"),
+    ("Europa", "spectralType", "C-type asteroid"), ("Pallas", "spectralType", "B-type asteroid"),
+    ("Vesta", "spectralType", "V-type asteroid"), ("Vesta", "spectralType", "S-type asteroid"),
+    # genres: as often one per subject, but nothing in the word makes a genre single-valued
+    ("Song A", "genre", "jazz"), ("Song B", "genre", "jazz"), ("Song C", "genre", "blues"), ("Song D", "genre", "pop"),
+    ("Song E", "genre", "pop"), ("Song E", "genre", "rock"),
+]
+
+CASES = [
+    # general kinship words: entailed by a parent / child triple, either way for "related"
+    (Claim("Apollo", "is related to", "Zeus", True), CONTRADICTED),
+    (Claim("Zeus", "is not related by blood to", "Apollo"), CONTRADICTED),
+    (Claim("Apollo", "is related to", "Zeus"), SUPPORTED),
+    (Claim("Apollo", "is a descendant of", "Zeus"), SUPPORTED),
+    (Claim("Zeus", "is a descendant of", "Apollo"), NOT_IN_KG),  # reversed
+    (Claim("Asclepius", "is not a descendant of", "Apollo"), CONTRADICTED),  # through the father triple
+    # a general word is no value of a single-valued relation
+    (Claim("Asclepius", "is related to", "Hermes"), NOT_IN_KG),
+    # a gendered word denied of a triple that leaves the gender open
+    (Claim("Kadru", "cannot be the father of", "Shesha"), NOT_IN_KG),
+    (Claim("Zeus", "is the mother of", "Apollo", True), NOT_IN_KG),
+    (Claim("Apollo", "is not the mother of", "Asclepius"), NOT_IN_KG),  # the KG says father
+    (Claim("Apollo", "is not the father of", "Asclepius"), CONTRADICTED),
+    (Claim("Asclepius", "is not the son of", "Apollo"), CONTRADICTED),  # the child's side, read as child of
+    # single-valued by meaning, at 0.8 of its subjects
+    (Claim("Ida", "is classified as", "C-type asteroid"), CONTRADICTED),
+    (Claim("Ida", "is classified as", "metallic asteroid"), CONTRADICTED),  # "asteroid" names the kind only
+    (Claim("Ida", "is classified as", "S-type asteroid"), SUPPORTED),
+    (Claim("Song A", "is a song in the genre", "blues"), NOT_IN_KG),  # 0.8 by count alone is not enough
+]
+
+
+def _kg(keys: dict[str, str]) -> KGFacts:
+    return KGFacts.from_triples([(h, keys[r], t) for h, r, t in TRIPLES],
+                                relation_labels={keys[r]: lab for r, lab in LABELS.items()})
+
+
+@pytest.mark.parametrize("keys", [{k: k for k in LABELS}, {k: f"r{i}" for i, k in enumerate(LABELS)},
+                                  {k: f"P{100 + i}" for i, k in enumerate(LABELS)}],
+                         ids=["camelCase", "r0", "P-ids"])
+@pytest.mark.parametrize("claim,label", CASES, ids=[f"{c.subject} {'not ' * c.negated}{c.relation} {c.object}"
+                                                    for c, _ in CASES])
+def test_kinship_and_single_valued_by_meaning(keys, claim, label):
+    assert check_claim(claim, _kg(keys)).label == label
+
+
+@pytest.mark.parametrize("keys", [{k: k for k in LABELS}, {k: f"r{i}" for i, k in enumerate(LABELS)}],
+                         ids=["camelCase", "r0"])
+def test_a_wrong_father_needs_the_word_father(keys):
+    """``father`` at 0.8 of its subjects is single-valued by meaning: "Hermes's father is Poseidon" is contradicted
+    (Zeus), "Hermes is the son of Poseidon" is not (Poseidon might be the mother, for all the phrase says)."""
+    kg = KGFacts.from_triples([(h, keys[r], t) for h, r, t in TRIPLES if r != "hasChild"],
+                              relation_labels={keys[r]: lab for r, lab in LABELS.items()})
+    assert check_claim(Claim("Hermes", "'s father is", "Poseidon"), kg).label == CONTRADICTED
+    assert check_claim(Claim("Hermes", "is the son of", "Poseidon"), kg).label == NOT_IN_KG
+    assert check_claim(Claim("Hermes", "is the son of", "Zeus"), kg).label == SUPPORTED
+
+
+def test_a_stricter_share_is_kept_for_relations_single_valued_by_meaning():
+    kg = KGFacts.from_triples(TRIPLES, relation_labels=LABELS, functional_share=1.0)
+    assert check_claim(Claim("Ida", "is classified as", "C-type asteroid"), kg).label == NOT_IN_KG
