@@ -1426,6 +1426,8 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
                 return _verdict(kg, pos, "coarser", claim, others[0])
             if hops <= 3:  # Samoa for Vailima, through its district: not wrong, but no triple says it
                 return Verdict(NOT_IN_KG, "coarser", claim, fact=claim.fact)
+            if _another_time(phrase):  # "previously played for", "was first performed by"
+                return Verdict(NOT_IN_KG, "another_time", claim, fact=claim.fact)
             return _verdict(kg, neg, "functional", claim, others[0])
     if reversed_hit is not None:
         return _verdict(kg, NOT_IN_KG, "reversed", claim, reversed_hit)
@@ -1448,6 +1450,17 @@ def _same_kind(kg: KGFacts, rid: Any) -> bool:
         return True
     heads, tails, _, _, _ = kg._roles
     return bool(heads.get(rid, set()) & tails.get(rid, set()))
+
+
+#: Words that set a claim at another time than the KG's ("previously played for", "was first performed by",
+#: "formerly known as"): a single-valued relation has one value at a time, so another value then is no contradiction
+#: of the KG's (RULES.md, "Another time"). Dates are values of their own and keep their check.
+_ANOTHER_TIME = frozenset({"first", "originally", "previously", "formerly", "former", "initially", "once", "earlier",
+                           "later"})
+
+
+def _another_time(phrase: str) -> bool:
+    return bool(set(_norm_tokens(phrase)) & _ANOTHER_TIME)
 
 
 def _gender_stated(words: Sequence[str], prof: RelationProfile) -> bool:
@@ -1479,10 +1492,21 @@ usd dollars dollar eur euros people inhabitants
 """.split())
 
 
+#: Words of a number that say how much, not of what ("approximately 2.3 million"): a number's other words
+#: ("over 300 different ancestries") say what it counts, as its unit does.
+_SCALE_WORDS = frozenset("""
+approximately approx around roughly nearly almost estimated least up under below above exceeding less fewer
+hundred hundreds thousand thousands million millions billion billions trillion trillions
+""".split())
+
+
 def _plain_unit(value: Literal, prof: RelationProfile) -> bool:
-    """Whether a value's unit words fit a relation chosen only because it is the subject's one relation of that
-    kind: none, a unit of measure, or words of the relation ("over 300 different ancestries" is no area)."""
+    """Whether a value's unit words (without a unit the literal reads, the words it counts) fit a relation chosen
+    only because it is the subject's one relation of that kind: none, a unit of measure, or words of the relation
+    ("over 300 different ancestries" is no area)."""
     words = content_words(value.unit)
+    if not words and value.kind == "number":
+        words = tuple(w for w in content_words(value.text) if w not in _SCALE_WORDS)
     return not words or all(w in _MEASURES for w in words) or bool(compatibility(words, prof))
 
 
@@ -1500,7 +1524,7 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
     core = _core_words(phrase, words)
     named = [r for r in rids if _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold
              and (direction(phrase, kg.profiles[r]) or "fwd") == side and _gender_stated(words, kg.profiles[r])]
-    if not named:
+    if not named or _another_time(phrase):
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
     said = {w for w in _norm_tokens(other) if w not in _STOP}
     if re.search(r"\d", other) and not any(re.search(r"\d", kg.entities.get(v, "")) for rid in named

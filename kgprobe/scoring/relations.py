@@ -249,7 +249,8 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
 
 #: Of :data:`SINGLE_VALUED_CONCEPTS`, those that stay single-valued for a relation between two entities (a place of
 #: birth, a father), and a thing's type (a spectral type); a founder, a publisher or a release venue may be several.
-_ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother", "type"})
+_ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother", "type", "perform", "performer",
+                            "nationality", "citizen", "citizenship"})
 
 
 def by_meaning(profile: RelationProfile, *, values: bool = True) -> bool:

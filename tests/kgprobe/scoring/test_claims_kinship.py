@@ -1,4 +1,4 @@
-"""Kinship read by its words, not its keys: general kinship words ("related", "descendant") are entailed by parent
+"""Kinship, single-valued relations by meaning, another time and counted numbers, read by their words, not their keys: general kinship words ("related", "descendant") are entailed by parent
 and child triples, a gendered word ("father") denied of a triple that leaves the gender open is no contradiction,
 and a relation single-valued by meaning (a father, a type) stays so when the KG lists a variant. Every verdict
 here would differ without the rule it names, and none changes when the relation keys become opaque ids."""
@@ -77,3 +77,29 @@ def test_a_wrong_father_needs_the_word_father(keys):
 def test_a_stricter_share_is_kept_for_relations_single_valued_by_meaning():
     kg = KGFacts.from_triples(TRIPLES, relation_labels=LABELS, functional_share=1.0)
     assert check_claim(Claim("Ida", "is classified as", "C-type asteroid"), kg).label == NOT_IN_KG
+
+
+SONGS = [("song:1", "performer", "Ella Fitzgerald"), ("song:2", "performer", "Billie Holiday"),
+         ("song:3", "performer", "Nina Simone"), ("song:1", "year", "1957"), ("song:2", "year", "1941")]
+SONG_LABELS = {"song:1": "But Not for Me", "song:2": "God Bless the Child", "song:3": "Feeling Good"}
+
+
+@pytest.mark.parametrize("keys", [{"performer": "performer", "year": "year"}, {"performer": "P175", "year": "P577"},
+                                  {"performer": "r0", "year": "r1"}], ids=["names", "P-ids", "r0"])
+def test_a_performer_is_single_valued_by_meaning_but_not_at_another_time(keys):
+    """Three songs, one performer each: too few to count, so the word decides (a song's performer, as a father or
+    a birth place); "was first performed by" sets the claim at another time (RULES.md), so it contradicts nothing."""
+    kg = KGFacts.from_triples([(h, keys[r], t) for h, r, t in SONGS], entity_labels=SONG_LABELS,
+                              relation_labels={keys["performer"]: "performer", keys["year"]: "publication date"})
+    assert check_claim(Claim("But Not for Me", "was sung by", "Billie Holiday"), kg).label == CONTRADICTED
+    assert check_claim(Claim("But Not for Me", "was sung by", "Frank Sinatra"), kg).label == CONTRADICTED
+    assert check_claim(Claim("But Not for Me", "was first performed by", "Billie Holiday"), kg).label == NOT_IN_KG
+    assert check_claim(Claim("But Not for Me", "was first performed by", "Fred Astaire"), kg).label == NOT_IN_KG
+    assert check_claim(Claim("But Not for Me", "was first performed by", "Ella Fitzgerald"), kg).label == SUPPORTED
+
+
+def test_a_number_counting_something_else_is_no_value_of_the_one_numeric_relation():
+    kg = KGFacts.from_triples([("Australia", "area", "7692024"), ("Chile", "area", "756102")])
+    assert check_claim(Claim("Australia", "has", "over 300 different ancestries"), kg).label == NOT_IN_KG
+    assert check_claim(Claim("Australia", "has", "2 million square kilometres"), kg).label == CONTRADICTED
+    assert check_claim(Claim("Australia", "has", "approximately 7.7 million"), kg).label == SUPPORTED
