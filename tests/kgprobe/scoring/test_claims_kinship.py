@@ -1,7 +1,9 @@
-"""Kinship, single-valued relations by meaning, another time and counted numbers, read by their words, not their keys: general kinship words ("related", "descendant") are entailed by parent
-and child triples, a gendered word ("father") denied of a triple that leaves the gender open is no contradiction,
-and a relation single-valued by meaning (a father, a type) stays so when the KG lists a variant. Every verdict
-here would differ without the rule it names, and none changes when the relation keys become opaque ids."""
+"""Relations read by their words, not their keys: general kinship words ("related", "descendant") are entailed by
+parent and child triples, a gendered word ("father") denied of a triple that leaves the gender open is no
+contradiction, a relation single-valued by meaning (a father, a type, a performer) stays so when the KG lists a
+variant or has too few subjects to count, a claim set at another time ("first performed by") contradicts no value,
+and a number's own words say what it counts. Every verdict here would differ without the rule it names, and none
+changes when the relation keys become opaque ids."""
 
 from __future__ import annotations
 
