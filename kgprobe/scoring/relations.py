@@ -248,7 +248,8 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
 
 
 #: Of :data:`SINGLE_VALUED_CONCEPTS`, those that stay single-valued for a relation between two entities (a place of
-#: birth, a father), and a thing's type (a spectral type); a founder, a publisher or a release venue may be several.
+#: birth, a father), a thing's type (a spectral type), a work's performer and a person's nationality (RULES.md's
+#: labellers read the last two as one per subject); a founder, a publisher or a release venue may be several.
 _ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother", "type", "perform", "performer",
                             "nationality", "citizen", "citizenship"})
 
@@ -256,7 +257,7 @@ _ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "
 def by_meaning(profile: RelationProfile, *, values: bool = True) -> bool:
     """Whether a relation's own label words (not its synonyms) name something single-valued by meaning: for a
     relation of values (``values``), a birth date, a publication date, a code; for one between entities, a place of
-    birth or death, a father, a mother, a type."""
+    birth or death, a father, a mother, a type, a performer, a nationality."""
     concepts = SINGLE_VALUED_CONCEPTS if values else _ENTITY_SINGLE
     return any(forms(w) & concepts for w in profile.words)
 
