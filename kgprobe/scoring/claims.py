@@ -47,6 +47,7 @@ from kgprobe.scoring.lexicon import (
     DEMONYMS,
     EVALUATIVE,
     GENDERED_KIN,
+    MAKER_WORDS,
     SAME_KIND_CONCEPTS,
     content_words,
     covered,
@@ -1342,10 +1343,14 @@ def _core_words(phrase: str, words: tuple[str, ...]) -> tuple[str, ...]:
     return words
 
 
-def _full(core: tuple[str, ...], prof: RelationProfile, score: float | None) -> float:
+def _full(core: tuple[str, ...], prof: RelationProfile, score: float | None, *, entity: bool = False) -> float:
     """The share of a phrase's core words that state the relation (an embedder's match counts whole); general
     kinship words ("related to") do not: they state no value of the relation."""
     c = compatibility(core, prof, general=False) or 0.0
+    if entity and c:  # a verb of making names no value of a designer, an inventor (MAKER_WORDS)
+        own = {f for w in prof.words for f in forms(w)}
+        makers = [w for w in core if forms(w) & MAKER_WORDS and not forms(w) & own]
+        c = max(0.0, c - len(makers) / len(core))
     return 1.0 if (score == 1.0 and c == 0.0 and not any(known(w) or covered(w) for w in core)) else c
 
 
@@ -1411,7 +1416,7 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
         named = [r for r in strict if kg.profiles[r].single_valued and len(strict[r]) == 1]
         named = named if len(named) == 1 else []
     core = _core_words(phrase, words)
-    named = [r for r in named if (score[r] is None or _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold)
+    named = [r for r in named if (score[r] is None or _full(core, kg.profiles[r], score[r], entity=True) >= st.contradiction_threshold)
              and _gender_stated(words, kg.profiles[r])]
     if named:
         top = max(score[r] or 0.0 for r in named)
@@ -1522,7 +1527,7 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
     rids = [r for r in out_r.get(e, ()) if r in kg.functional and kg.profiles[r].value == "entity"]
     score = {r: compatibility(words, kg.profiles[r], general=False) or 0.0 for r in rids}
     core = _core_words(phrase, words)
-    named = [r for r in rids if _full(core, kg.profiles[r], score[r]) >= st.contradiction_threshold
+    named = [r for r in rids if _full(core, kg.profiles[r], score[r], entity=True) >= st.contradiction_threshold
              and (direction(phrase, kg.profiles[r]) or "fwd") == side and _gender_stated(words, kg.profiles[r])]
     if not named or _another_time(phrase):
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)

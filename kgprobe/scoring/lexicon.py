@@ -27,6 +27,7 @@ __all__ = [
     "FUNCTION_WORDS",
     "GENDERED_KIN",
     "KIN_HYPERNYMS",
+    "MAKER_WORDS",
     "SAME_KIND_CONCEPTS",
     "SINGLE_VALUED_CONCEPTS",
     "SYMMETRIC_CONCEPTS",
@@ -173,6 +174,12 @@ KIN_HYPERNYMS: dict[str, frozenset[str]] = {
 }
 #: Of :data:`KIN_HYPERNYMS`, the words that read the same both ways ("X and Y are related").
 SYMMETRIC_HYPERNYMS = frozenset({"relate", "relative", "kin", "kinship", "blood", "familial"})
+
+#: Verbs of making in general: "made / created / developed / built by" names whoever made a thing in any role (a
+#: designer, a studio, a manufacturer), so such a phrase supports a designer or inventor triple but names no value
+#: of it: "Pac-Man was created by Namco" is no wrong designer. A relation whose own label says it (a developer, a
+#: creator) is stated whole by it.
+MAKER_WORDS = frozenset({"make", "create", "develop", "build"})
 
 #: Kinship words that add a gender to a kinship concept (father = male parent), with the concept they specify: a
 #: denied "X is not the father of Y" contradicts only a triple that names that kinship by gender, since a parent

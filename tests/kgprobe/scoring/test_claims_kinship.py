@@ -105,3 +105,20 @@ def test_a_number_counting_something_else_is_no_value_of_the_one_numeric_relatio
     assert check_claim(Claim("Australia", "has", "over 300 different ancestries"), kg).label == NOT_IN_KG
     assert check_claim(Claim("Australia", "has", "2 million square kilometres"), kg).label == CONTRADICTED
     assert check_claim(Claim("Australia", "has", "approximately 7.7 million"), kg).label == SUPPORTED
+
+
+@pytest.mark.parametrize("keys", [{"d": "designed by", "v": "developer"}, {"d": "P287", "v": "P178"},
+                                  {"d": "r0", "v": "r1"}], ids=["names", "P-ids", "r0"])
+def test_a_verb_of_making_supports_a_designer_but_names_no_wrong_one(keys):
+    """Five games, one designer and one developer each: "created / developed by" a studio is no wrong designer
+    (whoever made a thing, in any role), "designed by" one is; a relation labelled developer is stated whole."""
+    games = [f"Game {i}" for i in range(5)]
+    triples = [(g, keys["d"], f"Designer {i}") for i, g in enumerate(games)]
+    triples += [(g, keys["v"], f"Studio {i}") for i, g in enumerate(games)]
+    kg = KGFacts.from_triples(triples, relation_labels={keys["d"]: "designed by", keys["v"]: "developer"})
+    assert check_claim(Claim("Game 0", "was created by", "Designer 0"), kg).label == SUPPORTED
+    assert check_claim(Claim("Game 0", "was designed by", "Designer 1"), kg).label == CONTRADICTED
+    assert check_claim(Claim("Game 0", "was designed by", "Namco"), kg).label == CONTRADICTED
+    assert check_claim(Claim("Game 0", "was created by", "Namco"), kg).label == NOT_IN_KG
+    assert check_claim(Claim("Game 0", "was developed by", "Studio 0"), kg).label == SUPPORTED
+    assert check_claim(Claim("Game 0", "was developed by", "Studio 1"), kg).label == CONTRADICTED
