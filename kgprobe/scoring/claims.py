@@ -137,7 +137,8 @@ class Claim:
 @dataclass(frozen=True)
 class Verdict:
     """A claim's verdict: ``label`` (supported / contradicted / not_in_kg), ``reason`` (triple, inverse, symmetric,
-    negated, functional, reversed, no_triple, unlinked, ambiguous, relation, no_claim), the claim, and the KG triple
+    negated, functional, reversed, no_triple, unlinked, ambiguous, relation, no_claim, gendered, another_time,
+    another_entity), the claim, and the KG triple
     that decided it as keys (``triple``) and as the KG's ids (``ids``)."""
 
     label: str
@@ -1256,7 +1257,43 @@ def check_claim(claim: Claim, kg: KGFacts, *, embedder: Any = None, threshold: f
                 context: Iterable[Any] = (), settings: CheckerSettings | None = None) -> Verdict:  # fmt: skip
     """The verdict of one claim against ``kg`` (see the module docstring). ``context``: entities the answer is about
     (the question's), used to tell apart entities that share a label; ``settings``: the thresholds (the measured
-    defaults when None)."""
+    defaults when None). A wrong value is not contradicted when the claim's fact sets its entity apart from the
+    KG's one of that name (:func:`_set_apart`: "Cliff Richard's *Congratulations*", "a song titled", "a cover of")."""
+    v = _check_claim(claim, kg, embedder=embedder, threshold=threshold, context=context, settings=settings)
+    if v.label == CONTRADICTED and v.reason == "functional" and v.ids is not None and claim.fact \
+            and _set_apart(kg, claim.fact, v.ids[0]):
+        return Verdict(NOT_IN_KG, "another_entity", claim, fact=claim.fact)
+    return v
+
+
+_APART_BEFORE = re.compile(
+    r"(?:\b(?:a|an)\s+(?:[a-z]+\s+){0,2}(?:titled|called|named|entitled)"        # a song titled "X"
+    r"|\b(?:a|an|another|the|its|their|his|her)\s+(?:[a-z]+\s+)?(?:cover|version|remake|rendition|remix)\s+of"
+    r"(?:\s+the\s+[a-z]+)?)\s*[\"“”'‘]?\s*$", re.IGNORECASE)
+_POSSESSOR = re.compile(r"((?:[A-Z][\w.&-]*\s+){0,4}[A-Z][\w.&-]*)(?:['’]s|s['’])\s*[\"“”'‘]?\s*$")
+
+
+def _set_apart(kg: KGFacts, fact: str, entity: Any) -> bool:
+    """Whether ``fact`` names ``entity``'s label as another thing of that name (RULES.md, "Same name, another
+    entity"): introduced as new ("a song titled X"), as another recording ("a cover of X", "the original version
+    of X"), or as someone's whom the KG does not join to it ("Cliff Richard's X", when the KG's X is Reba
+    McEntire's)."""
+    names = [kg.entities.get(entity, "")] + list(kg.aliases.get(entity, ()))
+    for name in (n for n in names if n.strip()):
+        for m in re.finditer(re.escape(name), fact, re.IGNORECASE):
+            before = fact[:m.start()]
+            if _APART_BEFORE.search(before):
+                return True
+            pm = _POSSESSOR.search(before)
+            if pm:
+                owners, _ = kg.candidates(pm.group(1))
+                if not any(kg.joined(entity, o) for o in owners):
+                    return True
+    return False
+
+
+def _check_claim(claim: Claim, kg: KGFacts, *, embedder: Any = None, threshold: float = 0.75,
+                 context: Iterable[Any] = (), settings: CheckerSettings | None = None) -> Verdict:  # fmt: skip
     st = settings or DEFAULT_SETTINGS
     if not (claim.subject and claim.relation and claim.object):
         return Verdict(NOT_IN_KG, "no_claim", claim, fact=claim.fact)

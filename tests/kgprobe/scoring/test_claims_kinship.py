@@ -122,3 +122,26 @@ def test_a_verb_of_making_supports_a_designer_but_names_no_wrong_one(keys):
     assert check_claim(Claim("Game 0", "was created by", "Namco"), kg).label == NOT_IN_KG
     assert check_claim(Claim("Game 0", "was developed by", "Studio 0"), kg).label == SUPPORTED
     assert check_claim(Claim("Game 0", "was developed by", "Studio 1"), kg).label == CONTRADICTED
+
+
+@pytest.mark.parametrize("keys", [{"p": "performer"}, {"p": "r0"}], ids=["names", "r0"])
+@pytest.mark.parametrize("claim,label", [
+    (Claim("Dolly Parton", "sang", "Congratulations", fact='Dolly Parton sang "Congratulations".'), CONTRADICTED),
+    (Claim("Cliff Richard", "sang", "Congratulations",
+           fact='Cliff Richard sang a song titled "Congratulations".'), NOT_IN_KG),
+    (Claim("Postmodern Jukebox", "sang", "Congratulations",
+           fact='Postmodern Jukebox sang a cover of "Congratulations".'), NOT_IN_KG),
+    (Claim("Congratulations", "was sung by", "Cliff Richard",
+           fact="Cliff Richard's \"Congratulations\" was sung by Cliff Richard."), NOT_IN_KG),
+    # the KG's song, named by its own singer: the wrong singer stays wrong
+    (Claim("Congratulations", "was sung by", "Dolly Parton",
+           fact="Reba McEntire's \"Congratulations\" was sung by Dolly Parton."), CONTRADICTED),
+], ids=["plain", "titled", "cover", "someone else's", "its own singer's"])
+def test_a_fact_that_sets_a_title_apart_names_another_entity(keys, claim, label):
+    """RULES.md, "Same name, another entity": a song the fact itself sets apart from the KG's one of that title
+    (new, a cover, someone else's) is another song, so its other singer is no wrong value of the KG's song."""
+    kg = KGFacts.from_triples([(f"song:{i}", keys["p"], singer) for i, singer in
+                               enumerate(["Reba McEntire", "Dolly Parton", "Cliff Richard"])],
+                              entity_labels={"song:0": "Congratulations", "song:1": "Jolene", "song:2": "Living Doll"},
+                              relation_labels={keys["p"]: "performer"})
+    assert check_claim(claim, kg).label == label
