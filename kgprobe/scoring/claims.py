@@ -138,8 +138,8 @@ class Claim:
 class Verdict:
     """A claim's verdict: ``label`` (supported / contradicted / not_in_kg), ``reason`` (triple, inverse, symmetric,
     negated, functional, reversed, no_triple, unlinked, ambiguous, relation, no_claim, gendered, another_time,
-    another_entity), the claim, and the KG triple
-    that decided it as keys (``triple``) and as the KG's ids (``ids``)."""
+    another_entity), the claim, and the KG triple that decided it as keys (``triple``) and as the KG's ids
+    (``ids``)."""
 
     label: str
     reason: str
