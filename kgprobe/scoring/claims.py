@@ -1453,7 +1453,8 @@ def _check_entities(kg: KGFacts, s: Any, o: Any, phrase: str, words: tuple[str, 
         named = [r for r in strict if kg.profiles[r].single_valued and len(strict[r]) == 1]
         named = named if len(named) == 1 else []
     core = _core_words(phrase, words)
-    named = [r for r in named if (score[r] is None or _full(core, kg.profiles[r], score[r], entity=True) >= st.contradiction_threshold)
+    named = [r for r in named
+             if (score[r] is None or _full(core, kg.profiles[r], score[r], entity=True) >= st.contradiction_threshold)
              and _gender_stated(words, kg.profiles[r])]
     if named:
         top = max(score[r] or 0.0 for r in named)

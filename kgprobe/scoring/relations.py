@@ -52,8 +52,9 @@ __all__ = [
 SINGLE_VALUED_SHARE = 0.9
 #: ... among at least this many subjects (fewer say nothing: one film's table row makes every column functional).
 MIN_SUBJECTS = 5
-#: A relation whose label names something single-valued by meaning (:func:`by_meaning`: a father, a type) is single-valued when this share of its subjects have one object: a KG lists variants (a myth's second
-#: father) without making the relation many-valued. Two signals, neither counting alone.
+#: A relation whose label names something single-valued by meaning (:func:`by_meaning`: a father, a type) is
+#: single-valued when this share of its subjects have one object: a KG lists variants (a myth's second father)
+#: without making the relation many-valued. Two signals, neither counting alone.
 MEANING_SHARE = 0.75
 
 _PREPS = {"of", "in", "to", "for", "at", "on", "from", "with", "into", "as"}
