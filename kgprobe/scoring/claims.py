@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kgprobe.generation.prompts import DATA_NOTICE, fence
 from kgprobe.kg.queries import normalise_label
 from kgprobe.scoring.lexicon import (
+    COUNTRIES,
     DEMONYMS,
     EVALUATIVE,
     GENDERED_KIN,
@@ -451,6 +452,10 @@ class KGFacts:
         so, si = sig.get(rid, (frozenset(),) * 4)[2 * side: 2 * side + 2]
         if side == 1 and rid in self.profiles and self.profiles[rid].value != "entity":
             return False  # a relation of values takes values
+        if side == 1 and any(self._places[end] & tails.get(rid, set()) for end in (0, 1) if e in self._places[end]):
+            # things that lie in others (Milan, Auckland) are of one kind, and things that hold others (Italy, New
+            # Zealand): whichever containment relation the KG happens to use for each
+            return True
         if (not so and si <= {rid}) if side == 1 else (not si and so <= {rid}):
             # the relation's tails (heads) do nothing else here: nothing to compare with, unless the entity is
             # the tail (head) of another relation
@@ -644,6 +649,16 @@ class KGFacts:
         (:func:`kgprobe.scoring.relations.containment`)."""
         return {r: d for r, p in self.profiles.items() if (d := containment(p)) is not None}
 
+    @cached_property
+    def _places(self) -> tuple[frozenset[Any], frozenset[Any]]:
+        """Two kinds of place, each one kind whichever relations the KG happens to hold of its members: the
+        countries a demonym names (:data:`~kgprobe.scoring.lexicon.COUNTRIES`: Italy, New Zealand, Australia) and the
+        other things a containment triple places inside another (Milan in Italy, Auckland in New Zealand)."""
+        countries = frozenset(e for e, label in self.entities.items() if label.lower() in _COUNTRIES)
+        inner = frozenset(h if self._containment[r] == "inward" else t
+                          for h, r, t in self.triples if r in self._containment)
+        return inner - countries, countries
+
     def within(self, inner: Any, outer: Any, *, hops: int = CONTAINMENT_HOPS) -> int:
         """In how many containment triples (at most ``hops``) the KG places ``inner`` inside ``outer`` ("located
         in", "country" read from the inside, "contains" from the outside); 0 when it does not."""
@@ -719,6 +734,9 @@ class KGFacts:
 
 _SUFFIXES = {"fc", "cf", "afc", "sc", "ac", "club", "football", "inc", "ltd", "co", "corp", "plc", "llc"}
 _LOOSE_STOP = _STOP | {"de", "del", "da", "di", "du", "la", "le"}
+
+
+_COUNTRIES = frozenset(c.lower() for c in COUNTRIES)
 
 
 def _loose_key(toks: Sequence[str], *, suffixes: bool = False) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ import lemminflect
 
 __all__ = [
     "CONVERSES",
+    "COUNTRIES",
     "DEMONYMS",
     "EVALUATIVE",
     "FUNCTION_WORDS",
@@ -393,3 +394,7 @@ uzbek:Uzbekistan venezuelan:Venezuela vietnamese:Vietnam welsh:Wales yemeni:Yeme
 zimbabwean:Zimbabwe roman:Rome greek:Greece
 """.split())
 }
+
+#: The countries the demonyms name (Rome, a city's "Roman", is none): one kind of place, whatever relations a KG
+#: holds of each.
+COUNTRIES: frozenset[str] = frozenset(c for c in DEMONYMS.values() if c != "Rome")

@@ -145,3 +145,43 @@ def test_a_fact_that_sets_a_title_apart_names_another_entity(keys, claim, label)
                               entity_labels={"song:0": "Congratulations", "song:1": "Jolene", "song:2": "Living Doll"},
                               relation_labels={keys["p"]: "performer"})
     assert check_claim(claim, kg).label == label
+
+
+PLACE_LABELS = {"nationality": "nationality", "birthPlace": "place of birth", "country": "country",
+                "containedBy": "contained by", "capital": "capital", "team": "member of sports team",
+                "location": "location", "locatedIn": "located in"}
+PLACE_TRIPLES = [
+    ("Kim Casali", "nationality", "New Zealand"), ("Kim Casali", "birthPlace", "Auckland"),
+    ("Auckland", "country", "New Zealand"),
+    ("Milan", "containedBy", "Italy"), ("Australia", "capital", "Canberra"),
+    # a club lies in its city, and a city is where games were held: neither makes a country a city or a city a club
+    ("Lionel Messi", "team", "FC Barcelona"), ("FC Barcelona", "locatedIn", "Barcelona"),
+    ("1928 Summer Olympics", "location", "Amsterdam"), ("Spain", "capital", "Madrid"),
+    ("2020 Summer Olympics", "location", "Tokyo"),
+]
+
+
+@pytest.mark.parametrize("keys", [{k: k for k in PLACE_LABELS}, {k: f"r{i}" for i, k in enumerate(PLACE_LABELS)},
+                                  {k: f"P{100 + i}" for i, k in enumerate(PLACE_LABELS)}],
+                         ids=["camelCase", "r0", "P-ids"])
+@pytest.mark.parametrize("claim,label", [
+    # Milan lies in Italy as Auckland lies in New Zealand, by other containment relations: one kind of place
+    (Claim("Kim Casali", "was born in", "Milan"), CONTRADICTED),
+    (Claim("Kim Casali", "was born in", "Auckland"), SUPPORTED),
+    # countries a demonym names are one kind, whatever the KG says of each (Italy is contained, Australia a capital's)
+    (Claim("Kim Casali", "was", "Italian"), CONTRADICTED),
+    (Claim("Kim Casali", "was", "Australian"), CONTRADICTED),
+    (Claim("Kim Casali", "was not", "Australian"), SUPPORTED),
+    (Claim("Kim Casali", "is from", "New Zealand"), SUPPORTED),
+    # a country is no value of a relation whose values are cities; a city that holds a club is no club
+    (Claim("Spain", "hosted", "1928 Summer Olympics"), NOT_IN_KG),
+    (Claim("Lionel Messi", "played in", "Tokyo"), NOT_IN_KG),
+], ids=["born in Milan", "born in Auckland", "Italian", "Australian", "not Australian", "from New Zealand",
+        "country for a city", "city for a club"])
+def test_places_are_of_one_kind_whichever_containment_triples_the_kg_holds(keys, claim, label):
+    """The kind check reads an entity by the relations it takes part in; a place the KG only holds in one
+    containment triple (Milan in Italy) or only as a country's capital (Australia) is still of the kind of a birth
+    place or a nationality: things that lie in others are one kind, the countries a demonym names another."""
+    kg = KGFacts.from_triples([(h, keys[r], t) for h, r, t in PLACE_TRIPLES],
+                              relation_labels={keys[r]: lab for r, lab in PLACE_LABELS.items()})
+    assert check_claim(claim, kg).label == label
