@@ -1587,6 +1587,14 @@ def _check_unlinked(kg: KGFacts, e: Any, other: str, side: str, phrase: str, wor
              and (direction(phrase, kg.profiles[r]) or "fwd") == side and _gender_stated(words, kg.profiles[r])]
     if not named or _another_time(phrase):
         return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
+    heads, _, _, _, _ = kg._roles
+    if any(r not in rids and kg.profiles[r].value == "entity" and kg._can_be(e, r, 0)
+           and _full(core, kg.profiles[r], None, entity=True) >= st.contradiction_threshold
+           and (direction(phrase, kg.profiles[r]) or "fwd") == side and _gender_stated(words, kg.profiles[r])
+           for r in kg.functional if r in heads):
+        # the phrase states as well a single-valued relation the KG holds no value of for it ("a secretary in"
+        # reads as where it is: a place of birth, of death, of work): the name may be that one's value
+        return Verdict(NOT_IN_KG, status, claim, fact=claim.fact)
     said = {w for w in _norm_tokens(other) if w not in _STOP}
     if re.search(r"\d", other) and not any(re.search(r"\d", kg.entities.get(v, "")) for rid in named
                                             for v in kg._by_head.get((e, rid), ())):

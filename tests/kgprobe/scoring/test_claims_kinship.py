@@ -185,3 +185,21 @@ def test_places_are_of_one_kind_whichever_containment_triples_the_kg_holds(keys,
     kg = KGFacts.from_triples([(h, keys[r], t) for h, r, t in PLACE_TRIPLES],
                               relation_labels={keys[r]: lab for r, lab in PLACE_LABELS.items()})
     assert check_claim(claim, kg).label == label
+
+
+@pytest.mark.parametrize("keys", [{"b": "place of birth", "d": "place of death", "p": "profession"},
+                                  {"b": "P19", "d": "P20", "p": "P106"}, {"b": "r0", "d": "r1", "p": "r2"}],
+                         ids=["names", "P-ids", "r0"])
+def test_a_phrase_that_states_two_single_valued_relations_names_no_wrong_value_of_the_one_the_kg_holds(keys):
+    """ "was a secretary in X" reads as where its subject is, which a place of birth and a place of death state
+    alike: for a subject the KG gives a birth place but no death place, an unknown X may be the one it lacks (or a
+    place of work), so it contradicts nothing; "born in X" states only the birth place and stays contradicted."""
+    people = [f"Person {i}" for i in range(6)]
+    triples = [(p, keys["b"], f"Town {i}") for i, p in enumerate(people)]
+    triples += [(p, keys["d"], f"City {i}") for i, p in enumerate(people[1:])]
+    triples += [(p, keys["p"], "Politician") for p in people]
+    kg = KGFacts.from_triples(triples, relation_labels={keys["b"]: "place of birth", keys["d"]: "place of death",
+                                                        keys["p"]: "profession"})
+    assert check_claim(Claim("Person 0", "was a secretary in", "the Central Committee"), kg).label == NOT_IN_KG
+    assert check_claim(Claim("Person 0", "was born in", "Berlin"), kg).label == CONTRADICTED
+    assert check_claim(Claim("Person 1", "was born in", "Berlin"), kg).label == CONTRADICTED
