@@ -68,6 +68,7 @@ from kgprobe.scoring.relations import (
     compatibility,
     containment,
     direction,
+    most_values,
     phrase_file,
     profile_of,
     reads_both_ways,
@@ -636,6 +637,15 @@ class KGFacts:
             objs = self._by_head.get((head, relation), set())
             if objs and tail not in objs:
                 return (head, relation, sorted(objs, key=str)[0])
+        prof = self.profiles.get(relation)
+        if prof is not None and prof.value == "entity":  # a person's parents are two: a third is wrong when the
+            # KG holds both, read from the parent relation, or from a child relation's tail by its parent relation
+            for who, by, nope in [(head, relation, tail)] + \
+                    [(tail, r, head) for r in self._roles[2].get(tail, ()) if "child" in prof.concepts]:
+                bound = most_values(self.profiles[by])
+                objs = self._by_head.get((who, by), set())
+                if bound is not None and len(objs) >= bound and nope not in objs:
+                    return (who, by, sorted(objs, key=str)[0])
         for inv in self.inverses.get(relation, ()):
             if inv in self.functional:
                 objs = self._by_head.get((tail, inv), set())

@@ -42,6 +42,7 @@ __all__ = [
     "RelationProfile",
     "compatibility",
     "direction",
+    "most_values",
     "reads_both_ways",
     "phrase_file",
     "profile_of",
@@ -253,6 +254,15 @@ def direction(phrase: str, profile: RelationProfile) -> str | None:
 #: labellers read the last two as one per subject); a founder, a publisher or a release venue may be several.
 _ENTITY_SINGLE = frozenset({"bear", "birth", "born", "die", "death", "father", "mother", "type", "perform", "performer",
                             "nationality", "citizen", "citizenship"})
+
+
+def most_values(profile: RelationProfile) -> int | None:
+    """How many values a relation between entities can have by its label's own words, when that is a small bound
+    short of one: a person's parents are two (a father and a mother each one, :func:`by_meaning`). None otherwise."""
+    if profile.value == "entity" and any("parent" in forms(w) for w in profile.words) \
+            and not any(forms(w) & _ENTITY_SINGLE for w in profile.words):
+        return 2
+    return None
 
 
 def by_meaning(profile: RelationProfile, *, values: bool = True) -> bool:

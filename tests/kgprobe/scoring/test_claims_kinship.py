@@ -203,3 +203,25 @@ def test_a_phrase_that_states_two_single_valued_relations_names_no_wrong_value_o
     assert check_claim(Claim("Person 0", "was a secretary in", "the Central Committee"), kg).label == NOT_IN_KG
     assert check_claim(Claim("Person 0", "was born in", "Berlin"), kg).label == CONTRADICTED
     assert check_claim(Claim("Person 1", "was born in", "Berlin"), kg).label == CONTRADICTED
+
+
+@pytest.mark.parametrize("keys", [{"p": "parents", "c": "children", "s": "spouse"},
+                                  {"p": "/people/person/parents", "c": "/people/person/children", "s": "P26"},
+                                  {"p": "r0", "c": "r1", "s": "r2"}], ids=["names", "paths", "r0"])
+@pytest.mark.parametrize("claim,label", [
+    (Claim("Shahnaz", "is the daughter of", "Farah"), CONTRADICTED),  # both parents held: a third is wrong
+    (Claim("Farah", "is a parent of", "Shahnaz"), CONTRADICTED),
+    (Claim("Farah", "has the child", "Shahnaz"), CONTRADICTED),  # a child relation read through the parents
+    (Claim("Shahnaz", "is the daughter of", "Fawzia"), SUPPORTED),
+    (Claim("Leila", "is the daughter of", "Farah"), NOT_IN_KG),  # one parent held: the other may be Farah
+    (Claim("Shahnaz", "is the daughter of", "Farah", True), SUPPORTED),
+], ids=["daughter of a third", "parent of", "has a child", "daughter of a parent", "one parent held", "denied"])
+def test_a_third_parent_is_wrong_when_the_kg_holds_two(keys, claim, label):
+    """A parents relation is many-valued, but by its word a person has two parents: when the KG holds both, a third
+    is a wrong value, whichever relation (parents, or children read from the child's side) the claim states."""
+    triples = [("Shahnaz", "p", "Mohammad Reza"), ("Shahnaz", "p", "Fawzia"), ("Leila", "p", "Mohammad Reza"),
+               ("Mohammad Reza", "c", "Shahnaz"), ("Mohammad Reza", "c", "Leila"),
+               ("Mohammad Reza", "s", "Fawzia"), ("Mohammad Reza", "s", "Farah")]
+    kg = KGFacts.from_triples([(h, keys[r], t) for h, r, t in triples],
+                              relation_labels={keys["p"]: "parents", keys["c"]: "children", keys["s"]: "spouse"})
+    assert check_claim(claim, kg).label == label
