@@ -1,20 +1,45 @@
-"""Scale benchmark: ingest, subgraph retrieval and KG-FPQ edits on a synthetic KG of up to 10M triples.
+"""Scale benchmark: ingest, checks, subgraph retrieval and every suite's items on a synthetic KG of up to 10M triples.
 
     python benchmarks/scale.py [--triples 1000000 10000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
+                               [--erbench-rows 1000000] [--stages ingest,ingest+types,...] [--workdir DIR]
 
 For each size a synthetic KG is written as Parquet (string keys, as a dump would have them) with a realistic
 degree skew: subjects and objects are drawn from power laws over the entities (Zipf exponents 0.8 and 1.05; one
 entity per five triples), so that a few hub objects have 100k+ edges at 10M triples, and relations from a power
-law over 500 relation keys. Every entity has one type (a power law over 50 types), in a TSV side file. Then, each
-stage in a fresh child process so that its peak RSS (max resident set size, imports included) is its own:
+law over 500 relation keys. Side files, all deterministic from ``--seed`` and proportional to the KG:
+``types.tsv`` (every entity one type, a power law over 50 real class names: human, city, film, event, ...),
+``entity_labels.tsv`` (two pseudo-words per entity, "Karo Velinstra", from 2,000 words: labels repeat, about 3% of
+the entities at 1M triples, 12% at 5M), ``relation_labels.tsv`` (a phrase per relation key: "place of birth",
+"former member of", ...) and ``temporal.tsv`` (5% of the triples dated, ``head relation tail start end``, starts
+1800-2019; relations of key rank divisible by 3 are events, ending in their start year, the others spans of 1-40
+years, one in ten with an unknown end ``####``). Then, each stage in a fresh child process so that its peak RSS
+(max resident set size, imports included) is its own:
 
 * ``ingest``: ``load_kg`` of the Parquet triples into a new DuckDB file (the goal: >= 1M triples/s; DuckDB's
   one-time import of pandas on its first Python parameter is done before the clock starts);
-* ``ingest + types``: the same with the entity-types side file, the KG the next stages read;
+* ``ingest + types``: the same with every side file (types, entity and relation labels, dated facts), the KG the
+  next stages read;
 * ``subgraph``: ``--queries`` two-seed queries (seeds drawn with ``--seed``), 2-hop ``iter_khop_batch`` with the
   fan-out cap, then ``ppr_prune_batch`` on each chunk, as the ``khop_subgraphs`` / ``ppr_subgraphs`` assets call them;
 * ``fpq``: ``select_true_triples`` of ``--fpq`` true triples over three domains (three types), then ``edit`` with the
-  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them.
+  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them;
+* ``checks``: the ``kg`` asset's checks (``kg_summary``, ``dangling_ids``) and the label checks of every items asset
+  (``label_report``, ``unreadable_names``);
+* ``grapheval``: ``GraphEvalSuite.items`` with the default settings (profile paper, ``positives`` null): every triple
+  of the KG stated, with a verified negative each, so its time and memory grow with the KG (the item table holds
+  two statements per triple: about 3 GB at 1M triples);
+* ``drowzee``: ``DrowzeeSuite.items`` with the default ``per_rule`` / ``n_formulas``: the six rules (negation over
+  the relations the data show to be functional; symmetric, transitive, inverse, composition and same over the
+  largest relations by triple count, which the stage names in the settings) and the temporal formulas over the
+  dated facts;
+* ``okgqa-questions``: ``template_questions`` with the default ``per_template``, as the ``okgqa_question_bank``
+  asset calls it;
+* ``erbench``: ERBench on a ``--erbench-rows`` table (benchmarks/erbench.py's synthetic one, six columns and three
+  FDs), the same whatever the KG's size: ``load_erdb`` and ``ERBenchSuite.items`` with the default settings (every
+  record: 9 items per row);
+* ``claims-index``: the claim checker's index of the whole KG (``KGFacts.from_duckdb``), its relation phrase file
+  (``relation_file``: every relation's phrase set and single-valued verdict) and the name index its first
+  ``check_fact`` builds.
 
 The table gives seconds, throughput and peak RSS per stage and size, and, with two sizes, how the time grew against
 how the data grew (linear scaling: the two ratios are equal). Goals: peak RSS under 8 GB, ingest >= 1M triples/s.
