@@ -731,9 +731,9 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     def arrow(series: pl.Series) -> pa.ChunkedArray:
         # in slices: one string array holds at most 2 GiB of text, and the evidence of every triple of a 5M-triple
         # KG (10M statements) is more
-        values = series.to_arrow()
-        return pa.chunked_array([values.slice(i, _ROWS_PER_CHUNK).cast(pa.string())
-                                 for i in range(0, len(values), _ROWS_PER_CHUNK)], pa.string())
+        # (each slice converted on its own: a cast of a slice of one large array still checks the whole buffer)
+        return pa.chunked_array([series.slice(i, _ROWS_PER_CHUNK).to_arrow().cast(pa.string())
+                                 for i in range(0, len(series), _ROWS_PER_CHUNK)], pa.string())
 
     # the ids of another task (another profile's statements of the same triples) differ from the main task's
     scope = snapshot_id if task == "statement" else f"{snapshot_id}|{task}"

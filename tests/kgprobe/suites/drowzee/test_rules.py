@@ -304,7 +304,7 @@ def test_a_negation_skips_the_country_of_the_true_city(tmp_path: Path) -> None:
 
 
 def test_negations_of_several_relations_in_one_query_are_each_relations_own(sample_kg, monkeypatch) -> None:
-    """derive asks every negation relation in one query: each relation's facts (before the caps across relations)
+    """derive asks the negation relations in queries of several: each relation's facts (before the caps across relations)
     are those it gets alone, in the same order, and the relations come in the order given (a symmetric one too)."""
     import kgprobe.suites.drowzee.rules as rules
 
@@ -318,5 +318,7 @@ def test_negations_of_several_relations_in_one_query_are_each_relations_own(samp
     alone = {k: negations((k,)) for k in keys}
     together = negations(keys)
     assert together == [f for k in keys for f in alone[k]]
+    monkeypatch.setattr(rules, "_NEGATION_BATCH", 2)  # three queries of at most two relations each
+    assert negations(keys) == together
     assert sum(1 for k in keys if alone[k]) >= 4 and all(len(alone[k]) <= 5 for k in keys)
     assert all(f.relation == f.source for f in together)
