@@ -1,20 +1,45 @@
-"""Scale benchmark: ingest, subgraph retrieval and KG-FPQ edits on a synthetic KG of up to 10M triples.
+"""Scale benchmark: ingest, checks, subgraph retrieval and every suite's items on a synthetic KG of up to 10M triples.
 
     python benchmarks/scale.py [--triples 1000000 10000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
+                               [--erbench-rows 1000000] [--stages ingest,ingest+types,...] [--workdir DIR]
 
 For each size a synthetic KG is written as Parquet (string keys, as a dump would have them) with a realistic
 degree skew: subjects and objects are drawn from power laws over the entities (Zipf exponents 0.8 and 1.05; one
 entity per five triples), so that a few hub objects have 100k+ edges at 10M triples, and relations from a power
-law over 500 relation keys. Every entity has one type (a power law over 50 types), in a TSV side file. Then, each
-stage in a fresh child process so that its peak RSS (max resident set size, imports included) is its own:
+law over 500 relation keys. Side files, all deterministic from ``--seed`` and proportional to the KG:
+``types.tsv`` (every entity one type, a power law over 50 real class names: human, city, film, event, ...),
+``entity_labels.tsv`` (two pseudo-words per entity, "Karo Velinstra", from 2,000 words: labels repeat, about 3% of
+the entities at 1M triples, 12% at 5M), ``relation_labels.tsv`` (a phrase per relation key: "place of birth",
+"former member of", ...) and ``temporal.tsv`` (5% of the triples dated, ``head relation tail start end``, starts
+1800-2019; relations of key rank divisible by 3 are events, ending in their start year, the others spans of 1-40
+years, one in ten with an unknown end ``####``). Then, each stage in a fresh child process so that its peak RSS
+(max resident set size, imports included) is its own:
 
 * ``ingest``: ``load_kg`` of the Parquet triples into a new DuckDB file (the goal: >= 1M triples/s; DuckDB's
   one-time import of pandas on its first Python parameter is done before the clock starts);
-* ``ingest + types``: the same with the entity-types side file, the KG the next stages read;
+* ``ingest + types``: the same with every side file (types, entity and relation labels, dated facts), the KG the
+  next stages read;
 * ``subgraph``: ``--queries`` two-seed queries (seeds drawn with ``--seed``), 2-hop ``iter_khop_batch`` with the
   fan-out cap, then ``ppr_prune_batch`` on each chunk, as the ``khop_subgraphs`` / ``ppr_subgraphs`` assets call them;
 * ``fpq``: ``select_true_triples`` of ``--fpq`` true triples over three domains (three types), then ``edit`` with the
-  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them.
+  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them;
+* ``checks``: the ``kg`` asset's checks (``kg_summary``, ``dangling_ids``) and the label checks of every items asset
+  (``label_report``, ``unreadable_names``);
+* ``grapheval``: ``GraphEvalSuite.items`` with the default settings (profile paper, ``positives`` null): every triple
+  of the KG stated, with a verified negative each, so its time and memory grow with the KG (the item table holds
+  two statements per triple: about 3 GB at 1M triples);
+* ``drowzee``: ``DrowzeeSuite.items`` with the default ``per_rule`` / ``n_formulas``: the six rules (negation over
+  the relations the data show to be functional; symmetric, transitive, inverse, composition and same over the
+  largest relations by triple count, which the stage names in the settings) and the temporal formulas over the
+  dated facts;
+* ``okgqa-questions``: ``template_questions`` with the default ``per_template``, as the ``okgqa_question_bank``
+  asset calls it;
+* ``erbench``: ERBench on a ``--erbench-rows`` table (benchmarks/erbench.py's synthetic one, six columns and three
+  FDs), the same whatever the KG's size: ``load_erdb`` and ``ERBenchSuite.items`` with the default settings (every
+  record: 9 items per row);
+* ``claims-index``: the claim checker's index of the whole KG (``KGFacts.from_duckdb``), its relation phrase file
+  (``relation_file``: every relation's phrase set and single-valued verdict) and the name index its first
+  ``check_fact`` builds.
 
 The table gives seconds, throughput and peak RSS per stage and size, and, with two sizes, how the time grew against
 how the data grew (linear scaling: the two ratios are equal). Goals: peak RSS under 8 GB, ingest >= 1M triples/s.
@@ -47,7 +72,38 @@ N_RELATIONS = 500
 N_TYPES = 50
 TRIPLES_PER_ENTITY = 5
 HEAD_EXPONENT, TAIL_EXPONENT, RELATION_EXPONENT, TYPE_EXPONENT = 0.8, 1.05, 1.0, 1.0
-FPQ_DOMAINS = {"domain_a": ["T3"], "domain_b": ["T7"], "domain_c": ["T12"]}
+#: Type names by rank: real class names (OKGQA's templates draw entities of person, city, film, event, ... types).
+TYPE_NAMES = (
+    "human", "city", "film", "organization", "country", "book", "event", "painting", "university", "company",
+    "writer", "novel", "politician", "battle", "musical work", "scientist", "museum", "art movement", "poem", "war",
+    "actor", "genre", "play", "composer", "election", "painter", "opera", "treaty", "discipline", "sculpture",
+    "river", "mountain", "album", "species", "building", "language", "ship", "award", "sports team", "village",
+    "television series", "newspaper", "church", "airport", "railway station", "island", "lake", "bridge", "castle",
+    "school",
+)
+FPQ_DOMAINS = {"domain_a": [TYPE_NAMES[3]], "domain_b": [TYPE_NAMES[7]], "domain_c": [TYPE_NAMES[12]]}
+#: Relation labels: a phrase per relation key (P0, P1, ...), each a base phrase with an optional qualifier, unique.
+RELATION_PHRASES = (
+    "place of birth", "place of death", "country of citizenship", "member of", "employer", "educated at", "spouse",
+    "child", "sibling", "award received", "occupation", "genre", "director", "author", "publisher", "located in",
+    "capital of", "part of", "has part", "founded by", "headquarters location", "owned by", "influenced by",
+    "student of", "notable work", "composer", "performer", "producer", "screenwriter", "cast member",
+    "participant in", "instance of", "follows", "followed by", "language of work", "country of origin", "sponsor",
+    "architect", "developer", "manufacturer", "record label", "position held", "military branch", "religion",
+    "field of work", "doctoral advisor", "head of state", "shares border with", "twinned with", "contains",
+    "narrative location", "filming location", "original broadcaster", "home venue", "league", "coach of",
+    "residence", "nominated for", "movement", "significant event",
+)
+RELATION_QUALIFIERS = ("", "former", "official", "notable", "primary", "secondary", "regional", "historical", "honorary")
+#: Share of triples that are also dated facts (the temporal side file); a relation of key rank divisible by 3 is
+#: an event relation (its facts end in their start year), the others spans (some with an unknown end).
+TEMPORAL_SHARE = 0.05
+#: Entity labels: two of LABEL_WORDS pseudo-words per entity, so that labels repeat as in a real KG (about 3% of the
+#: entities share their label with another at 1M triples, 12% at 5M).
+LABEL_WORDS = 2_000
+KG_NAME = "main"  # the schema load_kg writes (KGSource.name's default)
+STAGES = ("ingest", "ingest+types", "subgraph", "fpq", "checks", "grapheval", "drowzee", "okgqa-questions", "erbench",
+          "claims-index")
 
 
 def _peak_mib() -> float:
@@ -69,8 +125,22 @@ def _zipf(rng: np.random.Generator, n_items: int, exponent: float, size: int) ->
 # ---------------------------------------------------------------- stages (each runs in its own child process)
 
 
+def _label_words(rng: np.random.Generator, n: int) -> list[str]:
+    """``n`` distinct capitalised pseudo-words of two or three consonant-vowel syllables."""
+    onsets = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "ch", "st", "tr"]
+    vowels = ["a", "e", "i", "o", "u", "ai", "ou"]
+    codas = ["", "", "n", "r", "s", "l"]
+    words: dict[str, None] = {}
+    while len(words) < n:
+        k = int(rng.integers(2, 4))
+        w = "".join(onsets[rng.integers(len(onsets))] + vowels[rng.integers(len(vowels))] for _ in range(k))
+        words.setdefault((w + codas[rng.integers(len(codas))]).capitalize(), None)
+    return list(words)
+
+
 def _generate(out: Path, n_triples: int, seed: int) -> dict[str, Any]:
-    """Write ``triples.parquet`` and ``types.tsv``; return sizes and the largest degrees."""
+    """Write ``triples.parquet``, ``types.tsv``, ``entity_labels.tsv``, ``relation_labels.tsv`` and
+    ``temporal.tsv``; return sizes and the largest degrees."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -91,15 +161,41 @@ def _generate(out: Path, n_triples: int, seed: int) -> dict[str, Any]:
     types = _zipf(rng, N_TYPES, TYPE_EXPONENT, n_entities)
     with open(out / "types.tsv", "w", encoding="utf-8") as fh:
         fh.write("entity\ttype\n")
-        fh.write("".join(f"Q{i}\tT{t}\n" for i, t in enumerate(types.tolist())))
+        fh.write("".join(f"Q{i}\t{TYPE_NAMES[t]}\n" for i, t in enumerate(types.tolist())))
+    # entity labels: two different pseudo-words ("Karo Velinstra"); pairs repeat, as names do in a real KG
+    words = _label_words(np.random.default_rng([seed, 1]), LABEL_WORDS)
+    first = rng.integers(0, LABEL_WORDS, n_entities)
+    second = (first + rng.integers(1, LABEL_WORDS, n_entities)) % LABEL_WORDS  # never the first word again
+    with open(out / "entity_labels.tsv", "w", encoding="utf-8") as fh:
+        fh.write("entity\tlabel\n")
+        fh.write("".join(f"Q{i}\t{words[a]} {words[b]}\n" for i, (a, b) in enumerate(zip(first.tolist(), second.tolist()))))
+    labels = [f"{q} {p}".strip() for q in RELATION_QUALIFIERS for p in RELATION_PHRASES][:N_RELATIONS]
+    with open(out / "relation_labels.tsv", "w", encoding="utf-8") as fh:
+        fh.write("relation\tlabel\n")
+        fh.write("".join(f"P{i}\t{lab}\n" for i, lab in enumerate(labels)))
+    # dated facts: TEMPORAL_SHARE of the triples (so their triples are in the KG already), start 1800-2019; an event
+    # relation's facts end in their start year, a span lasts 1-40 years, or has an unknown end (one in ten)
+    dated = np.flatnonzero(rng.random(n_triples) < TEMPORAL_SHARE)
+    start = rng.integers(1800, 2020, dated.size)
+    end = start + rng.integers(1, 41, dated.size)
+    end = np.where(rels[dated] % 3 == 0, start, end)
+    unknown = (rng.random(dated.size) < 0.1) & (rels[dated] % 3 != 0)
+    with open(out / "temporal.tsv", "w", encoding="utf-8") as fh:
+        fh.write("head\trelation\ttail\tstart\tend\n")
+        fh.write("".join(f"Q{h}\tP{r}\tQ{t}\t{s}\t{'####' if u else e}\n" for h, r, t, s, e, u in zip(
+            heads[dated].tolist(), rels[dated].tolist(), tails[dated].tolist(), start.tolist(), end.tolist(),
+            unknown.tolist())))
     degree = np.bincount(heads, minlength=n_entities) + np.bincount(tails, minlength=n_entities)
     top = np.sort(degree)[::-1]
+    distinct_labels = len(set(zip(first.tolist(), second.tolist())))
     return {
         "entities": n_entities,
         "parquet_mb": (out / "triples.parquet").stat().st_size / 1e6,
         "max_degree": int(top[0]),
         "hubs_100k": int((top >= 100_000).sum()),
         "median_degree": float(np.median(degree)),
+        "dated": int(dated.size),
+        "shared_labels": n_entities - distinct_labels,
     }
 
 
@@ -110,7 +206,10 @@ def _ingest(out: Path, with_types: bool) -> dict[str, Any]:
 
     db = out / ("kg.duckdb" if with_types else "kg_triples_only.duckdb")
     db.unlink(missing_ok=True)
-    source = KGSource(triples=out / "triples.parquet", format="parquet", entity_types=out / "types.tsv" if with_types else None)
+    # with_types: every side file (types, entity and relation labels, dated facts), the KG the later stages read
+    sides = {"entity_types": out / "types.tsv", "entity_labels": out / "entity_labels.tsv",
+             "relation_labels": out / "relation_labels.tsv", "temporal": out / "temporal.tsv"} if with_types else {}
+    source = KGSource(triples=out / "triples.parquet", format="parquet", **sides)
     con = duckdb.connect(str(db))
     # DuckDB imports pandas on its first Python parameter (about 0.25 s, once per process): done before the clock
     # starts, as benchmarks/ingest.py warms up each tool, so that what is timed is the load
@@ -124,7 +223,8 @@ def _ingest(out: Path, with_types: bool) -> dict[str, Any]:
     return {
         "seconds": seconds, "cpu": cpu, "rate": report.read / seconds, "unit": "triples/s",
         "note": f"read {report.read:,}, loaded {report.loaded:,}, duplicates {report.duplicates:,}, "
-                f"{report.entities:,} entities, {report.entity_types:,} typed",
+                f"{report.entities:,} entities, {report.entity_types:,} typed"
+                + (f", {report.labelled_entities:,} labelled, {report.temporal_facts:,} dated facts" if with_types else ""),
     }
 
 
@@ -185,6 +285,171 @@ def _fpq(out: Path, n_true: int, seed: int) -> dict[str, Any]:
     }
 
 
+def _open_kg(out: Path) -> tuple[Any, str]:
+    """A read-only connection to the KG of ``ingest+types`` with its schema selected, and its snapshot id."""
+    import duckdb
+
+    from kgprobe.kg.stats import current_snapshot
+
+    con = duckdb.connect(str(out / "kg.duckdb"), read_only=True)
+    snapshot = current_snapshot(con, KG_NAME)
+    con.execute(f"USE {KG_NAME}")
+    return con, snapshot
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
+    start, cpu = time.perf_counter(), _cpu()
+    value = fn()
+    return value, time.perf_counter() - start, _cpu() - cpu
+
+
+# ---- stage: checks
+def _checks(out: Path) -> dict[str, Any]:
+    """The kg asset's checks (kg_not_empty, kg_reject_rate, kg_label_coverage: ``kg_summary``; kg_no_dangling_ids:
+    ``dangling_ids``) and the label checks every items asset runs on a KG (``label_report``, ``unreadable_names``)."""
+    from kgprobe.kg.readable import label_report, unreadable_names
+    from kgprobe.kg.stats import dangling_ids, kg_summary
+
+    con, _ = _open_kg(out)
+
+    def run() -> tuple:
+        return kg_summary(con, KG_NAME), dangling_ids(con, KG_NAME), label_report(con, KG_NAME), unreadable_names(con, KG_NAME)
+
+    (summary, dangling, labels, (ents, rels)), seconds, cpu = _timed(run)
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": summary["triples"] / seconds, "unit": "triples/s",
+        "note": f"{summary['typed_entities']:,} typed entities, label coverage {summary['label_coverage']:.0%}, "
+                f"{sum(dangling.values())} dangling ids, {labels['readable_entities']:,} readable entities, "
+                f"{len(ents) + len(rels)} id-like names",
+    }
+
+
+# ---- stage: grapheval
+def _grapheval(out: Path, seed: int) -> dict[str, Any]:
+    """The grapheval_items asset with the default settings (profile paper, positives null): every triple of the KG
+    stated, with one verified negative each (``GraphEvalSuite.items``)."""
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.grapheval.suite import GraphEvalSettings, GraphEvalSuite
+
+    con, snapshot = _open_kg(out)
+    source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=GraphEvalSettings(), seed=seed,
+                        named_only=GraphEvalSuite.names_kg_entities)
+    result, seconds, cpu = _timed(lambda: GraphEvalSuite().items(source))
+    polarity = result.items.column("polarity").to_pylist()
+    positives = sum(1 for p in polarity if p == "positive")
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": len(polarity) / seconds, "unit": "statements/s",
+        "note": f"{positives:,} positives, {len(polarity) - positives:,} negatives, "
+                f"{result.rejects.num_rows if result.rejects is not None else 0:,} rejected candidates "
+                f"(default: every triple stated)",
+    }
+
+
+# ---- stage: drowzee
+def _drowzee_settings(con: Any) -> Any:
+    """Drowzee settings naming the synthetic relations by triple count: the largest ones get the rules (negation:
+    the functional relations the data show, the default), so each rule has the most premises to join."""
+    from kgprobe.suites.drowzee.suite import DrowzeeSettings
+
+    keys = [k for k, in con.execute("SELECT r.key FROM triples t JOIN relations r ON r.id = t.relation "
+                                    "GROUP BY r.key ORDER BY count(*) DESC, r.key LIMIT 9").fetchall()]
+    return DrowzeeSettings(symmetric=[keys[0]], transitive=[keys[1]], inverse={keys[2]: keys[3]},
+                           compositions=[[keys[4], keys[5], keys[6]]], same=[keys[7]])
+
+
+def _drowzee(out: Path, seed: int) -> dict[str, Any]:
+    """The drowzee_items asset with the default per_rule / n_formulas: the six rules over the KG's triples and the
+    temporal formulas over its dated facts (``DrowzeeSuite.items``)."""
+    from collections import Counter
+
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.drowzee.suite import DrowzeeSuite
+
+    con, snapshot = _open_kg(out)
+    settings = _drowzee_settings(con)
+    source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=settings, seed=seed,
+                        named_only=DrowzeeSuite.names_kg_entities)
+    result, seconds, cpu = _timed(lambda: DrowzeeSuite().items(source))
+    tasks = Counter(result.items.column("task").to_pylist())
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": result.items.num_rows / seconds, "unit": "items/s",
+        "note": ", ".join(f"{n:,} {t}" for t, n in sorted(tasks.items()))
+                + f" (per_rule {settings.per_rule}, n_formulas {settings.n_formulas})",
+    }
+
+
+# ---- stage: okgqa-questions
+def _okgqa_questions(out: Path, seed: int) -> dict[str, Any]:
+    """The okgqa_question_bank asset with the default per_template: ``template_questions`` over typed entities."""
+    from kgprobe.suites.okgqa.questions import template_questions
+    from kgprobe.suites.okgqa.suite import OKGQASettings
+
+    con, snapshot = _open_kg(out)
+    per_template = OKGQASettings().per_template
+    (found, rejects), seconds, cpu = _timed(
+        lambda: template_questions(con, per_template=per_template, seed=seed, snapshot_id=snapshot))
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": len(found) / seconds, "unit": "questions/s",
+        "note": f"{len(found)} questions (per_template {per_template}), {len(rejects)} templates unfilled",
+    }
+
+
+# ---- stage: erbench
+def _erbench(out: Path, rows: int, seed: int) -> dict[str, Any]:
+    """ERBench on a ``rows``-row table (benchmarks/erbench.py's synthetic one: six columns, three FDs), whatever
+    the KG's size: the erdb asset's ``load_erdb`` and the erbench_items asset (``ERBenchSuite.items``) with the
+    default settings (every record, binary and multiple-choice questions, known-entity prompts)."""
+    import importlib.util
+
+    import duckdb
+
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.erbench.erdb import load_erdb
+    from kgprobe.suites.erbench.spec import parse_spec
+    from kgprobe.suites.erbench.suite import ERBenchSettings, ERBenchSuite
+
+    spec_file = importlib.util.spec_from_file_location("erbench_benchmark", Path(__file__).with_name("erbench.py"))
+    erbench = importlib.util.module_from_spec(spec_file)
+    spec_file.loader.exec_module(erbench)  # type: ignore[union-attr]
+    folder = out / "erdb"
+    folder.mkdir(exist_ok=True)
+    spec_data = erbench._synthetic(folder, rows)
+    settings = ERBenchSettings(db=spec_data)
+    con = duckdb.connect(str(out / "erbench.duckdb"))
+    start, cpu = time.perf_counter(), _cpu()
+    load_erdb(con, parse_spec(spec_data), schema=settings.schema_name, fd_violations=settings.fd_violations)
+    loaded = time.perf_counter() - start
+    result = ERBenchSuite().items(ItemSource(con=con, kg=None, snapshot_id="", settings=settings, seed=seed,
+                                             config_dir=folder))
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    con.close()
+    (out / "erbench.duckdb").unlink(missing_ok=True)
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": result.items.num_rows / seconds, "unit": "items/s",
+        "note": f"{rows:,} rows loaded in {loaded:.1f} s, {result.items.num_rows:,} items in {seconds - loaded:.1f} s",
+    }
+
+
+# ---- stage: claims-index
+def _claims_index(out: Path) -> dict[str, Any]:
+    """The claim checker's index of the whole KG (``KGFacts.from_duckdb``, single-valued relations from the data),
+    its relation phrase file (``relation_file``: every relation's phrase set and profile, as ``kgprobe init``
+    writes it) and its name index (built by the first ``check_fact``)."""
+    from kgprobe.scoring.claims import KGFacts, check_fact
+
+    con, _ = _open_kg(out)
+    kg, built, cpu_built = _timed(lambda: KGFacts.from_duckdb(con, KG_NAME))
+    text, phrased, cpu_phrased = _timed(kg.relation_file)
+    fact = kg.verbalise(next(iter(kg.triples)))
+    verdict, checked, cpu_checked = _timed(lambda: check_fact(fact, kg))
+    seconds, cpu = built + phrased + checked, cpu_built + cpu_phrased + cpu_checked
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": len(kg.triples) / seconds, "unit": "triples/s",
+        "note": f"from_duckdb {built:.1f} s ({len(kg.functional)} single-valued relations), relation_file "
+                f"{phrased:.1f} s, first check_fact {checked:.1f} s ({verdict.label})",
+    }
+
+
 def _child(fn: Callable[..., dict[str, Any]], args: tuple, q: mp.Queue) -> None:
     try:
         result = fn(*args)
@@ -217,12 +482,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=1_000, help="two-seed subgraph queries (default 1000)")
     ap.add_argument("--fpq", type=int, default=15_000, help="true triples to edit (default 15000)")
     ap.add_argument("--fanout-cap", type=int, default=100, help="edges followed per node and hop (default 100)")
+    ap.add_argument("--erbench-rows", type=int, default=1_000_000, help="rows of ERBench's table (default 1M)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic files go (default: a temporary folder)")
     ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq", help="comma-separated stages to run")
     args = ap.parse_args(argv)
     stages = args.stages.split(",")
-    unknown = set(stages) - {"ingest", "ingest+types", "subgraph", "fpq"}
+    unknown = set(stages) - set(STAGES)
     if unknown:
         ap.error(f"unknown stages {sorted(unknown)}")
     root = args.workdir or Path(tempfile.mkdtemp(prefix="kgprobe-scale-"))
@@ -247,6 +513,12 @@ def main(argv: list[str] | None = None) -> int:
                 ("ingest+types", _ingest, (out, True)),
                 ("subgraph", _subgraph, (out, args.queries, args.fanout_cap, args.seed)),
                 ("fpq", _fpq, (out, args.fpq, args.seed)),
+                ("checks", _checks, (out,)),
+                ("grapheval", _grapheval, (out, args.seed)),
+                ("drowzee", _drowzee, (out, args.seed)),
+                ("okgqa-questions", _okgqa_questions, (out, args.seed)),
+                ("erbench", _erbench, (out, args.erbench_rows, args.seed)),
+                ("claims-index", _claims_index, (out,)),
             ]
             for name, fn, fargs in plan:
                 if name not in stages:

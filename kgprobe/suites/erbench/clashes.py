@@ -19,12 +19,23 @@ from kgprobe.errors import ConfigError
 
 __all__ = ["check_shared_prompts", "shared_prompts"]
 
+_T = """
+SELECT item_id, fd, qtype, expected, coalesce(system, '') AS system, {demos} AS demos, question,
+       array_to_string(coalesce(inferred, CAST([] AS VARCHAR[])), chr(31)) AS inferred
+FROM items
+"""
+# A first pass over every item keeps only 64-bit hashes: the prompts (system, demonstrations, question) whose items'
+# answers (expected and inferred values) hash differently. Distinct prompts that share a hash only add candidates,
+# which the exact pass below drops; items with one answer never hash differently. The exact pass then groups the
+# candidates' strings, so that its hash table holds a handful of prompts rather than every item's (5 GB at 9M items).
+_CANDIDATES = """
+WITH t AS ({t})
+SELECT hash(system, demos, question) AS prompt FROM t GROUP BY prompt
+HAVING min(hash(expected || chr(30) || inferred)) <> max(hash(expected || chr(30) || inferred))
+"""
 _SQL = """
-WITH t AS (
-    SELECT item_id, fd, qtype, expected, coalesce(system, '') AS system, {demos} AS demos, question,
-           array_to_string(coalesce(inferred, CAST([] AS VARCHAR[])), chr(31)) AS inferred
-    FROM items
-), clashing AS (
+WITH t AS (SELECT * FROM ({t}) WHERE hash(system, demos, question) IN (SELECT prompt FROM candidates)),
+clashing AS (
     SELECT system, demos, question FROM t GROUP BY ALL
     HAVING count(DISTINCT expected || chr(30) || inferred) > 1
 )
@@ -45,7 +56,12 @@ def shared_prompts(items: pa.Table) -> list[dict[str, Any]]:
     try:
         con.register("items", items.select([c for c in ("item_id", "fd", "qtype", "expected", "system", "demos",
                                                         "question", "inferred") if c in names]))
-        rows = con.execute(_SQL.format(demos=demos)).fetchall()
+        t = _T.format(demos=demos)
+        candidates = con.execute(_CANDIDATES.format(t=t)).to_arrow_table()
+        if candidates.num_rows == 0:
+            return []
+        con.register("candidates", candidates)
+        rows = con.execute(_SQL.format(t=t)).fetchall()
     finally:
         con.close()
     return [{"question": q, "items": list(found)} for q, found in rows]

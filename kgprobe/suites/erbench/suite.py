@@ -29,6 +29,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
@@ -473,9 +474,17 @@ def with_demos(items: pa.Table, settings: ERBenchSettings, config_dir: Path) -> 
             cache[(dataset, task)] = found
         return cache[(dataset, task)]
 
-    pairs = [lookup(d, t) for d, t in zip(items.column("dataset").to_pylist(), items.column("task").to_pylist())]
-    items = items.append_column("demos", pa.array([p[0] for p in pairs], pa.string()))
-    return items.append_column("demo_kind", pa.array([p[1] for p in pairs], pa.string()))
+    # looked up once per distinct (dataset, task), then taken per item (a table of every record has 9M items)
+    codes, values = [], []
+    for name in ("dataset", "task"):
+        encoded = items.column(name).combine_chunks().dictionary_encode(null_encoding="encode")
+        codes.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        values.append(encoded.dictionary.to_pylist())
+    pair, row = np.unique(codes[0] * max(len(values[1]), 1) + codes[1], return_inverse=True)
+    found = [lookup(values[0][c // len(values[1])], values[1][c % len(values[1])]) for c in pair.tolist()]
+    rows = pa.array(row.astype(np.int64))
+    items = items.append_column("demos", pa.array([f[0] for f in found], pa.string()).take(rows))
+    return items.append_column("demo_kind", pa.array([f[1] for f in found], pa.string()).take(rows))
 
 
 def empty_items() -> pa.Table:

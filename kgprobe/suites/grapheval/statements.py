@@ -628,6 +628,10 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
 _BUCKETS = ((2, "<=2"), (8, "2-8"), (32, "8-32"), (128, "32-128"), (512, "128-512"))
 
 
+#: Rows per chunk of the long text columns of the items (question, evidence).
+_ROWS_PER_CHUNK = 1 << 20
+
+
 def _hex_ids(h: np.ndarray) -> pa.Array:
     """16 hexadecimal digits per 64-bit hash."""
     raw = np.ascontiguousarray(h.astype(">u8")).tobytes().hex().encode("ascii")
@@ -724,8 +728,12 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
         lit("}"),
     ])).to_series()
 
-    def arrow(series: pl.Series) -> pa.Array:
-        return series.to_arrow().cast(pa.string())
+    def arrow(series: pl.Series) -> pa.ChunkedArray:
+        # in slices: one string array holds at most 2 GiB of text, and the evidence of every triple of a 5M-triple
+        # KG (10M statements) is more
+        # (each slice converted on its own: a cast of a slice of one large array still checks the whole buffer)
+        return pa.chunked_array([series.slice(i, _ROWS_PER_CHUNK).to_arrow().cast(pa.string())
+                                 for i in range(0, len(series), _ROWS_PER_CHUNK)], pa.string())
 
     # the ids of another task (another profile's statements of the same triples) differ from the main task's
     scope = snapshot_id if task == "statement" else f"{snapshot_id}|{task}"

@@ -301,3 +301,24 @@ def test_a_negation_skips_the_country_of_the_true_city(tmp_path: Path) -> None:
     beside = negations("twinned with")
     assert any(s in people and o == "Spain" for s, o in beside), beside
     assert inside == {x for x in beside if not (x[0] in people and x[1] == "Spain")}
+
+
+def test_negations_of_several_relations_in_one_query_are_each_relations_own(sample_kg, monkeypatch) -> None:
+    """derive asks the negation relations in queries of several: each relation's facts (before the caps across relations)
+    are those it gets alone, in the same order, and the relations come in the order given (a symmetric one too)."""
+    import kgprobe.suites.drowzee.rules as rules
+
+    con, _ = sample_kg
+    monkeypatch.setattr(rules, "_cap", lambda facts, config, seed: list(facts))
+    keys = ("died_in", "born_in", "capital_of", "painted_by", "shares_border_with")
+    def negations(relations: tuple[str, ...]) -> list:
+        config = RuleConfig(negation=relations, symmetric=("shares_border_with",), per_subject=2, per_rule=5)
+        return [f for f in derive(con, config, seed=3) if f.rule == "negation"]
+
+    alone = {k: negations((k,)) for k in keys}
+    together = negations(keys)
+    assert together == [f for k in keys for f in alone[k]]
+    monkeypatch.setattr(rules, "_NEGATION_BATCH", 2)  # three queries of at most two relations each
+    assert negations(keys) == together
+    assert sum(1 for k in keys if alone[k]) >= 4 and all(len(alone[k]) <= 5 for k in keys)
+    assert all(f.relation == f.source for f in together)

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from kgprobe.generation.backends.reference import ReferenceBackend
@@ -278,3 +279,26 @@ def test_the_random_baseline_picks_among_the_options_of_a_multiple_choice_questi
     assert {"1", "2", "none"} <= set(picks)
     chance = sum(1 / (len(it["options"]) + 1) for it in items) / len(items)
     assert abs(right / len(items) - chance) < 0.12, (right, len(items), chance)
+
+
+def test_demonstrations_are_looked_up_per_dataset_and_task_for_every_item(tmp_path: Path) -> None:
+    from kgprobe.suites.erbench.suite import ERBenchSettings, with_demos
+
+    (tmp_path / "movie_mc.txt").write_text("Q: Which one?\nA: Option 1.\n", encoding="utf-8")
+    (tmp_path / "movie.txt").write_text("Q: Is there a movie?\nA: Yes.\n", encoding="utf-8")
+    (tmp_path / "soccer_cot.txt").write_text("Q: Is there a player?\nA: He plays for X. The answer is yes.\n",
+                                              encoding="utf-8")
+    settings = ERBenchSettings.model_validate({"db": {"name": "x"}, "few_shot": {
+        "movie.multiple_choice": "movie_mc.txt", "movie": "movie.txt", "soccer": "movie.txt"},
+        "cot": {"soccer.binary": "soccer_cot.txt"}})
+    datasets = ["movie", "movie", "soccer", "movie", "soccer", "airport", "soccer", "movie"]
+    tasks = ["binary", "multiple_choice", "binary", "known_entity", "multiple_choice", "binary", "known_entity",
+             "binary"]
+    items = pa.table({"item_id": [str(i) for i in range(len(tasks))], "dataset": datasets, "task": tasks})
+    out = with_demos(items, settings, tmp_path).to_pydict()
+    movie, movie_mc = "Q: Is there a movie?\nA: Yes.\n\n", "Q: Which one?\nA: Option 1.\n\n"
+    cot = "Q: Is there a player?\nA: He plays for X. The answer is yes.\n\n"
+    # the task's own file wins over the dataset's, cot over few-shot; a known-entity prompt never has any
+    assert out["demos"] == [movie, movie_mc, cot, "", movie, "", "", movie]
+    assert out["demo_kind"] == ["fewshot", "fewshot", "cot", "", "fewshot", "", "", "fewshot"]
+    assert out["item_id"] == items.column("item_id").to_pylist()
