@@ -173,6 +173,7 @@ def _fpq(out: Path, n_true: int, seed: int) -> dict[str, Any]:
     selected = time.perf_counter() - start
     edits = edit(con, [t.triple for t in chosen], methods=ALL_METHODS, max_hops=5, seed=seed)
     seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    _save_fpq(out, chosen, edits)  # for the fpq-questions stage, after the clock
     found = sum(1 for e in edits if e.false_object is not None)
     # the edits share one BFS row per distinct subject, and each row spans the KG: the work is subjects x KG size
     subjects = len({t.triple[0] for t in chosen})
@@ -182,6 +183,62 @@ def _fpq(out: Path, n_true: int, seed: int) -> dict[str, Any]:
         "note": f"{len(chosen):,} true triples chosen in {selected:.1f} s, {len(edits):,} edits "
                 f"({found / max(len(edits), 1):.0%} found a false object) in {seconds - selected:.1f} s; "
                 f"{subjects:,} distinct subjects, {1000 * (seconds - selected) / max(subjects, 1):.1f} ms each",
+    }
+
+
+# ---- stage: fpq-questions
+
+
+def _save_fpq(out: Path, chosen: list, edits: list) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([t.as_row() for t in chosen]), out / "fpq_true_triples.parquet")
+    pq.write_table(pa.Table.from_pylist([e.as_row() for e in edits]), out / "fpq_edits.parquet")
+
+
+def _fpq_questions(out: Path, n_true: int, seed: int) -> dict[str, Any]:
+    """KG-FPQ's questions from the ``fpq`` stage's true triples and edits (made here, untimed, when that stage did not
+    run): the premise check of the ``fpq_edits`` asset (``premise_check: kg``, the default), then
+    ``FPQSuite().items`` as the ``fpq_items`` asset calls it, with the suite's default settings (both formats) and a
+    yn / wh template per relation drawn. The synthetic KG has no labels (an entity's label is its key), so, as with
+    ``require_labels: false``, no edit is rejected for an unreadable name."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.fpq.edits import Edit, check_premises
+    from kgprobe.suites.fpq.settings import FPQSettings
+    from kgprobe.suites.fpq.suite import FPQSuite
+
+    if not (out / "fpq_edits.parquet").exists():
+        _fpq(out, n_true, seed)
+    con = duckdb.connect(str(out / "kg.duckdb"), read_only=True)
+    true_triples = pq.read_table(out / "fpq_true_triples.parquet")
+    edit_rows = pq.read_table(out / "fpq_edits.parquet").to_pylist()
+    keys = sorted(set(true_triples.column("relation_key").to_pylist()))
+    templates = out / "fpq_templates.yaml"
+    templates.write_text("".join(f'{k}:\n  yn: "Is {{object}} the {k} of {{subject}}?"\n'
+                                 f'  wh: "Why is {{object}} the {k} of {{subject}}?"\n' for k in keys), encoding="utf-8")
+    settings = FPQSettings.model_validate({"kg": "synthetic", "domains": FPQ_DOMAINS, "templates": str(templates)})
+    fields = Edit.__dataclass_fields__
+    start, cpu = time.perf_counter(), _cpu()
+    edits = [Edit(**{k: (tuple(tuple(t) for t in v) if k == "path" and v is not None else v)
+                     for k, v in r.items() if k in fields}) for r in edit_rows]
+    edits = check_premises(con, edits)
+    edits_table = pa.Table.from_pylist([e.as_row() for e in edits])
+    source = ItemSource(con=con, kg="synthetic", snapshot_id="scale", settings=settings, seed=seed,
+                        upstream={"fpq_true_triples": true_triples, "fpq_edits": edits_table})
+    result = FPQSuite().items(source)
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    n_items = result.items.num_rows
+    rejected = sum(1 for e in edits if e.false_object is None)
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": n_items / seconds, "unit": "questions/s",
+        "note": f"{len(edits):,} edits premise-checked ({rejected:,} without a false object after it), "
+                f"{n_items:,} questions (yn + wh) and {result.rejects.num_rows:,} rejects from "
+                f"{true_triples.num_rows:,} true triples over {len(keys)} relations",
     }
 
 
@@ -219,10 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fanout-cap", type=int, default=100, help="edges followed per node and hop (default 100)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic files go (default: a temporary folder)")
-    ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq", help="comma-separated stages to run")
+    ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq,fpq-questions", help="comma-separated stages to run")
     args = ap.parse_args(argv)
     stages = args.stages.split(",")
-    unknown = set(stages) - {"ingest", "ingest+types", "subgraph", "fpq"}
+    unknown = set(stages) - {"ingest", "ingest+types", "subgraph", "fpq", "fpq-questions"}
     if unknown:
         ap.error(f"unknown stages {sorted(unknown)}")
     root = args.workdir or Path(tempfile.mkdtemp(prefix="kgprobe-scale-"))
@@ -247,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("ingest+types", _ingest, (out, True)),
                 ("subgraph", _subgraph, (out, args.queries, args.fanout_cap, args.seed)),
                 ("fpq", _fpq, (out, args.fpq, args.seed)),
+                ("fpq-questions", _fpq_questions, (out, args.fpq, args.seed)),
             ]
             for name, fn, fargs in plan:
                 if name not in stages:

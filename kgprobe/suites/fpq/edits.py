@@ -68,6 +68,7 @@ __all__ = [
     "FORMATS",
     "HOP_SAMPLING",
     "ObjectNotUnique",
+    "EXACT_BELOW",
     "SEARCH_BUDGET",
     "SEARCH_DRAWS",
     "QuestionReject",
@@ -108,12 +109,16 @@ _NEAR = frozenset({"NSC", "NDC"})
 _TYPED = frozenset({"NSC", "NDC", "NNSC", "NNDC"})
 # Cap on the words gathered at once by one BFS hop (8 bytes each), so memory stays bounded on large KGs.
 _GATHER_WORDS = 1 << 22
-#: Default of :func:`edit`'s ``search_budget``: adjacency entries one subject's search may scan (2^19). A KG whose
-#: whole BFS adjacency fits in it (FB15k-237: 246k directed entries, 492k undirected) is searched exactly, as before.
-SEARCH_BUDGET = 1 << 19
-#: Draws from a method's pool when a subject's ball is truncated: NN* take the first verified far one, NSC/NDC
-#: classify the near ones by their verified hop.
-SEARCH_DRAWS = 32
+#: Default of :func:`edit`'s ``search_budget``: the adjacency entries one subject's bounded search may scan (2^15),
+#: and each search back from a drawn entity.
+SEARCH_BUDGET = 1 << 15
+#: A KG whose BFS adjacency has at most this many times ``search_budget`` entries (2M by default) is searched
+#: exactly by the batched BFS, whose cost per subject grows with the KG (about 3.7 ms of CPU per subject per million
+#: entries on the synthetic KG of ``benchmarks/scale.py``) but is below the bounded search's (about 9 ms, flat) there.
+EXACT_BELOW = 64
+#: Uniform draws from a method's pool when a subject's ball is truncated: NN* take the first one verified beyond
+#: max_hops, NSC/NDC sort those within max_hops by their verified hop.
+SEARCH_DRAWS = 256
 # Bytes of the entity lists of multi-type objects (the union of their types' entities) kept between triples.
 _CACHE_BYTES = 1 << 24
 
@@ -773,13 +778,18 @@ def edit(
     take "the true object's type" to be the range of the triple's relation (``relation_ranges.sql``: the key's last
     component), when the object has it, instead of every type the object has.
 
-    ``search_budget`` bounds the search per subject on a large KG (the adjacency entries one subject's search may
-    scan; None: no bound). A KG whose whole BFS adjacency fits in it is searched exactly, by the batched BFS. On a
-    larger one each subject grows its ball level by level while the next level fits in the budget: a ball complete
-    within max_hops gives exactly what the exact search gives; a truncated one (levels 1..h exact) draws the
-    candidates beyond level h uniformly from the method's pool and verifies each one's hop with a search back from
-    it that stays outside the ball (:data:`SEARCH_DRAWS` draws; a hop reported is always the shortest distance, and
-    an NN* object is always beyond max_hops). The work per subject is then bounded by the budget, not the KG.
+    ``search_budget`` bounds the search per subject on a large KG (None: no bound, every KG searched exactly). A
+    KG whose BFS adjacency has at most :data:`EXACT_BELOW` times that many entries is searched exactly by the
+    batched BFS. On a larger one each subject grows its ball level by level while the next level's adjacency
+    entries fit in the budget: a ball complete within max_hops gives exactly what the exact search gives (the same
+    candidates in id order, the same draws); a truncated one (levels 1..h exact) draws :data:`SEARCH_DRAWS`
+    members of the method's pool uniformly and verifies the hop of each beyond level h with a search back from it
+    that stays outside the ball (any shortest path enters the ball's outside through level h) within the same
+    budget. NN* take the first draw verified beyond max_hops, so their choice is uniform over their candidates;
+    NSC/NDC draw the hop among the hops with a candidate (those of the ball, and those the draws met) and then a
+    candidate at it. A hop reported is always the shortest distance and an NN* object always lies beyond max_hops;
+    what the bound costs is that a method whose candidates are a small share of its pool may find none in its
+    draws (the reason says "bounded search"). The work per subject is bounded by the budget, not the KG.
     """
     methods = tuple(methods)
     unknown = [m for m in methods if m not in ALL_METHODS]
@@ -800,7 +810,7 @@ def edit(
     if len(arr) == 0 or not methods:
         return []
     kg = _KG.from_connection(con, ranges=ranges)
-    if search_budget is not None and len(kg.adjacency(directed).indices) > search_budget:
+    if search_budget is not None and len(kg.adjacency(directed).indices) > EXACT_BELOW * search_budget:
         return _edit_bounded(kg, arr, methods, max_hops, seed, search_budget, directed=directed,
                              hop_sampling=hop_sampling)
     return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size, directed=directed, hop_sampling=hop_sampling)
@@ -965,20 +975,19 @@ class _Pool:
     def element(self, k: int) -> int:
         return _select_excluding(self.base, self.minus, k)
 
-    def without(self, inside: np.ndarray) -> tuple[int, Any]:
-        """(count, k -> element) of the pool less ``inside`` (sorted ids, e.g. the subject's ball)."""
-        a = inside[in_sorted(self.base, inside)]
+    def inside(self, ball: _BoundedBall) -> np.ndarray:
+        """The pool's members in the ball (the subject included), sorted: cached per ball, as the pools of a
+        subject's triples repeat."""
+        a = ball.within(self.base)
+        return a if len(self.minus) == 0 else ball.within_less(a, self.minus)
+
+    def without(self, ball: _BoundedBall) -> tuple[int, Any]:
+        """(count, k -> element) of the pool less the ball."""
+        a = ball.within(self.base)
         if len(self.minus) == 0:
             return self.size - len(a), lambda k: _select_excluding(self.base, a, k)
-        both = a[in_sorted(self.minus, a)]
+        both = ball.within(self.minus)
         return self.size - len(a) + len(both), lambda k: _select_excluding_two(self.base, a, self.minus, both, k)
-
-    def members(self, ids: np.ndarray) -> np.ndarray:
-        """A mask over ``ids``: which are in the pool."""
-        mask = in_sorted(self.base, ids)
-        if len(self.minus):
-            mask &= ~in_sorted(self.minus, ids)
-        return mask
 
 
 class _BoundedBall:
@@ -1012,6 +1021,22 @@ class _BoundedBall:
         self.inside = np.sort(np.concatenate(levels))  # the subject too
         self._hops: dict[int, int] = {}
         self._trails: dict[int, list[np.ndarray]] = {}
+        # cached per pool array, keyed by where its data lies; the arrays are kept, so no key is reused
+        self._within: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], np.ndarray]] = {}
+
+    def within(self, base: np.ndarray) -> np.ndarray:
+        """The ball's members (the subject included) in the sorted array ``base``, sorted."""
+        key = (base.__array_interface__["data"][0], len(base))
+        if key not in self._within:
+            self._within[key] = ((base,), self.inside[in_sorted(base, self.inside)])
+        return self._within[key][1]
+
+    def within_less(self, a: np.ndarray, minus: np.ndarray) -> np.ndarray:
+        """``a`` (a result of :meth:`within`) less the sorted array ``minus``."""
+        key = (a.__array_interface__["data"][0], len(a), minus.__array_interface__["data"][0], len(minus))
+        if key not in self._within:
+            self._within[key] = ((a, minus), a[~in_sorted(minus, a)])
+        return self._within[key][1]
 
     def release(self) -> None:
         self.search.dist[self.inside] = _UNREACHED
@@ -1027,6 +1052,43 @@ class _BoundedBall:
         if x not in self._hops:
             self._hops[x] = self._search_back(x)
         return self._hops[x]
+
+    def hops_of(self, xs: np.ndarray) -> np.ndarray:
+        """:meth:`hop_of` of many entities at once: one search back per entity, all advanced together level by
+        level as (entity, node) pairs, each entity within its own budget (the same answers as one by one)."""
+        dist, search = self.search.dist, self.search
+        d0 = dist[xs]
+        out = np.where(d0 == _UNREACHED, _BEYOND, d0.astype(np.int64))
+        todo = np.flatnonzero(d0 == _UNREACHED)
+        if self.complete or len(todo) == 0:
+            return out
+        pull, n = search.pull, np.int64(search.kg.n)
+        owner, nodes = todo, xs[todo].astype(np.int64)
+        alive = np.zeros(len(xs), dtype=bool)
+        alive[todo] = True
+        cost = np.zeros(len(xs), dtype=np.int64)
+        for d in range(1, search.max_hops - self.h + 1):
+            deg = pull.indptr[nodes + 1] - pull.indptr[nodes]
+            cost += np.bincount(owner, weights=deg, minlength=len(xs)).astype(np.int64)
+            over = alive & (cost > search.check_budget)
+            out[over] = _UNKNOWN
+            alive &= ~over
+            keep = alive[owner]
+            owner, nodes, deg = owner[keep], nodes[keep], deg[keep]
+            preds = _gather(pull.indptr, pull.indices, nodes)
+            by = np.repeat(owner, deg)
+            hit = dist[preds] != _UNREACHED  # a node of the ball: of level h, so the entity is at h + d
+            found = by[hit]
+            out[found] = self.h + d
+            alive[found] = False
+            more = ~hit & alive[by]
+            # each entity's next frontier, once each: an earlier level's node met again is expanded again, which
+            # costs a little and changes no answer (the first level that meets the ball is the entity's)
+            keys = np.unique(by[more] * n + preds[more])
+            if len(keys) == 0:
+                break
+            owner, nodes = keys // n, keys % n
+        return out
 
     def _search_back(self, x: int) -> int:
         search = self.search
@@ -1085,16 +1147,31 @@ class _Search:
 
     def __init__(self, kg: _KG, directed: bool, max_hops: int, budget: int) -> None:
         self.kg, self.directed, self.max_hops = kg, directed, max_hops
-        self.budget, self.check_budget = budget, max(1, budget >> 4)
+        self.budget = self.check_budget = budget
         self.pull, self.push = kg.adjacency(directed), kg.successors(directed)
         self.dist = np.full(kg.n, _UNREACHED, dtype=np.uint8)
         self.mark = np.zeros(kg.n, dtype=bool)
 
 
-def _draw(state: int, k: int) -> int:
-    """The k-th draw of a (triple, method): a hash of its state, so draws do not depend on anything else."""
+def _draws(state: int, count: int) -> np.ndarray:
+    """The first ``count`` draws of a (triple, method): hashes of its state, so they depend on nothing else."""
+    k = np.arange(count, dtype=np.uint64) + np.uint64(2 * len(ALL_METHODS) + 2)
     with np.errstate(over="ignore"):
-        return int(_mix(np.asarray([state], dtype=np.uint64) ^ (np.uint64(k + 2 * len(ALL_METHODS) + 2) * _GOLDEN))[0])
+        return _mix(np.uint64(state) ^ (k * _GOLDEN))
+
+
+def _pool_draws(pool: _Pool, state: int, *, outside: _BoundedBall | None = None) -> np.ndarray:
+    """:data:`SEARCH_DRAWS` uniform draws from ``pool`` (from ``pool.base``, those in ``pool.minus`` dropped), in
+    draw order; with ``outside``, only those beyond that ball. A uniform draw of ``base`` that lands in the pool is
+    a uniform draw of the pool."""
+    if len(pool.base) == 0:
+        return np.zeros(0, dtype=np.int64)
+    ys = pool.base[(_draws(state, SEARCH_DRAWS) % np.uint64(len(pool.base))).astype(np.int64)]
+    if len(pool.minus):
+        ys = ys[~in_sorted(pool.minus, ys)]
+    if outside is not None:
+        ys = ys[outside.search.dist[ys] == _UNREACHED]
+    return ys
 
 
 def _edit_bounded(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: int, seed: int, budget: int,
@@ -1148,8 +1225,8 @@ def _edit_triple_bounded(kg: _KG, ball: _BoundedBall, triple: np.ndarray, method
             pool = _Pool(kg.object_ids, kg.relation_objects(r))
         x: int | None = None
         if m in _NEAR:
-            cand = near[pool.members(near)]
-            cand = _without(cand, objects)
+            cand = pool.inside(ball)
+            cand = _without(cand[cand != s], objects)
             if ball.complete:
                 if len(cand):
                     if by_hop:
@@ -1162,16 +1239,14 @@ def _edit_triple_bounded(kg: _KG, ball: _BoundedBall, triple: np.ndarray, method
             else:
                 x = _near_beyond_ball(ball, pool, cand, objects, state, other, by_hop=by_hop)
         elif ball.complete:
-            count, element = pool.without(ball.inside)
+            count, element = pool.without(ball)
             if count > 0:
                 x = element(state % count)
         else:
-            count, element = pool.without(ball.inside)  # the ball's members are near: never drawn
-            for k in range(SEARCH_DRAWS if count > 0 else 0):
-                y = element(_draw(state, k) % count)
-                if ball.hop_of(y) == _BEYOND:
-                    x = y
-                    break
+            ys = _pool_draws(pool, state, outside=ball)  # the ball's members are near: never kept
+            far = ys[ball.hops_of(ys) == _BEYOND]
+            if len(far):
+                x = int(far[0])
         if x is None:
             reason = reasons[m] if ball.complete else f"{reasons[m]} in {SEARCH_DRAWS} draws (bounded search)"
             out.append(Edit(s, r, o, None, m, None, None, reason))
@@ -1191,20 +1266,20 @@ def _near_beyond_ball(ball: _BoundedBall, pool: _Pool, exact: np.ndarray, object
     the first draw from the whole pool that is a candidate (uniform over every candidate), else one of ``exact``."""
     dist = ball.search.dist
     if not by_hop:
-        for k in range(SEARCH_DRAWS if pool.size else 0):
-            y = pool.element(_draw(state, k) % pool.size)
-            if y != ball.s and not (len(objects) and in_sorted(objects, np.array([y]))[0]) and ball.hop_of(y) >= 1:
-                return y
+        ys = _pool_draws(pool, state)
+        ys = ys[(ys != ball.s) & ~in_sorted(objects, ys)]
+        d = ball.hops_of(ys)
+        hit = ys[d >= 1]
+        if len(hit):
+            return int(hit[0])
         return int(exact[state % len(exact)]) if len(exact) else None
+    ys = _pool_draws(pool, state, outside=ball)  # beyond the ball only: its own candidates are ``exact``
+    ys = ys[~in_sorted(objects, ys)]
+    d = ball.hops_of(ys)
     met: dict[int, set[int]] = {}
-    count, element = pool.without(ball.inside)  # beyond the ball only: its own candidates are ``exact``
-    for k in range(SEARCH_DRAWS if count > 0 else 0):
-        y = element(_draw(state, k) % count)
-        if len(objects) and in_sorted(objects, np.array([y]))[0]:
-            continue
-        d = ball.hop_of(y)
-        if d >= 1:
-            met.setdefault(d, set()).add(y)
+    for y, hop in zip(ys.tolist(), d.tolist(), strict=True):
+        if hop >= 1:
+            met.setdefault(hop, set()).add(y)
     at = dist[exact]
     hops = sorted(set(np.unique(at).tolist()) | set(met))
     if not hops:
