@@ -934,6 +934,9 @@ def _edit_triple(kg: _KG, ball: _Ball, triple: np.ndarray, methods: tuple[str, .
 # --------------------------------------------------------------------------------------------------------------
 
 _BEYOND, _UNKNOWN = -1, -2
+#: Each search back from a drawn entity may scan this share of the budget (1/CHECK_SHARE); one that would scan
+#: more (it met a hub outside the ball) leaves its entity out, as if it had not been drawn.
+CHECK_SHARE = 16
 
 
 def _gather(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -1147,7 +1150,7 @@ class _Search:
 
     def __init__(self, kg: _KG, directed: bool, max_hops: int, budget: int) -> None:
         self.kg, self.directed, self.max_hops = kg, directed, max_hops
-        self.budget = self.check_budget = budget
+        self.budget, self.check_budget = budget, max(1, budget // CHECK_SHARE)
         self.pull, self.push = kg.adjacency(directed), kg.successors(directed)
         self.dist = np.full(kg.n, _UNREACHED, dtype=np.uint8)
         self.mark = np.zeros(kg.n, dtype=bool)
