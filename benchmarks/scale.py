@@ -1,4 +1,4 @@
-"""Scale benchmark: ingest, subgraph retrieval and KG-FPQ edits on a synthetic KG of up to 10M triples.
+"""Scale benchmark: ingest, subgraph retrieval and KG-FPQ edits and questions on a synthetic KG of up to 10M triples.
 
     python benchmarks/scale.py [--triples 1000000 10000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
 
@@ -14,13 +14,20 @@ stage in a fresh child process so that its peak RSS (max resident set size, impo
 * ``subgraph``: ``--queries`` two-seed queries (seeds drawn with ``--seed``), 2-hop ``iter_khop_batch`` with the
   fan-out cap, then ``ppr_prune_batch`` on each chunk, as the ``khop_subgraphs`` / ``ppr_subgraphs`` assets call them;
 * ``fpq``: ``select_true_triples`` of ``--fpq`` true triples over three domains (three types), then ``edit`` with the
-  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them.
+  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them;
+* ``fpq-questions``: from those true triples and edits, the ``fpq_edits`` asset's premise check (``check_premises``)
+  and ``FPQSuite().items``, as the ``fpq_items`` asset calls it, with the suite's default settings (Yes-No and WH)
+  and a template per relation drawn, written by the stage.
 
 The table gives seconds, throughput and peak RSS per stage and size, and, with two sizes, how the time grew against
 how the data grew (linear scaling: the two ratios are equal). Goals: peak RSS under 8 GB, ingest >= 1M triples/s.
-The edits take one BFS row per distinct subject, and each row spans the KG, so their work is distinct subjects times
-KG size; the same number of true triples drawn from a larger KG has more distinct subjects, and the stage prints
-both, and the time per distinct subject.
+An exact hop search of one subject spans the KG (its 5-hop ball holds about half the entities), so exact edits cost
+distinct subjects times KG size. Above 2M adjacency entries (64 times ``suites.fpq.search_budget``) ``edit`` bounds the
+search per subject instead: the ball grows level by level within the budget, and the candidates beyond it are
+seeded uniform draws from the method's pool whose hops are verified by a bounded search back from each
+(docs/suites/fpq.md), so the time per subject stays nearly flat; below, the batched exact BFS is the cheaper. The
+same number of true triples drawn from a larger KG has more distinct subjects: the stage prints both, and the time
+per distinct subject.
 Times on a busy machine are noisy: CPU seconds (user + system, all threads) are printed beside wall-clock seconds,
 and the ratios between sizes, measured in one run, are what to compare.
 """

@@ -975,9 +975,6 @@ class _Pool:
         self.minus = np.zeros(0, dtype=np.int64) if minus is None else minus
         self.size = len(base) - len(self.minus)
 
-    def element(self, k: int) -> int:
-        return _select_excluding(self.base, self.minus, k)
-
     def inside(self, ball: _BoundedBall) -> np.ndarray:
         """The pool's members in the ball (the subject included), sorted: cached per ball, as the pools of a
         subject's triples repeat."""
@@ -1020,7 +1017,6 @@ class _BoundedBall:
             levels.append(reached)
         self.levels, self.complete = levels, complete
         self.h = len(levels) - 1
-        self.near = np.sort(np.concatenate(levels[1:])) if len(levels) > 1 else np.zeros(0, dtype=np.int64)
         self.inside = np.sort(np.concatenate(levels))  # the subject too
         self._hops: dict[int, int] = {}
         self._trails: dict[int, list[np.ndarray]] = {}
@@ -1211,7 +1207,6 @@ def _edit_triple_bounded(kg: _KG, ball: _BoundedBall, triple: np.ndarray, method
     s, r, o = (int(x) for x in triple)
     dist = ball.search.dist
     same = kg.same_type(o, r) if not _TYPED.isdisjoint(methods) else None
-    near = ball.near
     out: list[Edit] = []
     for m, col in zip(methods, columns, strict=True):
         state, other = int(states[col]), int(second[col])
