@@ -81,7 +81,7 @@ def fpq_edits(context: dg.AssetExecutionContext, project: ProjectResource, wareh
     with warehouse.connect(read_only=True) as con:
         con.execute(f"USE {quote_identifier(s.kg)}")
         edits = edit(con, [t.triple for t in true_triples], methods=s.methods, max_hops=s.max_hops, seed=cfg.seed,
-                     directed=s.directed, hop_sampling=s.hop_sampling, ranges=ranges)
+                     directed=s.directed, hop_sampling=s.hop_sampling, ranges=ranges, search_budget=s.search_budget)
         drawn = sum(e.false_object is not None for e in edits)
         if s.premise_check == "kg":
             edits = check_premises(con, edits)

@@ -40,12 +40,19 @@ years, one in ten with an unknown end ``####``). Then, each stage in a fresh chi
 * ``claims-index``: the claim checker's index of the whole KG (``KGFacts.from_duckdb``), its relation phrase file
   (``relation_file``: every relation's phrase set and single-valued verdict) and the name index its first
   ``check_fact`` builds.
+* ``fpq-questions``: from those true triples and edits, ``FPQSuite().items``, as the ``fpq_items`` asset calls it,
+  with the suite's default settings (Yes-No and WH) and a template per relation drawn, written by the stage (the
+  premise check is left out: see the stage).
 
 The table gives seconds, throughput and peak RSS per stage and size, and, with two sizes, how the time grew against
 how the data grew (linear scaling: the two ratios are equal). Goals: peak RSS under 8 GB, ingest >= 1M triples/s.
-The edits take one BFS row per distinct subject, and each row spans the KG, so their work is distinct subjects times
-KG size; the same number of true triples drawn from a larger KG has more distinct subjects, and the stage prints
-both, and the time per distinct subject.
+An exact hop search of one subject spans the KG (its 5-hop ball holds about half the entities), so exact edits cost
+distinct subjects times KG size. Above 2M adjacency entries (64 times ``suites.fpq.search_budget``) ``edit`` bounds the
+search per subject instead: the ball grows level by level within the budget, and the candidates beyond it are
+seeded uniform draws from the method's pool whose hops are verified by a bounded search back from each
+(docs/suites/fpq.md), so the time per subject stays nearly flat; below, the batched exact BFS is the cheaper. The
+same number of true triples drawn from a larger KG has more distinct subjects: the stage prints both, and the time
+per distinct subject.
 Times on a busy machine are noisy: CPU seconds (user + system, all threads) are printed beside wall-clock seconds,
 and the ratios between sizes, measured in one run, are what to compare.
 """
@@ -102,7 +109,7 @@ TEMPORAL_SHARE = 0.05
 #: entities share their label with another at 1M triples, 12% at 5M).
 LABEL_WORDS = 2_000
 KG_NAME = "main"  # the schema load_kg writes (KGSource.name's default)
-STAGES = ("ingest", "ingest+types", "subgraph", "fpq", "checks", "grapheval", "drowzee", "okgqa-questions", "erbench",
+STAGES = ("ingest", "ingest+types", "subgraph", "fpq", "fpq-questions", "checks", "grapheval", "drowzee", "okgqa-questions", "erbench",
           "claims-index")
 
 
@@ -273,6 +280,7 @@ def _fpq(out: Path, n_true: int, seed: int) -> dict[str, Any]:
     selected = time.perf_counter() - start
     edits = edit(con, [t.triple for t in chosen], methods=ALL_METHODS, max_hops=5, seed=seed)
     seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    _save_fpq(out, chosen, edits)  # for the fpq-questions stage, after the clock
     found = sum(1 for e in edits if e.false_object is not None)
     # the edits share one BFS row per distinct subject, and each row spans the KG: the work is subjects x KG size
     subjects = len({t.triple[0] for t in chosen})
@@ -450,6 +458,62 @@ def _claims_index(out: Path) -> dict[str, Any]:
     }
 
 
+# ---- stage: fpq-questions
+
+
+def _save_fpq(out: Path, chosen: list, edits: list) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist([t.as_row() for t in chosen]), out / "fpq_true_triples.parquet")
+    pq.write_table(pa.Table.from_pylist([e.as_row() for e in edits]), out / "fpq_edits.parquet")
+
+
+def _fpq_questions(out: Path, n_true: int, seed: int) -> dict[str, Any]:
+    """KG-FPQ's questions from the ``fpq`` stage's true triples and edits (made here, untimed, when that stage did not
+    run): ``FPQSuite().items`` as the ``fpq_items`` asset calls it, with the suite's default settings (both formats)
+    and a yn / wh template per relation drawn. The synthetic KG has no labels (an entity's label is its key), so, as
+    with ``require_labels: false``, no edit is rejected for an unreadable name. The ``fpq_edits`` asset's premise
+    check (``check_premises``) is left out: on the 1M-triple KG its ``subject_neighbours`` query (6,022 subjects)
+    never returned (DuckDB 1.5.6, idle, not busy), with 3,000 subjects it takes 0.1 s; a finding to fix apart."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kgprobe.suites.base import ItemSource
+    from kgprobe.suites.fpq.edits import Edit
+    from kgprobe.suites.fpq.settings import FPQSettings
+    from kgprobe.suites.fpq.suite import FPQSuite
+
+    if not (out / "fpq_edits.parquet").exists():
+        _fpq(out, n_true, seed)
+    con = duckdb.connect(str(out / "kg.duckdb"), read_only=True)
+    true_triples = pq.read_table(out / "fpq_true_triples.parquet")
+    edit_rows = pq.read_table(out / "fpq_edits.parquet").to_pylist()
+    keys = sorted(set(true_triples.column("relation_key").to_pylist()))
+    templates = out / "fpq_templates.yaml"
+    templates.write_text("".join(f'{k}:\n  yn: "Is {{object}} the {k} of {{subject}}?"\n'
+                                 f'  wh: "Why is {{object}} the {k} of {{subject}}?"\n' for k in keys), encoding="utf-8")
+    settings = FPQSettings.model_validate({"kg": "synthetic", "domains": FPQ_DOMAINS, "templates": str(templates)})
+    fields = Edit.__dataclass_fields__
+    start, cpu = time.perf_counter(), _cpu()
+    edits = [Edit(**{k: (tuple(tuple(t) for t in v) if k == "path" and v is not None else v)
+                     for k, v in r.items() if k in fields}) for r in edit_rows]
+    edits_table = pa.Table.from_pylist([e.as_row() for e in edits])
+    source = ItemSource(con=con, kg="synthetic", snapshot_id="scale", settings=settings, seed=seed,
+                        upstream={"fpq_true_triples": true_triples, "fpq_edits": edits_table})
+    result = FPQSuite().items(source)
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    n_items = result.items.num_rows
+    rejected = sum(1 for e in edits if e.false_object is None)
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": n_items / seconds, "unit": "questions/s",
+        "note": f"{len(edits):,} edits ({rejected:,} without a false object), "
+                f"{n_items:,} questions (yn + wh) and {result.rejects.num_rows:,} rejects from "
+                f"{true_triples.num_rows:,} true triples over {len(keys)} relations",
+    }
+
+
 def _child(fn: Callable[..., dict[str, Any]], args: tuple, q: mp.Queue) -> None:
     try:
         result = fn(*args)
@@ -485,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--erbench-rows", type=int, default=1_000_000, help="rows of ERBench's table (default 1M)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic files go (default: a temporary folder)")
-    ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq", help="comma-separated stages to run")
+    ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq,fpq-questions", help="comma-separated stages to run")
     args = ap.parse_args(argv)
     stages = args.stages.split(",")
     unknown = set(stages) - set(STAGES)
@@ -519,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("okgqa-questions", _okgqa_questions, (out, args.seed)),
                 ("erbench", _erbench, (out, args.erbench_rows, args.seed)),
                 ("claims-index", _claims_index, (out,)),
+                ("fpq-questions", _fpq_questions, (out, args.fpq, args.seed)),
             ]
             for name, fn, fargs in plan:
                 if name not in stages:

@@ -128,6 +128,16 @@ def test_fpq_hops_default_to_directed_with_the_hop_drawn_first(tmp_path: Path, b
 
 
 @_LAYOUTS
+def test_fpq_search_budget_defaults_to_the_bound_and_may_be_lifted(tmp_path: Path, base: str, indent: str) -> None:
+    from kgprobe.config import fpq_settings
+
+    assert fpq_settings(_fpq_config(tmp_path, base)).search_budget == 1 << 15
+    assert fpq_settings(_fpq_config(tmp_path, base + f"{indent}search_budget: null\n")).search_budget is None
+    with pytest.raises(ConfigError, match="search_budget"):
+        fpq_settings(load_config(_cfg(tmp_path, base + f"{indent}search_budget: 0\n")))
+
+
+@_LAYOUTS
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -68,6 +68,9 @@ __all__ = [
     "FORMATS",
     "HOP_SAMPLING",
     "ObjectNotUnique",
+    "EXACT_BELOW",
+    "SEARCH_BUDGET",
+    "SEARCH_DRAWS",
     "QuestionReject",
     "TrueTriple",
     "edit",
@@ -106,6 +109,16 @@ _NEAR = frozenset({"NSC", "NDC"})
 _TYPED = frozenset({"NSC", "NDC", "NNSC", "NNDC"})
 # Cap on the words gathered at once by one BFS hop (8 bytes each), so memory stays bounded on large KGs.
 _GATHER_WORDS = 1 << 22
+#: Default of :func:`edit`'s ``search_budget``: the adjacency entries one subject's bounded search may scan (2^15),
+#: and each search back from a drawn entity.
+SEARCH_BUDGET = 1 << 15
+#: A KG whose BFS adjacency has at most this many times ``search_budget`` entries (2M by default) is searched
+#: exactly by the batched BFS, whose cost per subject grows with the KG (about 3.7 ms of CPU per subject per million
+#: entries on the synthetic KG of ``benchmarks/scale.py``) but is below the bounded search's (about 9 ms, flat) there.
+EXACT_BELOW = 64
+#: Uniform draws from a method's pool when a subject's ball is truncated: NN* take the first one verified beyond
+#: max_hops, NSC/NDC sort those within max_hops by their verified hop.
+SEARCH_DRAWS = 256
 # Bytes of the entity lists of multi-type objects (the union of their types' entities) kept between triples.
 _CACHE_BYTES = 1 << 24
 
@@ -553,7 +566,7 @@ class _KG:
         self.nbr, self.nbr_rel, self.nbr_fwd = nbr, rel, back == 0
         self.nbr_ptr = _csr(rows, n)
         self._rows = rows
-        self._adj: dict[bool, _Adjacency] = {}
+        self._adj: dict[bool | str, _Adjacency] = {}
 
         # Types: entity -> type ids (CSR) and type id -> its entities (CSR, sorted by entity).
         type_ids = np.asarray(type_ids, dtype=np.int64)
@@ -574,6 +587,7 @@ class _KG:
         self.ro_ptr = _csr(ro_rel[first], max(n_rel, 1))
         self.is_object = np.zeros(n, dtype=bool)
         self.is_object[self.tails] = True
+        self.object_ids = np.flatnonzero(self.is_object)
         self._same: dict[tuple[int, ...], np.ndarray] = {}
         self._same_bytes = 0
 
@@ -590,6 +604,31 @@ class _KG:
             rows, nbr = rows[distinct], nbr[distinct]
             self._adj[directed] = _Adjacency._build(self.n, _csr(rows, self.n), nbr.astype(np.int64))
         return self._adj[directed]
+
+    def successors(self, directed: bool) -> _Adjacency:
+        """The "push" adjacency a single-source search walks forwards: row v lists, once each and without v, the
+        nodes v reaches in one hop (the tails of its triples when ``directed``, else every neighbour)."""
+        if not directed:
+            return self.adjacency(False)
+        if "push" not in self._adj:
+            keep = (self._rows != self.nbr) & self.nbr_fwd  # entries (v, rel, nbr): v is the head
+            rows, nbr = self._rows[keep], self.nbr[keep]
+            distinct = np.ones(len(rows), dtype=bool)
+            distinct[1:] = (rows[1:] != rows[:-1]) | (nbr[1:] != nbr[:-1])
+            rows, nbr = rows[distinct], nbr[distinct]
+            self._adj["push"] = _Adjacency._build(self.n, _csr(rows, self.n), nbr.astype(np.int64))
+        return self._adj["push"]
+
+    def step(self, u: int, v: int, *, directed: bool) -> Triple:
+        """The triple a path steps over from u to v (u -> v; either way round when undirected): the one of the
+        smallest relation, as :meth:`path` chooses."""
+        lo, hi = self.nbr_ptr[v], self.nbr_ptr[v + 1]
+        fits = self.nbr[lo:hi] == u
+        if directed:
+            fits &= ~self.nbr_fwd[lo:hi]
+        i = lo + int(fits.argmax())
+        rel = int(self.nbr_rel[i])
+        return (v, rel, u) if self.nbr_fwd[i] else (u, rel, v)
 
     @classmethod
     def from_connection(cls, con: duckdb.DuckDBPyConnection, *, ranges: bool = False) -> _KG:
@@ -720,6 +759,7 @@ def edit(
     hop_sampling: str = "uniform_hop",
     batch_size: int = 512,
     ranges: bool = False,
+    search_budget: int | None = SEARCH_BUDGET,
 ) -> list[Edit]:
     """Return one seeded :class:`Edit` per method for each true triple, in input order (triple, then method).
 
@@ -737,6 +777,19 @@ def edit(
     With ``ranges`` (for types from :func:`infer_types_from_relations`), the typed methods (NSC, NDC, NNSC, NNDC)
     take "the true object's type" to be the range of the triple's relation (``relation_ranges.sql``: the key's last
     component), when the object has it, instead of every type the object has.
+
+    ``search_budget`` bounds the search per subject on a large KG (None: no bound, every KG searched exactly). A
+    KG whose BFS adjacency has at most :data:`EXACT_BELOW` times that many entries is searched exactly by the
+    batched BFS. On a larger one each subject grows its ball level by level while the next level's adjacency
+    entries fit in the budget: a ball complete within max_hops gives exactly what the exact search gives (the same
+    candidates in id order, the same draws); a truncated one (levels 1..h exact) draws :data:`SEARCH_DRAWS`
+    members of the method's pool uniformly and verifies the hop of each beyond level h with a search back from it
+    that stays outside the ball (any shortest path enters the ball's outside through level h) within the same
+    budget. NN* take the first draw verified beyond max_hops, so their choice is uniform over their candidates;
+    NSC/NDC draw the hop among the hops with a candidate (those of the ball, and those the draws met) and then a
+    candidate at it. A hop reported is always the shortest distance and an NN* object always lies beyond max_hops;
+    what the bound costs is that a method whose candidates are a small share of its pool may find none in its
+    draws (the reason says "bounded search"). The work per subject is bounded by the budget, not the KG.
     """
     methods = tuple(methods)
     unknown = [m for m in methods if m not in ALL_METHODS]
@@ -751,10 +804,15 @@ def edit(
         raise ConfigError(f"unknown hop_sampling {hop_sampling!r}; use one of {', '.join(HOP_SAMPLING)}")
     if not isinstance(directed, bool):
         raise ConfigError(f"directed must be true or false, got {directed!r}")
+    if search_budget is not None and search_budget < 1:
+        raise ConfigError(f"search_budget must be positive (or None: no bound), got {search_budget}")
     arr = np.asarray([tuple(t) for t in triples], dtype=np.int64).reshape(-1, 3)
     if len(arr) == 0 or not methods:
         return []
     kg = _KG.from_connection(con, ranges=ranges)
+    if search_budget is not None and len(kg.adjacency(directed).indices) > EXACT_BELOW * search_budget:
+        return _edit_bounded(kg, arr, methods, max_hops, seed, search_budget, directed=directed,
+                             hop_sampling=hop_sampling)
     return _edit_arrays(kg, arr, methods, max_hops, seed, batch_size, directed=directed, hop_sampling=hop_sampling)
 
 
@@ -869,6 +927,367 @@ def _edit_triple(kg: _KG, ball: _Ball, triple: np.ndarray, methods: tuple[str, .
         else:
             out.append(Edit(s, r, o, x, m, None, None, None))
     return out
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Bounded search (large KGs): one subject's ball, grown level by level within a budget, and verified draws
+# --------------------------------------------------------------------------------------------------------------
+
+_BEYOND, _UNKNOWN = -1, -2
+#: Each search back from a drawn entity may scan this share of the budget (1/CHECK_SHARE); one that would scan
+#: more (it met a hub outside the ball) leaves its entity out, as if it had not been drawn.
+CHECK_SHARE = 16
+
+
+def _gather(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The concatenated CSR rows ``rows`` (neighbour lists), without a Python loop."""
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    return indices[offsets + np.arange(total)]
+
+
+def _select_excluding_two(base: np.ndarray, a: np.ndarray, b: np.ndarray, both: np.ndarray, k: int) -> int:
+    """The k-th (from 0) element of the sorted array ``base`` in neither ``a`` nor ``b`` (sorted subsets of it;
+    ``both`` their intersection): :func:`_select_excluding` with two excluded sets, neither merged."""
+    lo, hi = k, len(base) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        v = base[mid]
+        dropped = (int(np.searchsorted(a, v, side="right")) + int(np.searchsorted(b, v, side="right"))
+                   - int(np.searchsorted(both, v, side="right")))  # fmt: skip
+        if mid + 1 - dropped >= k + 1:
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(base[lo])
+
+
+class _Pool:
+    """A method's candidate pool as a sorted ``base`` less a sorted subset ``minus`` (the objects of other
+    relations are every object less the relation's), read without building the difference."""
+
+    def __init__(self, base: np.ndarray, minus: np.ndarray | None = None) -> None:
+        self.base = base
+        self.minus = np.zeros(0, dtype=np.int64) if minus is None else minus
+        self.size = len(base) - len(self.minus)
+
+    def inside(self, ball: _BoundedBall) -> np.ndarray:
+        """The pool's members in the ball (the subject included), sorted: cached per ball, as the pools of a
+        subject's triples repeat."""
+        a = ball.within(self.base)
+        return a if len(self.minus) == 0 else ball.within_less(a, self.minus)
+
+    def without(self, ball: _BoundedBall) -> tuple[int, Any]:
+        """(count, k -> element) of the pool less the ball."""
+        a = ball.within(self.base)
+        if len(self.minus) == 0:
+            return self.size - len(a), lambda k: _select_excluding(self.base, a, k)
+        both = ball.within(self.minus)
+        return self.size - len(a) + len(both), lambda k: _select_excluding_two(self.base, a, self.minus, both, k)
+
+
+class _BoundedBall:
+    """One subject's ball within ``budget`` scanned adjacency entries: levels 1..h exactly (``levels``), and
+    ``complete`` when that is the whole ball within max_hops. Beyond a truncated ball, :meth:`hop_of` verifies an
+    entity's distance by a search back from it that stays outside the ball (any shortest path enters it through
+    level h), so a hop it reports is the exact shortest distance."""
+
+    def __init__(self, search: _Search, s: int) -> None:
+        self.search, self.s = search, s
+        push, dist, budget = search.push, search.dist, search.budget
+        dist[s] = 0
+        levels = [np.array([s], dtype=np.int64)]
+        scanned, complete = 0, True
+        for k in range(search.max_hops):
+            frontier = levels[-1]
+            cost = int((push.indptr[frontier + 1] - push.indptr[frontier]).sum())
+            if scanned + cost > budget:
+                complete = False
+                break
+            scanned += cost
+            reached = _gather(push.indptr, push.indices, frontier)
+            reached = np.unique(reached[dist[reached] == _UNREACHED])
+            if len(reached) == 0:
+                break
+            dist[reached] = k + 1
+            levels.append(reached)
+        self.levels, self.complete = levels, complete
+        self.h = len(levels) - 1
+        self.inside = np.sort(np.concatenate(levels))  # the subject too
+        self._hops: dict[int, int] = {}
+        self._trails: dict[int, list[np.ndarray]] = {}
+        # cached per pool array, keyed by where its data lies; the arrays are kept, so no key is reused
+        self._within: dict[tuple[int, ...], tuple[tuple[np.ndarray, ...], np.ndarray]] = {}
+
+    def within(self, base: np.ndarray) -> np.ndarray:
+        """The ball's members (the subject included) in the sorted array ``base``, sorted."""
+        key = (base.__array_interface__["data"][0], len(base))
+        if key not in self._within:
+            self._within[key] = ((base,), self.inside[in_sorted(base, self.inside)])
+        return self._within[key][1]
+
+    def within_less(self, a: np.ndarray, minus: np.ndarray) -> np.ndarray:
+        """``a`` (a result of :meth:`within`) less the sorted array ``minus``."""
+        key = (a.__array_interface__["data"][0], len(a), minus.__array_interface__["data"][0], len(minus))
+        if key not in self._within:
+            self._within[key] = ((a, minus), a[~in_sorted(minus, a)])
+        return self._within[key][1]
+
+    def release(self) -> None:
+        self.search.dist[self.inside] = _UNREACHED
+
+    def hop_of(self, x: int) -> int:
+        """x's exact distance when it is within max_hops, else _BEYOND; _UNKNOWN when the search back from x would
+        pass the budget (x is then skipped as if it had not been drawn)."""
+        d = int(self.search.dist[x])
+        if d != _UNREACHED:
+            return d
+        if self.complete:
+            return _BEYOND
+        if x not in self._hops:
+            self._hops[x] = self._search_back(x)
+        return self._hops[x]
+
+    def hops_of(self, xs: np.ndarray) -> np.ndarray:
+        """:meth:`hop_of` of many entities at once: one search back per entity, all advanced together level by
+        level as (entity, node) pairs, each entity within its own budget (the same answers as one by one)."""
+        dist, search = self.search.dist, self.search
+        d0 = dist[xs]
+        out = np.where(d0 == _UNREACHED, _BEYOND, d0.astype(np.int64))
+        todo = np.flatnonzero(d0 == _UNREACHED)
+        if self.complete or len(todo) == 0:
+            return out
+        pull, n = search.pull, np.int64(search.kg.n)
+        owner, nodes = todo, xs[todo].astype(np.int64)
+        alive = np.zeros(len(xs), dtype=bool)
+        alive[todo] = True
+        cost = np.zeros(len(xs), dtype=np.int64)
+        for d in range(1, search.max_hops - self.h + 1):
+            deg = pull.indptr[nodes + 1] - pull.indptr[nodes]
+            cost += np.bincount(owner, weights=deg, minlength=len(xs)).astype(np.int64)
+            over = alive & (cost > search.check_budget)
+            out[over] = _UNKNOWN
+            alive &= ~over
+            keep = alive[owner]
+            owner, nodes, deg = owner[keep], nodes[keep], deg[keep]
+            preds = _gather(pull.indptr, pull.indices, nodes)
+            by = np.repeat(owner, deg)
+            hit = dist[preds] != _UNREACHED  # a node of the ball: of level h, so the entity is at h + d
+            found = by[hit]
+            out[found] = self.h + d
+            alive[found] = False
+            more = ~hit & alive[by]
+            # each entity's next frontier, once each: an earlier level's node met again is expanded again, which
+            # costs a little and changes no answer (the first level that meets the ball is the entity's)
+            keys = np.unique(by[more] * n + preds[more])
+            if len(keys) == 0:
+                break
+            owner, nodes = keys // n, keys % n
+        return out
+
+    def _search_back(self, x: int) -> int:
+        search = self.search
+        pull, dist, mark = search.pull, search.dist, search.mark
+        frontier = np.array([x], dtype=np.int64)
+        layers = [frontier]
+        touched = [frontier]
+        mark[x] = True
+        scanned, out = 0, _BEYOND
+        try:
+            for d in range(1, search.max_hops - self.h + 1):
+                cost = int((pull.indptr[frontier + 1] - pull.indptr[frontier]).sum())
+                if scanned + cost > search.check_budget:
+                    return _UNKNOWN
+                scanned += cost
+                preds = _gather(pull.indptr, pull.indices, frontier)
+                if (dist[preds] != _UNREACHED).any():  # a node of the ball: of level h, so x is at h + d
+                    self._trails[x] = layers
+                    out = self.h + d
+                    break
+                preds = np.unique(preds[~mark[preds]])
+                if len(preds) == 0:
+                    break
+                mark[preds] = True
+                touched.append(preds)
+                layers.append(preds)
+                frontier = preds
+            return out
+        finally:
+            for t in touched:
+                mark[t] = False
+
+    def path(self, x: int) -> tuple[Triple, ...]:
+        """One shortest path from the subject to x (within max_hops): through the ball as :meth:`_KG.path` walks
+        it, then forwards along the layers of x's search back, the smallest id at each step."""
+        kg, search = self.search.kg, self.search
+        if search.dist[x] != _UNREACHED:
+            return kg.path(search.dist, x, directed=search.directed)
+        layers = self._trails[x]
+        pull = search.pull
+        last = layers[-1]
+        preds = _gather(pull.indptr, pull.indices, last)
+        entry = int(preds[search.dist[preds] != _UNREACHED].min())
+        steps = list(kg.path(search.dist, entry, directed=search.directed))
+        at = entry
+        for layer in reversed(layers):
+            nxt = [int(v) for v in layer.tolist() if at in pull.indices[pull.indptr[v] : pull.indptr[v + 1]]]
+            v = min(nxt)
+            steps.append(kg.step(at, v, directed=search.directed))
+            at = v
+        return tuple(steps)
+
+
+class _Search:
+    """Scratch arrays shared by the subjects' bounded searches (reset after each subject)."""
+
+    def __init__(self, kg: _KG, directed: bool, max_hops: int, budget: int) -> None:
+        self.kg, self.directed, self.max_hops = kg, directed, max_hops
+        self.budget, self.check_budget = budget, max(1, budget // CHECK_SHARE)
+        self.pull, self.push = kg.adjacency(directed), kg.successors(directed)
+        self.dist = np.full(kg.n, _UNREACHED, dtype=np.uint8)
+        self.mark = np.zeros(kg.n, dtype=bool)
+
+
+def _draws(state: int, count: int) -> np.ndarray:
+    """The first ``count`` draws of a (triple, method): hashes of its state, so they depend on nothing else."""
+    k = np.arange(count, dtype=np.uint64) + np.uint64(2 * len(ALL_METHODS) + 2)
+    with np.errstate(over="ignore"):
+        return _mix(np.uint64(state) ^ (k * _GOLDEN))
+
+
+def _pool_draws(pool: _Pool, state: int, *, outside: _BoundedBall | None = None) -> np.ndarray:
+    """:data:`SEARCH_DRAWS` uniform draws from ``pool`` (from ``pool.base``, those in ``pool.minus`` dropped), in
+    draw order; with ``outside``, only those beyond that ball. A uniform draw of ``base`` that lands in the pool is
+    a uniform draw of the pool."""
+    if len(pool.base) == 0:
+        return np.zeros(0, dtype=np.int64)
+    ys = pool.base[(_draws(state, SEARCH_DRAWS) % np.uint64(len(pool.base))).astype(np.int64)]
+    if len(pool.minus):
+        ys = ys[~in_sorted(pool.minus, ys)]
+    if outside is not None:
+        ys = ys[outside.search.dist[ys] == _UNREACHED]
+    return ys
+
+
+def _edit_bounded(kg: _KG, arr: np.ndarray, methods: tuple[str, ...], max_hops: int, seed: int, budget: int,
+                  *, directed: bool, hop_sampling: str) -> list[Edit]:  # fmt: skip
+    lo, hi = kg.object_slices(arr)
+    _check_in_kg(kg, arr, lo, hi)
+    states = _choice_states(seed, arr)
+    second = _object_states(states)
+    columns = [ALL_METHODS.index(m) for m in methods]
+    reasons = {m: _no_candidate(m, max_hops, directed) for m in methods}
+    search = _Search(kg, directed, max_hops, budget)
+    results: list[list[Edit]] = [[] for _ in range(len(arr))]
+    by_subject: dict[int, list[int]] = {}
+    for i, s in enumerate(arr[:, 0].tolist()):
+        by_subject.setdefault(s, []).append(i)
+    for s, rows in by_subject.items():
+        ball = _BoundedBall(search, s)
+        try:
+            for i in rows:
+                results[i] = _edit_triple_bounded(kg, ball, arr[i], methods, columns, states[i], second[i], reasons,
+                                                  by_hop=hop_sampling == "uniform_hop", objects=kg.tails[lo[i] : hi[i]])
+        finally:
+            ball.release()
+    return [e for group in results for e in group]
+
+
+def _edit_triple_bounded(kg: _KG, ball: _BoundedBall, triple: np.ndarray, methods: tuple[str, ...],
+                         columns: list[int], states: np.ndarray, second: np.ndarray, reasons: dict[str, str], *,
+                         by_hop: bool, objects: np.ndarray) -> list[Edit]:  # fmt: skip
+    """The edits of one triple from a bounded ball. A complete ball gives what :func:`_edit_triple` gives (the same
+    candidates in id order, the same draws), reading the pools through the ball instead of the entity table.
+    Beyond a truncated ball, a method draws up to :data:`SEARCH_DRAWS` pool members uniformly and verifies their
+    hop (:meth:`_BoundedBall.hop_of`)."""
+    s, r, o = (int(x) for x in triple)
+    dist = ball.search.dist
+    same = kg.same_type(o, r) if not _TYPED.isdisjoint(methods) else None
+    out: list[Edit] = []
+    for m, col in zip(methods, columns, strict=True):
+        state, other = int(states[col]), int(second[col])
+        if m in _TYPED and same is None:
+            out.append(Edit(s, r, o, None, m, None, None, "true object has no entity type"))
+            continue
+        if m in ("NSC", "NNSC"):
+            pool = _Pool(same)
+        elif m in ("NDC", "NNDC"):
+            pool = _Pool(kg.typed_ids, same)
+        elif m == "NNSR":
+            pool = _Pool(kg.relation_objects(r))
+        else:
+            pool = _Pool(kg.object_ids, kg.relation_objects(r))
+        x: int | None = None
+        if m in _NEAR:
+            cand = pool.inside(ball)
+            cand = _without(cand[cand != s], objects)
+            if ball.complete:
+                if len(cand):
+                    if by_hop:
+                        at = dist[cand]
+                        hops = np.flatnonzero(np.bincount(at, minlength=int(_UNREACHED)))
+                        cand = cand[at == hops[state % len(hops)]]
+                        x = int(cand[other % len(cand)])
+                    else:
+                        x = int(cand[state % len(cand)])
+            else:
+                x = _near_beyond_ball(ball, pool, cand, objects, state, other, by_hop=by_hop)
+        elif ball.complete:
+            count, element = pool.without(ball)
+            if count > 0:
+                x = element(state % count)
+        else:
+            ys = _pool_draws(pool, state, outside=ball)  # the ball's members are near: never kept
+            far = ys[ball.hops_of(ys) == _BEYOND]
+            if len(far):
+                x = int(far[0])
+        if x is None:
+            reason = reasons[m] if ball.complete else f"{reasons[m]} in {SEARCH_DRAWS} draws (bounded search)"
+            out.append(Edit(s, r, o, None, m, None, None, reason))
+        elif m in _NEAR:
+            out.append(Edit(s, r, o, x, m, ball.hop_of(x), ball.path(x), None))
+        else:
+            out.append(Edit(s, r, o, x, m, None, None, None))
+    return out
+
+
+def _near_beyond_ball(ball: _BoundedBall, pool: _Pool, exact: np.ndarray, objects: np.ndarray, state: int,
+                      other: int, *, by_hop: bool) -> int | None:  # fmt: skip
+    """NSC/NDC for a truncated ball: the candidates of levels 1..h are ``exact``; those farther are met by uniform
+    draws from the pool, each verified. ``uniform_hop``: the hop uniformly among the hops with a candidate (levels
+    1..h, and the farther hops a draw from the pool less the ball met), then uniformly among that hop's candidates
+    (those of the ball, or the distinct draws at it: a uniform sample of the hop's candidates). ``uniform_candidate``:
+    the first draw from the whole pool that is a candidate (uniform over every candidate), else one of ``exact``."""
+    dist = ball.search.dist
+    if not by_hop:
+        ys = _pool_draws(pool, state)
+        ys = ys[(ys != ball.s) & ~in_sorted(objects, ys)]
+        d = ball.hops_of(ys)
+        hit = ys[d >= 1]
+        if len(hit):
+            return int(hit[0])
+        return int(exact[state % len(exact)]) if len(exact) else None
+    ys = _pool_draws(pool, state, outside=ball)  # beyond the ball only: its own candidates are ``exact``
+    ys = ys[~in_sorted(objects, ys)]
+    d = ball.hops_of(ys)
+    met: dict[int, set[int]] = {}
+    for y, hop in zip(ys.tolist(), d.tolist(), strict=True):
+        if hop >= 1:
+            met.setdefault(hop, set()).add(y)
+    at = dist[exact]
+    hops = sorted(set(np.unique(at).tolist()) | set(met))
+    if not hops:
+        return None
+    hop = hops[state % len(hops)]
+    if hop <= ball.h:
+        cand = exact[at == hop]
+    else:
+        cand = np.array(sorted(met[hop]), dtype=np.int64)
+    return int(cand[other % len(cand)])
 
 
 def _no_candidate(method: str, max_hops: int, directed: bool = True) -> str:

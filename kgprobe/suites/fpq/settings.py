@@ -13,7 +13,7 @@ from typing_extensions import TypedDict  # pydantic needs this TypedDict before 
 
 from kgprobe.errors import ConfigError
 from kgprobe.suites.fpq.edits import ALL_METHODS as FPQ_METHODS
-from kgprobe.suites.fpq.edits import HOP_SAMPLING
+from kgprobe.suites.fpq.edits import HOP_SAMPLING, SEARCH_BUDGET
 from kgprobe.suites.settings import Bool as _Bool
 from kgprobe.suites.settings import ConfigPath as _ConfigPath
 from kgprobe.suites.settings import Int as _Int
@@ -84,6 +84,10 @@ class FPQSettings(_Section):
     """Hops follow edge direction (head -> tail from the subject), as the paper's released paths do."""
     hop_sampling: Literal[HOP_SAMPLING] = "uniform_hop"
     """NSC/NDC: draw the hop first, then an object at it (uniform_hop), or uniformly over all candidates."""
+    search_budget: _Int | None = Field(SEARCH_BUDGET, ge=1)
+    """Adjacency entries one subject's hop search may scan on a large KG (more than 64 times this many entries);
+    beyond it the farther candidates are drawn from the method's pool and their hops verified. null: exact search
+    on every KG, whose time per subject grows with the KG."""
     premise_check: Literal["kg", "paper"] = "kg"
     """kg: reject an edit whose false object the KG already links to the subject (through another relation, or by
     the name of another object of the relation); paper: keep every edit drawn, as KG-FPQ does."""

@@ -385,6 +385,95 @@ def test_edits_equal_whole_table_masks(seed: int, directed: bool, hop_sampling: 
     assert sum(x is not None for *_, x, _ in got) > 2 * len(triples)
 
 
+# ---------------------------------------------------------------- the bounded search (large KGs)
+
+
+def _skewed_kg(seed: int, n: int = 90, n_rel: int = 3, m: int = 200) -> tuple[duckdb.DuckDBPyConnection, list, dict]:
+    rng = random.Random(100 + seed)
+    hubs = [rng.randrange(n) for _ in range(3)]  # skewed degrees: most triples touch a hub
+    triples = sorted({(rng.choice(hubs + [rng.randrange(n)]), rng.randrange(n_rel), rng.choice(hubs + [rng.randrange(n)]))
+                      for _ in range(m)})  # fmt: skip
+    triples = [t for t in triples if t[0] != t[2]]
+    types = {v: set(rng.sample(["P", "Q", "R", "S"], rng.choice([0, 1, 1, 1, 2, 3]))) for v in range(n)}
+    con = duckdb.connect()
+    _fill(con, n, n_rel, triples, types)
+    return con, triples, types
+
+
+def test_small_kgs_are_searched_exactly_by_default(hand) -> None:
+    # the sample and the benchmark KGs lie far below EXACT_BELOW * SEARCH_BUDGET entries: the default is the exact
+    # search, whatever the budget says
+    triples = [(0, 0, 1), (8, 0, 9), (4, 1, 5)]
+    assert fpq.edit(hand, triples, seed=3) == fpq.edit(hand, triples, seed=3, search_budget=None)
+    with pytest.raises(ConfigError, match="search_budget must be positive"):
+        fpq.edit(hand, triples, search_budget=0)
+
+
+@pytest.mark.parametrize("hop_sampling", fpq.HOP_SAMPLING)
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bounded_search_of_complete_balls_equals_the_exact_search(monkeypatch, seed, directed, hop_sampling) -> None:
+    # every ball fits in the budget: the bounded search reads its pools through the ball, and must draw exactly what
+    # the batched BFS over the whole entity table draws
+    con, triples, _ = _skewed_kg(seed)
+    exact = fpq.edit(con, triples, max_hops=3, seed=seed, directed=directed, hop_sampling=hop_sampling, search_budget=None)
+    monkeypatch.setattr(fpq, "EXACT_BELOW", 0)
+    bounded = fpq.edit(con, triples, max_hops=3, seed=seed, directed=directed, hop_sampling=hop_sampling,
+                       search_budget=10**9)  # fmt: skip
+    assert bounded == exact
+    assert sum(e.false_object is not None for e in exact) > 2 * len(triples)
+
+
+@pytest.mark.parametrize("budget", [1, 6])
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_truncated_balls_keep_every_definition(monkeypatch, seed, directed, budget) -> None:
+    # balls cut after a level or two: the farther candidates are drawn and verified, so every edit made still
+    # satisfies its method against networkx distances (exact hops, paths walked from the subject)
+    monkeypatch.setattr(fpq, "EXACT_BELOW", 0)
+    rng = random.Random(seed)
+    n, n_rel, max_hops = 120, 4, 3
+    hubs = [rng.randrange(n) for _ in range(3)]
+    triples = sorted({(rng.choice(hubs + [rng.randrange(n)]), rng.randrange(n_rel), rng.choice(hubs + [rng.randrange(n)]))
+                      for _ in range(200)})  # fmt: skip
+    triples = [t for t in triples if t[0] != t[2]]
+    types = {v: set(rng.sample(["P", "Q", "R"], rng.choice([0, 1, 1, 2]))) for v in range(n)}
+    con = duckdb.connect()
+    _fill(con, n, n_rel, triples, types)
+    graph = (nx.DiGraph if directed else nx.Graph)((h, t) for h, _, t in triples)
+    dist = {s: nx.single_source_shortest_path_length(graph, s, cutoff=max_hops) for s in {t[0] for t in triples}}
+    edits = fpq.edit(con, triples, max_hops=max_hops, seed=seed, directed=directed, search_budget=budget)
+    missed = [e for e in edits if e.reason and "bounded search" in e.reason]
+    assert all(e.false_object is None and e.reason.endswith(f"in {fpq.SEARCH_DRAWS} draws (bounded search)") for e in missed)
+    kept = [e for e in edits if e not in missed]
+    assert _check_edits(kept, triples, types, dist, max_hops, n, directed=directed) > len(triples)
+    # seeded, and independent of order and of the other methods asked for
+    again = fpq.edit(con, list(reversed(triples)), max_hops=max_hops, seed=seed, directed=directed, search_budget=budget)
+    assert sorted(edits, key=repr) == sorted(again, key=repr)
+    only = fpq.edit(con, triples, methods=("NNDR", "NSC"), max_hops=max_hops, seed=seed, directed=directed,
+                    search_budget=budget)  # fmt: skip
+    assert set(only) == {e for e in edits if e.method in ("NNDR", "NSC")}
+
+
+def test_truncated_ball_draws_are_uniform(monkeypatch) -> None:
+    # 0 -> 1 (the true object), 0 -> 2 (the one hop-1 candidate), 2 -> 3..32 (30 at hop 2), 33..52 unreachable; all
+    # type A. A budget of 2 entries stops the ball after level 1 (level 2 would scan 2's 30 entries).
+    monkeypatch.setattr(fpq, "EXACT_BELOW", 0)
+    con = duckdb.connect()
+    triples = [(0, 0, 1), (0, 1, 2)] + [(2, 1, 3 + k) for k in range(30)]
+    _fill(con, 53, 2, triples, {e: {"A"} for e in range(53)})
+    nsc = [fpq.edit(con, [(0, 0, 1)], methods=("NSC",), seed=s, search_budget=2)[0] for s in range(200)]
+    assert 80 <= sum(e.hop == 1 for e in nsc) <= 120  # the hop first: hop 1 or 2, half each (binomial(200, 1/2))
+    assert {e.false_object for e in nsc if e.hop == 1} == {2}
+    at_two = [e for e in nsc if e.hop == 2]
+    assert {e.false_object for e in at_two} <= set(range(3, 33)) and len({e.false_object for e in at_two}) >= 20
+    assert all(e.path == ((0, 1, 2), (2, 1, e.false_object)) for e in at_two)
+    far = Counter(fpq.edit(con, [(0, 0, 1)], methods=("NNSC",), seed=s, search_budget=2)[0].false_object
+                  for s in range(400))
+    # uniform over the 20 unreachable entities: 20 each expected; every one met, none more than twice as often
+    assert set(far) == set(range(33, 53)) and max(far.values()) <= 40
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_sort_rows_is_lexsort(seed: int) -> None:
     rng = np.random.default_rng(seed)
