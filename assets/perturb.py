@@ -17,9 +17,10 @@ from kgprobe import warehouse as wh
 from kgprobe.config import perturbation_settings
 from kgprobe.kg.stats import current_snapshot
 from kgprobe.grounding.perturb import parse_perturbation, similarity_batch
-from kgprobe.grounding.perturb_store import artifact_dir, perturb_subgraphs, scorer_key
+from kgprobe.grounding.perturb_store import (artifact_dir, perturb_subgraphs, scorer_key, subgraph_triples,
+                                             triples_digest)
 from kgprobe.report.plots import line_chart
-from kgprobe.grounding.scorer import TrainConfig, TripleScorer, train_scorer
+from kgprobe.grounding.scorer import TrainConfig, TripleScorer, train_scorer, train_scorer_on
 from kgprobe.kg.subgraph_store import subgraphs_from_table
 from kgprobe.sql import quote_identifier
 from pipelines.partitions import PERTURBATION, Partitions
@@ -37,11 +38,23 @@ def _train_config(settings) -> TrainConfig:
     return TrainConfig(**settings.scorer)
 
 
-def _scorer_id(project: ProjectResource, warehouse: WarehouseResource) -> tuple[str, str]:
+def _training_triples(settings, warehouse: WarehouseResource) -> np.ndarray | None:
+    """The pruned subgraphs' triples s_G is trained on (``scorer_train_on: subgraphs``), else None (the KG's)."""
+    if settings.scorer_train_on != "subgraphs":
+        return None
+    return subgraph_triples(warehouse.read_partition("ppr_subgraphs"))
+
+
+def _scorer_id(project: ProjectResource, warehouse: WarehouseResource,
+               triples: np.ndarray | None = None) -> tuple[str, str]:
     settings = perturbation_settings(project.load())
     with warehouse.connect(read_only=True) as con:
         snapshot = current_snapshot(con, settings.kg)
-    return scorer_key(snapshot, dataclasses.asdict(_train_config(settings))), snapshot
+    config = dataclasses.asdict(_train_config(settings))
+    if settings.scorer_train_on == "subgraphs":  # a scorer per set of subgraphs: new queries, a new scorer
+        triples = _training_triples(settings, warehouse) if triples is None else triples
+        config = {**config, "train_on": "subgraphs", "triples": triples_digest(triples)}
+    return scorer_key(snapshot, config), snapshot
 
 
 def _load_scorer(project: ProjectResource, warehouse: WarehouseResource) -> tuple[TripleScorer, str]:
@@ -52,13 +65,15 @@ def _load_scorer(project: ProjectResource, warehouse: WarehouseResource) -> tupl
     return TripleScorer.load(folder), key
 
 
-@dg.asset(group_name=GROUP, kinds={"python"}, deps=[kg])
+@dg.asset(group_name=GROUP, kinds={"python"}, deps=[kg, "ppr_subgraphs"])
 def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """s_G(h, r, t) in [0, 1]: a KG-embedding model trained on the KG (by default true triples against random ones, the
-    OKGQA authors' objective), stored as a versioned artifact."""
+    """s_G(h, r, t) in [0, 1]: a KG-embedding model trained on the pruned subgraphs' triples (``scorer_train_on:
+    subgraphs``, the OKGQA authors' released code) or the whole KG (``kg``), by default true triples against random
+    ones (the authors' objective), stored as a versioned artifact."""
     settings = perturbation_settings(project.load())
     config = _train_config(settings)
-    key, snapshot = _scorer_id(project, warehouse)
+    subgraph_set = _training_triples(settings, warehouse)
+    key, snapshot = _scorer_id(project, warehouse, subgraph_set)
     folder = artifact_dir(warehouse.root, key)
     reused = folder.exists()
     started = time.perf_counter()
@@ -66,10 +81,17 @@ def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, w
         context.log.info(f"triple scorer {key} already trained for this KG snapshot and config; reusing {folder}")
     else:
         with warehouse.connect(read_only=True) as con:
-            triples = np.asarray(con.execute(f"SELECT head, relation, tail FROM {quote_identifier(settings.kg)}.triples").fetchall(), dtype=np.int64)
-            n_ent = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.entities").fetchone()[0]
             n_rel = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.relations").fetchone()[0]
-        context.log.info(f"training {config.model} (dim {config.dim}, {config.epochs} epochs) on {len(triples):,} triples")
+            if subgraph_set is None:
+                triples = con.execute(f"SELECT head, relation, tail FROM {quote_identifier(settings.kg)}.triples"
+                                      ).fetchnumpy()
+                triples = np.stack([triples[c].astype(np.int64) for c in ("head", "relation", "tail")], axis=1)
+                n_ent = con.execute(f"SELECT count(*) FROM {quote_identifier(settings.kg)}.entities").fetchone()[0]
+            else:
+                triples = subgraph_set
+        what = "the KG" if subgraph_set is None else "the pruned subgraphs"
+        context.log.info(f"training {config.model} (dim {config.dim}, {config.epochs} epochs) on {len(triples):,} "
+                         f"triples of {what}")
         # about ten progress lines however many epochs (each line is a run-storage write), and one at least every 30 s
         every, said = max(1, -(-config.epochs // 10)), [time.perf_counter()]
 
@@ -78,17 +100,23 @@ def triple_scorer(context: dg.AssetExecutionContext, project: ProjectResource, w
                 said[0] = time.perf_counter()
                 context.log.info(f"epoch {epoch}/{config.epochs}: loss {loss:.4f} ({seconds:.0f}s)")
 
-        scorer = train_scorer(triples, n_ent, n_rel, config, log=progress)
+        scorer = (train_scorer(triples, n_ent, n_rel, config, log=progress) if subgraph_set is None
+                  else train_scorer_on(triples, n_rel, config, log=progress))
         scorer.save(folder)
     scorer = TripleScorer.load(folder)
-    with warehouse.connect(read_only=True) as con:
-        sample = np.asarray(con.execute(
-            f"SELECT head, relation, tail FROM {quote_identifier(settings.kg)}.triples USING SAMPLE 500 ROWS (reservoir, 7)").fetchall(), dtype=np.int64)
-    true_scores = scorer.score(sample[:, 0], sample[:, 1], sample[:, 2]) if len(sample) else np.array([])
     rng = np.random.default_rng(0)
+    if subgraph_set is None:
+        with warehouse.connect(read_only=True) as con:
+            sample = np.asarray(con.execute(
+                f"SELECT head, relation, tail FROM {quote_identifier(settings.kg)}.triples USING SAMPLE 500 ROWS (reservoir, 7)").fetchall(), dtype=np.int64)
+    else:  # the triples it was trained on (500 of them, seeded), and tails among its entities
+        sample = subgraph_set[np.sort(rng.permutation(len(subgraph_set))[:500])] if len(subgraph_set) else subgraph_set
+    true_scores = scorer.score(sample[:, 0], sample[:, 1], sample[:, 2]) if len(sample) else np.array([])
     corrupt = sample.copy()
     if len(corrupt):
-        corrupt[:, 2] = rng.integers(0, scorer.num_entities, len(corrupt))
+        ids = scorer.entity_ids
+        picks = rng.integers(0, scorer.num_entities, len(corrupt))
+        corrupt[:, 2] = picks if ids is None else ids[picks]
     false_scores = scorer.score(corrupt[:, 0], corrupt[:, 1], corrupt[:, 2]) if len(corrupt) else np.array([])
     return dg.MaterializeResult(
         metadata={

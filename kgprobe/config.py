@@ -485,6 +485,11 @@ class PerturbationSettings(_Section):
     """Training options of the triple scorer s_G (fields of kgprobe.grounding.scorer.TrainConfig)."""
     kg: _KGName = Field(None, validate_default=True)
     """The KG whose triples train the scorer (default: the first one under kgs)."""
+    scorer_train_on: Literal["subgraphs", "kg"] = "subgraphs"
+    """What s_G is trained on: ``subgraphs`` (the default, as the OKGQA authors' released code trains theirs on the
+    union of the PPR-pruned subgraphs, the graph the perturbations change; bounded by the number of queries, however
+    large the KG) or ``kg`` (every triple of the KG: on a KG of millions of triples, hours of CPU and an embedding
+    per entity)."""
 
     @model_validator(mode="before")
     @classmethod

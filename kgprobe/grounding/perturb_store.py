@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kgprobe.kg.graph import Subgraph
@@ -73,6 +74,27 @@ def perturb_subgraphs(
 def scorer_key(snapshot_id: str, config: Mapping[str, Any]) -> str:
     """The id of a scorer artifact: a hash of the KG snapshot and the training config (same inputs, same id)."""
     return hashlib.sha256(json.dumps({"snapshot": snapshot_id, **config}, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def subgraph_triples(table: pa.Table) -> np.ndarray:
+    """The distinct ``(head, relation, tail)`` triples of every subgraph of ``table`` (a ``ppr_subgraphs`` table:
+    :func:`kgprobe.kg.subgraph_store.subgraphs_to_table`), sorted, as an (n, 3) int64 array: what
+    ``perturbation.scorer_train_on: subgraphs`` trains s_G on."""
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return np.empty((0, 3), dtype=np.int64)
+    flat = pc.list_flatten(table.column("triples")).combine_chunks()
+    if len(flat) == 0:
+        return np.empty((0, 3), dtype=np.int64)
+    arr = np.stack([flat.field(name).to_numpy(zero_copy_only=False).astype(np.int64)
+                    for name in ("head", "relation", "tail")], axis=1)
+    return np.unique(arr, axis=0)
+
+
+def triples_digest(triples: np.ndarray) -> str:
+    """A short hash of a training-triple array (part of the scorer's id when it is trained on the subgraphs)."""
+    return hashlib.sha256(np.ascontiguousarray(triples, dtype=np.int64).tobytes()).hexdigest()[:16]
 
 
 def artifact_dir(root: str | Path, key: str) -> Path:

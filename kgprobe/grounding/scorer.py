@@ -56,6 +56,7 @@ __all__ = [
     "TripleScorer",
     "evaluate",
     "train_scorer",
+    "train_scorer_on",
 ]
 
 #: Embedding models :func:`train_scorer` can fit.
@@ -172,6 +173,7 @@ class TripleScorer:
         num_entities: int,
         num_relations: int,
         metadata: Mapping[str, Any] | None = None,
+        entity_ids: np.ndarray | None = None,
     ) -> None:
         width = config.dim * (2 if config.model == "complex" else 1)
         rel_rows = num_relations * (2 if config.reciprocal else 1)
@@ -184,9 +186,15 @@ class TripleScorer:
                 f"embedding shapes {entity.shape}, {relation.shape} and {bias.shape} do not match the config "
                 f"(expected {expected[0]}, {expected[1]} and {expected[2]})"
             )
+        if entity_ids is not None:
+            entity_ids = np.ascontiguousarray(entity_ids, dtype=np.int64)
+            if entity_ids.shape != (num_entities,) or (entity_ids.size > 1 and np.any(np.diff(entity_ids) <= 0)):
+                raise ScorerError(f"entity_ids must be {num_entities} increasing ids (one per entity row), got "
+                                  f"shape {entity_ids.shape}")
         self._entity = entity
         self._relation = relation
         self._bias = bias
+        self._entity_ids = entity_ids
         self._config = config
         self._num_entities = int(num_entities)
         self._num_relations = int(num_relations)
@@ -202,8 +210,18 @@ class TripleScorer:
 
     @property
     def num_entities(self) -> int:
-        """Entity ids the model knows: 0 .. num_entities - 1."""
+        """Entity rows of the model: the ids it knows are 0 .. num_entities - 1, or :attr:`entity_ids`."""
         return self._num_entities
+
+    @property
+    def entity_ids(self) -> np.ndarray | None:
+        """The KG ids of the entity rows, increasing, for a scorer trained on part of a KG (the triples of the
+        pruned subgraphs: :func:`train_scorer_on`); None when row i is KG id i."""
+        if self._entity_ids is None:
+            return None
+        view = self._entity_ids.view()
+        view.flags.writeable = False
+        return view
 
     @property
     def num_relations(self) -> int:
@@ -232,7 +250,10 @@ class TripleScorer:
         return view
 
     def _arrays(self) -> dict[str, np.ndarray]:
-        return {"entity": self._entity, "relation": self._relation, "bias": self._bias}
+        arrays = {"entity": self._entity, "relation": self._relation, "bias": self._bias}
+        if self._entity_ids is not None:
+            arrays["entity_ids"] = self._entity_ids
+        return arrays
 
     @property
     def content_hash(self) -> str:
@@ -365,6 +386,16 @@ class TripleScorer:
         if ids.size and not np.issubdtype(ids.dtype, np.integer):
             raise ScorerError(f"{what} ids must be integers, got dtype {ids.dtype}")
         ids = ids.astype(np.int64, copy=False)
+        if what != "relation" and self._entity_ids is not None:
+            rows = np.minimum(np.searchsorted(self._entity_ids, ids), max(self._num_entities - 1, 0))
+            missing = self._entity_ids[rows] != ids if self._num_entities else np.ones(ids.shape, bool)
+            if ids.size and missing.any():
+                bad = int(ids[missing][0])
+                raise ScorerError(
+                    f"{what} id {bad} is not one of the {self._num_entities:,} entities the scorer was trained on "
+                    "(the entities of the pruned subgraphs); score triples of those subgraphs, or train on the whole "
+                    "KG (perturbation.scorer_train_on: kg)")
+            return rows
         if ids.size and (ids.min() < 0 or ids.max() >= limit):
             bad = int(ids[(ids < 0) | (ids >= limit)][0])
             raise ScorerError(
@@ -421,8 +452,9 @@ class TripleScorer:
         config = TrainConfig.from_dict(meta["config"])
         with np.load(weights_path, allow_pickle=False) as weights:
             entity, relation, bias = weights["entity"], weights["relation"], weights["bias"]
+            entity_ids = weights["entity_ids"] if "entity_ids" in weights.files else None
         scorer = cls(entity, relation, bias, config=config, num_entities=meta["num_entities"],
-                     num_relations=meta["num_relations"], metadata=meta.get("metadata") or {})
+                     num_relations=meta["num_relations"], metadata=meta.get("metadata") or {}, entity_ids=entity_ids)
         if scorer.content_hash != meta.get("content_sha256"):
             raise ScorerError(f"content hash of {folder} does not match its {_META}: the artifact was modified or "
                               "truncated; retrain or restore it")
@@ -477,6 +509,40 @@ def train_scorer(
     }
     return TripleScorer(entity, relation, bias, config=config, num_entities=num_entities,
                         num_relations=num_relations, metadata=metadata)
+
+
+def train_scorer_on(
+    train_triples: np.ndarray,
+    num_relations: int,
+    config: TrainConfig | None = None,
+    *,
+    log: EpochLog | None = None,
+) -> TripleScorer:
+    """Fit s_G on ``train_triples``, KG ids, with one embedding per entity they name (not per entity of the KG).
+
+    The OKGQA authors' released code trains s_G on the union of the pruned subgraphs, the graph the perturbations
+    change: its entities are a few per query however large the KG, so the model, its optimiser state and each step
+    stay the size of the subgraphs, where an embedding per KG entity makes every step touch millions of rows. The
+    scorer knows the KG ids of its rows (:attr:`TripleScorer.entity_ids`); scoring an entity outside them is an
+    error. Negatives are drawn among these entities, as the released code draws them among the graph's nodes.
+
+        >>> s = train_scorer_on(np.array([[10, 0, 500], [500, 1, 7]]), 2, TrainConfig(dim=8, epochs=1))
+        >>> s.entity_ids.tolist(), s.score([10], [0], [500]).shape
+        ([7, 10, 500], (1,))
+    """
+    triples = np.asarray(train_triples, dtype=np.int64).reshape(-1, 3)
+    if len(triples) == 0:
+        raise ScorerError("train_triples is empty: a scorer needs at least one training triple")
+    if triples.min() < 0:
+        raise ScorerError("train_triples holds a negative id; ids are the KG's (0 or more)")
+    ids = np.unique(np.concatenate([triples[:, 0], triples[:, 2]]))
+    local = np.stack([np.searchsorted(ids, triples[:, 0]), triples[:, 1], np.searchsorted(ids, triples[:, 2])], axis=1)
+    fitted = train_scorer(local, len(ids), num_relations, config, log=log)
+    arrays = fitted._arrays()
+    return TripleScorer(arrays["entity"], arrays["relation"], arrays["bias"], config=fitted.config,
+                        num_entities=len(ids), num_relations=num_relations,
+                        metadata={**fitted.metadata, "trained_on": "entities of the training triples"},
+                        entity_ids=ids)
 
 
 def _fit(

@@ -368,3 +368,68 @@ def test_relation_replacement_with_a_trained_scorer_lowers_ats(trained):
         allowed = [x for x in range(N_REL) if x != r and (h, x, t) not in known]
         assert change.new[1] in allowed
     assert ats(trained, result.triples) < 0.5 * ats(trained, triples)
+
+
+# ---- a scorer trained on part of a KG (perturbation.scorer_train_on: subgraphs) ---------------------------------
+
+
+def test_scorer_on_a_subset_is_the_same_model_under_the_kg_ids(tmp_path):
+    """Trained on triples whose entity ids are sparse KG ids (the pruned subgraphs of a large KG), the scorer has one
+    row per entity those triples name, and scores by KG id exactly as a scorer trained on the same triples with
+    the ids renumbered 0..n-1 (same seed: same weights)."""
+    from kgprobe.grounding.scorer import train_scorer_on
+
+    kg = tiny_kg()
+    present = np.unique(kg[:, [0, 2]])  # the entities its triples name, renumbered 0..n-1
+    local = np.stack([np.searchsorted(present, kg[:, 0]), kg[:, 1], np.searchsorted(present, kg[:, 2])], axis=1)
+    n = len(present)
+    kg_ids = np.sort(np.random.default_rng(5).choice(10_000_000, n, replace=False))  # n of 10M entities
+    sparse = np.stack([kg_ids[local[:, 0]], local[:, 1], kg_ids[local[:, 2]]], axis=1)
+    on = train_scorer_on(sparse, N_REL, TINY)
+    assert on.num_entities == n and on.entity_ids.tolist() == kg_ids.tolist()
+    assert on.entity_embeddings.shape == (n, TINY.dim)  # not 10M rows
+    dense = train_scorer(local, n, N_REL, TINY)
+    np.testing.assert_array_equal(on.score(sparse[:, 0], sparse[:, 1], sparse[:, 2]),
+                                  dense.score(local[:, 0], local[:, 1], local[:, 2]))
+    np.testing.assert_array_equal(on.logits_all_relations(sparse[:5, 0], sparse[:5, 2]),
+                                  dense.logits_all_relations(local[:5, 0], local[:5, 2]))
+    # the true triples still score above random ones among its entities
+    rng = np.random.default_rng(1)
+    random_tails = kg_ids[rng.integers(0, n, len(sparse))]
+    assert on.score(sparse[:, 0], sparse[:, 1], sparse[:, 2]).mean() > on.score(sparse[:, 0], sparse[:, 1], random_tails).mean() + 0.2
+    # an id the subgraphs do not hold is an error naming the setting, not a silent score
+    outside = int(np.setdiff1d(np.arange(10), kg_ids)[0])
+    with pytest.raises(ScorerError, match="scorer_train_on: kg"):
+        on.score([kg_ids[0]], [0], [outside])
+    with pytest.raises(ScorerError, match=f"not one of the {n} entities"):
+        on.logits_all_relations([outside], [kg_ids[1]])
+    # the ids survive a save and load, and are part of the content hash
+    back = TripleScorer.load(on.save(tmp_path / "on"))
+    assert back.entity_ids.tolist() == kg_ids.tolist() and back.content_hash == on.content_hash
+    assert on.content_hash != dense.content_hash
+
+
+def test_scorer_entity_ids_must_match_the_rows():
+    arrays = random_scorer("distmult", True)
+    entity = arrays.entity_embeddings.copy()
+    with pytest.raises(ScorerError, match="increasing ids"):
+        TripleScorer(entity, arrays.relation_embeddings.copy(), config=arrays.config, num_entities=12,
+                     num_relations=3, entity_ids=np.arange(12)[::-1])
+    with pytest.raises(ScorerError, match="increasing ids"):
+        TripleScorer(entity, arrays.relation_embeddings.copy(), config=arrays.config, num_entities=12,
+                     num_relations=3, entity_ids=np.arange(11))
+
+
+def test_subgraph_triples_are_the_distinct_triples_of_every_subgraph():
+    from kgprobe.grounding.perturb_store import subgraph_triples, triples_digest
+    from kgprobe.kg.graph import Subgraph
+    from kgprobe.kg.subgraph_store import subgraphs_to_table
+
+    subs = {"q1": Subgraph(frozenset({1, 2, 3}), [(1, 0, 2), (2, 1, 3)], 0),
+            "q2": Subgraph(frozenset({2, 3, 9}), [(2, 1, 3), (9, 0, 2)], 0),
+            "q3": Subgraph(frozenset({4}), [], 0)}
+    table = subgraphs_to_table(subs, {"q1": [1], "q2": [9], "q3": [4]}, snapshot_id="s", params="{}")
+    got = subgraph_triples(table)
+    assert got.tolist() == [[1, 0, 2], [2, 1, 3], [9, 0, 2]]
+    assert subgraph_triples(table.slice(2, 1)).shape == (0, 3)
+    assert triples_digest(got) != triples_digest(got[:2])
