@@ -1336,8 +1336,9 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
         return list(edits)
     linked: dict[int, dict[int, set[int]]] = {}  # subject -> neighbour -> relations
     named: dict[int, dict[str, set[int]]] = {}  # subject -> neighbour label -> relations
-    for subject, relation, neighbour, label in con.execute(load_sql("fpq/subject_neighbours"),
-                                                           {"subjects": subjects}).fetchall():
+    neighbours = [row for way in ("out", "in")
+                  for row in con.execute(load_sql(f"fpq/subject_neighbours_{way}"), {"subjects": subjects}).fetchall()]
+    for subject, relation, neighbour, label in neighbours:
         linked.setdefault(subject, {}).setdefault(neighbour, set()).add(relation)
         named.setdefault(subject, {}).setdefault(label, set()).add(relation)
     false_ids = sorted({e.false_object for e in edits if e.false_object is not None})
