@@ -484,3 +484,23 @@ def test_fb15k_uncapped_khop_and_prune_match_networkx(fb15k: duckdb.DuckDBPyConn
         assert default[key].triples == [tr for tr in triples if min(dist.get(tr[0], 2), dist.get(tr[2], 2)) < 2]
         for threshold in (1e-5, 1e-4):
             assert ppr_prune(default[key], seeds, threshold) == _nx_prune(default[key], seeds, threshold)
+
+
+def test_subgraphs_hold_python_int_tuples_and_their_array_cache_follows_the_list(small: duckdb.DuckDBPyConnection) -> None:
+    import dataclasses
+    import pickle
+
+    sub = khop(small, [1, 100], 3)
+    assert sub.triples and all(type(t) is tuple and all(type(x) is int for x in t) for t in sub.triples)
+    # a Subgraph built from the same triples without the cached array prunes and measures the same
+    plain = Subgraph(frozenset(sub.nodes), [tuple(t) for t in sub.triples], sub.capped_nodes)
+    assert ppr_prune(sub, [1, 100], 0.01) == ppr_prune(plain, [1, 100], 0.01)
+    assert subgraph_stats(sub) == subgraph_stats(plain)
+    # the cache belongs to the list object: a replaced list is read, not the stale array
+    fewer = dataclasses.replace(sub, triples=sub.triples[: len(sub.triples) // 2])
+    assert subgraph_stats(fewer)["edges"] == len(sub.triples) // 2
+    assert ppr_prune(fewer, [1, 100], 0.0).triples == fewer.triples
+    # pickling keeps the fields only
+    again = pickle.loads(pickle.dumps(sub))
+    assert again == sub and "_kgprobe_triple_array" not in again.__dict__
+    assert ppr_prune(again, [1, 100], 0.01) == ppr_prune(sub, [1, 100], 0.01)
