@@ -224,7 +224,7 @@ def _khop_pass(
             con.execute(load_sql("kg/khop_step"), {"depth": depth})
         node_cols = con.execute(load_sql("kg/khop_nodes")).fetchnumpy()
         if induced:
-            triple_cols = con.execute(load_sql("kg/khop_triples_induced")).fetchnumpy()
+            triple_cols = _induced_triples(con, len(items))
         elif cap is None:
             triple_cols = con.execute(load_sql("kg/khop_triples_incident"), {"hops": hops}).fetchnumpy()
         else:
@@ -262,6 +262,27 @@ def _khop_pass(
             array[a:b],
         )
     return out
+
+
+def _induced_triples(con: duckdb.DuckDBPyConnection, n_queries: int) -> Mapping[str, np.ndarray]:
+    """The columns qid, head, relation, tail of the induced triples of the reached nodes, sorted. When every id is
+    non-negative and the codes of ``kg/khop_triples_induced_keys`` fit in a BIGINT (always for warehouse ids of
+    KGs up to billions of triples), DuckDB returns one code per triple and NumPy sorts and decodes them; else the
+    four-column ORDER BY of ``kg/khop_triples_induced``. Both give the same rows in the same order."""
+    low_node, high_node = con.execute("SELECT min(node), max(node) FROM _khop_reached").fetchone()
+    low_rel, high_rel = con.execute("SELECT min(relation), max(relation) FROM triples").fetchone()
+    if low_node is None or low_rel is None or low_node < 0 or low_rel < 0:
+        return con.execute(load_sql("kg/khop_triples_induced")).fetchnumpy()
+    n, r = high_node + 1, high_rel + 1
+    if max(n_queries, 1) * n * r * n >= 2**62:
+        return con.execute(load_sql("kg/khop_triples_induced")).fetchnumpy()
+    codes = np.asarray(con.execute(load_sql("kg/khop_triples_induced_keys"), {"n": n, "r": r}).fetchnumpy()["code"],
+                       dtype=np.int64)
+    codes.sort()
+    rest, tail = np.divmod(codes, n)
+    rest, relation = np.divmod(rest, r)
+    qid, head = np.divmod(rest, n)
+    return {"qid": qid, "head": head, "relation": relation, "tail": tail}
 
 
 _TRIPLE_RECORD = np.dtype([("head", np.int64), ("relation", np.int64), ("tail", np.int64)])

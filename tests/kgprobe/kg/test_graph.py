@@ -504,3 +504,14 @@ def test_subgraphs_hold_python_int_tuples_and_their_array_cache_follows_the_list
     again = pickle.loads(pickle.dumps(sub))
     assert again == sub and "_kgprobe_triple_array" not in again.__dict__
     assert ppr_prune(again, [1, 100], 0.01) == ppr_prune(sub, [1, 100], 0.01)
+
+
+@pytest.mark.parametrize("big", [0, 2**40])
+def test_induced_khop_is_sorted_and_complete_with_small_and_huge_ids(big: int) -> None:
+    # small ids take the one-code-per-triple path, ids near 2**40 (codes past a BIGINT) the four-column ORDER BY
+    triples = [(big + 3, 1, big + 1), (big + 1, 0, big + 2), (big + 2, 2, big + 1), (big + 1, 1, big + 2), (big + 4, 0, big + 9)]
+    con = _connect(triples)
+    subs = khop_batch(con, {"a": [big + 1], "b": [big + 2, big + 4]}, 1, induced=True)
+    assert subs["a"].triples == sorted(triples[:4])
+    assert subs["b"].triples == sorted(t for t in triples if t[0] != big + 3)  # 3 is two hops from 2
+    assert subs["b"].nodes == frozenset({big + 1, big + 2, big + 4, big + 9})
