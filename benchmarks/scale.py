@@ -1,6 +1,7 @@
-"""Scale benchmark: ingest, subgraph retrieval and KG-FPQ edits on a synthetic KG of up to 10M triples.
+"""Scale benchmark: ingest, subgraph retrieval, KG-FPQ edits, OKGQA retrieval and perturbations on a synthetic KG.
 
     python benchmarks/scale.py [--triples 1000000 10000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
+        [--retrieval-questions 10] [--scorer-steps 20] [--perturb-subgraphs 100] [--stages ingest,...]
 
 For each size a synthetic KG is written as Parquet (string keys, as a dump would have them) with a realistic
 degree skew: subjects and objects are drawn from power laws over the entities (Zipf exponents 0.8 and 1.05; one
@@ -14,7 +15,20 @@ stage in a fresh child process so that its peak RSS (max resident set size, impo
 * ``subgraph``: ``--queries`` two-seed queries (seeds drawn with ``--seed``), 2-hop ``iter_khop_batch`` with the
   fan-out cap, then ``ppr_prune_batch`` on each chunk, as the ``khop_subgraphs`` / ``ppr_subgraphs`` assets call them;
 * ``fpq``: ``select_true_triples`` of ``--fpq`` true triples over three domains (three types), then ``edit`` with the
-  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them.
+  six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them;
+* ``okgqa-retrieval``: triplet, path and PCST retrieval (``GraphRetriever.retrieve``, default ``RetrievalConfig``,
+  the bundled all-MiniLM-L6-v2 embedder on CPU, loaded before the clock starts) for ``--retrieval-questions``
+  questions, each on its PPR-pruned subgraph (the subgraph stage's first queries, built untimed), as
+  ``OKGQASuite.grounded_context`` calls it: bounded, a fixed number of questions;
+* ``scorer``: the ``triple_scorer`` asset's training measured per step: every triple read as the asset reads them,
+  then ``train_scorer`` (default ``TrainConfig``) for ``--scorer-steps`` steps of the full-size model; the epoch
+  (triples / 256 steps) is extrapolated from the step. Adam updates the whole entity table at every step, so the
+  step grows with the entities and the epoch with triples x entities: not linear (see the scaling lines);
+* ``perturb``: RS, RR, ER and ED at levels 0.1, 0.5 and 1.0 (and the clean ``none`` partition) of
+  ``--perturb-subgraphs`` PPR-pruned subgraphs (``perturb_subgraphs``, 64 at a time), then ATS, SC2D and SD2 of
+  each against its original (``similarity_batch``, one call per partition), as the ``perturbed_subgraphs`` /
+  ``kg_similarity`` assets compute them, with an untrained scorer of the default shape (scoring costs the same):
+  bounded, a fixed number of subgraphs.
 
 The table gives seconds, throughput and peak RSS per stage and size, and, with two sizes, how the time grew against
 how the data grew (linear scaling: the two ratios are equal). Goals: peak RSS under 8 GB, ingest >= 1M triples/s.
