@@ -1,7 +1,8 @@
-"""Scale benchmark: ingest, checks, subgraph retrieval and every suite's items on a synthetic KG of up to 10M triples.
+"""Scale benchmark: every stage the five suites run, and a project's init and prepare job, on a synthetic KG.
 
-    python benchmarks/scale.py [--triples 1000000 10000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
-                               [--erbench-rows 1000000] [--stages ingest,ingest+types,...] [--workdir DIR]
+    python benchmarks/scale.py [--triples 1000000 5000000 20000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
+        [--erbench-rows 1000000] [--retrieval-questions 10] [--scorer-steps 20] [--perturb-subgraphs 100]
+        [--stages all | ingest,ingest+types,...] [--workdir DIR]
 
 For each size a synthetic KG is written as Parquet (string keys, as a dump would have them) with a realistic
 degree skew: subjects and objects are drawn from power laws over the entities (Zipf exponents 0.8 and 1.05; one
@@ -43,6 +44,21 @@ years, one in ten with an unknown end ``####``). Then, each stage in a fresh chi
 * ``fpq-questions``: from those true triples and edits, ``FPQSuite().items``, as the ``fpq_items`` asset calls it,
   with the suite's default settings (Yes-No and WH) and a template per relation drawn, written by the stage, after
   the ``fpq_edits`` asset's premise check (``check_premises``).
+* ``okgqa-retrieval``: triplet, path and PCST retrieval (``GraphRetriever.retrieve``, default ``RetrievalConfig``,
+  the bundled all-MiniLM-L6-v2 embedder on CPU, loaded before the clock starts) for ``--retrieval-questions``
+  questions, each on its PPR-pruned subgraph (the subgraph stage's first queries, built untimed), as
+  ``OKGQASuite.grounded_context`` calls it: bounded, a fixed number of questions;
+* ``scorer``: the ``triple_scorer`` asset's training: by default (``perturbation.scorer_train_on: subgraphs``, as
+  the OKGQA authors' released code) on the union of ``--scorer-subgraphs`` PPR-pruned subgraphs, 7 epochs: bounded
+  by the queries. Beside it the ``kg`` setting per step: every triple read as the asset reads them, then
+  ``train_scorer`` for ``--scorer-steps`` steps of the full-size model; the epoch (triples / 256 steps) is
+  extrapolated from the step. Adam updates the whole entity table at every step, so the step grows with the
+  entities and the epoch with triples x entities: not linear, which is why it is not the default;
+* ``perturb``: RS, RR, ER and ED at levels 0.1, 0.5 and 1.0 (and the clean ``none`` partition) of
+  ``--perturb-subgraphs`` PPR-pruned subgraphs (``perturb_subgraphs``, 64 at a time), then ATS, SC2D and SD2 of
+  each against its original (``similarity_batch``, one call per partition), as the ``perturbed_subgraphs`` /
+  ``kg_similarity`` assets compute them, with an untrained scorer of the default shape (scoring costs the same):
+  bounded, a fixed number of subgraphs.
 
 The table gives seconds, throughput and peak RSS per stage and size, and, with two sizes, how the time grew against
 how the data grew (linear scaling: the two ratios are equal). Goals: peak RSS under 8 GB, ingest >= 1M triples/s.
@@ -112,8 +128,8 @@ TEMPORAL_SHARE = 0.05
 #: entities share their label with another at 1M triples, 12% at 5M).
 LABEL_WORDS = 2_000
 KG_NAME = "main"  # the schema load_kg writes (KGSource.name's default)
-STAGES = ("ingest", "ingest+types", "subgraph", "fpq", "fpq-questions", "checks", "grapheval", "drowzee", "okgqa-questions", "erbench",
-          "claims-index", "init", "prepare")
+STAGES = ("ingest", "ingest+types", "subgraph", "fpq", "fpq-questions", "checks", "grapheval", "drowzee",
+          "okgqa-questions", "erbench", "claims-index", "okgqa-retrieval", "scorer", "perturb", "init", "prepare")
 #: The synthetic KG's files as a project config names them (benchmarks/scale_prepare.py).
 KG_FILES = {"triples": "triples.parquet", "format": "parquet", "entity_labels": "entity_labels.tsv",
             "relation_labels": "relation_labels.tsv", "entity_types": "types.tsv", "temporal": "temporal.tsv"}
@@ -522,6 +538,166 @@ def _fpq_questions(out: Path, n_true: int, seed: int) -> dict[str, Any]:
     }
 
 
+# ---- stage: shared by okgqa-retrieval and perturb
+
+
+def _pruned_subgraphs(con: Any, n_queries: int, fanout_cap: int, seed: int) -> tuple[dict[str, Any], dict[str, list[int]], float]:
+    """``n_queries`` two-seed PPR-pruned subgraphs as the subgraph stage builds them (its first queries, same seeds):
+    2-hop ``iter_khop_batch`` with the fan-out cap, then ``ppr_prune_batch``; also the seconds that took."""
+    from kgprobe.kg.graph import iter_khop_batch, ppr_prune_batch
+
+    n_entities = con.execute("SELECT count(*) FROM entities").fetchone()[0]
+    rng = random.Random(seed)
+    queries = {f"q{i:04d}": rng.sample(range(n_entities), 2) for i in range(n_queries)}
+    start = time.perf_counter()
+    pruned: dict[str, Any] = {}
+    for chunk in iter_khop_batch(con, queries, 2, fanout_cap=fanout_cap, seed=seed):
+        pruned.update(ppr_prune_batch(chunk, {k: queries[k] for k in chunk}, 1e-5))
+    return pruned, queries, time.perf_counter() - start
+
+
+# ---- stage: okgqa-retrieval
+
+
+def _okgqa_retrieval(out: Path, n_questions: int, fanout_cap: int, seed: int) -> dict[str, Any]:
+    """G-retrieval (triplets, paths, PCST subgraph) of ``n_questions`` questions, each on its PPR-pruned subgraph,
+    as ``OKGQASuite.grounded_context`` calls ``GraphRetriever.retrieve`` (default ``RetrievalConfig``, the bundled
+    all-MiniLM-L6-v2 embedder on CPU, labels from the warehouse). Bounded: the cost is that of the questions'
+    subgraphs, not of the KG. The model's load (one warm-up text) is not timed; the subgraphs' extraction is timed
+    apart (the note)."""
+    import duckdb
+
+    from kgprobe.embedding import Embedder
+    from kgprobe.grounding.retrieval import RETRIEVAL_METHODS, GraphRetriever, RetrievalConfig
+
+    con = duckdb.connect(str(out / "kg.duckdb"), read_only=True)
+    subs, queries, sub_seconds = _pruned_subgraphs(con, n_questions, fanout_cap, seed)
+    ids = sorted({n for s in subs.values() for n in s.nodes})
+    con.register("_ids", __import__("pyarrow").table({"id": ids}))
+    entity_labels = dict(con.execute("SELECT e.id, e.label FROM entities e SEMI JOIN _ids i ON i.id = e.id").fetchall())
+    relation_labels = dict(con.execute("SELECT id, label FROM relations").fetchall())
+    embedder = Embedder()
+    embedder.embed(["warm-up"])  # loads the model: a one-time cost per process
+    retriever = GraphRetriever(embedder, entity_labels, relation_labels, config=RetrievalConfig())
+    start, cpu = time.perf_counter(), _cpu()
+    texts = 0
+    for qid, sub in subs.items():
+        a, b = (entity_labels.get(s, str(s)) for s in queries[qid])
+        question = f"What is the relationship between {a} and {b}?"
+        for method in RETRIEVAL_METHODS:
+            texts += len(retriever.retrieve(question, list(sub.triples), method).text)
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    mean_triples = sum(len(s.triples) for s in subs.values()) / max(len(subs), 1)
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": len(subs) / seconds, "unit": "questions/s",
+        "retrievals": len(subs) * len(RETRIEVAL_METHODS), "context_chars": texts,
+        "note": f"{len(subs)} questions x {len(RETRIEVAL_METHODS)} methods on PPR subgraphs of {mean_triples:,.0f} "
+                f"triples on average; {embedder.encoded:,} texts embedded; the subgraphs took {sub_seconds:.1f} s (not counted)",
+    }
+
+
+# ---- stage: scorer
+
+
+def _scorer(out: Path, steps: int, seed: int, n_subgraphs: int = 300, fanout_cap: int = 100) -> dict[str, Any]:
+    """The ``triple_scorer`` asset's work. Its default (``perturbation.scorer_train_on: subgraphs``, as the OKGQA
+    authors' released code): ``train_scorer_on`` the union of ``n_subgraphs`` PPR-pruned subgraphs (about as many
+    queries as the prepare job's: one per KG-FPQ subject and OKGQA question; built untimed) with the default
+    ``TrainConfig`` (DistMult, dim 200, ``balanced``, 7 epochs): bounded by the queries, whatever the KG's size.
+    Then the ``kg`` setting measured per optimiser step: every KG triple read as the asset reads them, ``steps``
+    batches of ``train_scorer`` with the KG's entity and relation counts; Adam updates the whole entity table at every
+    step, so the step grows with the entities and an epoch (triples / 256 steps, extrapolated from the step) with
+    triples x entities."""
+    import duckdb
+
+    from kgprobe.grounding.perturb_store import subgraph_triples
+    from kgprobe.grounding.scorer import TrainConfig, train_scorer, train_scorer_on
+    from kgprobe.kg.subgraph_store import subgraphs_to_table
+
+    con = duckdb.connect(str(out / "kg.duckdb"), read_only=True)
+    n_rel = con.execute("SELECT count(*) FROM relations").fetchone()[0]
+    subs, seeds, _ = _pruned_subgraphs(con, n_subgraphs, fanout_cap, seed)
+    union = subgraph_triples(subgraphs_to_table(subs, seeds, snapshot_id="scale", params="{}"))
+    start, cpu = time.perf_counter(), _cpu()
+    fitted = train_scorer_on(union, n_rel, TrainConfig(seed=seed, device="cpu"))
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    # the kg setting, per step
+    read_start, read_cpu = time.perf_counter(), _cpu()
+    triples = con.execute("SELECT head, relation, tail FROM triples").fetchnumpy()
+    triples = np.stack([triples[c].astype(np.int64) for c in ("head", "relation", "tail")], axis=1)
+    n_ent = con.execute("SELECT count(*) FROM entities").fetchone()[0]
+    read, read_cpu = time.perf_counter() - read_start, _cpu() - read_cpu
+    config = TrainConfig(epochs=1, seed=seed, device="cpu")
+    rows = np.random.default_rng(seed).choice(len(triples), min(len(triples), steps * config.batch_size), replace=False)
+    train_start, train_cpu = time.perf_counter(), _cpu()
+    train_scorer(triples[rows], n_ent, n_rel, config)
+    train, train_cpu = time.perf_counter() - train_start, _cpu() - train_cpu
+    n_steps = -(-len(rows) // config.batch_size)
+    per_step, per_step_cpu = train / n_steps, train_cpu / n_steps
+    epoch_steps = -(-len(triples) // config.batch_size)
+    epoch, epoch_cpu = epoch_steps * per_step, epoch_steps * per_step_cpu
+    default = TrainConfig().epochs
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": len(union) * default / seconds, "unit": "triples/s",
+        "trained_on": len(union), "entities": fitted.num_entities,
+        "per_step": per_step, "steps": n_steps, "epoch_steps": epoch_steps, "epoch": epoch, "epoch_cpu": epoch_cpu,
+        "note": f"default (subgraphs): {len(union):,} triples of {len(subs)} pruned subgraphs, {fitted.num_entities:,} "
+                f"entities, {default} epochs; scorer_train_on kg: {len(triples):,} triples read in {read:.1f} s, "
+                f"{n_steps} steps of {1000 * per_step:,.0f} ms ({1000 * per_step_cpu:,.0f} ms CPU) with {n_ent:,} "
+                f"entities, an epoch ({epoch_steps:,} steps) extrapolates to {epoch:,.0f} s ({epoch_cpu:,.0f} s CPU), "
+                f"{default} epochs to {read + default * epoch:,.0f} s",
+    }
+
+
+# ---- stage: perturb
+
+
+def _perturb(out: Path, n_subgraphs: int, fanout_cap: int, seed: int) -> dict[str, Any]:
+    """RS, RR, ER and ED at levels 0.1, 0.5 and 1.0 of ``n_subgraphs`` PPR-pruned subgraphs (and the clean ``none``
+    partition, as ``perturbation_keys`` lists the pipeline's partitions), then ATS, SC2D and SD2
+    of each perturbed subgraph against its original, as the ``perturbed_subgraphs`` (``perturb_subgraphs``, 64
+    subgraphs per call) and ``kg_similarity`` (``similarity_batch``, denominator ``own``) assets compute them.
+    RR and ATS use an untrained scorer of the default shape (0 epochs: scoring costs the same). Bounded: the cost is
+    that of the subgraphs, not of the KG."""
+    import duckdb
+
+    from kgprobe.grounding.perturb import METHODS, perturbation_keys, similarity_batch
+    from kgprobe.grounding.perturb_store import perturb_subgraphs
+    from kgprobe.grounding.scorer import TrainConfig, train_scorer
+
+    con = duckdb.connect(str(out / "kg.duckdb"), read_only=True)
+    subs, _, sub_seconds = _pruned_subgraphs(con, n_subgraphs, fanout_cap, seed)
+    n_ent = con.execute("SELECT count(*) FROM entities").fetchone()[0]
+    n_rel = con.execute("SELECT count(*) FROM relations").fetchone()[0]
+    one = np.asarray([con.execute("SELECT head, relation, tail FROM triples LIMIT 1").fetchone()], dtype=np.int64)
+    # scoring costs the same whatever the weights: an untrained scorer of the default shape stands in for s_G
+    scorer = train_scorer(one, n_ent, n_rel, TrainConfig(epochs=0, seed=seed, device="cpu"))
+    keys = perturbation_keys(METHODS, (0.1, 0.5, 1.0))
+    start, cpu = time.perf_counter(), _cpu()
+    original = {qid: list(sub.triples) for qid, sub in subs.items()}
+    names = list(subs)
+    perturb_seconds = 0.0
+    rows = 0
+    for key in keys:
+        t0 = time.perf_counter()
+        tables = [perturb_subgraphs({q: subs[q] for q in names[i : i + 64]}, key, seed=seed, scorer=scorer)
+                  for i in range(0, len(names), 64)]
+        perturb_seconds += time.perf_counter() - t0
+        # kg_similarity: one similarity_batch per perturbation partition, each original the same object throughout
+        pairs = [(original[r["query_id"]], [(t["head"], t["relation"], t["tail"]) for t in r["triples"]])
+                 for table in tables for r in table.select(["query_id", "triples"]).to_pylist()]
+        similarity_batch(pairs, scorer=scorer, denominator="own")
+        rows += len(pairs)
+    seconds, cpu = time.perf_counter() - start, _cpu() - cpu
+    mean_triples = sum(len(t) for t in original.values()) / max(len(original), 1)
+    return {
+        "seconds": seconds, "cpu": cpu, "rate": rows / seconds, "unit": "subgraphs/s", "perturbed": rows,
+        "note": f"{len(subs)} subgraphs ({mean_triples:,.0f} triples on average) x {len(keys)} perturbations: "
+                f"perturbing {perturb_seconds:.1f} s, ATS/SC2D/SD2 {seconds - perturb_seconds:.1f} s (an untrained scorer); "
+                f"the subgraphs took {sub_seconds:.1f} s (not counted)",
+    }
+
+
 def _child(fn: Callable[..., dict[str, Any]], args: tuple, q: mp.Queue) -> None:
     try:
         result = fn(*args)
@@ -556,9 +732,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fpq", type=int, default=15_000, help="true triples to edit (default 15000)")
     ap.add_argument("--fanout-cap", type=int, default=100, help="edges followed per node and hop (default 100)")
     ap.add_argument("--erbench-rows", type=int, default=1_000_000, help="rows of ERBench's table (default 1M)")
+    ap.add_argument("--retrieval-questions", type=int, default=10,
+                    help="questions whose subgraphs okgqa-retrieval searches (default 10)")
+    ap.add_argument("--scorer-steps", type=int, default=20,
+                    help="optimiser steps the scorer stage times, an epoch extrapolated from them (default 20)")
+    ap.add_argument("--scorer-subgraphs", type=int, default=300,
+                    help="pruned subgraphs whose triples the scorer stage trains on (default 300)")
+    ap.add_argument("--perturb-subgraphs", type=int, default=100, help="subgraphs the perturb stage perturbs (default 100)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic files go (default: a temporary folder)")
-    ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq,fpq-questions", help="comma-separated stages to run, or all")
+    ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq,fpq-questions",
+                    help=f"comma-separated stages to run, or all ({', '.join(STAGES)})")
     args = ap.parse_args(argv)
     stages = list(STAGES) if args.stages == "all" else args.stages.split(",")
     unknown = set(stages) - set(STAGES)
@@ -567,7 +751,7 @@ def main(argv: list[str] | None = None) -> int:
     root = args.workdir or Path(tempfile.mkdtemp(prefix="kgprobe-scale-"))
     root.mkdir(parents=True, exist_ok=True)
     results: dict[int, dict[str, dict[str, Any]]] = {}
-    widths = [10, 14, 9, 9, 12, 16, 10, 0]
+    widths = [10, 16, 9, 9, 12, 16, 10, 0]
     header = ["triples", "stage", "seconds", "CPU s", "throughput", "", "peak RSS", "notes"]
     try:
         for n in args.triples:
@@ -586,15 +770,18 @@ def main(argv: list[str] | None = None) -> int:
                 ("ingest+types", _ingest, (out, True)),
                 ("subgraph", _subgraph, (out, args.queries, args.fanout_cap, args.seed)),
                 ("fpq", _fpq, (out, args.fpq, args.seed)),
+                ("fpq-questions", _fpq_questions, (out, args.fpq, args.seed)),
                 ("checks", _checks, (out,)),
                 ("grapheval", _grapheval, (out, args.seed)),
                 ("drowzee", _drowzee, (out, args.seed)),
                 ("okgqa-questions", _okgqa_questions, (out, args.seed)),
                 ("erbench", _erbench, (out, args.erbench_rows, args.seed)),
                 ("claims-index", _claims_index, (out,)),
+                ("okgqa-retrieval", _okgqa_retrieval, (out, args.retrieval_questions, args.fanout_cap, args.seed)),
+                ("scorer", _scorer, (out, args.scorer_steps, args.seed, args.scorer_subgraphs, args.fanout_cap)),
+                ("perturb", _perturb, (out, args.perturb_subgraphs, args.fanout_cap, args.seed)),
                 ("init", init_stage, (out, KG_FILES)),
                 ("prepare", prepare_stage, (out, KG_FILES, args.erbench_rows)),
-                ("fpq-questions", _fpq_questions, (out, args.fpq, args.seed)),
             ]
             for name, fn, fargs in plan:
                 if name not in stages:
@@ -621,10 +808,13 @@ def main(argv: list[str] | None = None) -> int:
         for name in stages:
             a, b = results[small].get(name, {}), results[large].get(name, {})
             if "seconds" in a and "seconds" in b:
-                print(f"  {name:<13} {b['seconds'] / a['seconds']:5.1f}x the time, {b['cpu'] / a['cpu']:5.1f}x the CPU time, "
+                print(f"  {name:<15} {b['seconds'] / a['seconds']:5.1f}x the time, {b['cpu'] / a['cpu']:5.1f}x the CPU time, "
                       f"{b['peak_mib'] / a['peak_mib']:4.1f}x the peak RSS")
+                if "epoch" in a and "epoch" in b:
+                    print(f"  {'':<15} {b['per_step'] / a['per_step']:5.1f}x the time per training step, "
+                          f"{b['epoch'] / a['epoch']:5.1f}x the extrapolated epoch ({b['epoch_cpu'] / a['epoch_cpu']:5.1f}x in CPU)")
                 if "per_subject" in a and "per_subject" in b:
-                    print(f"  {'':<13} {b['subjects'] / a['subjects']:5.1f}x the distinct subjects, "
+                    print(f"  {'':<15} {b['subjects'] / a['subjects']:5.1f}x the distinct subjects, "
                           f"{b['per_subject'] / a['per_subject']:5.1f}x the edit time per distinct subject")
     peak = max((r.get("peak_mib", 0) for per in results.values() for r in per.values()), default=0)
     ingest = [per["ingest"]["rate"] for per in results.values() if "rate" in per.get("ingest", {})]

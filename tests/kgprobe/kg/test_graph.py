@@ -484,3 +484,34 @@ def test_fb15k_uncapped_khop_and_prune_match_networkx(fb15k: duckdb.DuckDBPyConn
         assert default[key].triples == [tr for tr in triples if min(dist.get(tr[0], 2), dist.get(tr[2], 2)) < 2]
         for threshold in (1e-5, 1e-4):
             assert ppr_prune(default[key], seeds, threshold) == _nx_prune(default[key], seeds, threshold)
+
+
+def test_subgraphs_hold_python_int_tuples_and_their_array_cache_follows_the_list(small: duckdb.DuckDBPyConnection) -> None:
+    import dataclasses
+    import pickle
+
+    sub = khop(small, [1, 100], 3)
+    assert sub.triples and all(type(t) is tuple and all(type(x) is int for x in t) for t in sub.triples)
+    # a Subgraph built from the same triples without the cached array prunes and measures the same
+    plain = Subgraph(frozenset(sub.nodes), [tuple(t) for t in sub.triples], sub.capped_nodes)
+    assert ppr_prune(sub, [1, 100], 0.01) == ppr_prune(plain, [1, 100], 0.01)
+    assert subgraph_stats(sub) == subgraph_stats(plain)
+    # the cache belongs to the list object: a replaced list is read, not the stale array
+    fewer = dataclasses.replace(sub, triples=sub.triples[: len(sub.triples) // 2])
+    assert subgraph_stats(fewer)["edges"] == len(sub.triples) // 2
+    assert ppr_prune(fewer, [1, 100], 0.0).triples == fewer.triples
+    # pickling keeps the fields only
+    again = pickle.loads(pickle.dumps(sub))
+    assert again == sub and "_kgprobe_triple_array" not in again.__dict__
+    assert ppr_prune(again, [1, 100], 0.01) == ppr_prune(sub, [1, 100], 0.01)
+
+
+@pytest.mark.parametrize("big", [0, 2**40])
+def test_induced_khop_is_sorted_and_complete_with_small_and_huge_ids(big: int) -> None:
+    # small ids take the one-code-per-triple path, ids near 2**40 (codes past a BIGINT) the four-column ORDER BY
+    triples = [(big + 3, 1, big + 1), (big + 1, 0, big + 2), (big + 2, 2, big + 1), (big + 1, 1, big + 2), (big + 4, 0, big + 9)]
+    con = _connect(triples)
+    subs = khop_batch(con, {"a": [big + 1], "b": [big + 2, big + 4]}, 1, induced=True)
+    assert subs["a"].triples == sorted(triples[:4])
+    assert subs["b"].triples == sorted(t for t in triples if t[0] != big + 3)  # 3 is two hops from 2
+    assert subs["b"].nodes == frozenset({big + 1, big + 2, big + 4, big + 9})
