@@ -394,8 +394,10 @@ class SubgraphConfig(_Section):
 
     hops: _Int = Field(2, ge=1)
     """k of the k-hop subgraph."""
-    fanout_cap: _Int | None = Field(None, ge=1)
-    """Follow at most this many (seeded) edges per node and hop."""
+    fanout_cap: _Int | None = Field(100, ge=1)
+    """Follow at most this many (seeded) distinct neighbours per node and hop (null: all). The default bounds a 2-hop
+    subgraph at about 10,000 nodes per seed (100 + 100^2) whatever the KG's hubs, about what the OKGQA authors'
+    subgraphs held: their SPARQL endpoint (DBpedia's) answers at most 10,000 rows per query."""
     induced: _Bool = False
     """Keep every KG edge between reached nodes, not only the traversed ones."""
     ppr: PPRConfig = Field(default_factory=PPRConfig)
@@ -414,7 +416,7 @@ class SubgraphSettings:
     fpq_subjects: bool = False
     okgqa_questions: bool = False
     hops: int = 2
-    fanout_cap: int | None = None
+    fanout_cap: int | None = 100
     induced: bool = False
     alpha: float = 0.85
     tol: float = 1e-6
