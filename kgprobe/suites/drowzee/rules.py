@@ -148,7 +148,7 @@ _NEGATION_BATCH = 32
 #: Two-step paths a transitive or composition rule (and ``propose_properties``' transitive evidence) enumerates at
 #: most: above it (counted by aggregate, ``sql/drowzee/path_estimate.sql``), the rule reads the paths of a seeded
 #: sample of about ``budget / paths`` of its subjects, and its ``candidates`` / ``stored`` totals are that sample's
-#: scaled up (``estimated`` in the report). Through a hub entity the paths number in-degree x out-degree: 10^8 on the
+#: scaled up (``estimated`` in the report). Through a hub entity the paths number in-degree x out-degree: 3 x 10^7 on the
 #: largest relation of a 1M-triple power-law KG, so enumerating them all grows faster than the KG.
 _PATH_BUDGET = 2_000_000
 
