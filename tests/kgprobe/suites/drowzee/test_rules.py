@@ -356,6 +356,7 @@ def test_transitive_rule_and_proposal_sample_subjects_above_the_path_budget(monk
     assert propose_properties(con, threshold=0.4)["transitive"] == [
         {"key": "r", "paths": 40_000, "closed": 20_000, "share": 0.5}]
     monkeypatch.setattr(rules, "_PATH_BUDGET", 4_000)  # -> one subject in ten keeps its paths
+    monkeypatch.setattr(rules, "_PROPOSE_PATH_BUDGET", 4_000)
     for seed in (0, 3):
         report: dict = {}
         facts = derive(con, config, seed=seed, report=report)
