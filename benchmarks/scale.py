@@ -34,7 +34,9 @@ each stage in a fresh child process so that its peak RSS (max resident set size,
 * ``drowzee``: ``DrowzeeSuite.items`` with the default ``per_rule`` / ``n_formulas``: the six rules (negation over
   the relations the data show to be functional; symmetric, transitive, inverse, composition and same over the
   largest relations by triple count, which the stage names in the settings) and the temporal formulas over the
-  dated facts;
+  dated facts. A user would not name these random relations (``kgprobe init`` proposes a transitive relation only
+  when the data closes its paths): the stage is the worst case, hub entities with 10^7+ two-step paths, which the
+  rules and the proposals read from a seeded sample of subjects above their path budget (docs/suites/drowzee.md);
 * ``okgqa-questions``: ``template_questions`` with the default ``per_template``, as the ``okgqa_question_bank``
   asset calls it;
 * ``erbench``: ERBench on a ``--erbench-rows`` table (benchmarks/erbench.py's synthetic one, six columns and three
