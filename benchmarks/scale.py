@@ -13,8 +13,11 @@ law over 500 relation keys. Side files, all deterministic from ``--seed`` and pr
 the entities at 1M triples, 12% at 5M), ``relation_labels.tsv`` (a phrase per relation key: "place of birth",
 "former member of", ...) and ``temporal.tsv`` (5% of the triples dated, ``head relation tail start end``, starts
 1800-2019; relations of key rank divisible by 3 are events, ending in their start year, the others spans of 1-40
-years, one in ten with an unknown end ``####``). Then, each stage in a fresh child process so that its peak RSS
-(max resident set size, imports included) is its own:
+years, one in ten with an unknown end ``####``). The relations whose labels kgprobe reads as containment ("located
+in", "part of", "has part", "contains": ``containment_relations``, about 3% of the triples) are a hierarchy, as in a
+real KG: each triple's outer end is the inner end's parent (the entity of rank (rank - 1) // 8), not a power-law
+draw; as random graphs with hubs, their 3-hop closure (Drowzee's negation check) grew faster than the KG. Then,
+each stage in a fresh child process so that its peak RSS (max resident set size, imports included) is its own:
 
 * ``ingest``: ``load_kg`` of the Parquet triples into a new DuckDB file (the goal: >= 1M triples/s; DuckDB's
   one-time import of pandas on its first Python parameter is done before the clock starts);
@@ -32,7 +35,9 @@ years, one in ten with an unknown end ``####``). Then, each stage in a fresh chi
 * ``drowzee``: ``DrowzeeSuite.items`` with the default ``per_rule`` / ``n_formulas``: the six rules (negation over
   the relations the data show to be functional; symmetric, transitive, inverse, composition and same over the
   largest relations by triple count, which the stage names in the settings) and the temporal formulas over the
-  dated facts;
+  dated facts. A user would not name these random relations (``kgprobe init`` proposes a transitive relation only
+  when the data closes its paths): the stage is the worst case, hub entities with 10^7+ two-step paths, which the
+  rules and the proposals read from a seeded sample of subjects above their path budget (docs/suites/drowzee.md);
 * ``okgqa-questions``: ``template_questions`` with the default ``per_template``, as the ``okgqa_question_bank``
   asset calls it;
 * ``erbench``: ERBench on a ``--erbench-rows`` table (benchmarks/erbench.py's synthetic one, six columns and three
@@ -167,6 +172,19 @@ def _label_words(rng: np.random.Generator, n: int) -> list[str]:
     return list(words)
 
 
+def _relation_labels() -> list[str]:
+    return [f"{q} {p}".strip() for q in RELATION_QUALIFIERS for p in RELATION_PHRASES][:N_RELATIONS]
+
+
+def _containment_keys() -> tuple[list[int], list[int]]:
+    """The relation ranks whose labels kgprobe reads as containment (``containment_relations``): inward ("located
+    in": head inside tail) and outward ("contains")."""
+    from kgprobe.scoring.relations import containment, profile_of
+
+    ways = {i: containment(profile_of(lab, key=f"P{i}")) for i, lab in enumerate(_relation_labels())}
+    return [i for i, w in ways.items() if w == "inward"], [i for i, w in ways.items() if w == "outward"]
+
+
 def _generate(out: Path, n_triples: int, seed: int) -> dict[str, Any]:
     """Write ``triples.parquet``, ``types.tsv``, ``entity_labels.tsv``, ``relation_labels.tsv`` and
     ``temporal.tsv``; return sizes and the largest degrees."""
@@ -176,9 +194,18 @@ def _generate(out: Path, n_triples: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     n_entities = max(1_000, n_triples // TRIPLES_PER_ENTITY)
     entity_of_rank = rng.permutation(n_entities)  # hubs get arbitrary keys, not the first ones
-    heads = entity_of_rank[_zipf(rng, n_entities, HEAD_EXPONENT, n_triples)]
-    tails = entity_of_rank[_zipf(rng, n_entities, TAIL_EXPONENT, n_triples)]
+    head_rank = _zipf(rng, n_entities, HEAD_EXPONENT, n_triples)
+    tail_rank = _zipf(rng, n_entities, TAIL_EXPONENT, n_triples)
     rels = _zipf(rng, N_RELATIONS, RELATION_EXPONENT, n_triples)
+    # containment relations form a hierarchy, as in a real KG (a place is located in one larger place), not a random
+    # graph with hubs: the inner entity's parent is the entity of rank (rank - 1) // 8 (rank 0's is rank 1)
+    inward, outward = _containment_keys()
+    parent = lambda rank: np.where(rank == 0, 1, (rank - 1) // 8)  # noqa: E731
+    inner = np.isin(rels, inward)
+    tail_rank[inner] = parent(head_rank[inner])
+    outer = np.isin(rels, outward)
+    head_rank[outer] = parent(tail_rank[outer])
+    heads, tails = entity_of_rank[head_rank], entity_of_rank[tail_rank]
     entity_keys = pa.array([f"Q{i}" for i in range(n_entities)], pa.string())
     relation_keys = pa.array([f"P{i}" for i in range(N_RELATIONS)], pa.string())
     table = pa.table({
@@ -198,7 +225,7 @@ def _generate(out: Path, n_triples: int, seed: int) -> dict[str, Any]:
     with open(out / "entity_labels.tsv", "w", encoding="utf-8") as fh:
         fh.write("entity\tlabel\n")
         fh.write("".join(f"Q{i}\t{words[a]} {words[b]}\n" for i, (a, b) in enumerate(zip(first.tolist(), second.tolist()))))
-    labels = [f"{q} {p}".strip() for q in RELATION_QUALIFIERS for p in RELATION_PHRASES][:N_RELATIONS]
+    labels = _relation_labels()
     with open(out / "relation_labels.tsv", "w", encoding="utf-8") as fh:
         fh.write("relation\tlabel\n")
         fh.write("".join(f"P{i}\t{lab}\n" for i, lab in enumerate(labels)))

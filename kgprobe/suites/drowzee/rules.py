@@ -145,6 +145,17 @@ def fact_period(fact: DerivedFact, dated: Mapping[tuple[int, int, int], Any], *,
 #: and its memory grows with the relations it holds (all 271 at once: over 15 GB at 5M triples).
 _NEGATION_BATCH = 32
 
+#: Two-step paths a transitive or composition rule (and ``propose_properties``' transitive evidence) enumerates at
+#: most: above it (counted by aggregate, ``sql/drowzee/path_estimate.sql``), the rule reads the paths of a seeded
+#: sample of about ``budget / paths`` of its subjects, and its ``candidates`` / ``stored`` totals are that sample's
+#: scaled up (``estimated`` in the report). Through a hub entity the paths number in-degree x out-degree: 3 x 10^7 on the
+#: largest relation of a 1M-triple power-law KG, so enumerating them all grows faster than the KG.
+_PATH_BUDGET = 2_000_000
+#: The same per relation for ``propose_properties``' transitive evidence, which reads every relation of the KG (on a
+#: 5M-triple power-law KG the relations' paths capped at 2M each still summed to 76M: 34 CPU s, 3.6 GB; at 250k,
+#: 29M). FB15k-237's largest relation has 206,400 paths: exact.
+_PROPOSE_PATH_BUDGET = 250_000
+
 
 def _relations(con: Any) -> dict[str, int]:
     return {key: int(i) for i, key, _ in con.execute(load_sql("drowzee/relations")).fetchall()}
@@ -162,16 +173,25 @@ def _order(seed: int, *parts: Any) -> str:
     return hashlib.sha256(repr((seed, *parts)).encode()).hexdigest()
 
 
+def _every(con: Any, first: str, second: str) -> int:
+    """1 when the two-step paths first -> second are within :data:`_PATH_BUDGET`, else the sampling step (about
+    one subject in ``every`` keeps its paths)."""
+    (paths,) = con.execute(load_sql("drowzee/path_estimate"), {"first": first, "second": second}).fetchone()
+    return max(1, -(-int(paths) // _PATH_BUDGET))
+
+
 def _rows(con: Any, name: str, params: Mapping[str, Any], rule: str, relation: str, source: str,
-          truth: bool, totals: MutableMapping[str, Any] | None = None) -> list[DerivedFact]:  # fmt: skip
+          truth: bool, totals: MutableMapping[str, Any] | None = None, every: int = 1) -> list[DerivedFact]:  # fmt: skip
     out = []
     for row in con.execute(load_sql(f"drowzee/{name}"), dict(params)).fetchall():
         subject, obj, premises, in_kg = row[:4]
         if subject is None:  # the totals row: every derivation before the in-KG filter and the caps
             if totals is not None:
                 got = totals.setdefault(rule, {"candidates": 0, "stored": 0})
-                got["candidates"] += int(row[4])
-                got["stored"] += int(row[5])
+                got["candidates"] += int(row[4]) * every
+                got["stored"] += int(row[5]) * every
+                if every > 1:
+                    got["estimated"] = True
             continue
         prem = tuple((int(p["head"]), int(p["relation"]), int(p["tail"])) for p in premises)
         out.append(DerivedFact(rule=rule, relation=relation, subject=int(subject), object=int(obj), premises=prem,
@@ -190,7 +210,9 @@ def derive(con: Any, config: RuleConfig, *, seed: int = 0,
     """Every rule's derived facts over the KG of ``con`` (its tables unqualified), with caps: at most
     ``per_subject`` facts per (rule, subject) and ``per_rule`` per rule, chosen in a seeded order. ``report`` (when
     given) receives, per symmetric / inverse / transitive / composition rule, how many facts the rule derives
-    (``candidates``) and how many of them the KG already states (``stored``), before the filter and the caps."""
+    (``candidates``) and how many of them the KG already states (``stored``), before the filter and the caps.
+    A transitive or composition rule with more than :data:`_PATH_BUDGET` two-step paths draws its facts from the
+    paths of a seeded sample of its subjects; its totals are then the sample's scaled up, marked ``estimated``."""
     known = _relations(con)
     from kgprobe.kg.readable import SQL_ID_PATTERN
 
@@ -228,12 +250,15 @@ def derive(con: Any, config: RuleConfig, *, seed: int = 0,
         facts += _rows(con, "derive_symmetric", {**own, "relation": rel}, "symmetric", rel, rel, truth=True,
                        totals=stored)
     for rel in _need(known, config.transitive, "transitive"):
-        facts += _rows(con, "derive_composition", {**own, "first": rel, "second": rel, "target": rel},
-                       "transitive", rel, rel, truth=True, totals=stored)
+        every = _every(con, rel, rel)
+        facts += _rows(con, "derive_composition", {**own, "first": rel, "second": rel, "target": rel, "every": every},
+                       "transitive", rel, rel, truth=True, totals=stored, every=every)
     for first, second, target in config.compositions:
         _need(known, [first, second], "compositions")
-        facts += _rows(con, "derive_composition", {**own, "first": first, "second": second, "target": target},
-                       "composition", target, f"{first}/{second}", truth=True, totals=stored)
+        every = _every(con, first, second)
+        facts += _rows(con, "derive_composition", {**own, "first": first, "second": second, "target": target,
+                                                   "every": every},
+                       "composition", target, f"{first}/{second}", truth=True, totals=stored, every=every)
     for rel in _need(known, config.same, "same"):
         facts += _rows(con, "derive_same", {**base, "relation": rel, "max_fanin": int(config.max_fanin)},
                        "same", rel, rel, truth=True)
@@ -268,9 +293,12 @@ def propose_properties(con: Any, *, threshold: float = 0.95, min_support: int = 
     """The relation properties the data supports, for a person to accept into the config: ``symmetric`` (reverse
     edges >= ``threshold``), ``inverse`` (pairs whose edges reverse each other >= ``threshold`` both ways),
     ``transitive`` (two-step paths the relation itself closes >= ``threshold``) and ``functional`` (subjects with
-    one object). Each entry carries its counts, so a reader sees the evidence, not just the verdict."""
+    one object). Each entry carries its counts, so a reader sees the evidence, not just the verdict. A relation with
+    more than :data:`_PROPOSE_PATH_BUDGET` two-step paths is measured on the paths of a fixed-hash sample of its subjects,
+    its ``paths`` and ``closed`` scaled up (estimates; the share is the sample's)."""
     def rows(name: str) -> list[dict[str, Any]]:
-        cur = con.execute(load_sql(f"drowzee/{name}"), {"min_support": min_support})
+        params = {"min_support": min_support} | ({"budget": _PROPOSE_PATH_BUDGET} if name == "propose_transitive" else {})
+        cur = con.execute(load_sql(f"drowzee/{name}"), params)
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, r)) for r in cur.fetchall()]
 

@@ -322,3 +322,54 @@ def test_negations_of_several_relations_in_one_query_are_each_relations_own(samp
     assert negations(keys) == together
     assert sum(1 for k in keys if alone[k]) >= 4 and all(len(alone[k]) <= 5 for k in keys)
     assert all(f.relation == f.source for f in together)
+
+
+# ------------------------------------------------------------------------------------ bounded paths (issue 44)
+
+
+def _hub_kg():
+    """200 subjects -> one hub -> 200 objects of relation ``r`` (40,000 two-step paths); every subject also states
+    ``r`` to the first 100 objects, so exactly half of the paths are closed."""
+    import duckdb
+
+    from kgprobe.sql import create_kg_tables
+
+    con = duckdb.connect()
+    create_kg_tables(con)
+    con.execute("INSERT INTO relations VALUES (1, 'r', 'r')")
+    con.execute("INSERT INTO entities SELECT i, 'e' || i, 'E' || i FROM range(1000) t(i)")
+    con.execute("INSERT INTO triples SELECT a, 1, 999 FROM range(200) t(a)")  # subjects 0..199 -> hub 999
+    con.execute("INSERT INTO triples SELECT 999, 1, c FROM range(500, 700) t(c)")  # hub -> objects 500..699
+    con.execute("INSERT INTO triples SELECT a, 1, c FROM range(200) s(a), range(500, 600) t(c)")  # the closing half
+    return con
+
+
+def test_transitive_rule_and_proposal_sample_subjects_above_the_path_budget(monkeypatch) -> None:
+    from kgprobe.suites.drowzee import rules
+
+    con = _hub_kg()
+    triples = set(con.execute("SELECT head, relation, tail FROM triples").fetchall())
+    config = RuleConfig(negation=(), transitive=("r",), derived_only=False)
+    exact: dict = {}
+    full = derive(con, config, seed=0, report=exact)
+    assert exact["transitive"] == {"candidates": 40_000, "stored": 20_000, "stored_share": 0.5}
+    assert propose_properties(con, threshold=0.4)["transitive"] == [
+        {"key": "r", "paths": 40_000, "closed": 20_000, "share": 0.5}]
+    monkeypatch.setattr(rules, "_PATH_BUDGET", 4_000)  # -> one subject in ten keeps its paths
+    monkeypatch.setattr(rules, "_PROPOSE_PATH_BUDGET", 4_000)
+    for seed in (0, 3):
+        report: dict = {}
+        facts = derive(con, config, seed=seed, report=report)
+        assert facts == derive(con, config, seed=seed)  # seeded: the same sample again
+        got = report["transitive"]
+        assert got["estimated"] is True and 20_000 < got["candidates"] < 60_000  # the sample's counts scaled by 10
+        assert got["stored_share"] == 0.5
+        subjects = {f.subject for f in facts}
+        kept = {a for a, in con.execute("SELECT a FROM range(200) t(a) WHERE hash(a, $seed) % 10 = 0",
+                                        {"seed": seed}).fetchall()}
+        assert subjects and subjects <= kept and len(subjects) < 200 // 4
+        assert all(p in triples for f in facts for p in f.premises) and len(facts) <= 4 * len(kept)
+    assert {f.subject for f in derive(con, config, seed=0)} != {f.subject for f in derive(con, config, seed=3)}
+    assert len(full) == 300  # without the budget: per_rule facts from all 200 subjects
+    (prop,) = propose_properties(con, threshold=0.4)["transitive"]
+    assert prop["share"] == 0.5 and 20_000 < prop["paths"] < 60_000 and prop["closed"] * 2 == prop["paths"]
