@@ -330,6 +330,10 @@ def _order(triples: Sequence[tuple[int, int, int]], seeds: Sequence[int], seed: 
     return sorted(triples, key=lambda t: (not (t[0] in s or t[2] in s), content_id(seed, t)))
 
 
+#: Entities of one type the random baseline's false objects are drawn from (a seeded sample of a larger type).
+_TYPE_POOL = 2_000
+
+
 def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: set[tuple[int, int, int]],
                      kg_ents: set[int], seeds: Sequence[int], ent_labels: Mapping[int, str],
                      rel_labels: Mapping[int, str], rel_keys: Mapping[int, str], functional: frozenset[int],
@@ -348,7 +352,8 @@ def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: 
     wanted = sorted({typ for ts in types.values() for typ in ts})
     pool: dict[str, list[int]] = {}
     if wanted:
-        for e, _, typ in con.execute(load_sql("okgqa/entities_of_types"), {"types": wanted}).fetchall():
+        for e, _, typ in con.execute(load_sql("okgqa/entities_of_types"),
+                                     {"types": wanted, "seed": int(seed), "per_type": _TYPE_POOL}).fetchall():
             pool.setdefault(str(typ), []).append(int(e))
     out: list[str] = []
     used: list[int] = []
