@@ -267,7 +267,7 @@ def _signatures(cols: np.ndarray, rels: Sequence[Any]) -> dict[Any, tuple[frozen
 
 def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subjects: int = MIN_SUBJECTS,
                 labels: Mapping[Any, str] | None = None, keys: Mapping[Any, str] | None = None,
-                values: Iterable[Any] = ()) -> frozenset[Any]:  # fmt: skip
+                values: Iterable[Any] = (), columns: np.ndarray | None = None) -> frozenset[Any]:  # fmt: skip
     """Relations single-valued in practice: at least ``min_subjects`` subjects, of which at least ``share`` have one
     object (fewer subjects say little: one item's small KG would make every relation functional); with fewer
     subjects, none of them with two objects, a relation whose label names something single-valued by meaning
@@ -276,7 +276,7 @@ def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subje
     than the default is kept for it too). Counted over arrays when the ids are ints (a KG from DuckDB)."""
     if not isinstance(triples, (set, frozenset, list, tuple)):
         triples = list(triples)
-    cols = _int_columns(triples)
+    cols = _int_columns(triples) if columns is None else columns
     heads = _subject_counts(triples, cols)
     valued = _valued(triples, set(values), cols)
     out = {r for r, (n, single) in heads.items() if n >= min_subjects and single / n >= share}
@@ -368,15 +368,18 @@ class KGFacts:
         rlab = {int(i): str(lab) for i, _, lab in rels}
         rkey = {int(i): str(k) for i, k, _ in rels}
         declared = _declared(single_valued, rkey)
+        cols = _int_columns(trip)
         functional = _functional(trip, share, min_subjects, rlab, rkey,
-                                 values={int(i) for i, _, lab in ents if parse_literal(str(lab))})
+                                 values={int(i) for i, _, lab in ents if parse_literal(str(lab))}, columns=cols)
         functional = frozenset({r for r in functional if declared.get(r, True)} | {r for r, v in declared.items() if v})
-        return cls(entities={int(i): str(lab) for i, _, lab in ents}, relations=rlab, triples=trip,
+        out = cls(entities={int(i): str(lab) for i, _, lab in ents}, relations=rlab, triples=trip,
                    functional=functional, relation_keys=rkey,
                    entity_keys={int(i): str(k) for i, k, _ in ents},
                    aliases={int(i): (_local_name(str(k)),) for i, k, _ in ents if _local_name(str(k))},
                    inverses=_inverse_sets(inv), symmetric=frozenset(rel_by_key[s] for s in symmetric if s in rel_by_key),
                    phrasings=_phrasings(rlab, rkey, phrasings), declared=declared)
+        out.__dict__["_columns"] = cols  # the triples' array, in their iteration order: read once
+        return out
 
     @classmethod
     def from_evidence(cls, evidence: Mapping[str, Any]) -> KGFacts:
