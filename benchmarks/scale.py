@@ -45,7 +45,8 @@ each stage in a fresh child process so that its peak RSS (max resident set size,
   record: 9 items per row);
 * ``claims-index``: the claim checker's index of the whole KG (``KGFacts.from_duckdb``), its relation phrase file
   (``relation_file``: every relation's phrase set and single-valued verdict) and the name index its first
-  ``check_fact`` builds.
+  ``check_fact`` builds; the per-relation counts and the by-head and role indexes are built from the triples as
+  arrays (NumPy sorts, sparse products), linear in the KG.
 * ``fpq-questions``: from those true triples and edits, ``FPQSuite().items``, as the ``fpq_items`` asset calls it,
   with the suite's default settings (Yes-No and WH) and a template per relation drawn, written by the stage, after
   the ``fpq_edits`` asset's premise check (``check_premises``).

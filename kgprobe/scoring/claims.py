@@ -29,6 +29,7 @@ an embedder, the closest relation label at cosine >= ``threshold``. Then:
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import urllib.parse
@@ -39,6 +40,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kgprobe.generation.prompts import DATA_NOTICE, fence
@@ -169,33 +171,123 @@ def _norm_tokens(text: str) -> tuple[str, ...]:
     return tuple(normalise_label(text).split())
 
 
+def _int_columns(triples: Iterable[tuple[Any, Any, Any]]) -> np.ndarray | None:
+    """The triples as an ``(n, 3)`` int64 array in their iteration order, or None when one of their ids is not an
+    int (keys, as :meth:`KGFacts.from_triples` has them) or there are none: the indexes below are then built in
+    Python."""
+    flat = list(itertools.chain.from_iterable(triples))
+    if not flat or set(map(type, flat)) != {int}:
+        return None
+    try:
+        return np.array(flat, dtype=np.int64).reshape(-1, 3)
+    except OverflowError:
+        return None
+
+
+def _grouped(keys: Sequence[np.ndarray], values: np.ndarray) -> dict[Any, set[Any]]:
+    """key -> set of values, the same dict (keys in order of first occurrence, each set's values added in the rows'
+    order) as ``out.setdefault(key, set()).add(value)`` over the rows, built from sorted arrays: a key is one
+    column's value, or the tuple of several columns' values."""
+    if not len(values):
+        return {}
+    order = np.lexsort(tuple(keys)[::-1])  # stable: within a key, the rows' own order
+    cols = [k[order] for k in keys]
+    change = np.zeros(len(order), dtype=bool)
+    change[0] = True
+    for c in cols:
+        change[1:] |= c[1:] != c[:-1]
+    starts = np.flatnonzero(change)
+    ends = np.append(starts[1:], len(order)).tolist()
+    first = np.argsort(order[starts], kind="stable").tolist()  # keys by their first row
+    vals = values[order].tolist()
+    names = [c[starts].tolist() for c in cols]
+    key_of = names[0] if len(names) == 1 else list(zip(*names))
+    begin = starts.tolist()
+    return {key_of[g]: set(vals[begin[g]:ends[g]]) for g in first}
+
+
+def _subject_counts(triples: Iterable[tuple[Any, Any, Any]], cols: np.ndarray | None = None
+                    ) -> dict[Any, tuple[int, int]]:  # fmt: skip
+    """Per relation: how many subjects it has, and how many of them have one object (the triples distinct)."""
+    if cols is None:
+        cols = _int_columns(triples)
+    if cols is None:
+        tails: dict[tuple[Any, Any], set[Any]] = {}
+        for h, r, t in triples:
+            tails.setdefault((r, h), set()).add(t)
+        out: dict[Any, list[int]] = {}
+        for (r, _), ts in tails.items():
+            n = out.setdefault(r, [0, 0])
+            n[0] += 1
+            n[1] += len(ts) == 1
+        return {r: (n, single) for r, (n, single) in out.items()}
+    pairs, counts = np.unique(cols[:, [1, 0]], axis=0, return_counts=True)  # (relation, subject): its objects
+    rels, subjects = np.unique(pairs[:, 0], return_counts=True)
+    singles = np.bincount(np.searchsorted(rels, pairs[:, 0]), weights=counts == 1, minlength=len(rels))
+    return {r: (n, int(k)) for r, n, k in zip(rels.tolist(), subjects.tolist(), singles.tolist())}
+
+
+def _valued(triples: Iterable[tuple[Any, Any, Any]], value_set: set[Any], cols: np.ndarray | None = None
+            ) -> dict[Any, bool]:  # fmt: skip
+    """Per relation: whether every object of it is a value (a year, a date, a number)."""
+    if cols is None or any(type(v) is not int for v in value_set):
+        valued: dict[Any, bool] = {}
+        for h, r, t in triples:
+            valued[r] = valued.get(r, True) and t in value_set
+        return valued
+    rels, idx = np.unique(cols[:, 1], return_inverse=True)
+    values = np.fromiter(value_set, dtype=np.int64, count=len(value_set))
+    other = np.bincount(idx.ravel(), weights=~np.isin(cols[:, 2], values), minlength=len(rels))
+    return {r: not n for r, n in zip(rels.tolist(), other.tolist())}
+
+
+def _signatures(cols: np.ndarray, rels: Sequence[Any]) -> dict[Any, tuple[frozenset[Any], ...]]:
+    """Per relation of ``rels``: the relations its heads leave and enter, and those its tails leave and enter (the
+    fourth index of :attr:`KGFacts._roles`), as products of sparse entity x relation incidence matrices."""
+    from scipy import sparse
+
+    ents, ends = np.unique(cols[:, [0, 2]], return_inverse=True)
+    ids, rel = np.unique(cols[:, 1], return_inverse=True)
+    ends, rel = ends.reshape(-1, 2), rel.ravel()
+    ones = np.ones(len(rel), dtype=np.int64)
+    side = []
+    for k in (0, 1):  # entity x relation: the entity is a head (0) or a tail (1) of the relation
+        m = sparse.csr_matrix((ones, (ends[:, k], rel)), shape=(len(ents), len(ids)))
+        m.data[:] = 1
+        side.append(m)
+    prods = [(side[a].T.tocsr() @ side[b]).tocsr() for a in (0, 1) for b in (0, 1)]
+    ids_list = ids.tolist()
+    pos = {r: i for i, r in enumerate(ids_list)}
+    out: dict[Any, tuple[frozenset[Any], ...]] = {}
+    for r in rels:
+        i = pos[r]
+        out[r] = tuple(frozenset(ids[p.indices[p.indptr[i]:p.indptr[i + 1]]].tolist()) for p in prods)
+    return out
+
+
 def _functional(triples: Iterable[tuple[Any, Any, Any]], share: float, min_subjects: int = MIN_SUBJECTS,
                 labels: Mapping[Any, str] | None = None, keys: Mapping[Any, str] | None = None,
-                values: Iterable[Any] = ()) -> frozenset[Any]:  # fmt: skip
+                values: Iterable[Any] = (), columns: np.ndarray | None = None) -> frozenset[Any]:  # fmt: skip
     """Relations single-valued in practice: at least ``min_subjects`` subjects, of which at least ``share`` have one
     object (fewer subjects say little: one item's small KG would make every relation functional); with fewer
     subjects, none of them with two objects, a relation whose label names something single-valued by meaning
     (:func:`kgprobe.scoring.relations.by_meaning`: a birth date, a publication date) given ``labels``; with enough
     subjects, such a relation at :data:`~kgprobe.scoring.relations.MEANING_SHARE` of them (a ``share`` stricter
-    than the default is kept for it too)."""
-    tails: dict[tuple[Any, Any], set[Any]] = {}
-    valued: dict[Any, bool] = {}
-    value_set = set(values)
-    for h, r, t in triples:
-        tails.setdefault((r, h), set()).add(t)
-        valued[r] = valued.get(r, True) and t in value_set
-    heads: dict[Any, list[bool]] = {}
-    for (r, _), ts in tails.items():
-        heads.setdefault(r, []).append(len(ts) == 1)
-    out = {r for r, flags in heads.items() if len(flags) >= min_subjects and sum(flags) / len(flags) >= share}
+    than the default is kept for it too). Counted over arrays when the ids are ints (a KG from DuckDB)."""
+    if not isinstance(triples, (set, frozenset, list, tuple)):
+        triples = list(triples)
+    cols = _int_columns(triples) if columns is None else columns
+    heads = _subject_counts(triples, cols)
+    valued = _valued(triples, set(values), cols)
+    out = {r for r, (n, single) in heads.items() if n >= min_subjects and single / n >= share}
     if labels is not None:
         def meant(r: Any) -> bool:
             return by_meaning(profile_of(labels.get(r, str(r)), key=(keys or {}).get(r, str(r))),
                               values=valued.get(r, False))
 
-        out |= {r for r, flags in heads.items() if 0 < len(flags) < min_subjects and all(flags) and meant(r)}
-        out |= {r for r, flags in heads.items() if len(flags) >= min_subjects
-                and sum(flags) / len(flags) >= (min(share, MEANING_SHARE) if share <= SINGLE_VALUED_SHARE else share)
+        out |= {r for r, (n, single) in heads.items() if 0 < n < min_subjects and single == n and meant(r)}
+        out |= {r for r, (n, single) in heads.items() if n >= min_subjects
+                and single / n >= (min(share, MEANING_SHARE) if share <= SINGLE_VALUED_SHARE else share)
                 and meant(r)}
     return frozenset(out)
 
@@ -276,15 +368,18 @@ class KGFacts:
         rlab = {int(i): str(lab) for i, _, lab in rels}
         rkey = {int(i): str(k) for i, k, _ in rels}
         declared = _declared(single_valued, rkey)
+        cols = _int_columns(trip)
         functional = _functional(trip, share, min_subjects, rlab, rkey,
-                                 values={int(i) for i, _, lab in ents if parse_literal(str(lab))})
+                                 values={int(i) for i, _, lab in ents if parse_literal(str(lab))}, columns=cols)
         functional = frozenset({r for r in functional if declared.get(r, True)} | {r for r, v in declared.items() if v})
-        return cls(entities={int(i): str(lab) for i, _, lab in ents}, relations=rlab, triples=trip,
+        out = cls(entities={int(i): str(lab) for i, _, lab in ents}, relations=rlab, triples=trip,
                    functional=functional, relation_keys=rkey,
                    entity_keys={int(i): str(k) for i, k, _ in ents},
                    aliases={int(i): (_local_name(str(k)),) for i, k, _ in ents if _local_name(str(k))},
                    inverses=_inverse_sets(inv), symmetric=frozenset(rel_by_key[s] for s in symmetric if s in rel_by_key),
                    phrasings=_phrasings(rlab, rkey, phrasings), declared=declared)
+        out.__dict__["_columns"] = cols  # the triples' array, in their iteration order: read once
+        return out
 
     @classmethod
     def from_evidence(cls, evidence: Mapping[str, Any]) -> KGFacts:
@@ -392,7 +487,21 @@ class KGFacts:
         return max((len(k) for k in self._names), default=0)
 
     @cached_property
+    def _columns(self) -> np.ndarray | None:
+        """The triples as an ``(n, 3)`` int64 array in their iteration order (None when the ids are not ints): the
+        indexes below are built from it with sorts, not a dict operation per triple."""
+        return _int_columns(self.triples)
+
+    @cached_property
+    def _subject_counts(self) -> dict[Any, tuple[int, int]]:
+        """Per relation: its subjects, and how many of them have one object."""
+        return _subject_counts(self.triples, self._columns)
+
+    @cached_property
     def _by_head(self) -> dict[tuple[Any, Any], set[Any]]:
+        cols = self._columns
+        if cols is not None:
+            return _grouped((cols[:, 0], cols[:, 1]), cols[:, 2])
         out: dict[tuple[Any, Any], set[Any]] = {}
         for h, r, t in self.triples:
             out.setdefault((h, r), set()).add(t)
@@ -402,7 +511,7 @@ class KGFacts:
     def _literals(self) -> dict[Any, Literal]:
         """Entities that are values (a year, a date, a number: their label parses as one and they are never a
         triple's head) -> the value."""
-        heads = {h for h, _, _ in self.triples}
+        heads = set(self._columns[:, 0].tolist()) if self._columns is not None else {h for h, _, _ in self.triples}
         out: dict[Any, Literal] = {}
         for eid, label in self.entities.items():
             if eid in heads:
@@ -421,12 +530,19 @@ class KGFacts:
         tails: dict[Any, set[Any]] = {}
         out_r: dict[Any, set[Any]] = {}
         in_r: dict[Any, set[Any]] = {}
-        for h, r, t in self.triples:
+        cols = self._columns
+        if cols is not None:
+            h_, r_, t_ = cols[:, 0], cols[:, 1], cols[:, 2]
+            heads, tails, out_r, in_r = _grouped((r_,), h_), _grouped((r_,), t_), _grouped((h_,), r_), \
+                _grouped((t_,), r_)
+        for h, r, t in self.triples if cols is None else ():
             heads.setdefault(r, set()).add(h)
             tails.setdefault(r, set()).add(t)
             out_r.setdefault(h, set()).add(r)
             in_r.setdefault(t, set()).add(r)
         sig: dict[Any, tuple[frozenset[Any], ...]] = {}
+        if cols is not None:
+            return heads, tails, out_r, in_r, _signatures(cols, list(heads))
         for r in heads:
             parts: list[frozenset[Any]] = []
             for side in (heads[r], tails[r]):
@@ -488,7 +604,8 @@ class KGFacts:
         """Every relation as the checker reads it (:class:`kgprobe.scoring.relations.RelationProfile`): phrase set
         from its label (its key's words when it has no label), value kind and single-valued verdict from the data
         (or a declaration), symmetric when declared, when its words say so, or when the data do."""
-        heads, tails, _, _, _ = self._roles
+        _, tails, _, _, _ = self._roles
+        counts = self._subject_counts
         out: dict[Any, RelationProfile] = {}
         for rid, label in self.relations.items():
             key = self.relation_keys.get(rid, str(rid))
@@ -498,10 +615,10 @@ class KGFacts:
             value = "entity"
             if ts and len(kinds) >= 0.5 * len(ts):
                 value = max(set(kinds), key=kinds.count)
-            subjects = [len(self._by_head.get((h, rid), ())) for h in heads.get(rid, ())]
-            share = sum(n == 1 for n in subjects) / len(subjects) if subjects else 0.0
+            subjects, single = counts.get(rid, (0, 0))
+            share = single / subjects if subjects else 0.0
             sym = rid in self.symmetric or prof.symmetric
-            out[rid] = replace(prof, value=value, subjects=len(subjects), share=share, symmetric=sym,
+            out[rid] = replace(prof, value=value, subjects=subjects, share=share, symmetric=sym,
                                single_valued=rid in self.functional, declared=rid in self.declared)
         return out
 
@@ -665,8 +782,14 @@ class KGFacts:
         countries a demonym names (:data:`~kgprobe.scoring.lexicon.COUNTRIES`: Italy, New Zealand, Australia) and the
         other things a containment triple places inside another (Milan in Italy, Auckland in New Zealand)."""
         countries = frozenset(e for e, label in self.entities.items() if label.lower() in _COUNTRIES)
-        inner = frozenset(h if self._containment[r] == "inward" else t
-                          for h, r, t in self.triples if r in self._containment)
+        cols = self._columns
+        if cols is None:
+            inner = frozenset(h if self._containment[r] == "inward" else t
+                              for h, r, t in self.triples if r in self._containment)
+        else:
+            way = [[r for r, d in self._containment.items() if d == w] for w in ("inward", "outward")]
+            inner = frozenset(cols[np.isin(cols[:, 1], way[0]), 0].tolist()
+                              + cols[np.isin(cols[:, 1], way[1]), 2].tolist())
         return inner - countries, countries
 
     def within(self, inner: Any, outer: Any, *, hops: int = CONTAINMENT_HOPS) -> int:
