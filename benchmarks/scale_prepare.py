@@ -89,11 +89,8 @@ def _erbench_spec(folder: Path, rows: int) -> Path:
 
     table = folder / "erdb"
     table.mkdir(exist_ok=True)
-    spec = _synthetic(table, rows)
-    spec.pop("name", None)
-    spec = {"name": "synthetic", **spec}
     path = folder / "erdb.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.safe_dump(_synthetic(table, rows), sort_keys=False), encoding="utf-8")
     return path
 
 

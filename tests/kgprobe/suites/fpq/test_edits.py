@@ -304,18 +304,25 @@ def _check_edits(edits: list[Edit], triples: list[tuple[int, int, int]], types: 
     return found
 
 
-@pytest.mark.parametrize("directed", [True, False])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_random_kg_edits_satisfy_every_definition(seed: int, directed: bool) -> None:
-    rng = random.Random(seed)
-    n, n_rel, max_hops = 120, 4, 3
-    triples = sorted({(rng.randrange(n), rng.randrange(n_rel), rng.randrange(n)) for _ in range(150)})
+def _random_kg(rng: random.Random, triples: list, n: int, n_rel: int, max_hops: int, directed: bool) -> tuple:
+    """``triples`` without self-loops, random types (none, one or two of P, Q, R) per entity, the KG loaded into a
+    new DuckDB connection, and networkx's distances (up to ``max_hops``) from every subject."""
     triples = [t for t in triples if t[0] != t[2]]
     types = {v: set(rng.sample(["P", "Q", "R"], rng.choice([0, 1, 1, 2]))) for v in range(n)}
     con = duckdb.connect()
     _fill(con, n, n_rel, triples, types)
     graph = (nx.DiGraph if directed else nx.Graph)((h, t) for h, _, t in triples)
     dist = {s: nx.single_source_shortest_path_length(graph, s, cutoff=max_hops) for s in {t[0] for t in triples}}
+    return triples, types, con, dist
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_kg_edits_satisfy_every_definition(seed: int, directed: bool) -> None:
+    rng = random.Random(seed)
+    n, n_rel, max_hops = 120, 4, 3
+    triples = sorted({(rng.randrange(n), rng.randrange(n_rel), rng.randrange(n)) for _ in range(150)})
+    triples, types, con, dist = _random_kg(rng, triples, n, n_rel, max_hops, directed)
     edits = fpq.edit(con, triples, max_hops=max_hops, seed=seed, batch_size=64, directed=directed)
     assert len(edits) == 6 * len(triples)
     assert _check_edits(edits, triples, types, dist, max_hops, n, directed=directed) > 2 * len(triples)
@@ -436,12 +443,7 @@ def test_truncated_balls_keep_every_definition(monkeypatch, seed, directed, budg
     hubs = [rng.randrange(n) for _ in range(3)]
     triples = sorted({(rng.choice(hubs + [rng.randrange(n)]), rng.randrange(n_rel), rng.choice(hubs + [rng.randrange(n)]))
                       for _ in range(200)})  # fmt: skip
-    triples = [t for t in triples if t[0] != t[2]]
-    types = {v: set(rng.sample(["P", "Q", "R"], rng.choice([0, 1, 1, 2]))) for v in range(n)}
-    con = duckdb.connect()
-    _fill(con, n, n_rel, triples, types)
-    graph = (nx.DiGraph if directed else nx.Graph)((h, t) for h, _, t in triples)
-    dist = {s: nx.single_source_shortest_path_length(graph, s, cutoff=max_hops) for s in {t[0] for t in triples}}
+    triples, types, con, dist = _random_kg(rng, triples, n, n_rel, max_hops, directed)
     edits = fpq.edit(con, triples, max_hops=max_hops, seed=seed, directed=directed, search_budget=budget)
     missed = [e for e in edits if e.reason and "bounded search" in e.reason]
     assert all(e.false_object is None and e.reason.endswith(f"in {fpq.SEARCH_DRAWS} draws (bounded search)") for e in missed)
