@@ -439,10 +439,11 @@ class SubgraphSettings:
 
 def _scorer_options_model() -> type[BaseModel]:
     # the keys of TrainConfig, typed, so that a typo or a wrong type is reported at its key when the config loads
-    from kgprobe.grounding.scorer import MODELS, TRAININGS, TrainConfig
+    from kgprobe.grounding.scorer import MODELS, OPTIMIZERS, TRAININGS, TrainConfig
 
     hints = get_type_hints(TrainConfig)
-    choices = {"model": Literal[MODELS], "training": Literal[TRAININGS], "device": Literal["auto", "cpu", "cuda"]}
+    choices = {"model": Literal[MODELS], "training": Literal[TRAININGS], "optimizer": Literal[OPTIMIZERS],
+               "device": Literal["auto", "cpu", "cuda"]}
     docs = _field_docs(TrainConfig)
     keys = {f.name: (choices.get(f.name, _strict(hints[f.name])), Field(f.default, description=docs.get(f.name)))
             for f in fields(TrainConfig)}

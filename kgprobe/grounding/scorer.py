@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import expit
@@ -64,6 +64,9 @@ MODELS: tuple[str, ...] = ("distmult", "complex")
 #: Training objectives: true triples against as many random triples (the default, the OKGQA authors'), 1-N scoring
 #: with BCE against all entities, or BCE against sampled negative tails.
 TRAININGS: tuple[str, ...] = ("balanced", "1-N", "negative-sampling")
+#: Optimisers: Adam on the rows a step touches (the default: a step costs the batch, not the entity table) or Adam
+#: on every row at every step (torch's dense Adam, the weights of kgprobe before 0.4 and of most KGE code).
+OPTIMIZERS: tuple[str, ...] = ("lazy-adam", "adam")
 #: Version of the saved artifact's layout; :meth:`TripleScorer.load` refuses other versions.
 FORMAT_VERSION = 1
 
@@ -90,7 +93,8 @@ class TrainConfig:
     ``dim``, ``lr``, ``dropout`` and ``epochs`` are tuned for ``1-N`` on FB15k-237's validation set: filtered MRR
     rises to about 0.24 by epoch 6-8 and falls after (DistMult starts to memorise the training triples), so
     ``epochs`` is 7. A KG of a few thousand triples gets only a few dozen steps per epoch: give it more epochs (the
-    bundled sample trains 40). CPU training is bit-for-bit deterministic for a given seed and thread count.
+    bundled sample trains 40). CPU training is bit-for-bit deterministic for a given seed (``lazy-adam`` trains on one
+    thread; ``adam`` and ``1-N`` for a given seed and thread count).
     """
 
     model: str = "distmult"
@@ -104,6 +108,12 @@ class TrainConfig:
     with ``negative-sampling``."""
     lr: float = 0.01
     """Adam's learning rate."""
+    optimizer: str = "lazy-adam"
+    """``lazy-adam`` (the default: Adam's moments and update for the entity rows a step's triples name only, as
+    torch's ``SparseAdam``; a step costs the batch, so an epoch is linear in the training triples however many
+    entities there are) or ``adam`` (torch's dense Adam: every entity row moves at every step by its decaying
+    momentum, so a step costs the whole entity table and an epoch triples x entities). Relations always use dense
+    Adam (there are few). ``1-N`` scores every entity at every step, so it always uses dense Adam."""
     training: str = "balanced"
     """``balanced`` (the default: BCE of each training triple against one uniformly random (head, relation, tail)
     triple, the classes weighted equally, as the OKGQA authors train their s_G; ``batch_size`` counts true
@@ -130,6 +140,8 @@ class TrainConfig:
             raise ScorerError(f"TrainConfig.model must be one of {MODELS}, got {self.model!r}")
         if self.training not in TRAININGS:
             raise ScorerError(f"TrainConfig.training must be one of {TRAININGS}, got {self.training!r}")
+        if self.optimizer not in OPTIMIZERS:
+            raise ScorerError(f"TrainConfig.optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ScorerError(f"TrainConfig.device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
         for name in ("dim", "epochs", "batch_size", "negatives"):
@@ -146,12 +158,13 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> TrainConfig:
-        """Return the config written by ``asdict`` (as in a saved artifact); unknown keys are an error."""
+        """Return the config written by ``asdict`` (as in a saved artifact); unknown keys are an error. An artifact
+        without ``optimizer`` was written before that key, when every scorer trained with dense Adam."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ScorerError(f"unknown TrainConfig keys {unknown}; known keys are {sorted(known)}")
-        return cls(**dict(values))
+        return cls(**{"optimizer": "adam", **dict(values)})
 
 
 class TripleScorer:
@@ -488,16 +501,22 @@ def train_scorer(
     if len(triples) == 0:
         raise ScorerError("train_triples is empty: a scorer needs at least one training triple")
     device = _device(config.device, torch)
-    previous = torch.are_deterministic_algorithms_enabled()
+    previous, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
+    # A lazy step's tensors are a batch's rows (256 x dim): a second CPU thread only adds synchronisation, and where
+    # another process holds the other core, OpenMP's waits cost several times the step. One thread also makes its
+    # weights the same on every machine.
+    used = 1 if _is_lazy(config) and device.type == "cpu" else threads
     started = time.perf_counter()
     history: list[dict[str, float]] = []
     try:
         torch.use_deterministic_algorithms(True, warn_only=device.type != "cpu")
+        torch.set_num_threads(used)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(config.seed)
             entity, relation, bias = _fit(triples, num_entities, num_relations, config, device, torch, log, history)
     finally:
         torch.use_deterministic_algorithms(previous)
+        torch.set_num_threads(threads)
     metadata = {
         "training_seconds": round(time.perf_counter() - started, 3),
         "train_triples": int(len(triples)),
@@ -505,7 +524,7 @@ def train_scorer(
         "epoch_seconds": [h["seconds"] for h in history],
         "torch_version": torch.__version__,
         "device": str(device),
-        "threads": torch.get_num_threads(),
+        "threads": used,
     }
     return TripleScorer(entity, relation, bias, config=config, num_entities=num_entities,
                         num_relations=num_relations, metadata=metadata)
@@ -564,8 +583,16 @@ def _fit(
                                  math.sqrt(2.0 / (num_entities + width))).to(device))
     relation = torch.nn.Parameter((torch.randn(rel_rows, width, generator=gen) *
                                    math.sqrt(2.0 / (rel_rows + width))).to(device))
-    bias = torch.nn.Parameter(torch.zeros(num_entities, device=device))
-    optimizer = torch.optim.Adam([entity, relation, bias], lr=config.lr)
+    if _is_lazy(config):
+        # sparse row gradients (embedding lookups) and Adam on those rows only: a step costs the batch
+        bias = torch.nn.Parameter(torch.zeros(num_entities, 1, device=device))
+        optimizers = [torch.optim.SparseAdam([entity, bias], lr=config.lr), torch.optim.Adam([relation], lr=config.lr)]
+        lookup = _Rows(lambda ids: torch.nn.functional.embedding(ids, entity, sparse=True),
+                     lambda ids: torch.nn.functional.embedding(ids, bias, sparse=True).squeeze(-1))
+    else:
+        bias = torch.nn.Parameter(torch.zeros(num_entities, device=device))
+        optimizers = [torch.optim.Adam([entity, relation, bias], lr=config.lr)]
+        lookup = _Rows(entity.__getitem__, bias.__getitem__)
     dropout = torch.nn.Dropout(config.dropout)
 
     heads, rels, tails = triples[:, 0], triples[:, 1], triples[:, 2]
@@ -602,17 +629,19 @@ def _fit(
         total, count = 0.0, 0
         perm = torch.randperm(items, generator=gen)
         for batch in perm.split(config.batch_size):
-            optimizer.zero_grad(set_to_none=True)
+            for optimizer in optimizers:
+                optimizer.zero_grad(set_to_none=True)
             if config.training == "balanced":
-                loss = _balanced_step(triples_t[batch], known, entity, relation, bias, dropout, config,
+                loss = _balanced_step(triples_t[batch], known, lookup, relation, dropout, config,
                                       num_entities, num_relations, gen, device, torch)
-                optimizer.step()
+                for optimizer in optimizers:
+                    optimizer.step()
                 total += loss * len(batch)
                 count += len(batch)
                 continue
             qe = query_ent[batch].to(device)
             qr = query_rel[batch].to(device)
-            e_h, w_r = entity[qe], relation[qr]
+            e_h, w_r = lookup.entity(qe), relation[qr]
             query = dropout(_torch_query(e_h, w_r, config, torch))
             if config.training == "1-N":
                 b = batch.numpy()
@@ -634,8 +663,8 @@ def _fit(
                 pos = answers_t[batch].to(device)
                 neg = torch.randint(0, num_entities, (len(batch), config.negatives), generator=gen).to(device)
                 cand = torch.cat([pos[:, None], neg], dim=1)
-                e_c = entity[cand]
-                logits = torch.einsum("bd,bkd->bk", query, e_c) + bias[cand]
+                e_c = lookup.entity(cand)
+                logits = torch.einsum("bd,bkd->bk", query, e_c) + lookup.bias(cand)
                 target = torch.zeros_like(logits)
                 target[:, 0] = 1.0
                 loss_t = torch.nn.functional.binary_cross_entropy_with_logits(logits, target)
@@ -643,7 +672,8 @@ def _fit(
                     loss_t = loss_t + config.regularisation * sum((x * x).sum(-1).mean() for x in (e_h, w_r, e_c))
                 loss_t.backward()
                 loss = float(loss_t.detach())
-            optimizer.step()
+            for optimizer in optimizers:
+                optimizer.step()
             total += loss * len(batch)
             count += len(batch)
         seconds = time.perf_counter() - tick
@@ -651,11 +681,24 @@ def _fit(
         history.append({"loss": mean_loss, "seconds": round(seconds, 3)})
         if log is not None:
             log(epoch, mean_loss, seconds)
-    return tuple(p.detach().cpu().numpy().astype(np.float32) for p in (entity, relation, bias))
+    return tuple(p.detach().cpu().numpy().astype(np.float32) for p in (entity, relation, bias.reshape(-1)))
+
+
+def _is_lazy(config: TrainConfig) -> bool:
+    # 1-N scores every entity at every step: its gradients are dense whatever the optimiser
+    return config.optimizer == "lazy-adam" and config.training != "1-N"
+
+
+class _Rows(NamedTuple):
+    """How a training step reads entity rows and entity biases for an id tensor: indexing (dense gradients) or
+    embedding lookups with sparse gradients (``lazy-adam``)."""
+
+    entity: Callable[[Any], Any]
+    bias: Callable[[Any], Any]
 
 
 def _balanced_step(
-    batch: Any, known: np.ndarray, entity: Any, relation: Any, bias: Any, dropout: Any, config: TrainConfig,
+    batch: Any, known: np.ndarray, rows: _Rows, relation: Any, dropout: Any, config: TrainConfig,
     num_entities: int, num_relations: int, gen: Any, device: Any, torch: Any,
 ) -> float:
     """One step of ``training="balanced"``: BCE of the batch's true triples (target 1) and of as many uniformly
@@ -670,28 +713,30 @@ def _balanced_step(
     weight = torch.from_numpy((known[at] != keys).astype(np.float32)).to(device)
     pos = batch.to(device)
     neg = neg.to(device)
-    pos_logits = _torch_triple_logits(pos, entity, relation, bias, dropout, config, num_relations, torch)
-    neg_logits = _torch_triple_logits(neg, entity, relation, bias, dropout, config, num_relations, torch)
+    pos_logits = _torch_triple_logits(pos, rows, relation, dropout, config, num_relations, torch)
+    neg_logits = _torch_triple_logits(neg, rows, relation, dropout, config, num_relations, torch)
     bce = torch.nn.functional.binary_cross_entropy_with_logits
     loss = bce(pos_logits, torch.ones_like(pos_logits))
     loss = loss + (bce(neg_logits, torch.zeros_like(neg_logits), reduction="none") * weight).sum() / weight.sum().clamp(min=1)
     if config.regularisation:
-        touched = (entity[pos[:, 0]], entity[pos[:, 2]], relation[pos[:, 1]], entity[neg[:, 0]], entity[neg[:, 2]])
+        touched = (rows.entity(pos[:, 0]), rows.entity(pos[:, 2]), relation[pos[:, 1]], rows.entity(neg[:, 0]),
+                   rows.entity(neg[:, 2]))
         loss = loss + config.regularisation * sum((x * x).sum(-1).mean() for x in touched)
     loss.backward()
     return float(loss.detach())
 
 
-def _torch_triple_logits(triples: Any, entity: Any, relation: Any, bias: Any, dropout: Any, config: TrainConfig,
+def _torch_triple_logits(triples: Any, rows: _Rows, relation: Any, dropout: Any, config: TrainConfig,
                          num_relations: int, torch: Any) -> Any:
     """The logit of each (h, r, t) row as :meth:`TripleScorer.logits` computes it (the mean of the forward and
     backward logits with reciprocal relations), with dropout on the query vectors."""
     h, r, t = triples[:, 0], triples[:, 1], triples[:, 2]
-    forward = (dropout(_torch_query(entity[h], relation[r], config, torch)) * entity[t]).sum(-1) + bias[t]
+    forward = (dropout(_torch_query(rows.entity(h), relation[r], config, torch)) * rows.entity(t)).sum(-1) + rows.bias(t)
     if not config.reciprocal:
         return forward
-    backward = (dropout(_torch_query(entity[t], relation[r + num_relations], config, torch)) * entity[h]).sum(-1)
-    return 0.5 * (forward + backward + bias[h])
+    backward = (dropout(_torch_query(rows.entity(t), relation[r + num_relations], config, torch)) *
+                rows.entity(h)).sum(-1)
+    return 0.5 * (forward + backward + rows.bias(h))
 
 
 def _triple_keys(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
@@ -845,7 +890,10 @@ def _triple_array(triples: Any, num_entities: int, num_relations: int) -> np.nda
 
 def _content_hash(config: TrainConfig, num_entities: int, num_relations: int, arrays: Mapping[str, np.ndarray]) -> str:
     digest = hashlib.sha256()
-    header = {"config": asdict(config), "num_entities": num_entities, "num_relations": num_relations}
+    settings = asdict(config)
+    if settings["optimizer"] == "adam":
+        del settings["optimizer"]  # the header of the artifacts written before the key: their hashes still hold
+    header = {"config": settings, "num_entities": num_entities, "num_relations": num_relations}
     digest.update(json.dumps(header, sort_keys=True).encode())
     for name in sorted(arrays):
         arr = np.ascontiguousarray(arrays[name])

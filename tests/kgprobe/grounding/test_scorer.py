@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +101,8 @@ def test_log_receives_epoch_loss_seconds():
         {"training": "negative-sampling", "negatives": 8, "epochs": 40},
         {"reciprocal": False},
         {"regularisation": 1e-4, "label_smoothing": 0.1, "dropout": 0.1},
+        {"optimizer": "adam"},
+        {"optimizer": "adam", "training": "negative-sampling", "negatives": 8, "epochs": 40},
     ],
 )
 def test_other_models_and_objectives_learn(changes):
@@ -237,6 +239,47 @@ def test_save_and_load_round_trip(trained, tmp_path):
     assert loaded.metadata["epoch_losses"] == trained.metadata["epoch_losses"]
 
 
+def test_artifacts_written_before_the_optimizer_key_still_load(tmp_path):
+    # such an artifact's config has no "optimizer" and its hash was taken without it; it trained with dense Adam
+    old = train_scorer(tiny_kg(), N_ENT, N_REL, replace(TINY, epochs=2, optimizer="adam"))
+    folder = old.save(tmp_path / "scorer")
+    meta = json.loads((folder / "scorer.json").read_text())
+    del meta["config"]["optimizer"]
+    (folder / "scorer.json").write_text(json.dumps(meta))
+    loaded = TripleScorer.load(folder)
+    assert loaded.config.optimizer == "adam" and loaded.content_hash == old.content_hash
+    # the same weights under the lazy optimizer's name are another artifact: its hash differs
+    assert replace(TINY, epochs=2).optimizer == "lazy-adam"
+    relabelled = TripleScorer(old.entity_embeddings, old.relation_embeddings, old.entity_bias,
+                              config=replace(old.config, optimizer="lazy-adam"), num_entities=N_ENT,
+                              num_relations=N_REL)
+    assert relabelled.content_hash != old.content_hash
+
+
+def test_lazy_adam_moves_only_the_rows_a_step_names():
+    """Two steps, one true triple each, on 1,000 entities. Adam's first update of a row moves each coordinate by at
+    most lr (m / sqrt(v) is g / |g|). Dense Adam moves the rows of step 1 again in step 2 on their momentum (about
+    0.67 lr more); lazy Adam moves a row only in the steps that name it, so no coordinate moves more than lr."""
+    torch = pytest.importorskip("torch")
+    from kgprobe.grounding.scorer import _fit
+
+    triples = np.array([[0, 0, 1], [2, 0, 3]], dtype=np.int64)
+    n_ent, lr = 1000, 0.01
+    moved, largest = {}, {}
+    for optimizer in ("lazy-adam", "adam"):
+        config = TrainConfig(dim=4, epochs=1, batch_size=1, lr=lr, dropout=0.0, seed=5, device="cpu",
+                             optimizer=optimizer)
+        cpu = torch.device("cpu")
+        start, _, _ = _fit(triples, n_ent, 1, replace(config, epochs=0), cpu, torch, None, [])
+        after, _, bias = _fit(triples, n_ent, 1, config, cpu, torch, None, [])
+        assert bias.shape == (n_ent,)
+        step = np.abs(after - start).max(axis=1)
+        moved[optimizer], largest[optimizer] = set(np.flatnonzero(step).tolist()), step.max()
+    # the four entities of the true triples and at most four of the two random triples
+    assert {0, 1, 2, 3} <= moved["lazy-adam"] and len(moved["lazy-adam"]) <= 8
+    assert largest["lazy-adam"] <= lr * (1 + 1e-4) < 1.5 * lr < largest["adam"]
+
+
 def test_load_rejects_tampered_or_foreign_artifacts(trained, tmp_path):
     folder = trained.save(tmp_path / "scorer")
     with np.load(folder / "weights.npz") as w:
@@ -260,7 +303,7 @@ def test_load_rejects_tampered_or_foreign_artifacts(trained, tmp_path):
 
 @pytest.mark.parametrize(
     "changes",
-    [{"model": "transe"}, {"training": "1-1"}, {"device": "tpu"}, {"dim": 0}, {"epochs": -1}, {"batch_size": 1.5},
+    [{"model": "transe"}, {"training": "1-1"}, {"device": "tpu"}, {"optimizer": "sgd"}, {"dim": 0}, {"epochs": -1}, {"batch_size": 1.5},
      {"lr": 0.0}, {"label_smoothing": 1.0}, {"dropout": -0.1}, {"regularisation": -1.0}, {"seed": "x"}],
 )
 def test_bad_config_raises(changes):
@@ -270,7 +313,9 @@ def test_bad_config_raises(changes):
 
 
 def test_config_from_dict_rejects_unknown_keys():
-    assert TrainConfig.from_dict({"dim": 8}) == TrainConfig(dim=8)
+    assert TrainConfig.from_dict(asdict(TrainConfig(dim=8))) == TrainConfig(dim=8)
+    # an artifact written before the optimizer key was trained with dense Adam
+    assert TrainConfig.from_dict({"dim": 8}) == TrainConfig(dim=8, optimizer="adam")
     with pytest.raises(ScorerError, match="unknown TrainConfig keys"):
         TrainConfig.from_dict({"dimension": 8})
 
@@ -294,15 +339,21 @@ def test_default_config_is_the_authors_objective_on_the_fb15k237_recipe():
 def test_balanced_training_fits_the_logit_that_scoring_reads(model, reciprocal):
     """The balanced objective's torch logit of (h, r, t) is TripleScorer.logits: what training pushes up is s_G."""
     torch = pytest.importorskip("torch")
-    from kgprobe.grounding.scorer import _torch_triple_logits
+    from kgprobe.grounding.scorer import _Rows, _torch_triple_logits
 
     scorer = random_scorer(model, reciprocal, seed=5)
     rng = np.random.default_rng(2)
     triples = np.stack([rng.integers(0, 12, 40), rng.integers(0, 3, 40), rng.integers(0, 12, 40)], axis=1)
-    got = _torch_triple_logits(torch.from_numpy(triples), *(torch.from_numpy(np.array(a)) for a in (
-        scorer.entity_embeddings, scorer.relation_embeddings, scorer.entity_bias)), torch.nn.Identity(),
-        scorer.config, scorer.num_relations, torch)
-    assert np.allclose(got.numpy(), scorer.logits(triples[:, 0], triples[:, 1], triples[:, 2]), atol=1e-5)
+    entity, relation, bias = (torch.from_numpy(np.array(a)) for a in (
+        scorer.entity_embeddings, scorer.relation_embeddings, scorer.entity_bias))
+    expected = scorer.logits(triples[:, 0], triples[:, 1], triples[:, 2])
+    # the dense lookups (Adam) and the sparse ones (lazy Adam) read the same logit
+    for rows in (_Rows(entity.__getitem__, bias.__getitem__),
+                 _Rows(lambda ids: torch.nn.functional.embedding(ids, entity, sparse=True),
+                       lambda ids: torch.nn.functional.embedding(ids, bias[:, None], sparse=True).squeeze(-1))):
+        got = _torch_triple_logits(torch.from_numpy(triples), rows, relation, torch.nn.Identity(), scorer.config,
+                                   scorer.num_relations, torch)
+        assert np.allclose(got.numpy(), expected, atol=1e-5)
 
 
 def test_balanced_training_leaves_out_random_triples_that_are_true():
