@@ -1377,13 +1377,18 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
     return out
 
 
-def _query_registered(con: duckdb.DuckDBPyConnection, tables: Mapping[str, Any], queries: Sequence[str]) -> list[tuple]:
-    """The rows of the SQL files ``queries``, run one after the other with ``tables`` (Arrow tables) registered on
-    ``con`` under their names, which are unregistered after."""
+def _query_registered(con: duckdb.DuckDBPyConnection, tables: Mapping[str, Any],
+                      queries: Sequence[str | tuple[str, Mapping[str, Any]]]) -> list[tuple]:
+    """The rows of the SQL files ``queries`` (a name, or a name and its parameters), run one after the other with
+    ``tables`` (Arrow tables) registered on ``con`` under their names, which are unregistered after."""
     for name, table in tables.items():
         con.register(name, table)
+    rows: list[tuple] = []
     try:
-        return [row for query in queries for row in con.execute(load_sql(query)).fetchall()]
+        for query in queries:
+            name, params = (query, None) if isinstance(query, str) else query
+            rows += con.execute(load_sql(name), params).fetchall()
+        return rows
     finally:
         for name in tables:
             con.unregister(name)
@@ -1413,6 +1418,8 @@ def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> Callable[
     for subject, relation, obj in _query_registered(con, {"_fpq_premise_relations": table},
                                                     ["fpq/premise_objects_out", "fpq/premise_objects_in"]):
         starts[(subject, relation)].add(obj)
+    steps = [(f"fpq/premise_holders_{way}", {"relations": rels}) for way in ("inward", "outward")
+             if (rels := sorted(r for r, w in ways.items() if (w == "inward") == (way == "inward")))]
     up: dict[int, set[int]] = {}  # entity -> the entities that hold it, one step out
     frontier = set().union(*starts.values())
     seen = set(frontier)
@@ -1420,12 +1427,10 @@ def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> Callable[
         if not frontier:
             break
         found: set[int] = set()
-        for head, relation, tail in con.execute(load_sql("fpq/containment_edges"),
-                                                {"relations": sorted(ways), "frontier": sorted(frontier)}).fetchall():
-            inner, outer = (head, tail) if ways[relation] == "inward" else (tail, head)
-            if inner in frontier:
-                up.setdefault(inner, set()).add(outer)
-                found.add(outer)
+        frontier_table = pa.table({"entity": pa.array(sorted(frontier), pa.int64())})
+        for inner, outer in _query_registered(con, {"_fpq_frontier": frontier_table}, steps):
+            up.setdefault(inner, set()).add(outer)
+            found.add(outer)
         frontier = found - seen
         seen |= found
 
