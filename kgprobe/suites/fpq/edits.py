@@ -45,8 +45,9 @@ says so). Candidates are never ``s``, ``o``, or any ``o'`` with ``(s, r, o')`` i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -1329,28 +1330,38 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
     Kingdom?" where the KG holds Holy Trinity Church -> located in city -> Stratford-upon-Avon -> country -> United
     Kingdom). Order is kept; an edit without a false object is returned as it is.
 
+    The tests run in DuckDB as joins of the edits' (subject, false object) pairs against the triples, both ways,
+    by id and by name (``sql/fpq/premise_*``), so only the triples that reject an edit come back: the cost follows
+    the edits, not the degree of their subjects (a hub's million edges are never read into Python).
+
         >>> [e.reason for e in check_premises(con, edits) if e.false_object is None]
     """
-    subjects = sorted({e.subject for e in edits if e.false_object is not None})
-    if not subjects:
+    import pyarrow as pa
+
+    pairs = sorted({(e.subject, e.false_object) for e in edits if e.false_object is not None})
+    if not pairs:
         return list(edits)
-    linked: dict[int, dict[int, set[int]]] = {}  # subject -> neighbour -> relations
-    named: dict[int, dict[str, set[int]]] = {}  # subject -> neighbour label -> relations
-    neighbours = [row for way in ("out", "in")
-                  for row in con.execute(load_sql(f"fpq/subject_neighbours_{way}"), {"subjects": subjects}).fetchall()]
-    for subject, relation, neighbour, label in neighbours:
-        linked.setdefault(subject, {}).setdefault(neighbour, set()).add(relation)
-        named.setdefault(subject, {}).setdefault(label, set()).add(relation)
-    false_ids = sorted({e.false_object for e in edits if e.false_object is not None})
+    false_ids = sorted({o for _, o in pairs})
     labels = dict(con.execute(load_sql("fpq/entity_labels"), {"ids": false_ids}).fetchall())
-    holders = _holders(con, edits, linked)
+    # the false object's name as a neighbour's is compared with it (the SQL's lower(trim(label)) on the other side)
+    names = {o: str(labels.get(o, "")).strip().lower() for o in false_ids}
+    table = pa.table({"subject": pa.array([s for s, _ in pairs], pa.int64()),
+                      "false_object": pa.array([o for _, o in pairs], pa.int64()),
+                      "name": pa.array([names[o] for _, o in pairs], pa.string())})
+    linked: dict[tuple[int, int], set[int]] = {}  # (subject, false object) -> relations linking them, either way
+    named: dict[tuple[int, int], set[int]] = {}  # (subject, false object) -> relations to an entity of its name
+    for found, kind in ((linked, "ids"), (named, "names")):
+        for subject, false_object, relation in _query_registered(
+                con, {"_fpq_premises": table}, [f"fpq/premise_{kind}_{way}" for way in ("out", "in")]):
+            found.setdefault((subject, false_object), set()).add(relation)
+    held = _holders(con, edits)
     out = []
     for e in edits:
         if e.false_object is None:
             out.append(e)
             continue
-        by_id = linked.get(e.subject, {}).get(e.false_object, set())
-        by_name = named.get(e.subject, {}).get(str(labels.get(e.false_object, "")).strip().lower(), set())
+        by_id = linked.get((e.subject, e.false_object), set())
+        by_name = named.get((e.subject, e.false_object), set())
         reason = None
         if e.relation in by_name:
             reason = "the false object is another object of the same relation for the subject (same name)"
@@ -1359,29 +1370,56 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
         elif by_name - {e.relation}:
             reason = ("the subject reaches an entity of the false object's name through another relation "
                       "(the premise is not false)")
-        elif e.false_object in holders.get(e.subject, {}).get(e.relation, set()):
+        elif e.false_object in held(e.subject, e.relation):
             reason = ("the false object holds the true object: a coarser place the KG's containment relations put it "
                       "in (the premise is not false)")
         out.append(e if reason is None else replace(e, false_object=None, hop=None, path=None, reason=reason))
     return out
 
 
-def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit],
-             linked: Mapping[int, Mapping[int, set[int]]]) -> dict[int, dict[int, set[int]]]:  # fmt: skip
-    """Per subject and relation, every entity that the KG's containment relations (``located in``, ``country``,
+def _query_registered(con: duckdb.DuckDBPyConnection, tables: Mapping[str, Any],
+                      queries: Sequence[str | tuple[str, Mapping[str, Any]]]) -> list[tuple]:
+    """The rows of the SQL files ``queries`` (a name, or a name and its parameters), run one after the other with
+    ``tables`` (Arrow tables) registered on ``con`` under their names, which are unregistered after."""
+    for name, table in tables.items():
+        con.register(name, table)
+    rows: list[tuple] = []
+    try:
+        for query in queries:
+            name, params = (query, None) if isinstance(query, str) else query
+            rows += con.execute(load_sql(name), params).fetchall()
+        return rows
+    finally:
+        for name in tables:
+            con.unregister(name)
+
+
+def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> Callable[[int, int], frozenset[int]]:
+    """``held(subject, relation)``: every entity that the KG's containment relations (``located in``, ``country``,
     ``part of`` read from the inside, ``contains`` from the outside; :func:`kgprobe.scoring.relations.containment`)
-    place one of the subject's objects of that relation in, within
-    :data:`~kgprobe.scoring.relations.CONTAINMENT_HOPS` triples."""
+    place one of the subject's objects of that relation in (its neighbours through the relation, either way, and
+    the true objects of its edits), within :data:`~kgprobe.scoring.relations.CONTAINMENT_HOPS` triples of the
+    objects of all the edits' (subject, relation) pairs: one walk for all of them, each pair's set computed when
+    first asked for."""
+    import pyarrow as pa
+
     from kgprobe.scoring.relations import CONTAINMENT_HOPS, containment_relations
 
     ways = containment_relations(con)
     if not ways:
-        return {}
+        return lambda subject, relation: frozenset()
     starts: dict[tuple[int, int], set[int]] = {}
     for e in edits:
         if e.false_object is not None:
-            objects = {n for n, rels in linked.get(e.subject, {}).items() if e.relation in rels}
-            starts.setdefault((e.subject, e.relation), set()).update(objects | {e.true_object})
+            starts.setdefault((e.subject, e.relation), set()).add(e.true_object)
+    keys = sorted(starts)
+    table = pa.table({"subject": pa.array([s for s, _ in keys], pa.int64()),
+                      "relation": pa.array([r for _, r in keys], pa.int64())})
+    for subject, relation, obj in _query_registered(con, {"_fpq_premise_relations": table},
+                                                    ["fpq/premise_objects_out", "fpq/premise_objects_in"]):
+        starts[(subject, relation)].add(obj)
+    steps = [(f"fpq/premise_holders_{way}", {"relations": rels}) for way in ("inward", "outward")
+             if (rels := sorted(r for r, w in ways.items() if (w == "inward") == (way == "inward")))]
     up: dict[int, set[int]] = {}  # entity -> the entities that hold it, one step out
     frontier = set().union(*starts.values())
     seen = set(frontier)
@@ -1389,25 +1427,26 @@ def _holders(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit],
         if not frontier:
             break
         found: set[int] = set()
-        for head, relation, tail in con.execute(load_sql("fpq/containment_edges"),
-                                                {"relations": sorted(ways), "frontier": sorted(frontier)}).fetchall():
-            inner, outer = (head, tail) if ways[relation] == "inward" else (tail, head)
-            if inner in frontier:
-                up.setdefault(inner, set()).add(outer)
-                found.add(outer)
+        frontier_table = pa.table({"entity": pa.array(sorted(frontier), pa.int64())})
+        for inner, outer in _query_registered(con, {"_fpq_frontier": frontier_table}, steps):
+            up.setdefault(inner, set()).add(outer)
+            found.add(outer)
         frontier = found - seen
         seen |= found
-    out: dict[int, dict[int, set[int]]] = {}
-    for (subject, relation), objects in starts.items():
-        held: set[int] = set()
+
+    @cache
+    def held(subject: int, relation: int) -> frozenset[int]:
+        objects = starts.get((subject, relation), set())
+        out: set[int] = set()
         todo = list(objects)
         while todo:
             for outer in up.get(todo.pop(), ()):
-                if outer not in held and outer not in objects:
-                    held.add(outer)
+                if outer not in out and outer not in objects:
+                    out.add(outer)
                     todo.append(outer)
-        out.setdefault(subject, {})[relation] = held
-    return out
+        return frozenset(out)
+
+    return held
 
 
 def reject_unnamed_objects(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> list[Edit]:

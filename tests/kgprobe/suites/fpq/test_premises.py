@@ -122,3 +122,47 @@ def test_a_coarser_place_that_holds_the_true_object_is_no_false_premise() -> Non
     # a relation that places nothing (no containment word) is never walked
     con.execute("UPDATE relations SET label = 'twinned with', key = 'twinned_with' WHERE id = 1")
     assert [e.false_object for e in check_premises(con, edits[:2])] == [3, 2]
+
+
+def test_premises_are_checked_per_subject_by_name_both_ways_and_per_relation_for_places() -> None:
+    """Each test joins an edit's own subject (and, for coarser places, its own relation): a name, a link or a place
+    that belongs to another subject, or to another relation of the same subject, rejects nothing."""
+    con = duckdb.connect()
+    create_kg_tables(con)
+    names = ["Ada", "London", "Paris", "France", "Charles", "Byron", "George", "Naples", "Italy", " charles",
+             "GEORGE", "Marie", "Pierre", "Oxford", "Oxfordshire", "Eve", "Lyon", "Rhone", "Kent", "England"]
+    keys = ["born_in", "lived_in", "located_in", "mentor_of", "employer", "sibling"]
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", n) for i, n in enumerate(names)])
+    con.executemany("INSERT INTO relations VALUES (?, ?, ?)", [(i, k, k.replace("_", " ")) for i, k in enumerate(keys)])
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)", [
+        (0, 0, 1),  # Ada born in London
+        (0, 1, 2), (2, 2, 3),  # Ada lived in Paris, in France
+        (0, 1, 7), (7, 2, 8),  # ... and in Naples, in Italy: another object of lived in
+        (18, 1, 0), (18, 2, 19),  # Kent -lived in-> Ada (the relation the other way), Kent in England
+        (4, 3, 0),  # Charles mentor of Ada: a link into the subject
+        (0, 5, 5), (6, 5, 0),  # Ada's siblings: Byron (out), George (in)
+        (0, 4, 13), (13, 2, 14),  # Ada's employer Oxford, in Oxfordshire: another relation's object
+        (12, 3, 11),  # Pierre mentor of Marie: not Ada's
+        (15, 1, 16), (16, 2, 17),  # Eve lived in Lyon, in the Rhone
+    ])
+    edits = [
+        Edit(0, 0, 1, 9, "NNSC", None, None),    # " charles": Charles's name, linked in through mentor of -> rejected
+        Edit(0, 5, 5, 10, "NNSC", None, None),   # "GEORGE": George's name, a sibling the other way -> rejected
+        Edit(0, 0, 1, 11, "NNSC", None, None),   # Marie: a name linked to Pierre, not to Ada -> kept
+        Edit(15, 1, 16, 10, "NNSC", None, None),  # "GEORGE" for Eve: Ada's sibling's name -> kept
+        Edit(15, 1, 16, 2, "NNSC", None, None),  # Paris for Eve: Ada's place -> kept
+        Edit(0, 0, 1, 2, "NNSC", None, None),    # Paris: Ada lived there -> rejected (another relation)
+        Edit(0, 1, 2, 8, "NNDC", None, None),    # Italy holds Naples, another place she lived -> rejected
+        Edit(0, 1, 2, 19, "NNDC", None, None),   # England holds Kent, linked by lived in the other way -> rejected
+        Edit(0, 1, 2, 14, "NNDC", None, None),   # Oxfordshire holds her employer, not a place she lived -> kept
+        Edit(0, 1, 2, 17, "NNDC", None, None),   # the Rhone holds Eve's Lyon -> kept
+        Edit(15, 1, 16, 3, "NNDC", None, None),  # France holds Ada's Paris, not Eve's Lyon -> kept
+        Edit(0, 0, 1, 8, "NNDC", None, None),    # Italy for born in: holds no birthplace of hers -> kept
+    ]
+    got = check_premises(con, edits)
+    assert [e.false_object for e in got] == [None, None, 11, 10, 2, None, None, None, 14, 17, 3, 8]
+    assert got[0].reason.startswith("the subject reaches an entity of the false object's name through another")
+    assert got[1].reason == "the false object is another object of the same relation for the subject (same name)"
+    assert got[5].reason.startswith("the subject reaches the false object through another relation")
+    assert all(e.reason.startswith("the false object holds the true object") for e in got[6:8])
+    assert all(g == e for g, e in zip(got, edits, strict=True) if g.false_object is not None)  # kept as they were
