@@ -392,12 +392,15 @@ def _grapheval(out: Path, seed: int) -> dict[str, Any]:
     con, snapshot = _open_kg(out)
     source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=GraphEvalSettings(), seed=seed,
                         named_only=GraphEvalSuite.names_kg_entities)
+    import pyarrow.compute as pc
+
     result, seconds, cpu = _timed(lambda: GraphEvalSuite().items(source))
-    polarity = result.items.column("polarity").to_pylist()
-    positives = sum(1 for p in polarity if p == "positive")
+    # counted in Arrow: a Python string per statement would add ~0.6 GB to the peak at 5M triples
+    n = result.items.num_rows
+    positives = pc.sum(pc.equal(result.items.column("polarity"), "positive")).as_py() or 0
     return {
-        "seconds": seconds, "cpu": cpu, "rate": len(polarity) / seconds, "unit": "statements/s",
-        "note": f"{positives:,} positives, {len(polarity) - positives:,} negatives, "
+        "seconds": seconds, "cpu": cpu, "rate": n / seconds, "unit": "statements/s",
+        "note": f"{positives:,} positives, {n - positives:,} negatives, "
                 f"{result.rejects.num_rows if result.rejects is not None else 0:,} rejected candidates "
                 f"(default: every triple stated)",
     }
