@@ -786,7 +786,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
         con.execute(_entities_sql())  # keys, labels, primary types and degrees for the items
         n_pos = len(drawn.head)
         con.register("_ge_templates", template_table(drawn.templates))
-        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
+        # the rejects first: their joins then run before the items take their memory
         if rejects:
             assert drawn.rejected is not None
             rej, ex = drawn.rejected, drawn.exhausted
@@ -810,6 +810,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
             reject_table = pa.concat_tables([dropped.cast(_REJECT_SCHEMA), rejected.cast(_REJECT_SCHEMA)])
         else:
             reject_table = _REJECT_SCHEMA.empty_table()
+        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
     finally:
         for name in _TEMP:
             con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")

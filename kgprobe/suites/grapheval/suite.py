@@ -49,7 +49,7 @@ from kgprobe.suites.base import (
 )
 from kgprobe.suites.grapheval.profiles import PROFILES
 from kgprobe.suites.grapheval.prompts import statement_prompt
-from kgprobe.suites.grapheval.readability import check_readability
+from kgprobe.suites.grapheval.readability import check_readability, take_rows
 from kgprobe.suites.grapheval.scoring import score_statements
 from kgprobe.suites.grapheval.statements import (
     StatementOptions,
@@ -234,17 +234,22 @@ def template_review(result: StatementSet, *, per_relation: int = 2) -> list[dict
     examples: dict[str, list[tuple[str, str]]] = {}
     # the first per_relation positives of each relation, in table order, found with NumPy: only those rows are read
     # into Python (a Python string per statement is gigabytes on a large KG)
+    # (batch by batch: Arrow's take on a chunked column would first join its chunks)
     items = result.items
-    positive = np.flatnonzero(pc.equal(items.column("polarity"), "positive").to_numpy(zero_copy_only=False)) \
-        if items.num_rows else np.zeros(0, np.int64)
-    enc = pc.dictionary_encode(items.column("relation_key").take(pa.array(positive, pa.int64()))).combine_chunks()
+    positive, keys, first = [np.zeros(0, np.int64)], [pa.array([], pa.string())], 0
+    for batch in items.select(["polarity", "relation_key"]).to_batches():
+        rows = np.flatnonzero(pc.equal(batch.column(0), "positive").to_numpy(zero_copy_only=False))
+        positive.append(rows + first)
+        keys.append(batch.column(1).take(pa.array(rows, pa.int64())))
+        first += batch.num_rows
+    positive = np.concatenate(positive)
+    enc = pc.dictionary_encode(pa.chunked_array(keys, pa.string())).combine_chunks()
     codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.argsort(codes, kind="stable")
     rank = np.empty(len(codes), np.int64)
     rank[order] = np.arange(len(codes)) - np.searchsorted(codes[order], codes[order])
     chosen = np.flatnonzero(rank < max(per_relation, 1))  # the first of each relation names it even when 0 are asked
-    cols = items.select(["relation_key", "head_label", "tail_label"]).take(pa.array(positive[chosen], pa.int64())
-                                                                          ).to_pydict()
+    cols = take_rows(items.select(["relation_key", "head_label", "tail_label"]), positive[chosen]).to_pydict()
     for i, key, h, t in zip(rank[chosen], cols["relation_key"], cols["head_label"], cols["tail_label"], strict=True):
         examples.setdefault(key, [])
         if i < per_relation:
