@@ -355,3 +355,16 @@ def test_templated_only_asks_and_corrupts_with_the_reviewed_relations_alone() ->
     rows = build_statements(con, StatementOptions(per_relation=None, negatives=3, parts=("relation",),
                                                   templates=reviewed), seed=0).items.to_pylist()
     assert any("unmarried" in r["question"] for r in rows)
+
+
+def test_items_do_not_depend_on_the_chunk_size(sample_con, sample_set, monkeypatch) -> None:
+    # the items are built a chunk of positives at a time: chunks of at most 7 rows (7 // (1 + 3) = one positive and
+    # its negatives each) must give the very table that one chunk gives, and the same rejects
+    import kgprobe.suites.grapheval.statements as statements
+
+    monkeypatch.setattr(statements, "_ROWS_PER_CHUNK", 7)
+    small = build_statements(sample_con, StatementOptions(per_relation=4, negatives=3), snapshot_id="s", seed=7)
+    assert small.items.column("item_id").num_chunks == len(small.items.column("group_id").unique()) > 1
+    assert sample_set.items.column("item_id").num_chunks < small.items.column("item_id").num_chunks
+    assert small.items.equals(sample_set.items) and small.rejects.equals(sample_set.rejects)
+    check_items("grapheval", small.items)
