@@ -368,3 +368,29 @@ def test_items_do_not_depend_on_the_chunk_size(sample_con, sample_set, monkeypat
     assert sample_set.items.column("item_id").num_chunks < small.items.column("item_id").num_chunks
     assert small.items.equals(sample_set.items) and small.rejects.equals(sample_set.rejects)
     check_items("grapheval", small.items)
+
+
+def test_a_sample_of_positives_checks_against_sorted_keys_with_the_same_result(sample_con, monkeypatch) -> None:
+    # few positives against the KG: its keys are a sorted array, not a hash set; both must give the same statements
+    import kgprobe.suites.grapheval.statements as statements
+
+    built: list[str] = []
+
+    def spy(cls):
+        class Spy(cls):
+            def __init__(self, keys):
+                built.append(cls.__name__)
+                super().__init__(keys)
+        return Spy
+
+    monkeypatch.setattr(statements, "_SortedKeys", spy(statements._SortedKeys))
+    monkeypatch.setattr(statements, "_KeySet", spy(statements._KeySet))
+    options = StatementOptions(per_relation=None, positives=30, negatives=3, max_attempts=4)
+    sorted_keys = build_statements(sample_con, options, snapshot_id="s", seed=3)
+    assert built.count("_SortedKeys") == 2 and sorted_keys.metadata["rejected_by_reason"].get("in_kg", 0) > 0
+    monkeypatch.setattr(statements, "_SortedKeys", statements._KeySet)  # the hash set for the KG's keys too
+    built.clear()
+    hashed = build_statements(sample_con, options, snapshot_id="s", seed=3)
+    assert "_SortedKeys" not in built and built.count("_KeySet") >= 2
+    assert hashed.items.equals(sorted_keys.items) and hashed.rejects.equals(sorted_keys.rejects)
+    assert hashed.metadata == sorted_keys.metadata
