@@ -680,6 +680,12 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     ent_id, rel_id = ent.column("id").to_numpy(), rel.column("id").to_numpy()
     e_row = np.full(int(ent_id.max()) + 1 if len(ent_id) else 0, -1, np.int64)
     e_row[ent_id] = np.arange(len(ent_id))
+    has = drawn.neg_part >= 0
+    used = sorted_unique(np.concatenate([drawn.head, drawn.tail, drawn.neg_head[has], drawn.neg_tail[has]]))
+    if 2 * len(used) < len(ent_id):  # a sample of positives: labels cleaned and JSON-encoded for its entities only
+        ent = ent.take(pa.array(e_row[used], pa.int64()))
+        e_row[:] = -1
+        e_row[used] = np.arange(len(used))
     r_row = np.full(int(rel_id.max()) + 1 if len(rel_id) else 0, -1, np.int64)
     r_row[rel_id] = np.arange(len(rel_id))
     deg = ent.column("deg").to_numpy()
@@ -722,7 +728,6 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     scope = snapshot_id if task == "statement" else f"{snapshot_id}|{task}"
     snapshot = int.from_bytes(hashlib.sha256(scope.encode("utf-8")).digest()[:8], "little")
     lit = pl.lit
-    has = drawn.neg_part >= 0
     n_neg = has.sum(axis=1).astype(np.int64)
     schema = item_schema()
 

@@ -394,3 +394,18 @@ def test_a_sample_of_positives_checks_against_sorted_keys_with_the_same_result(s
     assert "_SortedKeys" not in built and built.count("_KeySet") >= 2
     assert hashed.items.equals(sorted_keys.items) and hashed.rejects.equals(sorted_keys.rejects)
     assert hashed.metadata == sorted_keys.metadata
+    # the labels and evidence of a sample are read for its own entities only: each row still names its keys' labels
+    import json
+
+    from kgprobe.kg.readable import LABEL_CLEANUPS, clean_label
+
+    label = {k: clean_label(v, LABEL_CLEANUPS) for k, v in sample_con.execute("SELECT key, label FROM entities").fetchall()}
+    rows = sorted_keys.items.to_pylist()
+    assert len({r["head_key"] for r in rows} | {r["tail_key"] for r in rows}) * 2 < len(label)
+    triples = _kg(sample_con)[0]
+    for r in rows:
+        assert ((r["head_key"], r["relation_key"], r["tail_key"]) in triples) == (r["polarity"] == "positive")
+        assert (r["head_label"], r["tail_label"]) == (label[r["head_key"]], label[r["tail_key"]])
+        evidence = json.loads(r["evidence"])
+        assert evidence["triple"] == [r["head_key"], r["relation_key"], r["tail_key"]]
+        assert evidence["labels"] == [r["head_label"], r["relation_label"], r["tail_label"]]
