@@ -399,7 +399,8 @@ def test_a_sample_of_positives_checks_against_sorted_keys_with_the_same_result(s
 
     from kgprobe.kg.readable import LABEL_CLEANUPS, clean_label
 
-    label = {k: clean_label(v, LABEL_CLEANUPS) for k, v in sample_con.execute("SELECT key, label FROM entities").fetchall()}
+    names = sample_con.execute("SELECT key, label FROM entities").fetchall()
+    label = {k: clean_label(v, LABEL_CLEANUPS) for k, v in names}
     rows = sorted_keys.items.to_pylist()
     assert len({r["head_key"] for r in rows} | {r["tail_key"] for r in rows}) * 2 < len(label)
     triples = _kg(sample_con)[0]
