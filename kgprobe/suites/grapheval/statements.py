@@ -1,8 +1,10 @@
 """GraphEval's statements: positives from KG triples, and k negatives per positive made by corrupting the head,
 the relation or the tail, each verified false against the KG. The draws and checks run vectorised in NumPy over
-integer keys of the whole KG (hash sets built once per KG), attempt by attempt, in blocks of positives that run
-on threads (NumPy lets go of the GIL; a block's result does not depend on the others, so the output does not
-depend on the number of threads); no Python loop touches a triple. DuckDB reads the KG.
+integer keys of the whole KG (hash sets built once per KG; sorted arrays, a quarter of the memory, when a sample of
+positives has few candidates to check), attempt by attempt, in blocks of positives that run on threads (NumPy lets
+go of the GIL; a block's result does not depend on the others, so the output does not depend on the number of
+threads); no Python loop touches a triple. DuckDB reads the KG. The item table is built a chunk of positives at a
+time (its chunks are the table's), so only one chunk's working strings are alive beside it.
 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate, then, with ``positives``, a uniform seeded sample of that many of them (the
