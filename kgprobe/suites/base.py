@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from kgprobe.generation.records import ModelSpec, Prompt
@@ -479,12 +480,13 @@ def check_items(suite: str, items: pa.Table) -> None:
         if items.schema.field(f.name).type != f.type:
             raise ValueError(f"suite {suite}: item column {f.name} must be {f.type}, "
                              f"got {items.schema.field(f.name).type}")
-    formats = set(items.column("answer_format").to_pylist())
+    # counted in Arrow: a Python string per item id is gigabytes for the millions of items of a large KG
+    formats = set(pc.unique(items.column("answer_format")).to_pylist())
     if not formats <= set(ANSWER_FORMATS):
         raise ValueError(f"suite {suite}: unknown answer format(s) {sorted(formats - set(ANSWER_FORMATS))}")
-    ids = items.column("item_id").to_pylist()
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"suite {suite}: item ids are not unique ({len(ids) - len(set(ids))} repeated)")
+    distinct = pc.count_distinct(items.column("item_id"), mode="all").as_py()
+    if distinct != items.num_rows:
+        raise ValueError(f"suite {suite}: item ids are not unique ({items.num_rows - distinct} repeated)")
 
 
 def asserts(item: Mapping[str, Any]) -> tuple[str, str, str] | None:

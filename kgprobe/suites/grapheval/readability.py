@@ -39,7 +39,7 @@ from kgprobe.kg.readable import is_id_like
 from kgprobe.scoring.lexicon import participle, parts_of_speech
 from kgprobe.scoring.stats import wilson_ci
 
-__all__ = ["CHECKS", "ReadabilityError", "ReadabilityReport", "check_readability", "problems"]
+__all__ = ["CHECKS", "ReadabilityError", "ReadabilityReport", "check_readability", "problems", "take_rows"]
 
 #: The checks, in the order they are reported.
 CHECKS: tuple[str, ...] = ("doubled_words", "dangling_s", "is_the_verb", "unresolved_id", "dangling_conjunction",
@@ -124,6 +124,30 @@ class ReadabilityReport:
                 "id_label_share": self.id_label_share}
 
 
+def take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table.take(rows)`` without joining the table's chunks: Arrow's take on a chunked column first concatenates
+    the column (a copy of every statement's text to read a few hundred); here each record batch gives its rows."""
+    rows = np.asarray(rows, np.int64)
+    batches = [b for b in table.to_batches() if b.num_rows]
+    if len(batches) <= 1 or not len(rows):
+        return table.take(pa.array(rows, pa.int64()))
+    ends = np.cumsum([b.num_rows for b in batches])
+    if rows.min() < 0 or rows.max() >= ends[-1]:
+        raise IndexError(f"row index out of bounds for a table of {ends[-1]} rows")
+    which = np.searchsorted(ends, rows, side="right")  # the batch of each row
+    order = np.argsort(which, kind="stable")
+    grouped = which[order]
+    starts = np.concatenate([[0], ends[:-1]])
+    pieces = []
+    for c in np.unique(grouped):
+        at = order[np.searchsorted(grouped, c):np.searchsorted(grouped, c, side="right")]
+        pieces.append(batches[c].take(pa.array(rows[at] - starts[c], pa.int64())))
+    taken = pa.Table.from_batches(pieces, schema=table.schema)
+    inverse = np.empty(len(order), np.int64)
+    inverse[order] = np.arange(len(order))
+    return taken if np.array_equal(order, np.arange(len(order))) else taken.take(pa.array(inverse, pa.int64()))
+
+
 class ReadabilityError(ConfigError):
     """More than the allowed share of the sampled statements fail a readability check."""
 
@@ -136,7 +160,7 @@ def check_readability(items: pa.Table, *, sample: int = 200, max_share: float = 
     n = items.num_rows
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, size=min(sample, n), replace=False)) if n else np.zeros(0, np.int64)
-    picked = items.select(["question", "head_label", "tail_label"]).take(pa.array(rows, pa.int64())).to_pylist()
+    picked = take_rows(items.select(["question", "head_label", "tail_label"]), rows).to_pylist()
     counts = dict.fromkeys(CHECKS, 0)
     failing, shown, id_labels = 0, [], 0
     for r in picked:

@@ -1,8 +1,10 @@
 """GraphEval's statements: positives from KG triples, and k negatives per positive made by corrupting the head,
 the relation or the tail, each verified false against the KG. The draws and checks run vectorised in NumPy over
-integer keys of the whole KG (hash sets built once per KG), attempt by attempt, in blocks of positives that run
-on threads (NumPy lets go of the GIL; a block's result does not depend on the others, so the output does not
-depend on the number of threads); no Python loop touches a triple. DuckDB reads the KG.
+integer keys of the whole KG (hash sets built once per KG; sorted arrays, a quarter of the memory, when a sample of
+positives has few candidates to check), attempt by attempt, in blocks of positives that run on threads (NumPy lets
+go of the GIL; a block's result does not depend on the others, so the output does not depend on the number of
+threads); no Python loop touches a triple. DuckDB reads the KG. The item table is built a chunk of positives at a
+time (its chunks are the table's), so only one chunk's working strings are alive beside it.
 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate, then, with ``positives``, a uniform seeded sample of that many of them (the
@@ -58,7 +60,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgprobe.arrays import sorted_unique
+from kgprobe.arrays import in_sorted, sorted_unique
 from kgprobe.kg.readable import LABEL_CLEANUPS, clean_labels
 from kgprobe.sql import load_sql
 from kgprobe.suites.base import ITEM_SCHEMA
@@ -282,6 +284,18 @@ class _KeySet:
         return found
 
 
+class _SortedKeys:
+    """The membership of :class:`_KeySet` from a sorted array of the keys (8 bytes a key, one sort to build, a
+    binary search per probe): for a few probes of a large set."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = np.sort(np.asarray(keys, np.int64))
+
+    def contains(self, x: np.ndarray) -> np.ndarray:
+        """Whether each of ``x`` (int64) is in the set."""
+        return in_sorted(self.keys, np.asarray(x, np.int64))
+
+
 def _fibonacci(x: np.ndarray) -> np.ndarray:
     """Fibonacci hashing: key * 2^64 / golden ratio, whose top bits index a table (two operations where a full mix
     is seven)."""
@@ -424,9 +438,19 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
                                                  dbpedia_match=options.dbpedia_match, proposed=options.proposed)
     kg = _read_kg(con, tuple(options.label_cleanup))
     typed = options.corruption == "typed"
-    # what a negative must not be, and where replacements come from, built while the positives are chosen
-    kg_keys = threads.submit(lambda: _KeySet(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent)))
-    surface = threads.submit(lambda: _KeySet(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel,
+    # what a negative must not be, and where replacements come from, built while the positives are chosen. With
+    # few positives against a large KG (a sample: `positives`, or `per_relation` times the relations) the KG's keys
+    # are a sorted array instead of a hash set: the same answers, a quarter of the memory and a sort instead of the
+    # set's build, for candidates too few for the slower probes to matter
+    asked = len(kg.head)
+    if options.positives is not None:
+        asked = min(asked, options.positives)
+    if options.per_relation is not None:
+        asked = min(asked, options.per_relation * kg.n_rel)
+    key_set = _SortedKeys if asked * options.negatives * 8 <= len(kg.head) and options.symmetric_reversals is None \
+        else _KeySet
+    kg_keys = threads.submit(lambda: key_set(_key(kg.head, kg.relation, kg.tail, kg.n_rel, kg.n_ent, kg.n_ent)))
+    surface = threads.submit(lambda: key_set(_key(kg.norm[kg.head], kg.relation, kg.norm[kg.tail], kg.n_rel,
                                                   kg.n_norm, kg.n_norm)))
     allowed = None  # templated_only: the relations the project's templates file names, for positives and pools
     if options.templated_only:
@@ -487,11 +511,12 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
 
     kg_keys, surface = kg_keys.result(), surface.result()
     # relations whose triples are mostly symmetric: the share of a relation's triples whose reverse is a KG triple
-    reversed_in_kg = kg_keys.contains(_key(kg.tail, kg.relation, kg.head, kg.n_rel, kg.n_ent, kg.n_ent))
-    per_rel = np.bincount(kg.relation, minlength=max(kg.n_rel, 1)).astype(np.float64)
-    sym_share = np.bincount(kg.relation, weights=reversed_in_kg, minlength=max(kg.n_rel, 1)) / np.maximum(per_rel, 1)
-    symmetric = (sym_share >= options.symmetric_reversals) if options.symmetric_reversals is not None \
-        else np.zeros(max(kg.n_rel, 1), bool)
+    symmetric = np.zeros(max(kg.n_rel, 1), bool)
+    if options.symmetric_reversals is not None:  # (a probe of every triple's reverse: only when it is asked for)
+        reversed_in_kg = kg_keys.contains(_key(kg.tail, kg.relation, kg.head, kg.n_rel, kg.n_ent, kg.n_ent))
+        per_rel = np.bincount(kg.relation, minlength=max(kg.n_rel, 1)).astype(np.float64)
+        reversed_per_rel = np.bincount(kg.relation, weights=reversed_in_kg, minlength=max(kg.n_rel, 1))
+        symmetric = reversed_per_rel / np.maximum(per_rel, 1) >= options.symmetric_reversals
     pools, dom, rng, rt = pooled.result()
     # the pool of each part of each positive, flat: pool_of[positive * 3 + part] (part indexes PARTS)
     if typed:
@@ -628,8 +653,10 @@ def _draw(con: duckdb.DuckDBPyConnection, options: StatementOptions, *, seed: in
 _BUCKETS = ((2, "<=2"), (8, "2-8"), (32, "8-32"), (128, "32-128"), (512, "128-512"))
 
 
-#: Rows per chunk of the long text columns of the items (question, evidence).
-_ROWS_PER_CHUNK = 1 << 20
+#: Rows per chunk of the items: every column of a chunk is built (and its working arrays and strings freed) before
+#: the next, so the draw's output is never held twice over as Python, Polars and Arrow copies; the chunks are the
+#: table's chunks (a string array holds at most 2 GiB of text: a chunk of evidence is far below).
+_ROWS_PER_CHUNK = 1 << 17
 
 
 def _hex_ids(h: np.ndarray) -> pa.Array:
@@ -642,66 +669,47 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
                 task: str = "statement") -> pa.Table:  # fmt: skip
     """The items of ``drawn``: each positive with at least one verified negative, then its negatives (slot order);
     a positive and its negatives share ``group_id``. Built column by column with NumPy, Arrow takes from small
-    vocabularies and Polars string concatenation (no per-row SQL or Python): ids are 64-bit hashes of the snapshot
-    and the statement's KG ids; the breakdown is the group's (relation label, primary head and tail type, degree
-    bucket of the positive: the mean of head and tail degree) plus the item's polarity and corrupted part; the
-    evidence JSON names the triple, its labels, its positive, the template and its source, the seed and the attempt,
-    and for a positive the triple it asserts (read by the consistency view). Every string in the JSON is encoded
-    once per entity or relation with :func:`json.dumps`."""
+    vocabularies and Polars string concatenation (no per-row SQL or Python), a chunk of positives at a time (about
+    :data:`_ROWS_PER_CHUNK` rows; the chunks are the table's): ids are 64-bit hashes of the snapshot and the
+    statement's KG ids; the breakdown is the group's (relation label, primary head and tail type, degree bucket of
+    the positive: the mean of head and tail degree) plus the item's polarity and corrupted part; the evidence JSON
+    names the triple, its labels, its positive, the template and its source, the seed and the attempt, and for a
+    positive the triple it asserts (read by the consistency view). Every string in the JSON is encoded once per
+    entity or relation with :func:`json.dumps`."""
     ent = con.execute("SELECT id, key, label, coalesce(type, 'untyped') AS type, deg FROM _ge_ent ORDER BY id"
                       ).to_arrow_table()
     rel = con.execute("SELECT id, key, label FROM relations ORDER BY id").to_arrow_table()
     ent_id, rel_id = ent.column("id").to_numpy(), rel.column("id").to_numpy()
     e_row = np.full(int(ent_id.max()) + 1 if len(ent_id) else 0, -1, np.int64)
     e_row[ent_id] = np.arange(len(ent_id))
+    has = drawn.neg_part >= 0
+    used = sorted_unique(np.concatenate([drawn.head, drawn.tail, drawn.neg_head[has], drawn.neg_tail[has]]))
+    if 2 * len(used) < len(ent_id):  # a sample of positives: labels cleaned and JSON-encoded for its entities only
+        ent = ent.take(pa.array(e_row[used], pa.int64()))
+        e_row[:] = -1
+        e_row[used] = np.arange(len(used))
     r_row = np.full(int(rel_id.max()) + 1 if len(rel_id) else 0, -1, np.int64)
     r_row[rel_id] = np.arange(len(rel_id))
-    has = drawn.neg_part >= 0
-    grid = np.concatenate([has.any(axis=1)[:, None], has], axis=1)
-    pos, j = np.nonzero(grid)  # row-major: a positive, then its negatives
-    n = len(pos)
-    neg = j > 0
-    jn = np.maximum(j - 1, 0)
-    ph, pr, pt = drawn.head[pos], drawn.relation[pos], drawn.tail[pos]
-    h = np.where(neg, drawn.neg_head[pos, jn], ph) if n else ph
-    r = np.where(neg, drawn.neg_relation[pos, jn], pr) if n else pr
-    t = np.where(neg, drawn.neg_tail[pos, jn], pt) if n else pt
-    part = np.where(neg, drawn.neg_part[pos, jn], -1) if n else np.zeros(0, np.int64)  # -1: none
-    attempt = np.where(neg, drawn.neg_attempt[pos, jn], 0) if n else np.zeros(0, np.int64)
     deg = ent.column("deg").to_numpy()
-    mean_degree = (deg[e_row[ph]] + deg[e_row[pt]]) / 2.0
-    bucket = np.full(n, len(_BUCKETS), np.int64)
-    for b, (limit, _) in reversed(list(enumerate(_BUCKETS))):
-        bucket[mean_degree <= limit] = b
-    eh, et, rr, eph, ept, rpr = e_row[h], e_row[t], r_row[r], e_row[ph], e_row[pt], r_row[pr]
     templates = {x.relation: x for x in drawn.templates}
     template = pa.array([templates[i].template for i in rel_id], pa.string())
     source = pa.array([templates[i].source for i in rel_id], pa.string())
     keys, types = ent.column("key").combine_chunks(), ent.column("type").combine_chunks()
     labels = clean_labels(ent.column("label"), drawn.label_cleanup)
     rkeys, rlabels = rel.column("key").combine_chunks(), rel.column("label").combine_chunks()
+    del ent, rel
 
     def take(values: pa.Array, rows: np.ndarray) -> pa.Array:
         return values.take(pa.array(rows, pa.int64()))
 
-    def constant(text: str) -> pa.Array:
-        return take(pa.array([text], pa.string()), np.zeros(n, np.int64))
-
-    polarity = take(pa.array(["positive", "negative"]), neg.astype(np.int64))
-    corrupted = take(pa.array(["none", *PARTS]), part + 1)
-
     # the breakdown: six (key, value) pairs per row, every value taken from one small vocabulary
     type_vocab, type_code = np.unique(types.to_numpy(zero_copy_only=False).astype(str), return_inverse=True)
+    del types
     vocab = pa.concat_arrays([rlabels, pa.array(type_vocab.tolist(), pa.string()),
                               pa.array([name for _, name in _BUCKETS] + [">512"], pa.string()),
                               pa.array(["positive", "negative", "none", *PARTS], pa.string())])
     nr, nt, nb = len(rlabels), len(type_vocab), len(_BUCKETS) + 1
-    codes = np.stack([rpr, nr + type_code[eph], nr + type_code[ept], nr + nt + bucket,
-                      nr + nt + nb + neg, nr + nt + nb + 3 + part], axis=1).ravel()
-    breakdown = pa.MapArray.from_arrays(
-        pa.array(np.arange(0, 6 * n + 1, 6, dtype=np.int32)),
-        take(pa.array(["relation", "head_type", "tail_type", "degree_bucket", "polarity", "corrupted"]),
-             np.tile(np.arange(6), n)), take(vocab, codes))
+    breakdown_keys = pa.array(["relation", "head_type", "tail_type", "degree_bucket", "polarity", "corrupted"])
 
     # the evidence: JSON pieces per entity / relation, joined per row
     def js(values: pa.Array) -> pl.Series:
@@ -709,50 +717,84 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
 
     jkey, jlabel, jrkey, jrlabel = js(keys), js(labels), js(rkeys), js(rlabels)
     jtemplate, jsource = js(template), js(source)
+    jcorrupted = pa.array([json.dumps(x) for x in ("none", *PARTS)])
+    plabels = pl.Series(labels)
 
     def g(series: pl.Series, rows: np.ndarray) -> pl.Series:
         return series.gather(pl.Series(rows))
 
-    lit = pl.lit
-    evidence = pl.select(pl.concat_str([
-        lit('{"snapshot_id":' + json.dumps(snapshot_id, ensure_ascii=False) + ',"triple":['), g(jkey, eh), lit(","),
-        g(jrkey, rr), lit(","), g(jkey, et), lit('],"labels":['), g(jlabel, eh), lit(","), g(jrlabel, rr), lit(","),
-        g(jlabel, et), lit('],"positive":['), g(jkey, eph), lit(","), g(jrkey, rpr), lit(","), g(jkey, ept),
-        lit('],"corrupted":'), pl.Series(take(pa.array([json.dumps(x) for x in ("none", *PARTS)]), part + 1)),
-        lit(',"template":'), g(jtemplate, rr), lit(',"template_source":'), g(jsource, rr),
-        lit(f',"seed":{int(seed)},"attempt":'),
-        pl.when(pl.Series(neg)).then(pl.Series(attempt).cast(pl.String)).otherwise(lit("null")),
-        lit(',"asserts":'),
-        pl.when(pl.Series(~neg)).then(pl.concat_str([lit("["), g(jlabel, eh), lit(","), g(jrkey, rr), lit(","),
-                                                      g(jlabel, et), lit("]")])).otherwise(lit("null")),
-        lit("}"),
-    ])).to_series()
-
-    def arrow(series: pl.Series) -> pa.ChunkedArray:
-        # in slices: one string array holds at most 2 GiB of text, and the evidence of every triple of a 5M-triple
-        # KG (10M statements) is more
-        # (each slice converted on its own: a cast of a slice of one large array still checks the whole buffer)
-        return pa.chunked_array([series.slice(i, _ROWS_PER_CHUNK).to_arrow().cast(pa.string())
-                                 for i in range(0, len(series), _ROWS_PER_CHUNK)], pa.string())
+    def arrow(series: pl.Series) -> pa.Array:
+        return series.to_arrow().cast(pa.string())
 
     # the ids of another task (another profile's statements of the same triples) differ from the main task's
     scope = snapshot_id if task == "statement" else f"{snapshot_id}|{task}"
     snapshot = int.from_bytes(hashlib.sha256(scope.encode("utf-8")).digest()[:8], "little")
-    columns = {
-        "item_id": _hex_ids(_hash(snapshot, neg, h, r, t, ph, pr, pt)),
-        "suite": constant("grapheval"), "task": constant(task), "answer_format": constant("true_false_idk"),
-        "question": arrow(_render(drawn.templates, pl.Series(labels), e_row, h, r, t)),
-        "expected": take(pa.array(["true", "false"]), neg.astype(np.int64)),
-        "group_id": _hex_ids(_hash(snapshot, ph, pr, pt)),
-        "breakdown": breakdown, "evidence": arrow(evidence), "polarity": polarity, "corrupted": corrupted,
-        "head_key": take(keys, eh), "relation_key": take(rkeys, rr), "tail_key": take(keys, et),
-        "head_label": take(labels, eh), "relation_label": take(rlabels, rr), "tail_label": take(labels, et),
-        "template_source": take(source, rr),
-        "attempt": pa.array(attempt, pa.int64(), mask=~neg),
-        "negatives": pa.array(has.sum(axis=1)[pos].astype(np.int64)),
-        "mean_degree": pa.array(mean_degree, pa.float64()),
-    }
-    return pa.table(columns).cast(item_schema())
+    lit = pl.lit
+    n_neg = has.sum(axis=1).astype(np.int64)
+    schema = item_schema()
+
+    def chunk(first: int, last: int) -> pa.Table:
+        """The items of positives ``first`` to ``last``."""
+        sub = has[first:last]
+        pos, j = np.nonzero(np.concatenate([sub.any(axis=1)[:, None], sub], axis=1))  # a positive, then its negatives
+        pos += first
+        n = len(pos)
+        neg = j > 0
+        jn = np.maximum(j - 1, 0)
+        ph, pr, pt = drawn.head[pos], drawn.relation[pos], drawn.tail[pos]
+        h = np.where(neg, drawn.neg_head[pos, jn], ph) if n else ph
+        r = np.where(neg, drawn.neg_relation[pos, jn], pr) if n else pr
+        t = np.where(neg, drawn.neg_tail[pos, jn], pt) if n else pt
+        part = np.where(neg, drawn.neg_part[pos, jn], -1) if n else np.zeros(0, np.int64)  # -1: none
+        attempt = np.where(neg, drawn.neg_attempt[pos, jn], 0) if n else np.zeros(0, np.int64)
+        mean_degree = (deg[e_row[ph]] + deg[e_row[pt]]) / 2.0
+        bucket = np.full(n, len(_BUCKETS), np.int64)
+        for b, (limit, _) in reversed(list(enumerate(_BUCKETS))):
+            bucket[mean_degree <= limit] = b
+        eh, et, rr, eph, ept, rpr = e_row[h], e_row[t], r_row[r], e_row[ph], e_row[pt], r_row[pr]
+
+        def constant(text: str) -> pa.Array:
+            return take(pa.array([text], pa.string()), np.zeros(n, np.int64))
+
+        codes = np.stack([rpr, nr + type_code[eph], nr + type_code[ept], nr + nt + bucket,
+                          nr + nt + nb + neg, nr + nt + nb + 3 + part], axis=1).ravel()
+        breakdown = pa.MapArray.from_arrays(pa.array(np.arange(0, 6 * n + 1, 6, dtype=np.int32)),
+                                            take(breakdown_keys, np.tile(np.arange(6), n)), take(vocab, codes))
+        del codes
+        evidence = pl.select(pl.concat_str([
+            lit('{"snapshot_id":' + json.dumps(snapshot_id, ensure_ascii=False) + ',"triple":['), g(jkey, eh),
+            lit(","), g(jrkey, rr), lit(","), g(jkey, et), lit('],"labels":['), g(jlabel, eh), lit(","),
+            g(jrlabel, rr), lit(","), g(jlabel, et), lit('],"positive":['), g(jkey, eph), lit(","), g(jrkey, rpr),
+            lit(","), g(jkey, ept), lit('],"corrupted":'), pl.Series(take(jcorrupted, part + 1)),
+            lit(',"template":'), g(jtemplate, rr), lit(',"template_source":'), g(jsource, rr),
+            lit(f',"seed":{int(seed)},"attempt":'),
+            pl.when(pl.Series(neg)).then(pl.Series(attempt).cast(pl.String)).otherwise(lit("null")),
+            lit(',"asserts":'),
+            pl.when(pl.Series(~neg)).then(pl.concat_str([lit("["), g(jlabel, eh), lit(","), g(jrkey, rr), lit(","),
+                                                          g(jlabel, et), lit("]")])).otherwise(lit("null")),
+            lit("}"),
+        ])).to_series()
+        columns = {
+            "item_id": _hex_ids(_hash(snapshot, neg, h, r, t, ph, pr, pt)),
+            "suite": constant("grapheval"), "task": constant(task), "answer_format": constant("true_false_idk"),
+            "question": arrow(_render(drawn.templates, plabels, e_row, h, r, t)),
+            "expected": take(pa.array(["true", "false"]), neg.astype(np.int64)),
+            "group_id": _hex_ids(_hash(snapshot, ph, pr, pt)),
+            "breakdown": breakdown, "evidence": arrow(evidence),
+            "polarity": take(pa.array(["positive", "negative"]), neg.astype(np.int64)),
+            "corrupted": take(pa.array(["none", *PARTS]), part + 1),
+            "head_key": take(keys, eh), "relation_key": take(rkeys, rr), "tail_key": take(keys, et),
+            "head_label": take(labels, eh), "relation_label": take(rlabels, rr), "tail_label": take(labels, et),
+            "template_source": take(source, rr),
+            "attempt": pa.array(attempt, pa.int64(), mask=~neg),
+            "negatives": pa.array(n_neg[pos]),
+            "mean_degree": pa.array(mean_degree, pa.float64()),
+        }
+        return pa.table(columns).cast(schema)
+
+    n_pos = len(drawn.head)
+    step = max(1, _ROWS_PER_CHUNK // (has.shape[1] + 1))  # positives per chunk: at most that many rows
+    return pa.concat_tables([chunk(first, min(first + step, n_pos)) for first in range(0, max(n_pos, 1), step)])
 
 
 def _entities_sql() -> str:
@@ -774,7 +816,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
         con.execute(_entities_sql())  # keys, labels, primary types and degrees for the items
         n_pos = len(drawn.head)
         con.register("_ge_templates", template_table(drawn.templates))
-        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
+        # the rejects first: their joins then run before the items take their memory
         if rejects:
             assert drawn.rejected is not None
             rej, ex = drawn.rejected, drawn.exhausted
@@ -798,6 +840,7 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
             reject_table = pa.concat_tables([dropped.cast(_REJECT_SCHEMA), rejected.cast(_REJECT_SCHEMA)])
         else:
             reject_table = _REJECT_SCHEMA.empty_table()
+        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
     finally:
         for name in _TEMP:
             con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")

@@ -29,7 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 import warnings
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kgprobe.errors import ConfigError
 from kgprobe.kg.splits import missing_splits, snapshot_sources
@@ -47,7 +49,7 @@ from kgprobe.suites.base import (
 )
 from kgprobe.suites.grapheval.profiles import PROFILES
 from kgprobe.suites.grapheval.prompts import statement_prompt
-from kgprobe.suites.grapheval.readability import check_readability
+from kgprobe.suites.grapheval.readability import check_readability, take_rows
 from kgprobe.suites.grapheval.scoring import score_statements
 from kgprobe.suites.grapheval.statements import (
     StatementOptions,
@@ -205,9 +207,10 @@ def items_metadata(result: StatementSet) -> dict[str, Any]:
     on the fallback template (to write better ones for), the share of statements on it, and the DBpedia templates
     matched by a key's last segment (to review)."""
     m = result.metadata
-    sources = result.items.column("template_source").to_pylist() if result.items.num_rows else []
+    n = result.items.num_rows  # counted in Arrow: a Python string per statement is gigabytes on a large KG
+    fallback = (pc.sum(pc.equal(result.items.column("template_source"), "fallback")).as_py() or 0) if n else 0
     return {
-        "fallback_statement_share": (sum(1 for x in sources if x == "fallback") / len(sources)) if sources else 0.0,
+        "fallback_statement_share": fallback / n if n else 0.0,
         "local_name_matches": list(m.get("local_name_matches", [])),
         "symmetric_relations": m.get("symmetric_relations", 0),
         "positives": m["positives_unique"] - m["positives_without_negatives"],
@@ -229,10 +232,27 @@ def template_review(result: StatementSet, *, per_relation: int = 2) -> list[dict
     """Every relation's template with its source and up to ``per_relation`` statements rendered on real triples
     (positives of ``result``), proposed and fallback ones first: what a person reviews before trusting them."""
     examples: dict[str, list[tuple[str, str]]] = {}
-    cols = result.items.select(["polarity", "relation_key", "head_label", "tail_label"]).to_pydict()
-    for pol, key, h, t in zip(cols["polarity"], cols["relation_key"], cols["head_label"], cols["tail_label"],
-                              strict=True):
-        if pol == "positive" and len(examples.setdefault(key, [])) < per_relation:
+    # the first per_relation positives of each relation, in table order, found with NumPy: only those rows are read
+    # into Python (a Python string per statement is gigabytes on a large KG)
+    # (batch by batch: Arrow's take on a chunked column would first join its chunks)
+    items = result.items
+    positive, keys, first = [np.zeros(0, np.int64)], [pa.array([], pa.string())], 0
+    for batch in items.select(["polarity", "relation_key"]).to_batches():
+        rows = np.flatnonzero(pc.equal(batch.column(0), "positive").to_numpy(zero_copy_only=False))
+        positive.append(rows + first)
+        keys.append(batch.column(1).take(pa.array(rows, pa.int64())))
+        first += batch.num_rows
+    positive = np.concatenate(positive)
+    enc = pc.dictionary_encode(pa.chunked_array(keys, pa.string())).combine_chunks()
+    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.argsort(codes, kind="stable")
+    rank = np.empty(len(codes), np.int64)
+    rank[order] = np.arange(len(codes)) - np.searchsorted(codes[order], codes[order])
+    chosen = np.flatnonzero(rank < max(per_relation, 1))  # the first of each relation names it even when 0 are asked
+    cols = take_rows(items.select(["relation_key", "head_label", "tail_label"]), positive[chosen]).to_pydict()
+    for i, key, h, t in zip(rank[chosen], cols["relation_key"], cols["head_label"], cols["tail_label"], strict=True):
+        examples.setdefault(key, [])
+        if i < per_relation:
             examples[key].append((h, t))
     templates = {t.key: t.template for t in result.templates}
     sources = {t.key: t.source for t in result.templates}

@@ -355,3 +355,58 @@ def test_templated_only_asks_and_corrupts_with_the_reviewed_relations_alone() ->
     rows = build_statements(con, StatementOptions(per_relation=None, negatives=3, parts=("relation",),
                                                   templates=reviewed), seed=0).items.to_pylist()
     assert any("unmarried" in r["question"] for r in rows)
+
+
+def test_items_do_not_depend_on_the_chunk_size(sample_con, sample_set, monkeypatch) -> None:
+    # the items are built a chunk of positives at a time: chunks of at most 7 rows (7 // (1 + 3) = one positive and
+    # its negatives each) must give the very table that one chunk gives, and the same rejects
+    import kgprobe.suites.grapheval.statements as statements
+
+    monkeypatch.setattr(statements, "_ROWS_PER_CHUNK", 7)
+    small = build_statements(sample_con, StatementOptions(per_relation=4, negatives=3), snapshot_id="s", seed=7)
+    assert small.items.column("item_id").num_chunks == len(small.items.column("group_id").unique()) > 1
+    assert sample_set.items.column("item_id").num_chunks < small.items.column("item_id").num_chunks
+    assert small.items.equals(sample_set.items) and small.rejects.equals(sample_set.rejects)
+    check_items("grapheval", small.items)
+
+
+def test_a_sample_of_positives_checks_against_sorted_keys_with_the_same_result(sample_con, monkeypatch) -> None:
+    # few positives against the KG: its keys are a sorted array, not a hash set; both must give the same statements
+    import kgprobe.suites.grapheval.statements as statements
+
+    built: list[str] = []
+
+    def spy(cls):
+        class Spy(cls):
+            def __init__(self, keys):
+                built.append(cls.__name__)
+                super().__init__(keys)
+        return Spy
+
+    monkeypatch.setattr(statements, "_SortedKeys", spy(statements._SortedKeys))
+    monkeypatch.setattr(statements, "_KeySet", spy(statements._KeySet))
+    options = StatementOptions(per_relation=None, positives=30, negatives=3, max_attempts=4)
+    sorted_keys = build_statements(sample_con, options, snapshot_id="s", seed=3)
+    assert built.count("_SortedKeys") == 2 and sorted_keys.metadata["rejected_by_reason"].get("in_kg", 0) > 0
+    monkeypatch.setattr(statements, "_SortedKeys", statements._KeySet)  # the hash set for the KG's keys too
+    built.clear()
+    hashed = build_statements(sample_con, options, snapshot_id="s", seed=3)
+    assert "_SortedKeys" not in built and built.count("_KeySet") >= 2
+    assert hashed.items.equals(sorted_keys.items) and hashed.rejects.equals(sorted_keys.rejects)
+    assert hashed.metadata == sorted_keys.metadata
+    # the labels and evidence of a sample are read for its own entities only: each row still names its keys' labels
+    import json
+
+    from kgprobe.kg.readable import LABEL_CLEANUPS, clean_label
+
+    names = sample_con.execute("SELECT key, label FROM entities").fetchall()
+    label = {k: clean_label(v, LABEL_CLEANUPS) for k, v in names}
+    rows = sorted_keys.items.to_pylist()
+    assert len({r["head_key"] for r in rows} | {r["tail_key"] for r in rows}) * 2 < len(label)
+    triples = _kg(sample_con)[0]
+    for r in rows:
+        assert ((r["head_key"], r["relation_key"], r["tail_key"]) in triples) == (r["polarity"] == "positive")
+        assert (r["head_label"], r["tail_label"]) == (label[r["head_key"]], label[r["tail_key"]])
+        evidence = json.loads(r["evidence"])
+        assert evidence["triple"] == [r["head_key"], r["relation_key"], r["tail_key"]]
+        assert evidence["labels"] == [r["head_label"], r["relation_label"], r["tail_label"]]

@@ -255,3 +255,49 @@ def test_readability_gate_fails_the_items(sample_con, tmp_path) -> None:
     ok = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", settings=GraphEvalSettings(positives=40),
                                 seed=0, config_dir=SAMPLE)).metadata
     assert ok["readability_failing"] == 0 and ok["id_label_statements"] == 0
+
+
+def test_take_rows_and_template_review_read_a_chunked_table_as_arrow_does(sample_con) -> None:
+    from dataclasses import replace
+
+    import numpy as np
+    import pyarrow as pa
+
+    from kgprobe.kg.verbalise import review_rows
+    from kgprobe.suites.grapheval.readability import take_rows
+    from kgprobe.suites.grapheval.statements import build_statements
+    from kgprobe.suites.grapheval.suite import statement_options, template_review
+
+    built = build_statements(sample_con, statement_options(GraphEvalSettings(positives=150), SAMPLE),
+                             snapshot_id="snap", seed=0)
+    table = built.items
+    chunked = pa.concat_tables([table.slice(i, 37) for i in range(0, table.num_rows, 37)])
+    assert chunked.column("question").num_chunks > 3
+    rows = np.array([table.num_rows - 1, 0, 40, 36, 37, 40, 5], np.int64)
+    assert take_rows(chunked, rows).to_pylist() == table.take(pa.array(rows)).to_pylist()
+    with pytest.raises(IndexError):
+        take_rows(chunked, np.array([table.num_rows]))
+    # the review's examples: the first two positives of each relation in table order, as a loop over rows reads them
+    first: dict[str, list[tuple[str, str]]] = {}
+    for r in table.to_pylist():
+        if r["polarity"] == "positive" and len(first.setdefault(r["relation_key"], [])) < 2:
+            first[r["relation_key"]].append((r["head_label"], r["tail_label"]))
+    order = {"fallback": 0, "proposed": 1, "dbpedia": 2, "config": 3}
+    expected = sorted(review_rows({t.key: t.template for t in built.templates}, first,
+                                  sources={t.key: t.source for t in built.templates}),
+                      key=lambda r: (order.get(r["source"], 4), r["relation_key"]))
+    assert sum(" | " in r["examples"] for r in expected) > 3  # relations with two examples
+    assert template_review(built) == expected
+    assert template_review(replace(built, items=chunked)) == expected
+
+
+def test_check_items_counts_repeated_ids_and_unknown_formats(items) -> None:
+    import pyarrow as pa
+
+    table = items.items
+    with pytest.raises(ValueError, match=r"item ids are not unique \(3 repeated\)"):
+        check_items("grapheval", pa.concat_tables([table, table.slice(5, 3)]))
+    fmt = table.column_names.index("answer_format")
+    odd = table.set_column(fmt, "answer_format", pa.array(["essay"] + ["true_false_idk"] * (table.num_rows - 1)))
+    with pytest.raises(ValueError, match=r"unknown answer format\(s\) \['essay'\]"):
+        check_items("grapheval", odd)
