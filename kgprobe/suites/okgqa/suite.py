@@ -355,13 +355,18 @@ def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: 
         for e, _, typ in con.execute(load_sql("okgqa/entities_of_types"),
                                      {"types": wanted, "seed": int(seed), "per_type": _TYPE_POOL}).fetchall():
             pool.setdefault(str(typ), []).append(int(e))
+    # the objects each (head, relation) already has, read once: a scan of kg_triples per candidate made a question
+    # on a hub's subgraph cost candidates x triples
+    objects_of: dict[tuple[int, int], set[int]] = {}
+    for hh, rr, t in kg_triples:
+        objects_of.setdefault((hh, rr), set()).add(t)
     out: list[str] = []
     used: list[int] = []
     for h, r, x in candidates:
         if len(out) >= settings.random_facts:
             break
         options = sorted({y for typ in types.get(x, []) for y in pool.get(typ, [])} - {x, h}
-                         - {t for hh, rr, t in kg_triples if hh == h and rr == r})
+                         - objects_of.get((h, r), set()))
         if not options:
             continue
         y = min(options, key=lambda y: content_id(seed, "random", h, r, x, y))
