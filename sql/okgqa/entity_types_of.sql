@@ -1,2 +1,2 @@
 -- The types of the entities in $ids.
-SELECT entity, type FROM entity_types WHERE list_contains($ids, entity) ORDER BY entity, type
+SELECT entity, type FROM entity_types WHERE entity IN (SELECT unnest($ids)) ORDER BY entity, type
