@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 
 from kgprobe.errors import IngestError
 from kgprobe.kg.textio import (
+    BOM,
     JsonObjectStream,
     byte_chunks,
     check_compressed,
@@ -765,7 +766,65 @@ def _ntriples_bulk(stage: _Stage, path: Path, sink: _RdfSink, ox: Any, rdf_forma
     same statements, reject the same lines and raise the same error.
     """
     with _unordered(stage.con):
+        if not stage.exact and _is_utf8(stage.source.encoding) and _plain_file(stage, path, sink):
+            return True
         return _split_ntriples(stage, path, sink, ox, rdf_format)
+
+
+# the terms of a plain line (see ingest_ntriples_fast.sql): an IRI without <, >, " or \ inside that does not start
+# with _:, and a blank node label
+_PLAIN_IRI_BAD = ["<", ">", '"', "\\"]
+_BLANK_NODE = r"^_:[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_-])?$"
+
+
+def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
+    """Stage a UTF-8 N-Triples file whose every line is plain and links two resources (``<s> <p> <o> .`` or blank
+    nodes as subject or object, single spaces, no literal, no comment, blank line or carriage return) in one
+    Polars CSV read, with the checks and the bracket stripping done on its distinct terms rather than per line:
+    about half the CPU of the DuckDB split, which ``_split_ntriples`` still does for any other file. Returns False,
+    having staged nothing, when some line is not of that form (the file then goes through ``_split_ntriples``,
+    so what is loaded, rejected or raised is that path's). A line of this form is a plain line of
+    ``ingest_ntriples_fast.sql`` and is staged with the same values; strict mode checks the terms of the whole load
+    afterwards, as there."""
+    try:
+        data = path.read_bytes() if path.suffix != ".gz" else read_bytes(path, strip_bom=False)
+    except IngestError:
+        return False  # a .gz file cut short: the DuckDB path reads its prefix and the load's check reports it
+    if not data or data.startswith(BOM) or b"\r" in data:
+        return False
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    try:
+        df = pl.read_csv(data, separator=" ", quote_char=None, has_header=False, comment_prefix=None,
+                         schema={"s": pl.String, "p": pl.String, "o": pl.String, "dot": pl.String})
+    except (pl.exceptions.PolarsError, ValueError):
+        return False  # a line of another number of fields, or not UTF-8
+    del data
+    if df.height != lines or df.null_count().sum_horizontal().item() or not (df["dot"] == ".").all():
+        return False
+    resources = pl.concat([df["s"], df["o"]]).unique()
+    predicates = df["p"].unique()
+
+    def iri(terms: pl.Series) -> pl.Series:
+        inner = terms.str.strip_prefix("<").str.strip_suffix(">")
+        return (terms.str.starts_with("<") & terms.str.ends_with(">") & (terms.str.len_bytes() >= 2)
+                & ~inner.str.contains_any(_PLAIN_IRI_BAD) & ~inner.str.starts_with("_:"))
+
+    if not (iri(resources) | resources.str.contains(_BLANK_NODE)).all() or not iri(predicates).all():
+        return False
+    # an IRI loses its brackets; a blank node label neither starts with < nor ends with >
+    table = df.select(pl.col(c).str.strip_prefix("<").str.strip_suffix(">") for c in ("s", "p", "o")).to_arrow()
+    del df
+    con = stage.con
+    with _registered(con, table) as view:
+        rows = f"SELECT s, p, o, NULL::VARCHAR AS lit, NULL::VARCHAR AS lang, NULL::VARCHAR AS dt FROM {view}"
+        if con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]:
+            con.execute(f"INSERT INTO _st_rdf {rows}")
+        else:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _st_rdf AS {rows}")
+    if not stage.source.lenient:
+        stage.unchecked_terms = True
+    sink.statements += table.num_rows
+    return True
 
 
 def _split_ntriples(stage: _Stage, path: Path, sink: _RdfSink, ox: Any, rdf_format: Any) -> bool:
