@@ -812,7 +812,9 @@ def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
     if not (iri(resources) | resources.str.contains(_BLANK_NODE)).all() or not iri(predicates).all():
         return False
     # an IRI loses its brackets; a blank node label neither starts with < nor ends with >
-    table = df.select(pl.col(c).str.strip_prefix("<").str.strip_suffix(">") for c in ("s", "p", "o")).to_arrow()
+    # (Arrow string views: no copy of the strings on the way to DuckDB)
+    table = df.select(pl.col(c).str.strip_prefix("<").str.strip_suffix(">") for c in ("s", "p", "o")).to_arrow(
+        compat_level=pl.CompatLevel.newest())
     del df
     con = stage.con
     with _registered(con, table) as view:
