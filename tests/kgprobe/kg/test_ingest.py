@@ -656,10 +656,14 @@ def test_ntriples_bulk_path_equals_pyoxigraph_path(tmp_path: Path, monkeypatch, 
         assert bulk[0]["read"] == bulk[0]["loaded"] + bulk[0]["duplicates"] + bulk[0]["rejected"]
 
 
+@pytest.mark.parametrize("block", [None, 64], ids=["one_block", "blocks_of_64_bytes"])
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
-def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path, monkeypatch, lenient: bool) -> None:
+def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path, monkeypatch, lenient: bool,
+                                                                  block: int | None) -> None:
     from kgprobe.kg import ingest
 
+    if block:  # lines cut into many blocks: a bad line in a later block still sends the whole file to the split
+        monkeypatch.setattr(ingest, "_PLAIN_BLOCK_BYTES", block)
     taken: list[bool] = []
     polars_pass = ingest._plain_file
 
@@ -686,6 +690,7 @@ def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path
             except IngestError as exc:
                 outputs[name, on] = ("IngestError", str(exc))
             finally:
+                assert not c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_nt_plain'").fetchone()[0]
                 c.close()
             if on:
                 assert taken[:1] == [name in ("plain", "plain_gz")], name
