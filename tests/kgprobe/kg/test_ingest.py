@@ -555,6 +555,10 @@ NT_CASES = {
     "plain": "".join(f"<http://ex.org/e{i}> <http://ex.org/r{i % 4}> <http://ex.org/e{(i * 7) % 23}> .\n" for i in range(60))
     + "<http://ex.org/e1> <http://ex.org/r1> <http://ex.org/e7> .\n",
     "tricky": TRICKY_NT,
+    # resources only (IRIs, blank nodes, rdf:type), no final line break: read by the Polars pass (_plain_file)
+    "plain_resources": "_:b1 <http://ex.org/p> <http://ex.org/Z\u00fcrich> .\n<http://ex.org/Z\u00fcrich> <http://ex.org/p> _:b.2 .\n"
+    "<http://ex.org/a> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://ex.org/City> .\n"
+    "<http://ex.org/a> <http://ex.org/p> _:b1 .\n<http://ex.org/a> <http://ex.org/p> _:b1 .\n<> <http://ex.org/q> <http://ex.org/a> .",
     "blank_nodes": "_:b1 <http://ex.org/p> _:b.2 .\n_:b.2 <http://ex.org/p> <http://ex.org/a> .\n"
     "<http://ex.org/a> <http://ex.org/p> _:x_y-z .\n_:b1 <http://ex.org/name> \"b\" .\n_:1a <http://ex.org/p> _:b1 .\n",
     "literals": '<http://ex.org/a> <http://ex.org/v> "tab\\there" .\n'
@@ -650,6 +654,54 @@ def test_ntriples_bulk_path_equals_pyoxigraph_path(tmp_path: Path, monkeypatch, 
     assert bulk == reference
     if bulk[0] != "IngestError":
         assert bulk[0]["read"] == bulk[0]["loaded"] + bulk[0]["duplicates"] + bulk[0]["rejected"]
+
+
+@pytest.mark.parametrize("block", [None, 64], ids=["one_block", "blocks_of_64_bytes"])
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path, monkeypatch, lenient: bool,
+                                                                  block: int | None) -> None:
+    from kgprobe.kg import ingest
+
+    if block:  # lines cut into many blocks: a bad line in a later block still sends the whole file to the split
+        monkeypatch.setattr(ingest, "_PLAIN_BLOCK_BYTES", block)
+    taken: list[bool] = []
+    polars_pass = ingest._plain_file
+
+    def record(*args: Any) -> bool:
+        taken.append(polars_pass(*args))
+        return taken[-1]
+
+    plain = NT_CASES["plain_resources"] + "\n" + NT_CASES["plain"]
+    files = {name: _write(tmp_path / f"{name}.nt", text) for name, text in {
+        "plain": plain, "literal": plain + '<http://ex.org/a> <http://ex.org/v> "x" .\n',
+        "blank_line": plain.replace("\n", "\n\n", 1), "crlf": plain.replace("\n", "\r\n"),
+        "tab": plain.replace("> <", ">\t<", 1), "odd_blank_node": plain + "_:b. <http://ex.org/p> <http://ex.org/a> .\n",
+    }.items()}
+    files["plain_gz"] = _write(tmp_path / "plain.nt.gz", plain)
+    outputs = {}
+    for name, path in files.items():
+        for on in (True, False):
+            taken.clear()
+            monkeypatch.setattr(ingest, "_plain_file", record if on else lambda *a: False)
+            c = duckdb.connect()
+            try:
+                report = load_kg(c, KGSource(triples=path, format="ntriples", lenient=lenient))
+                outputs[name, on] = ({k: v for k, v in report.as_dict().items() if k not in ("seconds",)}, _whole_output(c, "main"))
+            except IngestError as exc:
+                outputs[name, on] = ("IngestError", str(exc))
+            finally:
+                assert not c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_nt_plain'").fetchone()[0]
+                c.close()
+            if on:
+                assert taken[:1] == [name in ("plain", "plain_gz")], name
+        assert outputs[name, True] == outputs[name, False], name
+    if not lenient:  # the empty IRI <> is not absolute: strict pyoxigraph stops there
+        assert outputs["plain", True][0] == "IngestError" and "plain.nt, line 6: N-Triples syntax error" in outputs["plain", True][1]
+        return
+    fields, tables = outputs["plain", True]
+    # 6 + 61 lines, two of them repeats; one rdf:type statement (a type, not a triple); blank nodes are entities
+    assert (fields["read"], fields["duplicates"], fields["triples"], fields["entity_types"]) == (67, 2, 64, 1)
+    assert {k for k, _ in tables["entities"]} >= {"_:b1", "_:b.2", "http://ex.org/Z\u00fcrich", "http://ex.org/a"}
 
 
 @pytest.mark.slow
