@@ -1350,10 +1350,18 @@ def check_premises(con: duckdb.DuckDBPyConnection, edits: Sequence[Edit]) -> lis
                       "name": pa.array([names[o] for _, o in pairs], pa.string())})
     linked: dict[tuple[int, int], set[int]] = {}  # (subject, false object) -> relations linking them, either way
     named: dict[tuple[int, int], set[int]] = {}  # (subject, false object) -> relations to an entity of its name
-    for found, kind in ((linked, "ids"), (named, "names")):
-        for subject, false_object, relation in _query_registered(
-                con, {"_fpq_premises": table}, [f"fpq/premise_{kind}_{way}" for way in ("out", "in")]):
-            found.setdefault((subject, false_object), set()).add(relation)
+    for subject, false_object, relation in _query_registered(con, {"_fpq_premises": table},
+                                                             ["fpq/premise_ids_out", "fpq/premise_ids_in"]):
+        linked.setdefault((subject, false_object), set()).add(relation)
+    # the entities of each pair's name, then their triples with the subject, either way
+    same_name = _query_registered(con, {"_fpq_premises": table}, ["fpq/premise_named"])
+    if same_name:
+        columns = list(zip(*same_name))
+        named_table = pa.table({name: pa.array(col, pa.int64())
+                                for name, col in zip(("subject", "false_object", "neighbour"), columns)})
+        for subject, false_object, relation in _query_registered(con, {"_fpq_named": named_table},
+                                                                 ["fpq/premise_names_out", "fpq/premise_names_in"]):
+            named.setdefault((subject, false_object), set()).add(relation)
     held = _holders(con, edits)
     out = []
     for e in edits:
