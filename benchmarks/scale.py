@@ -1,7 +1,7 @@
 """Scale benchmark: every stage the five suites run, and a project's init and prepare job, on a synthetic KG.
 
     python benchmarks/scale.py [--triples 1000000 5000000 20000000] [--queries 1000] [--fpq 15000] [--fanout-cap 100]
-        [--erbench-rows 1000000] [--retrieval-questions 10] [--scorer-steps 20] [--perturb-subgraphs 100]
+        [--erbench-rows 1000000] [--retrieval-questions 10] [--scorer-steps 100] [--perturb-subgraphs 100]
         [--stages all | ingest,ingest+types,...] [--workdir DIR]
 
 For each size a synthetic KG is written as Parquet (string keys, as a dump would have them) with a realistic
@@ -787,8 +787,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--erbench-rows", type=int, default=1_000_000, help="rows of ERBench's table (default 1M)")
     ap.add_argument("--retrieval-questions", type=int, default=10,
                     help="questions whose subgraphs okgqa-retrieval searches (default 10)")
-    ap.add_argument("--scorer-steps", type=int, default=20,
-                    help="optimiser steps the scorer stage times, an epoch extrapolated from them (default 20)")
+    ap.add_argument("--scorer-steps", type=int, default=100,
+                    help="optimiser steps the scorer stage times (and twice as many), the step their difference, an epoch extrapolated from it (default 100)")
     ap.add_argument("--scorer-subgraphs", type=int, default=300,
                     help="pruned subgraphs whose triples the scorer stage trains on (default 300)")
     ap.add_argument("--perturb-subgraphs", type=int, default=100, help="subgraphs the perturb stage perturbs (default 100)")
