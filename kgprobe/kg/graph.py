@@ -25,6 +25,7 @@ from typing import TypeAlias
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import scipy.sparse as sp
 
@@ -58,6 +59,8 @@ Labels: TypeAlias = tuple[Mapping[int, str], Mapping[int, str]]
 _KHOP_CHUNK = 64
 # Edges per block-diagonal PPR pass: 4M edges is ~100 MB of CSR (8M entries undirected).
 _PPR_CHUNK_EDGES = 4_000_000
+# Largest (query, distinct triple) bitmap that orders a chunk's induced triples: 256 MB of bools at most.
+_BITMAP_KEYS = 1 << 28
 
 
 class GraphError(KGProbeError):
@@ -246,17 +249,30 @@ def _khop_pass(
     node_bounds = np.searchsorted(np.asarray(node_cols["qid"]), query_range).tolist()
     triple_bounds = np.searchsorted(np.asarray(triple_cols["qid"]), query_range).tolist()
     node_ids = np.asarray(node_cols["node"]).tolist()
-    array = np.empty((len(triple_cols["qid"]), 3), dtype=np.int64)
-    for column, name in enumerate(("head", "relation", "tail")):
-        array[:, column] = np.asarray(triple_cols[name])
-    records = _records(array)
+    if "distinct" in triple_cols:
+        # row i of the chunk is distinct triple index[i]: one tuple per distinct triple, shared by the queries' lists
+        distinct, index = triple_cols["distinct"], triple_cols["index"]
+        array = distinct[index]
+        shared = np.fromiter(_records(distinct).tolist(), dtype=object, count=len(distinct))
+
+        def tuples(a: int, b: int) -> list[Triple]:
+            return shared[index[a:b]].tolist()
+    else:
+        array = np.empty((len(triple_cols["qid"]), 3), dtype=np.int64)
+        for column, name in enumerate(("head", "relation", "tail")):
+            array[:, column] = np.asarray(triple_cols[name])
+        records = _records(array)
+
+        def tuples(a: int, b: int) -> list[Triple]:
+            return records[a:b].tolist()
+
     out: dict[str, Subgraph] = {}
     for i, (key, _) in enumerate(items):
         a, b = triple_bounds[i], triple_bounds[i + 1]
         out[key] = _attach_array(
             Subgraph(
                 nodes=frozenset(node_ids[node_bounds[i] : node_bounds[i + 1]]),
-                triples=records[a:b].tolist(),
+                triples=tuples(a, b),
                 capped_nodes=int(capped.get(i, 0)),
             ),
             array[a:b],
@@ -268,7 +284,8 @@ def _induced_triples(con: duckdb.DuckDBPyConnection, n_queries: int) -> Mapping[
     """The columns qid, head, relation, tail of the induced triples of the reached nodes, sorted. When every id is
     non-negative and the codes of ``kg/khop_triples_induced_keys`` fit in a BIGINT (always for warehouse ids of
     KGs up to billions of triples), DuckDB returns one code per triple and NumPy sorts and decodes them; else the
-    four-column ORDER BY of ``kg/khop_triples_induced``. Both give the same rows in the same order."""
+    four-column ORDER BY of ``kg/khop_triples_induced``. Both give the same rows in the same order; the first
+    returns them as the chunk's distinct triples (``distinct``, (d, 3), sorted) and a row's ``index`` into them."""
     low_node, high_node = con.execute("SELECT min(node), max(node) FROM _khop_reached").fetchone()
     low_rel, high_rel = con.execute("SELECT min(relation), max(relation) FROM triples").fetchone()
     if low_node is None or low_rel is None or low_node < 0 or low_rel < 0:
@@ -278,11 +295,29 @@ def _induced_triples(con: duckdb.DuckDBPyConnection, n_queries: int) -> Mapping[
         return con.execute(load_sql("kg/khop_triples_induced")).fetchnumpy()
     codes = np.asarray(con.execute(load_sql("kg/khop_triples_induced_keys"), {"n": n, "r": r}).fetchnumpy()["code"],
                        dtype=np.int64)
-    codes.sort()
-    rest, tail = np.divmod(codes, n)
-    rest, relation = np.divmod(rest, r)
-    qid, head = np.divmod(rest, n)
-    return {"qid": qid, "head": head, "relation": relation, "tail": tail}
+    qid, triple = np.divmod(codes, n * r * n)
+    # The queries of a chunk share most of their triples (a 2-hop ball of a dense KG holds a good part of it), so
+    # number the chunk's distinct triples (a hash pass), sort those few, and order the rows by (qid, rank of the
+    # triple) with a bitmap over the nq * distinct possible keys instead of sorting every row's code.
+    index, distinct = pd.factorize(triple, sort=False)
+    order = np.argsort(distinct)
+    distinct = distinct[order]
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    keys = qid * len(distinct) + rank[index]
+    if max(n_queries, 1) * len(distinct) <= _BITMAP_KEYS:
+        seen = np.zeros(max(n_queries, 1) * len(distinct), dtype=bool)
+        seen[keys] = True
+        if np.count_nonzero(seen) == len(keys):  # a triples table with repeated rows repeats them: sort instead
+            keys = np.flatnonzero(seen)
+        else:
+            keys.sort()
+    else:
+        keys.sort()
+    qid, index = np.divmod(keys, max(len(distinct), 1))
+    rest, tail = np.divmod(distinct, n)
+    head, relation = np.divmod(rest, r)
+    return {"qid": qid, "index": index, "distinct": np.stack([head, relation, tail], axis=1)}
 
 
 _TRIPLE_RECORD = np.dtype([("head", np.int64), ("relation", np.int64), ("tail", np.int64)])
