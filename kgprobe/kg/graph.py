@@ -58,6 +58,8 @@ Labels: TypeAlias = tuple[Mapping[int, str], Mapping[int, str]]
 _KHOP_CHUNK = 64
 # Edges per block-diagonal PPR pass: 4M edges is ~100 MB of CSR (8M entries undirected).
 _PPR_CHUNK_EDGES = 4_000_000
+# Largest (query x reached node) bitmap that picks a pass's induced triples: 256 MB of bools at most.
+_BITMAP_KEYS = 1 << 28
 
 
 class GraphError(KGProbeError):
@@ -224,7 +226,7 @@ def _khop_pass(
             con.execute(load_sql("kg/khop_step"), {"depth": depth})
         node_cols = con.execute(load_sql("kg/khop_nodes")).fetchnumpy()
         if induced:
-            triple_cols = _induced_triples(con, len(items))
+            triple_cols = _induced_triples(con, len(items), node_cols)
         elif cap is None:
             triple_cols = con.execute(load_sql("kg/khop_triples_incident"), {"hops": hops}).fetchnumpy()
         else:
@@ -246,17 +248,30 @@ def _khop_pass(
     node_bounds = np.searchsorted(np.asarray(node_cols["qid"]), query_range).tolist()
     triple_bounds = np.searchsorted(np.asarray(triple_cols["qid"]), query_range).tolist()
     node_ids = np.asarray(node_cols["node"]).tolist()
-    array = np.empty((len(triple_cols["qid"]), 3), dtype=np.int64)
-    for column, name in enumerate(("head", "relation", "tail")):
-        array[:, column] = np.asarray(triple_cols[name])
-    records = _records(array)
+    if "distinct" in triple_cols:
+        # row i of the chunk is distinct triple index[i]: one tuple per distinct triple, shared by the queries' lists
+        distinct, index = triple_cols["distinct"], triple_cols["index"]
+        array = distinct[index]
+        shared = np.fromiter(_records(distinct).tolist(), dtype=object, count=len(distinct))
+
+        def tuples(a: int, b: int) -> list[Triple]:
+            return shared[index[a:b]].tolist()
+    else:
+        array = np.empty((len(triple_cols["qid"]), 3), dtype=np.int64)
+        for column, name in enumerate(("head", "relation", "tail")):
+            array[:, column] = np.asarray(triple_cols[name])
+        records = _records(array)
+
+        def tuples(a: int, b: int) -> list[Triple]:
+            return records[a:b].tolist()
+
     out: dict[str, Subgraph] = {}
     for i, (key, _) in enumerate(items):
         a, b = triple_bounds[i], triple_bounds[i + 1]
         out[key] = _attach_array(
             Subgraph(
                 nodes=frozenset(node_ids[node_bounds[i] : node_bounds[i + 1]]),
-                triples=records[a:b].tolist(),
+                triples=tuples(a, b),
                 capped_nodes=int(capped.get(i, 0)),
             ),
             array[a:b],
@@ -264,25 +279,35 @@ def _khop_pass(
     return out
 
 
-def _induced_triples(con: duckdb.DuckDBPyConnection, n_queries: int) -> Mapping[str, np.ndarray]:
-    """The columns qid, head, relation, tail of the induced triples of the reached nodes, sorted. When every id is
-    non-negative and the codes of ``kg/khop_triples_induced_keys`` fit in a BIGINT (always for warehouse ids of
-    KGs up to billions of triples), DuckDB returns one code per triple and NumPy sorts and decodes them; else the
-    four-column ORDER BY of ``kg/khop_triples_induced``. Both give the same rows in the same order."""
-    low_node, high_node = con.execute("SELECT min(node), max(node) FROM _khop_reached").fetchone()
-    low_rel, high_rel = con.execute("SELECT min(relation), max(relation) FROM triples").fetchone()
-    if low_node is None or low_rel is None or low_node < 0 or low_rel < 0:
+def _induced_triples(
+    con: duckdb.DuckDBPyConnection, n_queries: int, node_cols: Mapping[str, np.ndarray]
+) -> Mapping[str, np.ndarray]:
+    """The induced triples of the reached nodes, per query, sorted by (qid, head, relation, tail).
+
+    The queries of a pass share most of their triples (a 2-hop ball of a dense KG holds a good part of it), so
+    DuckDB returns once the triples among all reached nodes (``kg/khop_triples_among_reached``, sorted), and
+    NumPy keeps for each query the rows whose two ends it reached, read off a (query x reached node) bitmap.
+    The result holds those rows as ``distinct`` ((d, 3), one row per KG row) and each output row's ``index``
+    into them, with its ``qid``. When that bitmap would be too big, DuckDB joins per query instead
+    (``kg/khop_triples_induced``, the same rows in the same order, as columns qid, head, relation, tail).
+    """
+    qid_of_node = np.asarray(node_cols["qid"], dtype=np.int64)
+    node = np.asarray(node_cols["node"], dtype=np.int64)
+    reached = np.unique(node)
+    if max(n_queries, 1) * len(reached) > _BITMAP_KEYS:
         return con.execute(load_sql("kg/khop_triples_induced")).fetchnumpy()
-    n, r = high_node + 1, high_rel + 1
-    if max(n_queries, 1) * n * r * n >= 2**62:
-        return con.execute(load_sql("kg/khop_triples_induced")).fetchnumpy()
-    codes = np.asarray(con.execute(load_sql("kg/khop_triples_induced_keys"), {"n": n, "r": r}).fetchnumpy()["code"],
-                       dtype=np.int64)
-    codes.sort()
-    rest, tail = np.divmod(codes, n)
-    rest, relation = np.divmod(rest, r)
-    qid, head = np.divmod(rest, n)
-    return {"qid": qid, "head": head, "relation": relation, "tail": tail}
+    cols = con.execute(load_sql("kg/khop_triples_among_reached")).fetchnumpy()
+    distinct = np.empty((len(cols["head"]), 3), dtype=np.int64)
+    for column, name in enumerate(("head", "relation", "tail")):
+        distinct[:, column] = np.asarray(cols[name])
+    in_ball = np.zeros((max(n_queries, 1), len(reached)), dtype=bool)
+    in_ball[qid_of_node, np.searchsorted(reached, node)] = True
+    head = np.searchsorted(reached, distinct[:, 0])
+    tail = np.searchsorted(reached, distinct[:, 2])
+    rows = [np.flatnonzero(in_ball[q, head] & in_ball[q, tail]) for q in range(n_queries)]
+    index = np.concatenate(rows) if rows else np.empty(0, np.int64)
+    qid = np.repeat(np.arange(n_queries, dtype=np.int64), [len(r) for r in rows])
+    return {"qid": qid, "index": index, "distinct": distinct}
 
 
 _TRIPLE_RECORD = np.dtype([("head", np.int64), ("relation", np.int64), ("tail", np.int64)])
