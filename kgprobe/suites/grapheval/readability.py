@@ -126,26 +126,13 @@ class ReadabilityReport:
 
 def take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
     """``table.take(rows)`` without joining the table's chunks: Arrow's take on a chunked column first concatenates
-    the column (a copy of every statement's text to read a few hundred); here each record batch gives its rows."""
+    the column (a copy of every statement's text to read a few hundred); a one-row slice is a view."""
     rows = np.asarray(rows, np.int64)
-    batches = [b for b in table.to_batches() if b.num_rows]
-    if len(batches) <= 1 or not len(rows):
+    if not len(rows):
         return table.take(pa.array(rows, pa.int64()))
-    ends = np.cumsum([b.num_rows for b in batches])
-    if rows.min() < 0 or rows.max() >= ends[-1]:
-        raise IndexError(f"row index out of bounds for a table of {ends[-1]} rows")
-    which = np.searchsorted(ends, rows, side="right")  # the batch of each row
-    order = np.argsort(which, kind="stable")
-    grouped = which[order]
-    starts = np.concatenate([[0], ends[:-1]])
-    pieces = []
-    for c in np.unique(grouped):
-        at = order[np.searchsorted(grouped, c):np.searchsorted(grouped, c, side="right")]
-        pieces.append(batches[c].take(pa.array(rows[at] - starts[c], pa.int64())))
-    taken = pa.Table.from_batches(pieces, schema=table.schema)
-    inverse = np.empty(len(order), np.int64)
-    inverse[order] = np.arange(len(order))
-    return taken if np.array_equal(order, np.arange(len(order))) else taken.take(pa.array(inverse, pa.int64()))
+    if rows.min() < 0 or rows.max() >= table.num_rows:
+        raise IndexError(f"row index out of bounds for a table of {table.num_rows} rows")
+    return pa.concat_tables([table.slice(int(r), 1) for r in rows])
 
 
 class ReadabilityError(ConfigError):
