@@ -227,33 +227,17 @@ def template_questions(con: Any, templates: Sequence[QuestionTemplate] = TEMPLAT
     for tpl in templates:
         if tpl.subtype not in SUBTYPES:
             raise ConfigError(f"okgqa template {tpl.id}: unknown sub-type {tpl.subtype!r}; use one of {sorted(SUBTYPES)}")
-        fills: list[tuple[tuple[int, str], ...]] = []
+        # the database orders and cuts: the cost is a scan of the KG, not a Python pass over every fitting entity
         if tpl.pair == "linked":
-            rows = con.execute(load_sql("okgqa/linked_pairs"), {"head_types": list(tpl.a_types),
-                                                                "tail_types": list(tpl.b_types), "seed": seed}).fetchall()
-            used: set[int] = set()
-            for h, hl, t, tl, _ in rows:
-                if h in used:  # one question per first entity, for spread
-                    continue
-                used.add(h)
-                fills.append(((int(h), hl), (int(t), tl)))
-                if len(fills) == per_template:
-                    break
+            rows = con.execute(load_sql("okgqa/linked_first_pairs"), {
+                "head_types": list(tpl.a_types), "tail_types": list(tpl.b_types), "seed": seed,
+                "limit": per_template}).fetchall()
+            fills: list[tuple[tuple[int, str], ...]] = [((int(h), hl), (int(t), tl)) for h, hl, t, tl in rows]
         else:
-            rows = con.execute(load_sql("okgqa/typed_entities"), {"types": list(tpl.a_types), "seed": seed}).fetchall()
-            by_type: dict[str, list[tuple[int, str]]] = {}
-            seen: set[int] = set()
-            for typ, eid, label in rows:
-                if eid not in seen:
-                    seen.add(eid)
-                    by_type.setdefault(typ, []).append((int(eid), label))
-            if tpl.pair == "same_type":
-                pairs = [(pool[i], pool[i + 1]) for pool in by_type.values() for i in range(0, len(pool) - 1, 2)]
-                pairs.sort(key=lambda p: content_id(seed, p[0][0], p[1][0]))
-                fills = [p for p in pairs[:per_template]]
-            else:
-                singles = sorted((e for pool in by_type.values() for e in pool), key=lambda e: content_id(seed, e[0]))
-                fills = [(e,) for e in singles[:per_template]]
+            pairs = tpl.pair == "same_type"
+            rows = con.execute(load_sql("okgqa/typed_fills"), {"types": list(tpl.a_types), "seed": seed,
+                                                               "pairs": pairs, "limit": per_template}).fetchall()
+            fills = [((int(a), al), (int(b), bl)) if pairs else ((int(a), al),) for a, al, b, bl in rows]
         if not fills:
             rejects.append({"template": tpl.id, "subtype": tpl.subtype,
                             "reason": f"no entity of type(s) {list(tpl.a_types)}"

@@ -748,6 +748,27 @@ def test_select_true_triples_sample_is_seeded_and_order_free(seed: int) -> None:
     assert len(others) > 1
 
 
+def test_select_true_triples_named_only_reads_past_the_unnamed() -> None:
+    # 9 in 10 entities are named by an id: the sample walks its ranking past them in growing steps and keeps the
+    # same triples, in the same order, as ranking the named ones alone (the ranking is of the ids, not the pool)
+    rng = np.random.default_rng(5)
+    n = 600
+    labels = [f"Q{1000 + i}" if i % 10 else f"name {i}" for i in range(n)]
+    triples = sorted({(int(h), int(r), int(t)) for h, r, t in zip(rng.integers(0, n, 4000), rng.integers(0, 4, 4000),
+                                                                   rng.integers(0, n, 4000), strict=True) if h != t})
+    types = {i: {"T"} if i % 3 else {"U"} for i in range(n)}
+    con = duckdb.connect()
+    _fill(con, n, 4, triples, types, labels=labels)
+    domains = {"u": DomainSpec(types=["U"]), "t": DomainSpec(types=["T", "U"], deny_relations=["r2"])}
+    every = fpq.select_true_triples(con, domains, 10_000, seed=1)
+    assert {t.domain for t in every} == {"u", "t"} and not any(t.domain == "t" and t.relation_key == "r2" for t in every)
+    named = [t for t in every if not t.subject_label.startswith("Q") and not t.object_label.startswith("Q")]
+    for k in (1, 3, 40):
+        want = [t for d in domains for t in [x for x in named if x.domain == d][:k]]
+        assert fpq.select_true_triples(con, domains, k, seed=1, named_only=True) == want
+    assert 3 < sum(t.domain == "t" for t in named) < 40  # k = 40 takes every named triple of "t"
+
+
 # ---------------------------------------------------------------- FB15k-237 end to end
 
 

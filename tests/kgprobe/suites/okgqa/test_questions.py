@@ -170,3 +170,62 @@ def test_reference_backend_open_kind():
     assert ReferenceBackend("always-yes").generate([p], params)[0][0].text == "Yes."
     bad = Prompt(item_id="i", text="x", template_id="t", gold="not json", answer_kind="open")
     assert ReferenceBackend("oracle").generate([bad], params)[0][0].error
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_template_fills_are_the_first_in_the_seeded_orders(seed):
+    # the database orders and cuts; the reference walks every fitting entity in Python as the orders say: a
+    # head's first pair by md5 of "seed:head:tail" (one question per head), single entities by their content id,
+    # each type's pool (an entity in the first of its types) in md5 order of "seed:id", paired two by two
+    import hashlib
+
+    import duckdb
+    import numpy as np
+
+    from kgprobe.sql import create_kg_tables
+    from kgprobe.suites.base import content_id
+    from kgprobe.suites.okgqa.questions import QuestionTemplate, template_questions
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    con = duckdb.connect()
+    create_kg_tables(con)
+    con.executemany("INSERT INTO entities VALUES (?, ?, ?)", [(i, f"e{i}", f"Entity {i}") for i in range(n)])
+    con.execute("INSERT INTO relations VALUES (0, 'r', 'r')")
+    triples = {(int(h), 0, int(t)) for h, t in zip(rng.integers(0, n - 20, 1500), rng.integers(0, n - 20, 1500),
+                                                    strict=True)}  # the last 20 entities are in no triple
+    con.executemany("INSERT INTO triples VALUES (?, ?, ?)", sorted(triples))
+    types = {(i, t) for i in range(n) for t in ("person", "film", "city") if rng.random() < 0.4}
+    con.executemany("INSERT INTO entity_types VALUES (?, ?, ?)", [(e, t, t) for e, t in sorted(types)])
+    md5 = lambda *parts: hashlib.md5(":".join(map(str, parts)).encode()).hexdigest()  # noqa: E731
+    typed = lambda ts: {e for e, t in types if t in ts}  # noqa: E731
+    in_kg = {e for h, _, t in triples for e in (h, t)}
+    templates = (QuestionTemplate("one", "character description", "About {a}.", ("person", "city"),
+                                  placeholders=("person",)),
+                 QuestionTemplate("pair", "contrast analysis", "{a} and {b}?", ("person", "film"), pair="same_type",
+                                  placeholders=("entity A", "entity B")),
+                 QuestionTemplate("linked", "cause explanation", "Why {a} with {b}?", ("person",), ("city", "film"),
+                                  "linked", ("person", "entity")))
+    singles = sorted(typed({"person", "city"}) & in_kg, key=lambda e: content_id(seed, e))
+    pools: dict[str, list[int]] = {}
+    for e in sorted(typed({"person", "film"}) & in_kg):
+        first = min(t for x, t in types if x == e and t in ("person", "film"))
+        pools.setdefault(first, []).append(e)
+    pairs = [(p[i], p[i + 1]) for _, p in sorted(pools.items())
+             for p in [sorted(p, key=lambda e: (md5(seed, e), e))] for i in range(0, len(p) - 1, 2)]
+    pairs.sort(key=lambda ab: content_id(seed, *ab))
+    linked, used = [], set()
+    heads, tails = typed({"person"}), typed({"city", "film"})
+    for h, t in sorted({(h, t) for h, _, t in triples if h != t and h in heads and t in tails},
+                       key=lambda ht: (md5(seed, *ht), *ht)):
+        if h not in used:
+            used.add(h)
+            linked.append((h, t))
+    for k in (1, 5, 1000):
+        got, rejects = template_questions(con, templates, per_template=k, seed=seed)
+        assert rejects == []
+        by = {tpl.id: [q.seeds for q in got if q.provenance == f"template:{tpl.id}"] for tpl in templates}
+        assert by["one"] == [(e,) for e in singles[:k]]
+        assert by["pair"] == pairs[:k]
+        assert by["linked"] == linked[:k]
+    assert len(singles) > 50 and len(pairs) > 20 and len(linked) > 20  # k = 1000 takes them all
