@@ -166,6 +166,11 @@ class RetrievalSettings(BaseModel):
     """pcst_fast's pruning of the PCST subgraph: ``gw`` as G-Retriever (the default) or ``strong``."""
 
 
+#: KG facts beyond a question's subgraph its claim checker holds, by default (``kg_facts``): the bundled sample's
+#: questions hold at most a few thousand, a 2-hop subgraph over hubs of a 20M-triple KG 10^6.
+KG_FACTS = 20_000
+
+
 class OKGQASettings(BaseModel):
     """The ``suites: {okgqa: ...}`` section."""
 
@@ -197,6 +202,11 @@ class OKGQASettings(BaseModel):
     """KG-false facts the random baseline states."""
     reference_facts: int = Field(30, ge=1)
     """Clean-subgraph facts shown to G-Eval as its "Retrieval Context"."""
+    kg_facts: int | None = Field(KG_FACTS, ge=1)
+    """KG facts a question's claim checker holds: every triple among its subgraph's entities and their facts of
+    single-valued relations, up to this many read (those touching a seed entity first, the rest in a seeded order;
+    the subgraph's own triples are kept besides; None: all). A question over hub entities of a 20M-triple KG
+    otherwise holds 10^6, and every one of its answers is checked against them."""
     functional_share: float = Field(SINGLE_VALUED_SHARE, gt=0, le=1)
     """A relation is single-valued in practice when this share of its heads has one tail (among ``min_subjects``
     heads at least): a claim giving such a relation another object than the KG's is contradicted."""
@@ -232,9 +242,11 @@ def _relations_info(con: Any) -> tuple[dict[int, str], dict[int, str]]:
 
 def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, Sequence[tuple[int, int, int]]],
                 con: Any, settings: OKGQASettings, *, snapshot_id: str, seed: int = 0,
-                config_dir: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+                config_dir: Any = None, report: dict[str, Any] | None = None,
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
     """Item rows and reject rows from the accepted ``questions`` (``okgqa_question_bank`` rows) and their clean
-    subgraphs (query id -> triples). ``con``: the KG's DuckDB connection (labels, types, the KG's own triples)."""
+    subgraphs (query id -> triples). ``con``: the KG's DuckDB connection (labels, types, the KG's own triples).
+    ``report`` (when given) receives ``kg_facts_capped``: the questions whose checker KG ``kg_facts`` cut."""
     from kgprobe.sql import load_sql
 
     ent_labels = {int(i): str(lab) for i, lab in con.execute("SELECT id, label FROM entities").fetchall()}
@@ -260,6 +272,7 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
         cache = str(Path(config_dir or ".") / settings.embedding_cache)
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
+    capped = 0
     for q in questions:
         if q.get("rejected") or not q.get("seeds"):
             rejects.append({"question_id": q["question_id"], "question": q["question"],
@@ -273,12 +286,17 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
                                       "okgqa_questions on and the subgraph stage"})
             continue
         nodes = sorted({h for h, _, _ in sub} | {t for _, _, t in sub})
-        about = [tuple(map(int, t)) for t in con.execute(load_sql("okgqa/triples_of_heads"), {"ids": nodes}).fetchall()]
-        node_set = set(nodes)
-        # the KG about the subgraph's entities: every triple among them, and their functional facts
-        kg_triples = set(sub) | {t for t in about if t[2] in node_set or t[1] in functional}
-        kg_ents = node_set | {t for _, _, t in kg_triples}
         seeds = [int(s) for s in q["seeds"]]
+        # the KG about the subgraph's entities: every triple among them, and their functional facts (bounded)
+        about = con.execute(load_sql("okgqa/triples_of_heads"), {
+            "ids": nodes, "functional": sorted(functional), "seeds": seeds, "seed": int(seed),
+            "limit": settings.kg_facts + 1 if settings.kg_facts is not None else None}).fetchall()
+        if settings.kg_facts is not None and len(about) > settings.kg_facts:
+            about = about[: settings.kg_facts]
+            capped += 1
+        node_set = set(nodes)
+        kg_triples = set(sub) | {(int(h), int(r), int(t)) for h, r, t in about}
+        kg_ents = node_set | {t for _, _, t in kg_triples}
         oracle, random_text_facts, distractors = _reference_facts(con, sub, kg_triples, kg_ents, seeds, ent_labels,
                                                                   rel_labels, rel_keys, functional, settings, seed)
         kg_ents |= set(distractors)
@@ -321,6 +339,8 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
                 "retrieval": method, "qtype": q.get("type") or "", "subtype": q.get("subtype") or "",
                 "source": q.get("source") or "", "oracle_answer": oracle_text, "random_answer": random_text,
             })  # fmt: skip
+    if report is not None:
+        report["kg_facts_capped"] = capped
     return rows, rejects
 
 
@@ -407,8 +427,9 @@ class OKGQASuite(Suite):
             for r in source.upstream["ppr_subgraphs"].select(["query_id", "triples"]).to_pylist():
                 if str(r["query_id"]).startswith("okgqa-"):
                     subgraphs[r["query_id"]] = [(t["head"], t["relation"], t["tail"]) for t in r["triples"]]
+        built: dict[str, Any] = {}
         rows, rejects = build_items(questions, subgraphs, source.con, s, snapshot_id=source.snapshot_id,
-                                    seed=source.seed, config_dir=source.config_dir)
+                                    seed=source.seed, config_dir=source.config_dir, report=built)
         items = table(rows, _schema()) if rows else table([], _schema())
         reject_table = pa.Table.from_pylist(rejects) if rejects else pa.table({"reason": pa.array([], pa.string())})
         counts: dict[str, int] = {}
@@ -417,7 +438,8 @@ class OKGQASuite(Suite):
                 counts[r["subtype"]] = counts.get(r["subtype"], 0) + 1
         return ItemsResult(items=items, rejects=reject_table,
                            metadata={"questions_by_subtype": [{"subtype": k, "questions": v} for k, v in sorted(counts.items())],
-                                     "rejected_questions": len(rejects)})
+                                     "rejected_questions": len(rejects),
+                                     "kg_facts_capped_questions": built["kg_facts_capped"], "kg_facts": s.kg_facts})
 
     def select(self, items: Sequence[Mapping[str, Any]], *, limit: int | None = None, setting: str = "closed",
                **options: Any) -> list[Mapping[str, Any]]:  # fmt: skip

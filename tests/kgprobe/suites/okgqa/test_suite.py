@@ -283,3 +283,35 @@ def test_geval_reads_the_score_field_or_the_last_number_in_range(reply, score):
     from kgprobe.suites.okgqa.suite import _read_score
 
     assert _read_score(reply) == score
+
+
+def test_checker_kg_is_capped_at_kg_facts_seed_facts_first(sample_con, sample_build):
+    # the sample's checker KGs are far below the default cap: the default and "no cap" give the same items; a cap
+    # of 40 keeps each question's subgraph, then the seeds' facts, and says how many questions it cut
+    import json
+
+    from kgprobe.suites.okgqa.suite import KG_FACTS, OKGQASettings, build_items
+
+    qs, subgraphs = sample_build["questions"], sample_build["subgraphs"]
+    sizes = [len(json.loads(r["evidence"])["kg"]["triples"]) for r in sample_build["items"]]
+    assert 40 < max(sizes) < KG_FACTS
+    report: dict = {}
+    uncapped, _ = build_items(qs, subgraphs, sample_con, OKGQASettings(kg_facts=None), snapshot_id="snap", seed=0,
+                              report=report)
+    assert uncapped == sample_build["items"] and report == {"kg_facts_capped": 0}
+    capped, _ = build_items(qs, subgraphs, sample_con, OKGQASettings(kg_facts=40), snapshot_id="snap", seed=0,
+                            report=report)
+    full = {r["question_id"]: json.loads(r["evidence"]) for r in uncapped}
+    cut = {r["question_id"]: json.loads(r["evidence"]) for r in capped}
+    # the subgraph is the KG's: its triples are among those read, and kept if the cut leaves them out
+    assert report["kg_facts_capped"] == sum(len(e["kg"]["triples"]) > 40 for e in full.values()) > 0
+    for qid, ev in cut.items():
+        sub = {tuple(t) for t in subgraphs[ev["query_id"]]}
+        mine, every = {tuple(t) for t in ev["kg"]["triples"]}, {tuple(t) for t in full[qid]["kg"]["triples"]}
+        assert sub <= mine <= every and len(mine) <= len(sub) + 40
+        seeds = set(ev["seeds"])
+        seed_facts = {t for t in every if t[0] in seeds or t[2] in seeds}
+        if len(every) > 40:  # cut: the seeds' facts are read first
+            assert seed_facts <= mine if len(seed_facts) <= 40 else len(seed_facts & mine) >= 40
+        else:
+            assert mine == every
