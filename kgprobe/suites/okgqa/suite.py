@@ -166,8 +166,8 @@ class RetrievalSettings(BaseModel):
     """pcst_fast's pruning of the PCST subgraph: ``gw`` as G-Retriever (the default) or ``strong``."""
 
 
-#: KG facts beyond a question's subgraph its claim checker holds, by default (``kg_facts``): the bundled sample's
-#: questions hold at most a few thousand, a 2-hop subgraph over hubs of a 20M-triple KG 10^6.
+#: KG facts a question's claim checker holds, by default (``kg_facts``): the bundled sample's
+#: questions hold at most about a hundred, a 2-hop subgraph over hubs of a 20M-triple KG 10^6.
 KG_FACTS = 20_000
 
 
