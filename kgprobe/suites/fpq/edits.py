@@ -1565,8 +1565,8 @@ def select_true_triples(
             part = ids[rank[start : start + step]]
             start += step
             step = min(step * 4, 1 << 20)  # the unnamed ones skipped: read further, in growing steps
-            for h, r, t, sl, rk, rl, ol in con.execute(load_sql("fpq/true_triple_labels"), {
-                    "heads": part[:, 0].tolist(), "relations": part[:, 1].tolist(), "tails": part[:, 2].tolist()}).fetchall():
+            wanted = {"heads": part[:, 0].tolist(), "relations": part[:, 1].tolist(), "tails": part[:, 2].tolist()}
+            for h, r, t, sl, rk, rl, ol in con.execute(load_sql("fpq/true_triple_labels"), wanted).fetchall():
                 if named_only and (is_id_like(sl) or is_id_like(ol)):
                     continue
                 chosen.append(TrueTriple(name, int(h), int(r), int(t), sl, rk, rl, ol))
