@@ -65,3 +65,21 @@ def test_single_valued_counts_on_arrays_equal_the_dict_counts() -> None:
             assert {f"r{r}" for r in got} == set(want)
             found |= {len(got)}
     assert max(found) > 0 and min(found) < 30  # some relations single-valued, not all: the comparison says something
+
+
+def test_relation_file_reads_tails_without_building_every_role_index() -> None:
+    # the profiles (value kind of each relation from its tails that are years) from one sort of (relation, tail)
+    # keys: the same profiles and file as the dict path, and the role indexes are never built for them
+    kinds = set()
+    for seed in (0, 1, 2):
+        base = _random_kg(seed)
+        years = frozenset((h, 4, 500 + (7 * h) % 100) for h in range(0, 300, 3))  # "date of birth": years
+        ents = {**base.entities, **{t: str(1500 + t) for _, _, t in years}, **{h: f"Entity {h}" for h, _, _ in years}}
+        make = lambda: KGFacts(entities=ents, relations=base.relations, triples=base.triples | years,  # noqa: E731
+                               relation_keys=base.relation_keys, functional=base.functional)
+        kg, ref = make(), make()
+        text = kg.relation_file()
+        assert "_roles" not in kg.__dict__ and "_tail_kinds" in kg.__dict__
+        assert kg.profiles == _python_path(ref).profiles and text == _python_path(ref).relation_file()
+        kinds |= {p.value for p in kg.profiles.values()}
+    assert kinds > {"entity"}  # some relation's tails are mostly years: the literal path is exercised
