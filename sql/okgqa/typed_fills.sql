@@ -21,13 +21,9 @@ pooled AS (
     WINDOW pool AS (PARTITION BY type ORDER BY md5(concat($seed, ':', id)), id)
 ),
 fills AS (
-    SELECT type, pos, id, label,
-           CASE WHEN $pairs THEN id_b END AS id_b,
-           CASE WHEN $pairs THEN label_b END AS label_b
-    FROM pooled
-    WHERE NOT $pairs OR (pos % 2 = 0 AND id_b IS NOT NULL)
+    SELECT * FROM pooled WHERE NOT $pairs OR (pos % 2 = 0 AND id_b IS NOT NULL)
 )
-SELECT id, label, id_b, label_b
+SELECT id, label, id_b, label_b  -- the b columns are read only for pairs
 FROM fills
 ORDER BY left(sha256(CASE WHEN $pairs THEN concat('[', $seed, ', ', id, ', ', id_b, ']')
                           ELSE concat('[', $seed, ', ', id, ']') END), 16), type, pos

@@ -310,7 +310,7 @@ def propose_properties(con: Any, *, threshold: float = 0.95, min_support: int = 
             edges, matched = r["edges"] - r["loops"], r["matched"] - r["loops"]
             if edges >= min_support and matched / edges >= threshold:
                 sym.append({"key": r["relation"], "edges": edges, "reversed": matched, "share": matched / edges})
-        elif r["relation"] < r["other"] and r["matched"] >= min_support:
+        else:  # a pair of relations, once, with min_support matches (the query's filter)
             share, other = r["matched"] / r["edges"], r["matched"] / r["other_edges"]
             if min(share, other) >= threshold:
                 inv.append({"relation": r["relation"], "inverse": r["other"], "matched": r["matched"],
