@@ -674,7 +674,8 @@ def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path
     plain = NT_CASES["plain_resources"] + "\n" + NT_CASES["plain"]
     files = {name: _write(tmp_path / f"{name}.nt", text) for name, text in {
         "plain": plain, "literal": plain + '<http://ex.org/a> <http://ex.org/v> "x" .\n',
-        "blank_line": plain.replace("\n", "\n\n", 1), "crlf": plain.replace("\n", "\r\n"),
+        "blank_line": plain.replace("\n", "\n\n", 1), "blank_first_line": "\n" + plain,
+        "blank_last_lines": plain + "\n\n", "spaces_line": plain + "  \n", "crlf": plain.replace("\n", "\r\n"),
         "tab": plain.replace("> <", ">\t<", 1), "odd_blank_node": plain + "_:b. <http://ex.org/p> <http://ex.org/a> .\n",
     }.items()}
     files["plain_gz"] = _write(tmp_path / "plain.nt.gz", plain)
