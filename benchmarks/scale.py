@@ -780,7 +780,8 @@ def _row(cells: list[str], widths: list[int]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--triples", type=int, nargs="+", default=[1_000_000, 10_000_000], help="KG sizes (default 1M and 10M)")
+    ap.add_argument("--triples", type=int, nargs="+", default=[1_000_000, 5_000_000, 20_000_000],
+                    help="KG sizes (default 1M, 5M and 20M)")
     ap.add_argument("--queries", type=int, default=1_000, help="two-seed subgraph queries (default 1000)")
     ap.add_argument("--fpq", type=int, default=15_000, help="true triples to edit (default 15000)")
     ap.add_argument("--fanout-cap", type=int, default=100, help="edges followed per node and hop (default 100)")
@@ -865,7 +866,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in stages:
             a, b = results[small].get(name, {}), results[large].get(name, {})
             if "seconds" in a and "seconds" in b:
-                print(f"  {name:<15} {b['seconds'] / a['seconds']:5.1f}x the time, {b['cpu'] / a['cpu']:5.1f}x the CPU time, "
+                cpu_ratio = b["cpu"] / a["cpu"]
+                verdict = "OK" if cpu_ratio <= 1.5 * large / small else "ABOVE"
+                print(f"  {name:<15} {b['seconds'] / a['seconds']:5.1f}x the time, {cpu_ratio:5.1f}x the CPU time "
+                      f"(goal <= {1.5 * large / small:g}x, 1.5x of linear: {verdict}), "
                       f"{b['peak_mib'] / a['peak_mib']:4.1f}x the peak RSS")
                 if "epoch" in a and "epoch" in b:
                     print(f"  {'':<15} {b['per_step'] / a['per_step']:5.1f}x the time per training step, "
@@ -874,10 +878,13 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {'':<15} {b['subjects'] / a['subjects']:5.1f}x the distinct subjects, "
                           f"{b['per_subject'] / a['per_subject']:5.1f}x the edit time per distinct subject")
     peak = max((r.get("peak_mib", 0) for per in results.values() for r in per.values()), default=0)
-    ingest = [per["ingest"]["rate"] for per in results.values() if "rate" in per.get("ingest", {})]
-    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"peak RSS of any stage {peak:,.0f} MiB (goal < 8 GB)"
-          + (f"; ingest {min(ingest):,.0f} triples/s at the slowest (goal >= 1M/s)" if ingest else ""))
+    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; peak RSS of any stage {peak:,.0f} MiB")
+    for n, per in results.items():
+        if "seconds" in per.get("prepare", {}):
+            r = per["prepare"]
+            ok = r["seconds"] <= 600 and r["peak_mib"] <= 12 * 1024
+            print(f"prepare job at {n:,} triples: {r['seconds']:.1f} s, {r['peak_mib'] / 1024:.1f} GB peak RSS "
+                  f"(goal: 10 minutes and 12 GB at 20M triples: {'OK' if ok else 'ABOVE'})")
     failed = [f"{n:,} {name}" for n, per in results.items() for name, r in per.items() if "error" in r]
     if failed:
         print(f"failed stages: {', '.join(failed)}")
