@@ -77,9 +77,9 @@ def test_relation_file_reads_tails_without_building_every_role_index() -> None:
         ents = {**base.entities, **{t: str(1500 + t) for _, _, t in years}, **{h: f"Entity {h}" for h, _, _ in years}}
         make = lambda: KGFacts(entities=ents, relations=base.relations, triples=base.triples | years,  # noqa: E731
                                relation_keys=base.relation_keys, functional=base.functional)
-        kg, ref = make(), make()
+        kg, ref = make(), _python_path(make())
         text = kg.relation_file()
         assert "_roles" not in kg.__dict__ and "_tail_kinds" in kg.__dict__
-        assert kg.profiles == _python_path(ref).profiles and text == _python_path(ref).relation_file()
+        assert kg.profiles == ref.profiles and text == ref.relation_file()
         kinds |= {p.value for p in kg.profiles.values()}
     assert kinds > {"entity"}  # some relation's tails are mostly years: the literal path is exercised
