@@ -36,8 +36,9 @@ from kgprobe.project.plan import partition_prompts, perturbed_subgraphs
 from kgprobe.scoring.judges import judge_runner
 from kgprobe.scoring.quality import validate_responses
 from kgprobe.suites import SUITES
-from kgprobe.suites.base import ItemSource, ScoringOptions, check_items, is_best
-from kgprobe.kg.readable import label_advice, label_report, reject_unreadable, unreadable_names
+from kgprobe.suites.base import ItemSource, ScoringOptions, is_best
+from kgprobe.suites.store import store_items
+from kgprobe.kg.readable import label_advice, label_report, unreadable_names
 from kgprobe.stages import needed_stages
 from kgprobe.sql import quote_identifier
 from pipelines.partitions import MODEL, PERTURBATION, Partitions
@@ -128,32 +129,30 @@ def _lane(suite, parts: Partitions, grounded: bool) -> tuple[list, list]:
             named = bool(kg) and suite.names_kg_entities and cfg.require_labels.get(kg, True)
             result = suite.items(ItemSource(con=con, kg=kg, snapshot_id=snapshot, settings=settings, seed=cfg.seed,
                                             config_dir=cfg.path.parent, upstream=upstream, named_only=named))
-            items, unreadable, coverage = result.items, [], None
-            if named:
-                coverage = label_report(con, kg)
-                items, unreadable = reject_unreadable(items, set().union(*unreadable_names(con, kg)),
-                                                      columns=suite.named_text_columns)
+            coverage = label_report(con, kg) if named else None
+            hidden = set().union(*unreadable_names(con, kg)) if named else set()
+            if not isinstance(result.items, pa.Table):
+                context.log.info(f"{suite.name}: writing the items a batch at a time as they are built")
+            # filtered, checked and written (a stream batch by batch, while the connection still reads the KG)
+            stored = store_items(warehouse.root, names["items"], suite.name, result.items, unreadable=hidden,
+                                 columns=suite.named_text_columns)
+        unreadable = stored.rejected
         advice = None
         if coverage is not None:
             context.log.info(f"{suite.name}: {coverage['readable_entities']}/{coverage['entities']} entities of {kg} "
                              f"have a readable name; {len(unreadable)} items rejected for showing an id "
                              f"({len({r['group_id'] for r in unreadable})} groups)")
-            advice = label_advice(suite.name, coverage, len(unreadable), items.num_rows)
+            advice = label_advice(suite.name, coverage, len(unreadable), stored.rows)
             if advice:
                 context.log.warning(advice)
-        check_items(suite.name, items)
-        warehouse.write_partition(names["items"], items)
         warehouse.write_partition(f"{suite.name}_label_rejects", pa.Table.from_pylist(unreadable, schema=LABEL_REJECTS))
         if result.rejects is not None:
             warehouse.write_partition(f"{suite.name}_rejects", result.rejects)
-        # counts and a preview from the columns, not a Python dict per item (9M items for ERBench on a 1M-row table)
-        context.log.info(f"{suite.name}: {items.num_rows} items written"
+        context.log.info(f"{suite.name}: {stored.rows} items written"
                          + (f", {result.rejects.num_rows} rejected" if result.rejects is not None else ""))
-        counts = items.group_by(["task", "answer_format"]).aggregate([([], "count_all")]).to_pylist()
-        by = Counter({(r["task"], r["answer_format"]): r["count_all"] for r in counts})
-        rows = items.select(["task", "answer_format", "question", "expected"]).slice(0, 30).to_pylist()
+        by, rows = stored.by_format, stored.preview
         return dg.MaterializeResult(metadata={
-            **table_metadata(items.num_rows),
+            **table_metadata(stored.rows),
             "rejected": 0 if result.rejects is None else result.rejects.num_rows,
             "rejected_no_readable_name": len(unreadable),
             **({"label_advice": advice} if advice else {}),

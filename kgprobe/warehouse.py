@@ -23,7 +23,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = ["connect", "is_lock_conflict", "leftovers", "partition_dir", "partitions", "read_partition",
-           "register_views", "safe_value", "unsafe_value", "write_partition"]
+           "register_views", "safe_value", "unsafe_value", "write_partition", "write_partition_batches"]
 
 _KEEP = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
 #: Longest escaped value in a folder name (file systems allow 255 bytes per name, with ``<dim>=`` before it).
@@ -111,6 +111,27 @@ def write_partition(root: str | Path, asset: str, table: pa.Table, dims: Mapping
     """Write ``table`` as the whole content of one partition, atomically replacing what was there. Leftovers of
     earlier writes of this partition killed before their rename (hidden ``.tmp`` / ``.old`` folders older than
     :data:`STALE_S`) are removed first."""
+    return _write(root, asset, dims, lambda path: pq.write_table(table, path))
+
+
+def write_partition_batches(root: str | Path, asset: str, batches: Iterable[pa.RecordBatch], schema: pa.Schema,
+                            dims: Mapping[str, str] | None = None, *,
+                            check: Callable[[Path], None] | None = None) -> Path:  # fmt: skip
+    """As :func:`write_partition`, for a table that comes as ``batches`` (of ``schema``) and need not fit in memory:
+    each batch is written as it arrives (a row group or more each). ``check(path)`` runs on the written Parquet file
+    before it replaces the partition; an exception from it (or from the batches) leaves the partition as it was."""
+
+    def write(path: Path) -> None:
+        with pq.ParquetWriter(path, schema) as out:
+            for batch in batches:
+                out.write_batch(batch)
+        if check is not None:
+            check(path)
+
+    return _write(root, asset, dims, write)
+
+
+def _write(root: str | Path, asset: str, dims: Mapping[str, str] | None, write: Callable[[Path], None]) -> Path:
     final = partition_dir(root, asset, dims)
     final.parent.mkdir(parents=True, exist_ok=True)
     now = time.time()
@@ -122,9 +143,9 @@ def write_partition(root: str | Path, asset: str, table: pa.Table, dims: Mapping
             pass
     tmp = final.parent / f".{final.name}.{uuid.uuid4().hex}.tmp"
     tmp.mkdir()
-    pq.write_table(table, tmp / "part-0.parquet")
     olds = []
     try:
+        write(tmp / "part-0.parquet")
         # Two writers of one partition (a run re-launched while the first still ends, say) may move in between the
         # move aside and the rename: the rename then finds a folder again, which is moved aside in turn. The last
         # rename wins, as a last write would.

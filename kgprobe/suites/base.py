@@ -9,7 +9,9 @@ A suite is a package ``kgprobe/suites/<name>/`` whose :class:`Suite` object is r
 * ``items(source)``: its questions as one Arrow table whose first columns are :data:`ITEM_SCHEMA`'s (``item_id``,
   ``suite``, ``task``, ``answer_format``, ``question``, ``expected``, ``group_id``, ``breakdown``, ``evidence``);
   its own columns follow. ``source`` (:class:`ItemSource`) gives it the KG, its settings, the seed and the tables
-  of its own upstream assets (``upstream``: e.g. KG-FPQ's true triples and edits);
+  of its own upstream assets (``upstream``: e.g. KG-FPQ's true triples and edits). Items that may outgrow memory
+  (GraphEval's every triple of a large KG) may come as a :class:`pyarrow.RecordBatchReader` instead, whose batches
+  never split a group: the factory writes it a batch at a time (:func:`kgprobe.suites.store.store_items`);
 * ``prompts(items, context=None)``: one :class:`~kgprobe.generation.Prompt` per item, closed book, or with a per-item
   KG context (``context[item_id]``, the verbalised facts) when grounded;
 * ``score(items, responses, model=, perturbation=, scoring=)``: per-sample labels (the raw text kept), per-item votes
@@ -65,6 +67,8 @@ __all__ = [
     "asserted_triple",
     "best_value",
     "breakdown_of",
+    "check_answer_formats",
+    "check_item_schema",
     "check_items",
     "content_id",
     "is_best",
@@ -155,9 +159,10 @@ class ItemSource:
 @dataclass(frozen=True)
 class ItemsResult:
     """The items, and optionally the candidates that were not written with the reason (``rejects``) and metadata
-    for the UI."""
+    for the UI. ``items`` may be a :class:`pyarrow.RecordBatchReader` for items that need not fit in memory (GraphEval
+    on a large KG): the factory writes it batch by batch, so no batch may split a group (``group_id``)."""
 
-    items: pa.Table
+    items: pa.Table | pa.RecordBatchReader
     rejects: pa.Table | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
@@ -473,20 +478,29 @@ def _votes(suite: str, items: Mapping[str, Mapping[str, Any]], samples: Sequence
 def check_items(suite: str, items: pa.Table) -> None:
     """Raise ValueError unless ``items`` starts with :data:`ITEM_COLUMNS` of the right types, every answer format
     is known and every item id is unique; the factory calls it on every suite's items."""
-    names = items.schema.names[: len(ITEM_COLUMNS)]
-    if tuple(names) != ITEM_COLUMNS:
-        raise ValueError(f"suite {suite}: items must start with the columns {list(ITEM_COLUMNS)}, got {names}")
-    for f in ITEM_SCHEMA:
-        if items.schema.field(f.name).type != f.type:
-            raise ValueError(f"suite {suite}: item column {f.name} must be {f.type}, "
-                             f"got {items.schema.field(f.name).type}")
+    check_item_schema(suite, items.schema)
+    check_answer_formats(suite, items)
     # counted in Arrow: a Python string per item id is gigabytes for the millions of items of a large KG
-    formats = set(pc.unique(items.column("answer_format")).to_pylist())
-    if not formats <= set(ANSWER_FORMATS):
-        raise ValueError(f"suite {suite}: unknown answer format(s) {sorted(formats - set(ANSWER_FORMATS))}")
     distinct = pc.count_distinct(items.column("item_id"), mode="all").as_py()
     if distinct != items.num_rows:
         raise ValueError(f"suite {suite}: item ids are not unique ({items.num_rows - distinct} repeated)")
+
+
+def check_item_schema(suite: str, schema: pa.Schema) -> None:
+    """The part of :func:`check_items` that reads only the schema (for items that come as a stream)."""
+    names = schema.names[: len(ITEM_COLUMNS)]
+    if tuple(names) != ITEM_COLUMNS:
+        raise ValueError(f"suite {suite}: items must start with the columns {list(ITEM_COLUMNS)}, got {names}")
+    for f in ITEM_SCHEMA:
+        if schema.field(f.name).type != f.type:
+            raise ValueError(f"suite {suite}: item column {f.name} must be {f.type}, got {schema.field(f.name).type}")
+
+
+def check_answer_formats(suite: str, items: pa.Table | pa.RecordBatch) -> None:
+    """The part of :func:`check_items` that any batch of items can check alone: every answer format is known."""
+    formats = set(pc.unique(items.column("answer_format")).to_pylist())
+    if not formats <= set(ANSWER_FORMATS):
+        raise ValueError(f"suite {suite}: unknown answer format(s) {sorted(formats - set(ANSWER_FORMATS))}")
 
 
 def asserts(item: Mapping[str, Any]) -> tuple[str, str, str] | None:

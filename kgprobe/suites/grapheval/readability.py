@@ -38,6 +38,7 @@ from kgprobe.errors import ConfigError
 from kgprobe.kg.readable import is_id_like
 from kgprobe.scoring.lexicon import participle, parts_of_speech
 from kgprobe.scoring.stats import wilson_ci
+from kgprobe.suites.grapheval.statements import ItemStream
 
 __all__ = ["CHECKS", "ReadabilityError", "ReadabilityReport", "check_readability", "problems", "take_rows"]
 
@@ -124,10 +125,13 @@ class ReadabilityReport:
                 "id_label_share": self.id_label_share}
 
 
-def take_rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
+def take_rows(table: pa.Table | ItemStream, rows: np.ndarray) -> pa.Table:
     """``table.take(rows)`` without joining the table's chunks: Arrow's take on a chunked column first concatenates
-    the column (a copy of every statement's text to read a few hundred); a one-row slice is a view."""
+    the column (a copy of every statement's text to read a few hundred); a one-row slice is a view. An
+    :class:`~kgprobe.suites.grapheval.statements.ItemStream` builds just the rows asked for."""
     rows = np.asarray(rows, np.int64)
+    if isinstance(table, ItemStream):
+        return table.take(rows)
     if not len(rows):
         return table.take(pa.array(rows, pa.int64()))
     if rows.min() < 0 or rows.max() >= table.num_rows:
@@ -139,7 +143,7 @@ class ReadabilityError(ConfigError):
     """More than the allowed share of the sampled statements fail a readability check."""
 
 
-def check_readability(items: pa.Table, *, sample: int = 200, max_share: float = 0.05, seed: int = 0,
+def check_readability(items: pa.Table | ItemStream, *, sample: int = 200, max_share: float = 0.05, seed: int = 0,
                       examples: int = 5, setting: str = "suites.grapheval") -> ReadabilityReport:  # fmt: skip
     """Check a seeded sample of ``sample`` statements of ``items`` (``question``, ``head_label``, ``tail_label``);
     raise :class:`ReadabilityError` naming examples and the settings to change when more than ``max_share`` of
@@ -147,7 +151,7 @@ def check_readability(items: pa.Table, *, sample: int = 200, max_share: float = 
     n = items.num_rows
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(n, size=min(sample, n), replace=False)) if n else np.zeros(0, np.int64)
-    picked = take_rows(items.select(["question", "head_label", "tail_label"]), rows).to_pylist()
+    picked = take_rows(items, rows).select(["question", "head_label", "tail_label"]).to_pylist()
     counts = dict.fromkeys(CHECKS, 0)
     failing, shown, id_labels = 0, [], 0
     for r in picked:

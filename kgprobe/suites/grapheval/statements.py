@@ -4,7 +4,8 @@ integer keys of the whole KG (hash sets built once per KG; sorted arrays, a quar
 positives has few candidates to check), attempt by attempt, in blocks of positives that run on threads (NumPy lets
 go of the GIL; a block's result does not depend on the others, so the output does not depend on the number of
 threads); no Python loop touches a triple. DuckDB reads the KG. The item table is built a chunk of positives at a
-time (its chunks are the table's), so only one chunk's working strings are alive beside it.
+time (its chunks are the table's), so only one chunk's working strings are alive beside it; as an
+:class:`ItemStream` (``stream=True``) a chunk is built when it is read, so no more than one is ever in memory.
 
 Positives: per relation a seeded sample of at most ``per_relation`` triples (every triple when None), so a few
 huge relations do not dominate, then, with ``positives``, a uniform seeded sample of that many of them (the
@@ -50,7 +51,7 @@ import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +72,8 @@ from kgprobe.suites.grapheval.templates import (
     template_table,
 )
 
-__all__ = ["PARTS", "REASONS", "DrawnStatements", "StatementOptions", "StatementSet", "build_statements",
-           "draw_statements", "item_schema", "verify_negatives"]
+__all__ = ["PARTS", "REASONS", "DrawnStatements", "ItemStream", "StatementOptions", "StatementSet",
+           "build_statements", "draw_statements", "item_schema", "verify_negatives"]
 
 #: The parts of a triple a negative may corrupt.
 PARTS: tuple[str, ...] = ("head", "relation", "tail")
@@ -146,7 +147,7 @@ class StatementSet:
     dropped positive with its reason (``rejects``), rejected candidates counted per reason and part, the relations'
     templates and metadata (counts, template sources, relations on the fallback template)."""
 
-    items: pa.Table
+    items: pa.Table | ItemStream
     rejects: pa.Table
     reject_counts: list[dict[str, Any]]
     templates: list[RelationTemplate]
@@ -665,12 +666,65 @@ def _hex_ids(h: np.ndarray) -> pa.Array:
     return pa.array(np.frombuffer(raw, dtype="S16"), pa.binary(16)).cast(pa.string())
 
 
-def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snapshot_id: str, seed: int,
-                task: str = "statement") -> pa.Table:  # fmt: skip
+class ItemStream:
+    """The items of a :class:`StatementSet` built a chunk of positives at a time when they are read, for a KG whose
+    items outgrow memory (two statements a triple at about 790 bytes each: ~30 GB for 20M triples). ``num_rows`` is
+    known before any is built; :meth:`batches` builds them in table order (each call anew: the same rows), and
+    :meth:`take` builds only the positives that hold the rows asked for. :meth:`read_all` is the whole table."""
+
+    def __init__(self, build: Callable[[np.ndarray], pa.Table], has: np.ndarray, relation: np.ndarray,
+                 neg_relation: np.ndarray) -> None:  # fmt: skip
+        self._build = build
+        self._keep = has.any(axis=1)  # a positive without a verified negative is not written
+        sizes = np.where(self._keep, 1 + has.sum(axis=1), 0).astype(np.int64)
+        self._start = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])  # each positive's first row
+        # rows per relation id (a negative may corrupt the relation): counts without building a row
+        ids = np.concatenate([relation[self._keep], neg_relation[has]]).astype(np.int64)
+        self.rows_by_relation = np.bincount(ids) if len(ids) else np.zeros(0, np.int64)
+        self._relation = relation
+        self._step = max(1, _ROWS_PER_CHUNK // (has.shape[1] + 1))  # positives per chunk: at most that many rows
+        self.schema = item_schema()
+        self.num_rows = int(self._start[-1])
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The items in table order, about :data:`_ROWS_PER_CHUNK` rows a batch."""
+        n_pos = len(self._keep)
+        for first in range(0, n_pos, self._step):
+            yield from self._build(np.arange(first, min(first + self._step, n_pos))).to_batches()
+
+    def reader(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(self.schema, self.batches())
+
+    def read_all(self) -> pa.Table:
+        """Every item as one table (its chunks are the batches)."""
+        return pa.Table.from_batches(list(self.batches()), schema=self.schema)
+
+    def positive_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The table row of every written positive and its relation id, in table order."""
+        kept = np.flatnonzero(self._keep)
+        return self._start[kept], self._relation[kept]
+
+    def take(self, rows: np.ndarray) -> pa.Table:
+        """The items at table rows ``rows`` (in that order), building only the positives that hold them."""
+        rows = np.asarray(rows, np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.num_rows):
+            raise IndexError(f"row index out of bounds for {self.num_rows} items")
+        owner = np.searchsorted(self._start, rows, side="right") - 1  # the positive whose group holds each row
+        built = np.unique(owner)
+        table = self._build(built)
+        first = np.concatenate([np.zeros(1, np.int64), np.cumsum(self._start[built + 1] - self._start[built])])
+        local = first[np.searchsorted(built, owner)] + rows - self._start[owner]
+        return table.take(pa.array(local, pa.int64()))
+
+
+def _item_stream(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snapshot_id: str, seed: int,
+                 task: str = "statement") -> ItemStream:  # fmt: skip
     """The items of ``drawn``: each positive with at least one verified negative, then its negatives (slot order);
     a positive and its negatives share ``group_id``. Built column by column with NumPy, Arrow takes from small
     vocabularies and Polars string concatenation (no per-row SQL or Python), a chunk of positives at a time (about
-    :data:`_ROWS_PER_CHUNK` rows; the chunks are the table's): ids are 64-bit hashes of the snapshot and the
+    :data:`_ROWS_PER_CHUNK` rows) when the :class:`ItemStream` is read; what a chunk needs from the KG (labels,
+    keys, JSON pieces per entity and relation) is read here, so the stream outlives ``con``'s temporary tables:
+    ids are 64-bit hashes of the snapshot and the
     statement's KG ids; the breakdown is the group's (relation label, primary head and tail type, degree bucket of
     the positive: the mean of head and tail degree) plus the item's polarity and corrupted part; the evidence JSON
     names the triple, its labels, its positive, the template and its source, the seed and the attempt, and for a
@@ -733,11 +787,11 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
     n_neg = has.sum(axis=1).astype(np.int64)
     schema = item_schema()
 
-    def chunk(first: int, last: int) -> pa.Table:
-        """The items of positives ``first`` to ``last``."""
-        sub = has[first:last]
+    def chunk(positives: np.ndarray) -> pa.Table:
+        """The items of ``positives`` (ascending positive indices)."""
+        sub = has[positives]
         pos, j = np.nonzero(np.concatenate([sub.any(axis=1)[:, None], sub], axis=1))  # a positive, then its negatives
-        pos += first
+        pos = positives[pos]
         n = len(pos)
         neg = j > 0
         jn = np.maximum(j - 1, 0)
@@ -792,9 +846,7 @@ def _item_table(con: duckdb.DuckDBPyConnection, drawn: DrawnStatements, *, snaps
         }
         return pa.table(columns).cast(schema)
 
-    n_pos = len(drawn.head)
-    step = max(1, _ROWS_PER_CHUNK // (has.shape[1] + 1))  # positives per chunk: at most that many rows
-    return pa.concat_tables([chunk(first, min(first + step, n_pos)) for first in range(0, max(n_pos, 1), step)])
+    return ItemStream(chunk, has, drawn.relation, drawn.neg_relation)
 
 
 def _entities_sql() -> str:
@@ -804,10 +856,12 @@ def _entities_sql() -> str:
 
 
 def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions = StatementOptions(), *,
-                     snapshot_id: str = "", seed: int = 0, rejects: bool = True) -> StatementSet:  # fmt: skip
+                     snapshot_id: str = "", seed: int = 0, rejects: bool = True,
+                     stream: bool = False) -> StatementSet:  # fmt: skip
     """The GraphEval statements of the KG whose tables ``con`` reads unqualified (``entities``, ``relations``,
     ``triples``, ``entity_types``) as items: see the module docstring. ``rejects=False`` skips building the table
     of rejected rows (the counts are kept), for runs over a whole KG where only the counts are wanted.
+    ``stream=True`` gives the items as an :class:`ItemStream` (built when read) instead of a table.
 
     The temporary table ``_ge_ent`` is created on ``con`` and dropped before returning; ``con`` may be read-only.
     """
@@ -840,14 +894,14 @@ def build_statements(con: duckdb.DuckDBPyConnection, options: StatementOptions =
             reject_table = pa.concat_tables([dropped.cast(_REJECT_SCHEMA), rejected.cast(_REJECT_SCHEMA)])
         else:
             reject_table = _REJECT_SCHEMA.empty_table()
-        items = _item_table(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
+        items = _item_stream(con, drawn, snapshot_id=snapshot_id, seed=seed, task=options.task)
     finally:
         for name in _TEMP:
             con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
         for name in _REGISTERED:
             con.unregister(name)  # a no-op for a name an error kept from being registered
-    return StatementSet(items=items.cast(item_schema()), rejects=reject_table, reject_counts=drawn.reject_counts,
-                        templates=drawn.templates, metadata=drawn.metadata)
+    return StatementSet(items=items if stream else items.read_all(), rejects=reject_table,
+                        reject_counts=drawn.reject_counts, templates=drawn.templates, metadata=drawn.metadata)
 
 
 def verify_negatives(con: duckdb.DuckDBPyConnection, triples: Sequence[tuple[str, str, str]]) -> list[str | None]:

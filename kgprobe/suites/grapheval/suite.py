@@ -52,9 +52,11 @@ from kgprobe.suites.grapheval.prompts import statement_prompt
 from kgprobe.suites.grapheval.readability import check_readability, take_rows
 from kgprobe.suites.grapheval.scoring import score_statements
 from kgprobe.suites.grapheval.statements import (
+    ItemStream,
     StatementOptions,
     StatementSet,
     build_statements,
+    item_schema,
 )
 from kgprobe.suites.grapheval.templates import load_template_file
 from kgprobe.suites.settings import InputFile, confined_model_id
@@ -158,6 +160,10 @@ class GraphEvalSettings(BaseModel):
     max_unreadable_share: float = Field(0.05, ge=0, le=1)
     """The items asset fails when more than this share of the sampled statements (those with readable labels)
     fail a readability check (doubled words, a dangling "s", "is the <verb>", an unresolved id)."""
+    stream_items_above: int | None = Field(1_000_000, ge=0)
+    """More items than this (statements: two a triple in the paper profile, at about 790 bytes each) are handed to
+    the warehouse a chunk at a time as they are built, never held whole (every triple of a 20M-triple KG would be
+    ~30 GB); null: always one table in memory."""
     judge: Literal["none", "hidden_state"] = "none"
     """hidden_state: also label the statements with the hidden-state judge (an asset after the responses)."""
     hidden_judge: HiddenJudgeSettings = Field(default_factory=HiddenJudgeSettings)
@@ -208,7 +214,12 @@ def items_metadata(result: StatementSet) -> dict[str, Any]:
     matched by a key's last segment (to review)."""
     m = result.metadata
     n = result.items.num_rows  # counted in Arrow: a Python string per statement is gigabytes on a large KG
-    fallback = (pc.sum(pc.equal(result.items.column("template_source"), "fallback")).as_py() or 0) if n else 0
+    if isinstance(result.items, ItemStream):  # counted from the relation of each row, none built
+        by_relation = result.items.rows_by_relation
+        fallback = sum(int(by_relation[t.relation]) for t in result.templates
+                       if t.source == "fallback" and t.relation < len(by_relation))
+    else:
+        fallback = (pc.sum(pc.equal(result.items.column("template_source"), "fallback")).as_py() or 0) if n else 0
     return {
         "fallback_statement_share": fallback / n if n else 0.0,
         "local_name_matches": list(m.get("local_name_matches", [])),
@@ -235,21 +246,25 @@ def template_review(result: StatementSet, *, per_relation: int = 2) -> list[dict
     # the first per_relation positives of each relation, in table order, found with NumPy: only those rows are read
     # into Python (a Python string per statement is gigabytes on a large KG)
     # (batch by batch: Arrow's take on a chunked column would first join its chunks)
+    # (an ItemStream knows its positives' rows and relations without building a row)
     items = result.items
-    positive, keys, first = [np.zeros(0, np.int64)], [pa.array([], pa.string())], 0
-    for batch in items.select(["polarity", "relation_key"]).to_batches():
-        rows = np.flatnonzero(pc.equal(batch.column(0), "positive").to_numpy(zero_copy_only=False))
-        positive.append(rows + first)
-        keys.append(batch.column(1).take(pa.array(rows, pa.int64())))
-        first += batch.num_rows
-    positive = np.concatenate(positive)
-    enc = pc.dictionary_encode(pa.chunked_array(keys, pa.string())).combine_chunks()
-    codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if isinstance(items, ItemStream):
+        positive, codes = items.positive_rows()
+    else:
+        positive, keys, first = [np.zeros(0, np.int64)], [pa.array([], pa.string())], 0
+        for batch in items.select(["polarity", "relation_key"]).to_batches():
+            rows = np.flatnonzero(pc.equal(batch.column(0), "positive").to_numpy(zero_copy_only=False))
+            positive.append(rows + first)
+            keys.append(batch.column(1).take(pa.array(rows, pa.int64())))
+            first += batch.num_rows
+        positive = np.concatenate(positive)
+        enc = pc.dictionary_encode(pa.chunked_array(keys, pa.string())).combine_chunks()
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.argsort(codes, kind="stable")
     rank = np.empty(len(codes), np.int64)
     rank[order] = np.arange(len(codes)) - np.searchsorted(codes[order], codes[order])
     chosen = np.flatnonzero(rank < max(per_relation, 1))  # the first of each relation names it even when 0 are asked
-    cols = take_rows(items.select(["relation_key", "head_label", "tail_label"]), positive[chosen]).to_pydict()
+    cols = take_rows(items, positive[chosen]).select(["relation_key", "head_label", "tail_label"]).to_pydict()
     for i, key, h, t in zip(rank[chosen], cols["relation_key"], cols["head_label"], cols["tail_label"], strict=True):
         examples.setdefault(key, [])
         if i < per_relation:
@@ -288,9 +303,11 @@ class GraphEvalSuite(Suite):
                      if p.template is not None} if settings.propose_templates else {})
         profiles = [settings.profile] + ([settings.compare_profile] if settings.compare_profile not in
                                          (None, settings.profile) else [])
+        # built as streams: the counts, checks and review below build only the rows they read
         results = {p: build_statements(source.con, statement_options(settings, source.config_dir, profile=p,
                                                                      proposed=proposed),
-                                       snapshot_id=source.snapshot_id, seed=source.seed) for p in profiles}
+                                       snapshot_id=source.snapshot_id, seed=source.seed, stream=True)
+                   for p in profiles}
         main = results[settings.profile]
         metadata = items_metadata(main)
         share = metadata["fallback_statement_share"]
@@ -320,7 +337,12 @@ class GraphEvalSuite(Suite):
                                  "negatives_per_positive": r.metadata["options"]["negatives"],
                                  "corruption": r.metadata["options"]["corruption"]} for p, r in results.items()]
         metadata["template_review"] = template_review(main)
-        items = pa.concat_tables([r.items for r in results.values()])
+        streams = [r.items for r in results.values()]
+        total = sum(x.num_rows for x in streams)
+        limit = settings.stream_items_above
+        # above the limit the warehouse writes the items a chunk at a time as the reader builds them
+        items = (pa.RecordBatchReader.from_batches(item_schema(), (b for x in streams for b in x.batches()))
+                 if limit is not None and total > limit else pa.concat_tables([x.read_all() for x in streams]))
         rejects = pa.concat_tables([r.rejects for r in results.values()])
         return ItemsResult(items=items, rejects=rejects, metadata=metadata)
 

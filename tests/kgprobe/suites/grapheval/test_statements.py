@@ -370,6 +370,38 @@ def test_items_do_not_depend_on_the_chunk_size(sample_con, sample_set, monkeypat
     check_items("grapheval", small.items)
 
 
+def test_an_item_stream_builds_the_table_rows_it_is_asked_for(sample_con, sample_set, monkeypatch) -> None:
+    # streamed, the items are built when read: its batches, its rows taken at random and its counts must be the
+    # table's, across many chunks (7 rows: one positive and its negatives a chunk), and a second read the same
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    import kgprobe.suites.grapheval.statements as statements
+
+    monkeypatch.setattr(statements, "_ROWS_PER_CHUNK", 7)
+    table = sample_set.items
+    stream = build_statements(sample_con, StatementOptions(per_relation=4, negatives=3), snapshot_id="s", seed=7,
+                              stream=True).items
+    assert isinstance(stream, statements.ItemStream) and stream.num_rows == table.num_rows > 20
+    batches = list(stream.batches())
+    assert len(batches) == len(table.column("group_id").unique()) > 1
+    assert pa.Table.from_batches(batches).equals(table.combine_chunks())
+    assert stream.read_all().equals(table) and stream.reader().read_all().equals(table.combine_chunks())
+    rows = np.random.default_rng(0).permutation(table.num_rows)[:25]  # unsorted, from many groups
+    assert stream.take(rows).equals(table.take(pa.array(rows)).combine_chunks())
+    assert stream.take(np.array([table.num_rows - 1, 0, 0])).column("item_id").to_pylist() == \
+        [table.column("item_id")[table.num_rows - 1].as_py(), *[table.column("item_id")[0].as_py()] * 2]
+    with pytest.raises(IndexError):
+        stream.take(np.array([table.num_rows]))
+    positive, relation = stream.positive_rows()
+    assert positive.tolist() == np.flatnonzero(pc.equal(table.column("polarity"), "positive")).tolist()
+    keys = dict(sample_con.execute("SELECT id, key FROM relations").fetchall())
+    assert [keys[r] for r in relation] == table.column("relation_key").take(pa.array(positive)).to_pylist()
+    counted = Counter(table.column("relation_key").to_pylist())
+    assert {keys[i]: int(n) for i, n in enumerate(stream.rows_by_relation) if n} == counted
+
+
 def test_a_sample_of_positives_checks_against_sorted_keys_with_the_same_result(sample_con, monkeypatch) -> None:
     # few positives against the KG: its keys are a sorted array, not a hash set; both must give the same statements
     import kgprobe.suites.grapheval.statements as statements

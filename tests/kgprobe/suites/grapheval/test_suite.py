@@ -220,6 +220,36 @@ def test_both_profiles_side_by_side(sample_con) -> None:
     assert "Table 2" in section.data["table2_note"]
 
 
+def test_more_items_than_stream_items_above_come_as_a_stream_of_the_same_items(sample_con, tmp_path) -> None:
+    # above stream_items_above the items are a reader the warehouse writes a batch at a time: the same rows, and
+    # the same counts, gates and review (read from the stream's arrays and the rows it builds on demand), both
+    # profiles and a share of statements on the fallback template included
+    import json
+
+    import pyarrow as pa
+
+    first = sample_con.execute("SELECT r.key FROM triples t JOIN relations r ON r.id = t.relation GROUP BY r.key "
+                               "ORDER BY count(*) DESC, r.key LIMIT 1").fetchone()[0]
+    (tmp_path / "templates.yaml").write_text(f'"{first}": "{{head}} is linked to {{tail}}."\n', encoding="utf-8")
+    common = dict(positives=60, per_relation=5, compare_profile="kgprobe", propose_templates=False,
+                  max_fallback_share=1.0, max_unreadable_share=1.0, templates="templates.yaml")
+    whole, streamed = (SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", seed=3,
+                                              settings=GraphEvalSettings(**common, stream_items_above=limit),
+                                              config_dir=tmp_path)) for limit in (None, 0))
+    assert isinstance(whole.items, pa.Table) and isinstance(streamed.items, pa.RecordBatchReader)
+    table = streamed.items.read_all()
+    assert table.num_rows == whole.items.num_rows > 120 and table.equals(whole.items.combine_chunks())
+    assert set(table.column("task").to_pylist()) == {"statement", "statement_kgprobe"}
+    assert 0 < whole.metadata["fallback_statement_share"] < 1
+    assert json.dumps(streamed.metadata, sort_keys=True, default=str) == \
+        json.dumps(whole.metadata, sort_keys=True, default=str)
+    assert streamed.rejects.equals(whole.rejects)
+    # the limit is a number of items: at or above the count the items stay one table
+    kept = SUITE.items(ItemSource(con=sample_con, kg="main", snapshot_id="snap", seed=3, config_dir=tmp_path,
+                                  settings=GraphEvalSettings(**common, stream_items_above=table.num_rows)))
+    assert isinstance(kept.items, pa.Table)
+
+
 def test_fallback_gate_fails_the_items(sample_con) -> None:
     from kgprobe.suites.grapheval.suite import TemplateCoverageError
 
