@@ -29,10 +29,11 @@ each stage in a fresh child process so that its peak RSS (max resident set size,
   six methods and 5 hops (the project defaults), as the ``fpq_true_triples`` / ``fpq_edits`` assets call them;
 * ``checks``: the ``kg`` asset's checks (``kg_summary``, ``dangling_ids``) and the label checks of every items asset
   (``label_report``, ``unreadable_names``);
-* ``grapheval``: ``GraphEvalSuite.items`` with the default settings (profile paper, ``positives`` null): every triple
-  of the KG stated, with a verified negative each, so its time and memory grow with the KG: the item table the suite
-  returns holds two statements per triple at about 790 bytes each (1.45 GB at 1M triples, 7.2 GB at 5M; the
-  evidence JSON is 43% of it), about 80% of the stage's peak RSS (2.3 GB at 1M, 9 GB at 5M);
+* ``grapheval``: the ``grapheval_items`` asset's work with the default settings (profile paper, ``positives``
+  null): ``GraphEvalSuite.items`` states every triple of the KG with a verified negative each, and
+  ``store_items`` writes them as the items partition (in a folder of the workdir). Up to ``stream_items_above``
+  (2M) items the suite returns one table (two statements a triple at about 790 bytes each: 1.45 GB at 1M triples);
+  above it a stream the store writes a chunk at a time, so the stage's memory is the draw's arrays, not the items;
 * ``drowzee``: ``DrowzeeSuite.items`` with the default ``per_rule`` / ``n_formulas``: the six rules (negation over
   the relations the data show to be functional; symmetric, transitive, inverse, composition and same over the
   largest relations by triple count, which the stage names in the settings) and the temporal formulas over the
@@ -385,35 +386,40 @@ def _checks(out: Path) -> dict[str, Any]:
 
 
 # ---- stage: grapheval
-def _grapheval(out: Path, seed: int, every_up_to: int = 5_000_000) -> dict[str, Any]:
+def _grapheval(out: Path, seed: int) -> dict[str, Any]:
     """The grapheval_items asset with the default settings (profile paper, positives null): every triple of the KG
-    stated, with one verified negative each (``GraphEvalSuite.items``). Its peak RSS is mostly the returned item
-    table (about 790 bytes per statement, two statements per triple); the items are built a chunk of positives at
-    a time, so the rest is the draw's arrays and one chunk's working set. A KG of more than ``every_up_to``
-    triples (``--grapheval-every-up-to``) would need more memory than the machine has for that table (about 30 GB
-    at 20M triples): there the stage states the 1,000 positives ``kgprobe init`` writes, and its note says so."""
+    stated, with one verified negative each (``GraphEvalSuite.items``), written as the items partition
+    (``store_items``, as the asset writes it; into ``grapheval-warehouse`` beside the KG). Above
+    ``stream_items_above`` items (1M, the default) the suite hands the store a stream built a chunk at a time, so
+    the peak RSS is the draw's arrays and one chunk; below it, mostly the item table (~790 bytes a statement)."""
+    import pyarrow as pa
+
     from kgprobe.suites.base import ItemSource
     from kgprobe.suites.grapheval.suite import GraphEvalSettings, GraphEvalSuite
+    from kgprobe.suites.store import store_items
 
     con, snapshot = _open_kg(out)
-    n_triples = con.execute("SELECT count(*) FROM triples").fetchone()[0]
-    every = n_triples <= every_up_to
-    settings = GraphEvalSettings() if every else GraphEvalSettings(positives=1000)
-    source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=settings, seed=seed,
+    source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=GraphEvalSettings(), seed=seed,
                         named_only=GraphEvalSuite.names_kg_entities)
-    import pyarrow.compute as pc
+    root = out / "grapheval-warehouse"
+    streamed = []
 
-    result, seconds, cpu = _timed(lambda: GraphEvalSuite().items(source))
-    # counted in Arrow: a Python string per statement would add ~0.6 GB to the peak at 5M triples
-    n = result.items.num_rows
-    positives = pc.sum(pc.equal(result.items.column("polarity"), "positive")).as_py() or 0
+    def run() -> tuple[Any, Any]:
+        result = GraphEvalSuite().items(source)
+        streamed.append(not isinstance(result.items, pa.Table))
+        return result, store_items(root, "grapheval_items", "grapheval", result.items)
+
+    (result, stored), seconds, cpu = _timed(run)
+    n = stored.rows
+    written = sum(f.stat().st_size for f in (root / "grapheval_items").glob("*.parquet"))
+    negatives = n - result.metadata["positives"]
+    shutil.rmtree(root, ignore_errors=True)
     return {
         "seconds": seconds, "cpu": cpu, "rate": n / seconds, "unit": "statements/s",
-        "note": f"{positives:,} positives, {n - positives:,} negatives, "
-                f"{result.rejects.num_rows if result.rejects is not None else 0:,} rejected candidates "
-                + ("(default: every triple stated)" if every else
-                   f"(positives 1000, as kgprobe init writes: every triple of {n_triples:,} would hold ~"
-                   f"{n_triples * 2 * 790 / 2**30:,.0f} GiB of items)"),
+        "note": f"{result.metadata['positives']:,} positives, {negatives:,} negatives, "
+                f"{result.rejects.num_rows if result.rejects is not None else 0:,} rejected candidates, "
+                f"{written / 2**30:.1f} GiB of Parquet ("
+                + ("streamed: more than stream_items_above 1M items" if streamed[0] else "one table") + ")",
     }
 
 
@@ -797,10 +803,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scorer-subgraphs", type=int, default=300,
                     help="pruned subgraphs whose triples the scorer stage trains on (default 300)")
     ap.add_argument("--perturb-subgraphs", type=int, default=100, help="subgraphs the perturb stage perturbs (default 100)")
-    ap.add_argument("--grapheval-every-up-to", type=int, default=5_000_000,
-                    help="the grapheval stage states every triple (the paper's default) of KGs up to this size, the "
-                         "1,000 positives kgprobe init writes above it (default 5M: the item table of every triple "
-                         "takes ~1.6 GB per million triples)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=None, help="where the synthetic files go (default: a temporary folder)")
     ap.add_argument("--stages", default="ingest,ingest+types,subgraph,fpq,fpq-questions",
@@ -834,7 +836,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("fpq", _fpq, (out, args.fpq, args.seed)),
                 ("fpq-questions", _fpq_questions, (out, args.fpq, args.seed)),
                 ("checks", _checks, (out,)),
-                ("grapheval", _grapheval, (out, args.seed, args.grapheval_every_up_to)),
+                ("grapheval", _grapheval, (out, args.seed)),
                 ("drowzee", _drowzee, (out, args.seed)),
                 ("okgqa-questions", _okgqa_questions, (out, args.seed)),
                 ("erbench", _erbench, (out, args.erbench_rows, args.seed)),
