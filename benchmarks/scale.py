@@ -32,7 +32,7 @@ each stage in a fresh child process so that its peak RSS (max resident set size,
 * ``grapheval``: the ``grapheval_items`` asset's work with the default settings (profile paper, ``positives``
   null): ``GraphEvalSuite.items`` states every triple of the KG with a verified negative each, and
   ``store_items`` writes them as the items partition (in a folder of the workdir). Up to ``stream_items_above``
-  (2M) items the suite returns one table (two statements a triple at about 790 bytes each: 1.45 GB at 1M triples);
+  (1M) items the suite returns one table (two statements a triple at about 790 bytes each: 1.45 GB at 1M triples);
   above it a stream the store writes a chunk at a time, so the stage's memory is the draw's arrays, not the items;
 * ``drowzee``: ``DrowzeeSuite.items`` with the default ``per_rule`` / ``n_formulas``: the six rules (negation over
   the relations the data show to be functional; symmetric, transitive, inverse, composition and same over the
@@ -399,7 +399,8 @@ def _grapheval(out: Path, seed: int) -> dict[str, Any]:
     from kgprobe.suites.store import store_items
 
     con, snapshot = _open_kg(out)
-    source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=GraphEvalSettings(), seed=seed,
+    settings = GraphEvalSettings()
+    source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=settings, seed=seed,
                         named_only=GraphEvalSuite.names_kg_entities)
     root = out / "grapheval-warehouse"
     streamed = []
@@ -419,7 +420,8 @@ def _grapheval(out: Path, seed: int) -> dict[str, Any]:
         "note": f"{result.metadata['positives']:,} positives, {negatives:,} negatives, "
                 f"{result.rejects.num_rows if result.rejects is not None else 0:,} rejected candidates, "
                 f"{written / 2**30:.1f} GiB of Parquet ("
-                + ("streamed: more than stream_items_above 1M items" if streamed[0] else "one table") + ")",
+                + (f"streamed: more than stream_items_above {settings.stream_items_above:,} items" if streamed[0]
+                   else "one table") + ")",
     }
 
 
