@@ -403,14 +403,13 @@ def _grapheval(out: Path, seed: int) -> dict[str, Any]:
     source = ItemSource(con=con, kg=KG_NAME, snapshot_id=snapshot, settings=settings, seed=seed,
                         named_only=GraphEvalSuite.names_kg_entities)
     root = out / "grapheval-warehouse"
-    streamed = []
 
     def run() -> tuple[Any, Any]:
         result = GraphEvalSuite().items(source)
-        streamed.append(not isinstance(result.items, pa.Table))
         return result, store_items(root, "grapheval_items", "grapheval", result.items)
 
     (result, stored), seconds, cpu = _timed(run)
+    streamed = not isinstance(result.items, pa.Table)
     n = stored.rows
     written = sum(f.stat().st_size for f in (root / "grapheval_items").glob("*.parquet"))
     negatives = n - result.metadata["positives"]
@@ -420,7 +419,7 @@ def _grapheval(out: Path, seed: int) -> dict[str, Any]:
         "note": f"{result.metadata['positives']:,} positives, {negatives:,} negatives, "
                 f"{result.rejects.num_rows if result.rejects is not None else 0:,} rejected candidates, "
                 f"{written / 2**30:.1f} GiB of Parquet ("
-                + (f"streamed: more than stream_items_above {settings.stream_items_above:,} items" if streamed[0]
+                + (f"streamed: more than stream_items_above {settings.stream_items_above:,} items" if streamed
                    else "one table") + ")",
     }
 

@@ -26,21 +26,16 @@ def stream_and_table(sample_con, tmp_path_factory):
 
 
 def _with_ids(table: pa.Table, rows: list[int]) -> pa.Table:
-    # statements that show an id-like key ("Q42"), as a KG without labels gives: the store leaves their groups out
+    # statements that show an id-like key ("Q42"), as a KG without labels gives: the store leaves their groups out;
+    # the new column keeps the table's chunks, so its batches are the stream's
     questions = table.column("question").to_pylist()
     for i in rows:
         questions[i] = f"Q42 {questions[i]}"
-    at = table.schema.get_field_index("question")
-    return pa.Table.from_batches([b.set_column(at, "question", pa.array(questions[o:o + b.num_rows]))
-                                  for o, b in zip(_offsets(table), table.to_batches(), strict=True)])
-
-
-def _offsets(table: pa.Table) -> list[int]:
-    out, first = [], 0
-    for b in table.to_batches():
-        out.append(first)
-        first += b.num_rows
-    return out
+    chunks, first = [], 0
+    for batch in table.to_batches():
+        chunks.append(pa.array(questions[first:first + batch.num_rows]))
+        first += batch.num_rows
+    return table.set_column(table.schema.get_field_index("question"), "question", pa.chunked_array(chunks))
 
 
 def test_a_stream_is_written_as_its_table_is(stream_and_table, tmp_path) -> None:
