@@ -232,7 +232,10 @@ class _Stage:
         self.entity_labels: dict[str, str] = {}
         self.relation_labels: dict[str, str] = {}
         self.side_files: dict[str, dict[str, int]] = {}
+        # the statements of a plain N-Triples file when they stay in Arrow (_keep_in_arrow)
+        self.arrow: pa.Table | None = None
         _drop_staged_triples(con)  # a view over _st_rdf after an RDF load (see rdf_route_triples.sql)
+        _drop_staged_statements(con)
         con.execute("CREATE OR REPLACE TEMP TABLE _st_triples (head VARCHAR, relation VARCHAR, tail VARCHAR, src VARCHAR, line BIGINT)")
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _st_literals (entity VARCHAR, relation VARCHAR, value VARCHAR, datatype VARCHAR, lang VARCHAR)"
@@ -786,18 +789,27 @@ def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
     that form (the file then goes through ``_split_ntriples``, so what is loaded, rejected or raised is that path's).
     A line of this form is a plain line of ``ingest_ntriples_fast.sql`` and is staged with the same values; strict
     mode validates each block's distinct IRIs (an invalid one also sends the file to ``_split_ntriples``, whose check
-    of the load's terms sends the load to the exact pass, which raises pyoxigraph's error with its line)."""
+    of the load's terms sends the load to the exact pass, which raises pyoxigraph's error with its line). The
+    statements of the load's only file, uncompressed and at most :data:`_ARROW_STATEMENTS_BYTES`, stay in Arrow
+    (:func:`_keep_in_arrow`); those of any other are copied into DuckDB a block at a time."""
     con = stage.con
     rows, done = 0, False
+    # the only file of the load, not compressed and at most _ARROW_STATEMENTS_BYTES: its statements stay in Arrow
+    # (see _keep_in_arrow) rather than being copied into DuckDB
+    keep: list[pa.Table] | None = ([] if len(stage.source.files) == 1 and path.suffix != ".gz"
+                                   and path.stat().st_size <= _ARROW_STATEMENTS_BYTES else None)
     try:
         with open_binary(path) as fh:
             for first, block in _whole_lines(fh, _PLAIN_BLOCK_BYTES):
                 table = _plain_block(block, first, strict=not stage.source.lenient)
                 if table is None:
                     return False
-                with _registered(con, table) as view:
-                    select = f"SELECT s, p, o, NULL::VARCHAR AS lit, NULL::VARCHAR AS lang, NULL::VARCHAR AS dt FROM {view}"
-                    con.execute(f"INSERT INTO _nt_plain {select}" if rows else f"CREATE OR REPLACE TEMP TABLE _nt_plain AS {select}")
+                if keep is not None:
+                    keep.append(table)
+                else:
+                    with _registered(con, table) as view:
+                        select = f"SELECT s, p, o, NULL::VARCHAR AS lit, NULL::VARCHAR AS lang, NULL::VARCHAR AS dt FROM {view}"
+                        con.execute(f"INSERT INTO _nt_plain {select}" if rows else f"CREATE OR REPLACE TEMP TABLE _nt_plain AS {select}")
                 rows += table.num_rows
         done = rows > 0
     except (EOFError, OSError, zlib.error):
@@ -807,7 +819,9 @@ def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
             con.execute("DROP TABLE IF EXISTS _nt_plain")
     if not done:
         return False
-    if con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]:
+    if keep is not None:
+        _keep_in_arrow(stage, pa.concat_tables(keep))
+    elif con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]:
         con.execute("INSERT INTO _st_rdf SELECT * FROM _nt_plain")
         con.execute("DROP TABLE _nt_plain")
     else:  # the first file of the load: the table itself becomes _st_rdf (see _stage_plain_rows)
@@ -819,6 +833,34 @@ def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
 
 #: the bytes of N-Triples that the Polars pass reads at a time (whole lines; a longer line is read whole)
 _PLAIN_BLOCK_BYTES = 64 << 20
+#: the largest file whose statements stay in Arrow rather than DuckDB (Arrow memory is outside DuckDB's memory limit
+#: and cannot spill to disk)
+_ARROW_STATEMENTS_BYTES = 1 << 30
+#: the name under which the statements kept in Arrow are registered
+_ARROW_STATEMENTS = "_st_rdf_arrow"
+
+
+def _keep_in_arrow(stage: _Stage, table: pa.Table) -> None:
+    """Make ``table`` (``s, p, o`` of a plain file) the load's ``_st_rdf``: a view over the Arrow data, which saves
+    copying every statement into DuckDB (on FB15k-237 0.04-0.07 s and a third of the page faults of a 0.3 s load).
+    The triples' ids are then looked up by casting keys to enums rather than by joins (see :func:`_finish`): DuckDB
+    knows no row count for an Arrow scan and builds the joins' hash tables on its side (0.15 s instead of 0.03)."""
+    con = stage.con
+    con.register(_ARROW_STATEMENTS, table)
+    stage.arrow = table
+    con.execute("DROP TABLE _st_rdf")
+    con.execute(f"CREATE TEMP VIEW _st_rdf AS SELECT s, p::VARCHAR AS p, o, NULL::VARCHAR AS lit, NULL::VARCHAR AS lang, "
+                f"NULL::VARCHAR AS dt FROM {_ARROW_STATEMENTS}")
+
+
+def _drop_staged_statements(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop ``_st_rdf``, a table or a view over statements kept in Arrow (then unregistered too)."""
+    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '_st_rdf'").fetchone()[0]
+    if view:
+        con.execute("DROP VIEW _st_rdf")
+        con.unregister(_ARROW_STATEMENTS)
+    else:
+        con.execute("DROP TABLE IF EXISTS _st_rdf")
 
 
 def _whole_lines(fh: Any, size: int) -> Iterator[tuple[bool, bytes]]:
@@ -1693,18 +1735,34 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
             ) k LEFT JOIN _labels_relation l ON l.key = k.key
             """
         )
-        triples_written = con.execute(
-            f"""
-            INSERT INTO {q_schema}.triples
-            SELECT DISTINCT h.id, r.id, t.id FROM (
-                SELECT head, relation, tail FROM _st_triples
-                UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL
-            ) s
-            JOIN {q_schema}.entities h ON h.key = s.head
-            JOIN {q_schema}.relations r ON r.key = s.relation
-            JOIN {q_schema}.entities t ON t.key = s.tail
-            """
-        ).fetchall()[0][0]
+        staged = """SELECT head, relation, tail FROM _st_triples
+                    UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL"""
+        if stage.arrow is None:
+            triples_written = con.execute(
+                f"""
+                INSERT INTO {q_schema}.triples
+                SELECT DISTINCT h.id, r.id, t.id FROM ({staged}) s
+                JOIN {q_schema}.entities h ON h.key = s.head
+                JOIN {q_schema}.relations r ON r.key = s.relation
+                JOIN {q_schema}.entities t ON t.key = s.tail
+                """
+            ).fetchall()[0][0]
+        else:
+            # every staged key is in entities / relations, so an enum of their keys in id order gives the same ids
+            # as the joins, without a hash table built on the Arrow side (see _keep_in_arrow); the types are the
+            # connection's own and go with the transaction
+            con.execute(f"CREATE OR REPLACE TEMP TYPE _kg_entity_key AS ENUM (SELECT key FROM {q_schema}.entities ORDER BY id)")
+            con.execute(f"CREATE OR REPLACE TEMP TYPE _kg_relation_key AS ENUM (SELECT key FROM {q_schema}.relations ORDER BY id)")
+            triples_written = con.execute(
+                f"""
+                INSERT INTO {q_schema}.triples
+                SELECT DISTINCT enum_code(head::_kg_entity_key), enum_code(relation::_kg_relation_key),
+                       enum_code(tail::_kg_entity_key)
+                FROM ({staged})
+                """
+            ).fetchall()[0][0]
+            con.execute("DROP TYPE _kg_entity_key")
+            con.execute("DROP TYPE _kg_relation_key")
         if count_triples_on_insert:
             staged = con.execute("SELECT count(*) FROM _st_triples").fetchall()[0][0]
             has_dated = con.execute("SELECT count(*) FROM _st_temporal WHERE tail IS NOT NULL").fetchall()[0][0]
@@ -1883,7 +1941,8 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
     finally:
         workers.shutdown(wait=False, cancel_futures=True)
         _drop_staged_triples(con)
-        for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_rdf", "_st_keys", "_pq_rows",
+        _drop_staged_statements(con)
+        for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_keys", "_pq_rows",
                   "_labels_entity", "_labels_relation", "_side_rows", "_side_later", *(f"_side_{role}" for role in _SIDE_ROLES)):
             con.execute(f"DROP TABLE IF EXISTS {t}")
 

@@ -656,20 +656,30 @@ def test_ntriples_bulk_path_equals_pyoxigraph_path(tmp_path: Path, monkeypatch, 
         assert bulk[0]["read"] == bulk[0]["loaded"] + bulk[0]["duplicates"] + bulk[0]["rejected"]
 
 
+@pytest.mark.parametrize("in_arrow", [True, False], ids=["kept_in_arrow", "copied"])
 @pytest.mark.parametrize("block", [None, 64], ids=["one_block", "blocks_of_64_bytes"])
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
 def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path, monkeypatch, lenient: bool,
-                                                                  block: int | None) -> None:
+                                                                  block: int | None, in_arrow: bool) -> None:
     from kgprobe.kg import ingest
 
     if block:  # lines cut into many blocks: a bad line in a later block still sends the whole file to the split
         monkeypatch.setattr(ingest, "_PLAIN_BLOCK_BYTES", block)
+    if not in_arrow:  # a file above the size kept in Arrow: its statements are copied into DuckDB
+        monkeypatch.setattr(ingest, "_ARROW_STATEMENTS_BYTES", 0)
     taken: list[bool] = []
-    polars_pass = ingest._plain_file
+    kept: list[int] = []
+    polars_pass, keep_in_arrow = ingest._plain_file, ingest._keep_in_arrow
 
     def record(*args: Any) -> bool:
         taken.append(polars_pass(*args))
         return taken[-1]
+
+    def record_kept(stage: Any, table: Any) -> None:
+        kept.append(table.num_rows)
+        keep_in_arrow(stage, table)
+
+    monkeypatch.setattr(ingest, "_keep_in_arrow", record_kept)
 
     plain = NT_CASES["plain_resources"] + "\n" + NT_CASES["plain"]
     files = {name: _write(tmp_path / f"{name}.nt", text) for name, text in {
@@ -688,27 +698,40 @@ def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path
     # declines the files above that hold it and takes this one
     files["valid"] = _write(tmp_path / "valid.nt", "".join(line for line in plain.splitlines(keepends=True)
                                                            if not line.startswith("<> ")))
-    taken_by_polars = {"valid", "plain", "plain_gz", "iris_only"} if lenient else {"valid"}
+    # dated facts beside it: their triples join the file's (one repeats a triple of the file, one names new keys)
+    dated = _write(tmp_path / "dated.tsv", "http://ex.org/e1\thttp://ex.org/r1\thttp://ex.org/e7\t1990\t2000\n"
+                   "http://ex.org/a\thttp://ex.org/born\thttp://ex.org/New\t1950\t\n")
+    files["valid_dated"] = files["valid"]
+    taken_by_polars = {"valid", "valid_dated", "plain", "plain_gz", "iris_only"} if lenient else {"valid", "valid_dated"}
     outputs = {}
     for name, path in files.items():
         for on in (True, False):
             taken.clear()
+            kept.clear()
             monkeypatch.setattr(ingest, "_plain_file", record if on else lambda *a: False)
             c = duckdb.connect()
             try:
-                report = load_kg(c, KGSource(triples=path, format="ntriples", lenient=lenient))
+                report = load_kg(c, KGSource(triples=path, format="ntriples", lenient=lenient,
+                                             temporal=dated if name == "valid_dated" else None))
                 outputs[name, on] = ({k: v for k, v in report.as_dict().items() if k not in ("seconds",)}, _whole_output(c, "main"))
             except IngestError as exc:
                 outputs[name, on] = ("IngestError", str(exc))
             finally:
                 assert not c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_nt_plain'").fetchone()[0]
+                assert not c.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = '_st_rdf'").fetchone()[0]
+                assert not c.execute("SELECT count(*) FROM duckdb_types() WHERE type_name LIKE '_kg%'").fetchone()[0]
                 c.close()
             if on:
                 assert taken[:1] == [name in taken_by_polars], name
+                # only an uncompressed file's statements stay in Arrow (a .gz file's size is not known up front)
+                assert bool(kept) == (in_arrow and taken[:1] == [True] and name != "plain_gz"), name
         assert outputs[name, True] == outputs[name, False], name
     if not lenient:  # strict pyoxigraph stops at <>
         assert outputs["plain", True][0] == "IngestError" and "plain.nt, line 6: N-Triples syntax error" in outputs["plain", True][1]
         assert outputs["valid", True][0]["triples"] == 63  # the 64 below but the one from <>
+        # the dated facts add one triple (the other is the file's) and their new entity
+        assert outputs["valid_dated", True][0]["triples"] == 64 and outputs["valid_dated", True][0]["temporal_facts"] == 2
+        assert ("http://ex.org/New",) in {(k,) for k, _ in outputs["valid_dated", True][1]["entities"]}
         return
     fields, tables = outputs["plain", True]
     # 6 + 61 lines, two of them repeats; one rdf:type statement (a type, not a triple); blank nodes are entities
