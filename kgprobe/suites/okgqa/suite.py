@@ -273,6 +273,7 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
     capped = 0
+    pools: dict[str, list[int]] = {}  # type -> its seeded pool of false objects, the same for every question
     for q in questions:
         if q.get("rejected") or not q.get("seeds"):
             rejects.append({"question_id": q["question_id"], "question": q["question"],
@@ -298,7 +299,8 @@ def build_items(questions: Sequence[Mapping[str, Any]], subgraphs: Mapping[str, 
         kg_triples = set(sub) | {(int(h), int(r), int(t)) for h, r, t in about}
         kg_ents = node_set | {t for _, _, t in kg_triples}
         oracle, random_text_facts, distractors = _reference_facts(con, sub, kg_triples, kg_ents, seeds, ent_labels,
-                                                                  rel_labels, rel_keys, functional, settings, seed)
+                                                                  rel_labels, rel_keys, functional, settings, seed,
+                                                                  pools)
         kg_ents |= set(distractors)
         kg = KGFacts(entities={e: ent_labels.get(e, str(e)) for e in kg_ents},
                      relations={r: rel_labels[r] for r in {t[1] for t in kg_triples}},
@@ -357,9 +359,13 @@ _TYPE_POOL = 2_000
 def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: set[tuple[int, int, int]],
                      kg_ents: set[int], seeds: Sequence[int], ent_labels: Mapping[int, str],
                      rel_labels: Mapping[int, str], rel_keys: Mapping[int, str], functional: frozenset[int],
-                     settings: OKGQASettings, seed: int) -> tuple[list[tuple[int, int, int]], list[str], list[int]]:  # fmt: skip
+                     settings: OKGQASettings, seed: int, pools: dict[str, list[int]],
+                     ) -> tuple[list[tuple[int, int, int]], list[str], list[int]]:  # fmt: skip
     """The oracle's triples (from the clean subgraph, seeds first) and the random baseline's KG-false statements:
-    a functional fact of a subgraph entity with its object replaced by another entity of the object's type."""
+    a functional fact of a subgraph entity with its object replaced by another entity of the object's type.
+    ``pools`` (type -> its seeded pool of entities) holds the pools read so far and receives the missing ones: a
+    pool depends on the type and the seed only, and reading one ranks every entity of its type (at 20M triples,
+    about a second a question when each question read its own)."""
     from kgprobe.sql import load_sql
 
     oracle = _order(sub, seeds, seed)[: settings.oracle_facts * 2]
@@ -370,12 +376,13 @@ def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: 
     if objects:
         for e, typ in con.execute(load_sql("okgqa/entity_types_of"), {"ids": objects}).fetchall():
             types.setdefault(int(e), []).append(str(typ))
-    wanted = sorted({typ for ts in types.values() for typ in ts})
-    pool: dict[str, list[int]] = {}
-    if wanted:
-        for e, _, typ in con.execute(load_sql("okgqa/entities_of_types"),
-                                     {"types": wanted, "seed": int(seed), "per_type": _TYPE_POOL}).fetchall():
-            pool.setdefault(str(typ), []).append(int(e))
+    missing = sorted({typ for ts in types.values() for typ in ts} - pools.keys())
+    if missing:
+        for typ in missing:
+            pools[typ] = []
+        for e, typ in con.execute(load_sql("okgqa/entities_of_types"),
+                                  {"types": missing, "seed": int(seed), "per_type": _TYPE_POOL}).fetchall():
+            pools[str(typ)].append(int(e))
     # the objects each (head, relation) already has, read once: a scan of kg_triples per candidate made a question
     # on a hub's subgraph cost candidates x triples
     objects_of: dict[tuple[int, int], set[int]] = {}
@@ -386,7 +393,7 @@ def _reference_facts(con: Any, sub: Sequence[tuple[int, int, int]], kg_triples: 
     for h, r, x in candidates:
         if len(out) >= settings.random_facts:
             break
-        options = sorted({y for typ in types.get(x, []) for y in pool.get(typ, [])} - {x, h}
+        options = sorted({y for typ in types.get(x, []) for y in pools.get(typ, [])} - {x, h}
                          - objects_of.get((h, r), set()))
         if not options:
             continue
