@@ -1735,13 +1735,13 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
             ) k LEFT JOIN _labels_relation l ON l.key = k.key
             """
         )
-        staged = """SELECT head, relation, tail FROM _st_triples
-                    UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL"""
+        keyed = """SELECT head, relation, tail FROM _st_triples
+                   UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL"""
         if stage.arrow is None:
             triples_written = con.execute(
                 f"""
                 INSERT INTO {q_schema}.triples
-                SELECT DISTINCT h.id, r.id, t.id FROM ({staged}) s
+                SELECT DISTINCT h.id, r.id, t.id FROM ({keyed}) s
                 JOIN {q_schema}.entities h ON h.key = s.head
                 JOIN {q_schema}.relations r ON r.key = s.relation
                 JOIN {q_schema}.entities t ON t.key = s.tail
@@ -1758,7 +1758,7 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
                 INSERT INTO {q_schema}.triples
                 SELECT DISTINCT enum_code(head::_kg_entity_key), enum_code(relation::_kg_relation_key),
                        enum_code(tail::_kg_entity_key)
-                FROM ({staged})
+                FROM ({keyed})
                 """
             ).fetchall()[0][0]
             con.execute("DROP TYPE _kg_entity_key")
