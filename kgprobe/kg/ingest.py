@@ -855,12 +855,8 @@ def _keep_in_arrow(stage: _Stage, table: pa.Table) -> None:
 
 def _drop_staged_statements(con: duckdb.DuckDBPyConnection) -> None:
     """Drop ``_st_rdf``, a table or a view over statements kept in Arrow (then unregistered too)."""
-    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '_st_rdf'").fetchone()[0]
-    if view:
-        con.execute("DROP VIEW _st_rdf")
+    if _drop_staged(con, "_st_rdf"):
         con.unregister(_ARROW_STATEMENTS)
-    else:
-        con.execute("DROP TABLE IF EXISTS _st_rdf")
 
 
 def _whole_lines(fh: Any, size: int) -> Iterator[tuple[bool, bytes]]:
@@ -1948,8 +1944,14 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
 
 
 def _drop_staged_triples(con: duckdb.DuckDBPyConnection) -> None:
-    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '_st_triples'").fetchone()[0]
-    con.execute("DROP VIEW IF EXISTS _st_triples" if view else "DROP TABLE IF EXISTS _st_triples")
+    _drop_staged(con, "_st_triples")
+
+
+def _drop_staged(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Drop the staging relation ``name``, a temporary table or view; return whether it was a view."""
+    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = $n", {"n": name}).fetchone()[0]
+    con.execute(f"DROP VIEW IF EXISTS {name}" if view else f"DROP TABLE IF EXISTS {name}")
+    return bool(view)
 
 
 def _load(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None], started: float) -> IngestReport:
