@@ -232,10 +232,10 @@ class _Stage:
         self.entity_labels: dict[str, str] = {}
         self.relation_labels: dict[str, str] = {}
         self.side_files: dict[str, dict[str, int]] = {}
-        # the statements of a plain N-Triples file when they stay in Arrow (_keep_in_arrow)
-        self.arrow: pa.Table | None = None
+        # the statements of the plain N-Triples files, as codes (see _plain_file); None while there are none
+        self.coded: _Coded | None = None
         _drop_staged_triples(con)  # a view over _st_rdf after an RDF load (see rdf_route_triples.sql)
-        _drop_staged_statements(con)
+        _unregister_coded(con)
         con.execute("CREATE OR REPLACE TEMP TABLE _st_triples (head VARCHAR, relation VARCHAR, tail VARCHAR, src VARCHAR, line BIGINT)")
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _st_literals (entity VARCHAR, relation VARCHAR, value VARCHAR, datatype VARCHAR, lang VARCHAR)"
@@ -780,83 +780,107 @@ _PLAIN_IRI_BAD = ["<", ">", '"', "\\"]
 _BLANK_NODE = r"^_:[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_-])?$"
 
 
+@dataclass
+class _Coded:
+    """The triples of a load's plain N-Triples files (see :func:`_plain_file`) as codes. Every term of those files
+    is read as a category of one Polars mapping made for the load, so that a term has the same code in every block
+    and file; the triples' ids are then looked up once per distinct term (:meth:`register_ids`) rather than once
+    per row, and no statement's text is copied into DuckDB (on FB15k-237 the text of 272k statements is 40 MB,
+    their codes 3 MB)."""
+
+    # a mapping of its own, not Polars' global one, which keeps every string it ever saw for the life of the process
+    dtype: pl.DataType = field(default_factory=lambda: pl.Categorical(pl.Categories(f"kgprobe-load-{uuid.uuid4().hex}")))
+    #: s, p, o codes (UInt32) of the statements that are triples (not rdf:type)
+    triples: list[pl.DataFrame] = field(default_factory=list)
+    #: code, key of the terms and of the predicates of those statements
+    terms: list[pl.DataFrame] = field(default_factory=list)
+    predicates: list[pl.DataFrame] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Polars drops a mapping that no data uses any more, and the blocks keep only codes: this empty column keeps
+        # the codes of every block valid until the load is done
+        self._keepalive = pl.Series([], dtype=self.dtype)
+
+    @property
+    def rows(self) -> int:
+        return sum(t.height for t in self.triples)
+
+    def register_keys(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Register the distinct keys of the terms and of the predicates, ``_st_coded_keys`` and
+        ``_st_coded_relations`` (``code, key``): the keys of the entities and relations of these triples."""
+        for name, parts in (("_st_coded_keys", self.terms), ("_st_coded_relations", self.predicates)):
+            con.register(name, pl.concat(parts).unique("code").to_arrow())
+
+    def register_ids(self, con: duckdb.DuckDBPyConnection, q_schema: str) -> None:
+        """Register the triples with the ids of the KG's entities and relations as ``_st_coded_ids`` (``head,
+        relation, tail``), once both tables are written: each code's id is read from them once, and a block's
+        codes become ids by a gather (32-bit ids while they fit: half the memory of a large file's)."""
+        ids = {}
+        for name, table in (("_st_coded_keys", "entities"), ("_st_coded_relations", "relations")):
+            found = con.execute(f"SELECT c.code, t.id FROM {name} c JOIN {q_schema}.{table} t ON t.key = c.key").pl()
+            codes, top, written = con.execute(
+                f"SELECT count(*), max(code), (SELECT count(*) FROM {q_schema}.{table}) FROM {name}").fetchone()
+            if found.height != codes:
+                raise AssertionError(f"{codes - found.height} keys of the plain N-Triples are not among the {table}")
+            width = pl.Int32 if written < 2**31 else pl.Int64
+            ids[table] = pl.zeros((top or 0) + 1, dtype=width, eager=True).scatter(found["code"], found["id"])
+
+        def column(lookup: pl.Series, code: str) -> pa.ChunkedArray:
+            return pa.chunked_array([lookup.gather(t[code]).to_arrow() for t in self.triples],
+                                    type=pa.int32() if lookup.dtype == pl.Int32 else pa.int64())
+
+        con.register("_st_coded_ids", pa.table({"head": column(ids["entities"], "s"),
+                                                "relation": column(ids["relations"], "p"),
+                                                "tail": column(ids["entities"], "o")}))
+
+
+_CODED = ("_st_coded_keys", "_st_coded_relations", "_st_coded_ids")
+
+
+def _unregister_coded(con: duckdb.DuckDBPyConnection) -> None:
+    for name in _CODED:
+        con.unregister(name)
+
+
 def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
     """Stage a UTF-8 N-Triples file whose every line is plain and links two resources (``<s> <p> <o> .`` or blank
     nodes as subject or object, single spaces, no literal, no comment, blank line or carriage return) with Polars'
     CSV reader, in blocks of :data:`_PLAIN_BLOCK_BYTES` of whole lines, the checks and the bracket stripping done on
-    each block's distinct terms rather than per line: about half the CPU of the DuckDB split, which
-    ``_split_ntriples`` still does for any other file. Returns False, having staged nothing, when some line is not of
-    that form (the file then goes through ``_split_ntriples``, so what is loaded, rejected or raised is that path's).
-    A line of this form is a plain line of ``ingest_ntriples_fast.sql`` and is staged with the same values; strict
-    mode validates each block's distinct IRIs (an invalid one also sends the file to ``_split_ntriples``, whose check
-    of the load's terms sends the load to the exact pass, which raises pyoxigraph's error with its line). The
-    statements of the load's only file, uncompressed and at most :data:`_ARROW_STATEMENTS_BYTES`, stay in Arrow
-    (:func:`_keep_in_arrow`); those of any other are copied into DuckDB a block at a time."""
-    con = stage.con
-    rows, done = 0, False
-    # the only file of the load, not compressed and at most _ARROW_STATEMENTS_BYTES: its statements stay in Arrow
-    # (see _keep_in_arrow) rather than being copied into DuckDB
-    keep: list[pa.Table] | None = ([] if len(stage.source.files) == 1 and path.suffix != ".gz"
-                                   and path.stat().st_size <= _ARROW_STATEMENTS_BYTES else None)
+    each block's distinct terms rather than per line: its triples are kept as codes (:class:`_Coded`), its rdf:type
+    statements go to ``_st_rdf``; ``_split_ntriples`` splits any other file in DuckDB. Returns False, having staged
+    nothing, when some line is not of that form (the file then goes through ``_split_ntriples``, so what is loaded,
+    rejected or raised is that path's). A line of this form is a plain line of ``ingest_ntriples_fast.sql`` and is
+    staged with the same values; strict mode validates each block's distinct IRIs (an invalid one also sends the file
+    to ``_split_ntriples``, whose check of the load's terms sends the load to the exact pass, which raises
+    pyoxigraph's error with its line)."""
+    coded = stage.coded or _Coded()
+    blocks = []
     try:
         with open_binary(path) as fh:
-            for first, block in _whole_lines(fh, _PLAIN_BLOCK_BYTES):
-                table = _plain_block(block, first, strict=not stage.source.lenient)
-                if table is None:
+            for first, data in _whole_lines(fh, _PLAIN_BLOCK_BYTES):
+                block = _plain_block(data, first, strict=not stage.source.lenient, dtype=coded.dtype)
+                if block is None:
                     return False
-                if keep is not None:
-                    keep.append(table)
-                else:
-                    with _registered(con, table) as view:
-                        select = f"SELECT s, p, o, NULL::VARCHAR AS lit, NULL::VARCHAR AS lang, NULL::VARCHAR AS dt FROM {view}"
-                        con.execute(f"INSERT INTO _nt_plain {select}" if rows else f"CREATE OR REPLACE TEMP TABLE _nt_plain AS {select}")
-                rows += table.num_rows
-        done = rows > 0
+                blocks.append(block)
     except (EOFError, OSError, zlib.error):
         return False  # a .gz file cut short or corrupt: the DuckDB path reads its prefix and the load's check reports it
-    finally:
-        if not done:
-            con.execute("DROP TABLE IF EXISTS _nt_plain")
-    if not done:
+    rows = sum(triples.height + (typed.height if typed is not None else 0) for triples, _, _, typed in blocks)
+    if not rows:
         return False
-    if keep is not None:
-        _keep_in_arrow(stage, pa.concat_tables(keep))
-    elif con.execute("SELECT count(*) FROM _st_rdf").fetchall()[0][0]:
-        con.execute("INSERT INTO _st_rdf SELECT * FROM _nt_plain")
-        con.execute("DROP TABLE _nt_plain")
-    else:  # the first file of the load: the table itself becomes _st_rdf (see _stage_plain_rows)
-        con.execute("DROP TABLE _st_rdf")
-        con.execute("ALTER TABLE _nt_plain RENAME TO _st_rdf")
+    for triples, terms, predicates, typed in blocks:
+        coded.triples.append(triples)
+        coded.terms.append(terms)
+        coded.predicates.append(predicates)
+        if typed is not None:
+            with _registered(stage.con, typed.to_arrow()) as view:
+                stage.con.execute(f"INSERT INTO _st_rdf SELECT s, p, o, NULL, NULL, NULL FROM {view}")
+    stage.coded = coded
     sink.statements += rows
     return True
 
 
 #: the bytes of N-Triples that the Polars pass reads at a time (whole lines; a longer line is read whole)
 _PLAIN_BLOCK_BYTES = 64 << 20
-#: the largest file whose statements stay in Arrow rather than DuckDB (Arrow memory is outside DuckDB's memory limit
-#: and cannot spill to disk)
-_ARROW_STATEMENTS_BYTES = 1 << 30
-#: the name under which the statements kept in Arrow are registered
-_ARROW_STATEMENTS = "_st_rdf_arrow"
-
-
-def _keep_in_arrow(stage: _Stage, table: pa.Table) -> None:
-    """Make ``table`` (``s, p, o`` of a plain file) the load's ``_st_rdf``: a view over the Arrow data, which saves
-    copying every statement into DuckDB (on FB15k-237 0.04-0.07 s and a third of the page faults of a 0.3 s load).
-    The triples' ids are then looked up by casting keys to enums rather than by joins (see :func:`_finish`): DuckDB
-    knows no row count for an Arrow scan and builds the joins' hash tables on its side (0.15 s instead of 0.03)."""
-    con = stage.con
-    con.register(_ARROW_STATEMENTS, table)
-    stage.arrow = table
-    con.execute("DROP TABLE _st_rdf")
-    con.execute(f"CREATE TEMP VIEW _st_rdf AS SELECT s, p::VARCHAR AS p, o, NULL::VARCHAR AS lit, NULL::VARCHAR AS lang, "
-                f"NULL::VARCHAR AS dt FROM {_ARROW_STATEMENTS}")
-
-
-def _drop_staged_statements(con: duckdb.DuckDBPyConnection) -> None:
-    """Drop ``_st_rdf``, a table or a view over statements kept in Arrow (then unregistered too)."""
-    if _drop_staged(con, "_st_rdf"):
-        con.unregister(_ARROW_STATEMENTS)
 
 
 def _whole_lines(fh: Any, size: int) -> Iterator[tuple[bool, bytes]]:
@@ -874,53 +898,55 @@ def _whole_lines(fh: Any, size: int) -> Iterator[tuple[bool, bytes]]:
         yield first, rest
 
 
-def _plain_block(data: bytes, first: bool, *, strict: bool) -> pa.Table | None:
-    """The statements of a block of plain resource lines (see :func:`_plain_file`) as Arrow columns ``s, p, o`` of
-    keys (IRIs without their brackets, blank nodes as written), or None when some line is not of that form or, in
-    ``strict`` mode, some IRI is not one that pyoxigraph's strict parser accepts."""
+def _plain_block(data: bytes, first: bool, *, strict: bool,
+                 dtype: pl.DataType) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame, pl.DataFrame | None] | None:
+    """A block of plain resource lines (see :func:`_plain_file`) read with its terms as categories of ``dtype``:
+    the codes ``s, p, o`` of its triples, the ``code, key`` of their distinct terms and predicates (a key is an IRI
+    without its brackets, a blank node as written) and its rdf:type statements as keys ``s, p, o`` (None if there
+    are none); None when some line is not of that form or, in ``strict`` mode, some IRI is not one that
+    pyoxigraph's strict parser accepts."""
     if (first and data.startswith(BOM)) or b"\r" in data:
         return None
     # a line of other than four fields fails the read or gives nulls (a blank line gives a row of nulls, a blank
     # first line fails the read), so the rows are the lines without counting them
     try:
         df = pl.read_csv(data, separator=" ", quote_char=None, has_header=False, comment_prefix=None,
-                         schema={"s": pl.String, "p": pl.Categorical, "o": pl.String, "dot": pl.String})
+                         schema={"s": dtype, "p": dtype, "o": dtype, "dot": pl.String})
     except (pl.exceptions.PolarsError, ValueError):
         return None  # a line of another number of fields, or not UTF-8
     if df.null_count().sum_horizontal().item() or not (df["dot"] == ".").all():
         return None
-    resources = pl.concat([df["s"], df["o"]]).unique()
-    predicates = df["p"].unique().cast(pl.String)
+    # the checks see each distinct term once, as text
+    terms, predicates = pl.concat([df["s"], df["o"]]).unique(), df["p"].unique()
+    resources, names = terms.cast(pl.String), predicates.cast(pl.String)
 
-    def iri(terms: pl.Series) -> pl.Series:
-        inner = terms.str.strip_prefix("<").str.strip_suffix(">")
-        return (terms.str.starts_with("<") & terms.str.ends_with(">") & (terms.str.len_bytes() >= 2)
+    def iri(text: pl.Series) -> pl.Series:
+        inner = text.str.strip_prefix("<").str.strip_suffix(">")
+        return (text.str.starts_with("<") & text.str.ends_with(">") & (text.str.len_bytes() >= 2)
                 & ~inner.str.contains_any(_PLAIN_IRI_BAD) & ~inner.str.starts_with("_:"))
 
     named = iri(resources)
-    if not (named | resources.str.contains(_BLANK_NODE)).all() or not iri(predicates).all():
+    if not (named | resources.str.contains(_BLANK_NODE)).all() or not iri(names).all():
         return None
-    only_iris = named.all()
     # strict mode validates the block's distinct IRIs here, where they are at hand, rather than collecting every
     # term of the load again in DuckDB afterwards
-    if strict and not _iris_valid(pl.concat([resources.filter(named), predicates]).str.head(-1).str.tail(-1)):
+    if strict and not _iris_valid(pl.concat([resources.filter(named), names]).str.head(-1).str.tail(-1)):
         return None
 
-    # an IRI loses its brackets, a blank node label neither starts with < nor ends with >; without blank nodes every
-    # term is an IRI and loses its first and last character, which Polars does on its string views without copying
-    # the text (stripping copies every string: about 30 ms of a 270k-line file's 300)
-    def key(column: str) -> pl.Expr:
-        if only_iris:
-            return pl.col(column).str.head(-1).str.tail(-1)
-        return pl.col(column).str.strip_prefix("<").str.strip_suffix(">")
+    def key(text: pl.Series | pl.Expr) -> Any:  # an IRI loses its brackets, a blank node label has none
+        return text.str.strip_prefix("<").str.strip_suffix(">")
 
-    # Arrow string views (Polars' own layout) take the strings to DuckDB without another copy
-    table = df.select(key("s"), key("o")).to_arrow(compat_level=pl.CompatLevel.newest())
-    # the predicates, few and long, were read as categories (half the memory of the block's strings): an index per
-    # row into the block's dictionary, whose entries lose their brackets
-    p = df["p"].to_arrow()
-    p = pa.DictionaryArray.from_arrays(p.indices, pl.Series(p.dictionary).str.head(-1).str.tail(-1).to_arrow())
-    return pa.table({"s": table["s"], "p": p, "o": table["o"]})
+    typed = None
+    is_type = names == f"<{_RDF_TYPE}>"
+    if is_type.any():  # an rdf:type statement names a type, not a triple: it is routed with the other statements
+        code = df["p"].to_physical() == predicates.to_physical().filter(is_type)[0]
+        typed = df.filter(code).select(key(pl.col(c).cast(pl.String)) for c in ("s", "p", "o"))
+        df = df.filter(~code)
+        terms, predicates = pl.concat([df["s"], df["o"]]).unique(), df["p"].unique()
+        resources, names = terms.cast(pl.String), predicates.cast(pl.String)
+    return (df.select(pl.col("s", "p", "o").to_physical()),
+            pl.DataFrame({"code": terms.to_physical(), "key": key(resources)}),
+            pl.DataFrame({"code": predicates.to_physical(), "key": key(names)}), typed)
 
 
 #: :data:`_IRI` matched against a whole string by Polars (its patterns are ASCII classes that RE2, which DuckDB
@@ -1090,6 +1116,8 @@ def _route_rdf(stage: _Stage) -> None:
 def _route_rdf_statements(stage: _Stage) -> None:
     con = stage.con
     want = stage.source.label_lang
+    if not con.execute("SELECT EXISTS (SELECT 1 FROM _st_rdf)").fetchone()[0]:
+        return  # only the triples of plain files, kept as codes (_Coded): _st_triples stays the empty staging table
     # a statement has either a resource object (a type or a triple) or a literal: the distinct statements of the
     # three routes add up to the distinct statements, without a distinct copy of all of them. Triples are counted
     # when they are written (by _finish, as for every other format); the other routes here.
@@ -1652,12 +1680,16 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
             stage.counts.loaded += lit_distinct + ty_distinct
 
     # every entity key that occurs anywhere in the data
+    coded = stage.coded
+    if coded is not None:
+        coded.register_keys(con)
     con.execute(
-        """
+        f"""
         CREATE OR REPLACE TEMP TABLE _st_keys AS
         SELECT head AS key FROM _st_triples UNION SELECT tail FROM _st_triples
         UNION SELECT head FROM _st_temporal UNION SELECT tail FROM _st_temporal WHERE tail IS NOT NULL
         UNION SELECT key FROM _st_entities WHERE key IS NOT NULL
+        {"UNION SELECT key FROM _st_coded_keys" if coded else ""}
         """
     )
     if stage.untrimmed:
@@ -1709,12 +1741,13 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
                 con.execute(f"DROP TABLE {q_schema}.{table}")
                 con.execute(load_sql(f"kg/create_{table}"))
         # entities: every key that occurs anywhere in the data, ordered by key so ids are stable; labels are joined
-        # in at insert time (an UPDATE of the table afterwards costs more than the whole load)
+        # in at insert time (an UPDATE of the table afterwards costs more than the whole load). kg_readable gives
+        # NULL only for NULL, so it reads the label, or the key when there is none, once per row
         con.execute(load_sql("kg/macro_fallback_label"))
         con.execute(
             f"""
             INSERT INTO {q_schema}.entities (id, key, label)
-            SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+            SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, kg_readable(coalesce(l.label, k.key))
             FROM _st_keys k LEFT JOIN _labels_entity l ON l.key = k.key
             """
         )
@@ -1724,46 +1757,42 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
         con.execute(
             f"""
             INSERT INTO {q_schema}.relations (id, key, label)
-            SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, coalesce(kg_readable(l.label), kg_readable(k.key))
+            SELECT row_number() OVER (ORDER BY k.key) - 1, k.key, kg_readable(coalesce(l.label, k.key))
             FROM (
                 SELECT relation AS key FROM _st_triples UNION SELECT relation FROM _st_literals
-                UNION SELECT relation FROM _st_temporal
+                UNION SELECT relation FROM _st_temporal {"UNION SELECT key FROM _st_coded_relations" if coded else ""}
             ) k LEFT JOIN _labels_relation l ON l.key = k.key
             """
         )
         keyed = """SELECT head, relation, tail FROM _st_triples
                    UNION ALL SELECT head, relation, tail FROM _st_temporal WHERE tail IS NOT NULL"""
-        if stage.arrow is None:
+
+        def ids(rows: str) -> str:
+            return f"""SELECT h.id AS head, r.id AS relation, t.id AS tail FROM ({rows}) s
+                       JOIN {q_schema}.entities h ON h.key = s.head
+                       JOIN {q_schema}.relations r ON r.key = s.relation
+                       JOIN {q_schema}.entities t ON t.key = s.tail"""
+
+        if coded is None:
             triples_written = con.execute(
-                f"""
-                INSERT INTO {q_schema}.triples
-                SELECT DISTINCT h.id, r.id, t.id FROM ({keyed}) s
-                JOIN {q_schema}.entities h ON h.key = s.head
-                JOIN {q_schema}.relations r ON r.key = s.relation
-                JOIN {q_schema}.entities t ON t.key = s.tail
-                """
+                f"INSERT INTO {q_schema}.triples SELECT DISTINCT head, relation, tail FROM ({ids(keyed)})"
             ).fetchall()[0][0]
         else:
-            # every staged key is in entities / relations, so an enum of their keys in id order gives the same ids
-            # as the joins, without a hash table built on the Arrow side (see _keep_in_arrow); the types are the
-            # connection's own and go with the transaction
-            con.execute(f"CREATE OR REPLACE TEMP TYPE _kg_entity_key AS ENUM (SELECT key FROM {q_schema}.entities ORDER BY id)")
-            con.execute(f"CREATE OR REPLACE TEMP TYPE _kg_relation_key AS ENUM (SELECT key FROM {q_schema}.relations ORDER BY id)")
+            # the plain N-Triples' triples come with their ids (see _Coded); those of other files and the dated
+            # facts' are joined as usual
+            coded.register_ids(con, q_schema)
+            coded_ids = "SELECT head, relation, tail FROM _st_coded_ids"
             triples_written = con.execute(
-                f"""
-                INSERT INTO {q_schema}.triples
-                SELECT DISTINCT enum_code(head::_kg_entity_key), enum_code(relation::_kg_relation_key),
-                       enum_code(tail::_kg_entity_key)
-                FROM ({keyed})
-                """
+                f"INSERT INTO {q_schema}.triples SELECT DISTINCT head, relation, tail FROM ({coded_ids} UNION ALL {ids(keyed)})"
             ).fetchall()[0][0]
-            con.execute("DROP TYPE _kg_entity_key")
-            con.execute("DROP TYPE _kg_relation_key")
         if count_triples_on_insert:
-            staged = con.execute("SELECT count(*) FROM _st_triples").fetchall()[0][0]
+            staged = con.execute("SELECT count(*) FROM _st_triples").fetchall()[0][0] + (coded.rows if coded else 0)
             has_dated = con.execute("SELECT count(*) FROM _st_temporal WHERE tail IS NOT NULL").fetchall()[0][0]
+            undated = "SELECT head, relation, tail FROM _st_triples"
             distinct = triples_written if not has_dated else con.execute(
-                "SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM _st_triples)").fetchall()[0][0]
+                f"SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM ({undated}))" if coded is None else
+                f"SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM ({coded_ids} UNION ALL {ids(undated)}))"
+            ).fetchall()[0][0]
             stage.counts.duplicates += staged - distinct
             stage.counts.loaded += distinct
         if has["_st_literals"]:
@@ -1937,21 +1966,17 @@ def load_kg(con: duckdb.DuckDBPyConnection, source: KGSource, *, force: bool = F
     finally:
         workers.shutdown(wait=False, cancel_futures=True)
         _drop_staged_triples(con)
-        _drop_staged_statements(con)
-        for t in ("_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_keys", "_pq_rows",
-                  "_labels_entity", "_labels_relation", "_side_rows", "_side_later", *(f"_side_{role}" for role in _SIDE_ROLES)):
+        _unregister_coded(con)
+        for t in ("_st_rdf", "_st_literals", "_st_types", "_st_temporal", "_st_entities", "_st_keys", "_pq_rows",
+                  "_csv_rej_err", "_csv_rej_scan", "_labels_entity", "_labels_relation", "_side_rows", "_side_later",
+                  *(f"_side_{role}" for role in _SIDE_ROLES)):
             con.execute(f"DROP TABLE IF EXISTS {t}")
 
 
 def _drop_staged_triples(con: duckdb.DuckDBPyConnection) -> None:
-    _drop_staged(con, "_st_triples")
-
-
-def _drop_staged(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Drop the staging relation ``name``, a temporary table or view; return whether it was a view."""
-    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = $n", {"n": name}).fetchone()[0]
-    con.execute(f"DROP VIEW IF EXISTS {name}" if view else f"DROP TABLE IF EXISTS {name}")
-    return bool(view)
+    """Drop ``_st_triples``, a temporary table or, after an RDF load, a view (see rdf_route_triples.sql)."""
+    view = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = '_st_triples'").fetchone()[0]
+    con.execute("DROP VIEW IF EXISTS _st_triples" if view else "DROP TABLE IF EXISTS _st_triples")
 
 
 def _load(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None], started: float) -> IngestReport:

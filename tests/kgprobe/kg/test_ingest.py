@@ -24,6 +24,10 @@ def con() -> duckdb.DuckDBPyConnection:
     c.close()
 
 
+def _read_text(path: Path) -> str:
+    return (gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()).decode("utf-8")
+
+
 def _write(path: Path, text: str | bytes) -> Path:
     if path.suffix == ".gz":
         with gzip.open(path, "wb") as fh:
@@ -656,33 +660,23 @@ def test_ntriples_bulk_path_equals_pyoxigraph_path(tmp_path: Path, monkeypatch, 
         assert bulk[0]["read"] == bulk[0]["loaded"] + bulk[0]["duplicates"] + bulk[0]["rejected"]
 
 
-# the statements of a plain file stay in Arrow; "copied" is a file above the size kept there (once: the copy is also
-# what a .gz file and a load of several files take, below)
-@pytest.mark.parametrize(("lenient", "block", "in_arrow"), [
-    (False, None, True), (True, None, True), (False, 64, True), (True, 64, True), (True, None, False),
-], ids=["strict-one_block", "lenient-one_block", "strict-blocks_of_64_bytes", "lenient-blocks_of_64_bytes",
-        "lenient-one_block-copied"])
+@pytest.mark.parametrize(("lenient", "block"), [(False, None), (True, None), (False, 512), (True, 512)],
+                         ids=["strict-one_block", "lenient-one_block", "strict-blocks_of_512_bytes", "lenient-blocks_of_512_bytes"])
 def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path, monkeypatch, lenient: bool,
-                                                                  block: int | None, in_arrow: bool) -> None:
+                                                                  block: int | None) -> None:
     from kgprobe.kg import ingest
 
     if block:  # lines cut into many blocks: a bad line in a later block still sends the whole file to the split
         monkeypatch.setattr(ingest, "_PLAIN_BLOCK_BYTES", block)
-    if not in_arrow:
-        monkeypatch.setattr(ingest, "_ARROW_STATEMENTS_BYTES", 0)
     taken: list[bool] = []
-    kept: list[int] = []  # the statements of each file kept in Arrow
-    polars_pass, keep_in_arrow = ingest._plain_file, ingest._keep_in_arrow
+    kept: list[tuple[int, int]] = []  # after each file the Polars pass took: triples kept as codes, rows of _st_rdf
+    polars_pass = ingest._plain_file
 
-    def record(*args: Any) -> bool:
-        taken.append(polars_pass(*args))
+    def record(stage: Any, *args: Any) -> bool:
+        taken.append(polars_pass(stage, *args))
+        if taken[-1]:
+            kept.append((stage.coded.rows, stage.con.execute("SELECT count(*) FROM _st_rdf").fetchone()[0]))
         return taken[-1]
-
-    def record_kept(stage: Any, table: Any) -> None:
-        kept.append(table.num_rows)
-        keep_in_arrow(stage, table)
-
-    monkeypatch.setattr(ingest, "_keep_in_arrow", record_kept)
 
     plain = NT_CASES["plain_resources"] + "\n" + NT_CASES["plain"]
     files = {name: _write(tmp_path / f"{name}.nt", text) for name, text in {
@@ -705,7 +699,15 @@ def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path
     dated = _write(tmp_path / "dated.tsv", "http://ex.org/e1\thttp://ex.org/r1\thttp://ex.org/e7\t1990\t2000\n"
                    "http://ex.org/a\thttp://ex.org/born\thttp://ex.org/New\t1950\t\n")
     files["valid_dated"] = files["valid"]
-    taken_by_polars = {"valid", "valid_dated", "plain", "plain_gz", "iris_only"} if lenient else {"valid", "valid_dated"}
+    # only rdf:type statements: no triple at all, every statement routed
+    files["types_only"] = _write(tmp_path / "types_only.nt", "".join(
+        f"<http://ex.org/e{i}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://ex.org/C{i % 3}> .\n" for i in range(9)))
+    # several files, two of them taken by the Polars pass: the codes of their terms are shared (the second repeats
+    # triples of the first and names new keys) and the statements of the file the split reads join them
+    second = _write(tmp_path / "second.nt", "<http://ex.org/e1> <http://ex.org/r1> <http://ex.org/e7> .\n"
+                    "<http://ex.org/e7> <http://ex.org/r9> <http://ex.org/Second> .\n")
+    files["several"] = [files["valid"], files["literal"], second]
+    taken_by_polars = {"valid", "valid_dated", "types_only"} | ({"plain", "plain_gz", "iris_only"} if lenient else set())
     outputs = {}
     for name, path in files.items():
         for on in (True, False):
@@ -719,19 +721,23 @@ def test_ntriples_polars_pass_stages_what_the_duckdb_split_stages(tmp_path: Path
                 outputs[name, on] = ({k: v for k, v in report.as_dict().items() if k not in ("seconds",)}, _whole_output(c, "main"))
             except IngestError as exc:
                 outputs[name, on] = ("IngestError", str(exc))
-            finally:
-                assert not c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_nt_plain'").fetchone()[0]
-                assert not c.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = '_st_rdf'").fetchone()[0]
-                assert not c.execute("SELECT count(*) FROM duckdb_types() WHERE type_name LIKE '_kg%'").fetchone()[0]
+            finally:  # nothing of the load is left registered or staged
+                assert not c.execute("SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal").fetchall()
+                assert not c.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
                 c.close()
-            if on:
+            if on and name == "several":
+                assert taken == [True, False, True]
+                # the rdf:type statement of the first file; the second's triples join the first's codes
+                assert kept == [(65, 1), (67, 69)]
+            elif on:
                 assert taken[:1] == [name in taken_by_polars], name
-                # only an uncompressed file's statements stay in Arrow (a .gz file's size is not known up front),
-                # all of them, however many blocks they were read in
-                stays = in_arrow and taken[:1] == [True] and name != "plain_gz"
-                assert kept == ([sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line)] if stays
-                                else []), name
+                # every statement, however many blocks it was read in: the triples as codes, rdf:type in _st_rdf
+                lines = [line for line in _read_text(path).splitlines() if line]
+                typed = sum("rdf-syntax-ns#type" in line for line in lines)
+                assert kept == ([(len(lines) - typed, typed)] if taken[:1] == [True] else []), name
         assert outputs[name, True] == outputs[name, False], name
+    if lenient:  # (strict pyoxigraph stops at the <> of the file the split reads)
+        assert (outputs["several", True][0]["triples"], outputs["several", True][0]["literals"]) == (65, 1)
     if not lenient:  # strict pyoxigraph stops at <>
         assert outputs["plain", True][0] == "IngestError" and "plain.nt, line 6: N-Triples syntax error" in outputs["plain", True][1]
         assert outputs["valid", True][0]["triples"] == 63  # the 64 below but the one from <>
