@@ -829,9 +829,11 @@ class _Coded:
             return pa.chunked_array([lookup.gather(t[code]).to_arrow() for t in self.triples],
                                     type=pa.int32() if lookup.dtype == pl.Int32 else pa.int64())
 
-        con.register("_st_coded_ids", pa.table({"head": column(ids["entities"], "s"),
-                                                "relation": column(ids["relations"], "p"),
-                                                "tail": column(ids["entities"], "o")}))
+        table = pa.table({"head": column(ids["entities"], "s"), "relation": column(ids["relations"], "p"),
+                          "tail": column(ids["entities"], "o")})
+        # DuckDB scans an Arrow table a batch per thread: batches (zero-copy slices) let both cores take part in
+        # the triples' DISTINCT (29 ms instead of 42 on FB15k-237)
+        con.register("_st_coded_ids", pa.Table.from_batches(table.to_batches(max_chunksize=1 << 16), table.schema))
 
 
 _CODED = ("_st_coded_keys", "_st_coded_relations", "_st_coded_ids")
