@@ -232,7 +232,7 @@ class _Stage:
         self.entity_labels: dict[str, str] = {}
         self.relation_labels: dict[str, str] = {}
         self.side_files: dict[str, dict[str, int]] = {}
-        # the statements of the plain N-Triples files, as codes (see _plain_file); None while there are none
+        # the triples of the plain N-Triples files as codes (see _plain_file); None while there are none
         self.coded: _Coded | None = None
         _drop_staged_triples(con)  # a view over _st_rdf after an RDF load (see rdf_route_triples.sql)
         _unregister_coded(con)
@@ -941,9 +941,9 @@ def _plain_block(data: bytes, first: bool, *, strict: bool,
     typed = None
     is_type = names == f"<{_RDF_TYPE}>"
     if is_type.any():  # an rdf:type statement names a type, not a triple: it is routed with the other statements
-        code = df["p"].to_physical() == predicates.to_physical().filter(is_type)[0]
-        typed = df.filter(code).select(key(pl.col(c).cast(pl.String)) for c in ("s", "p", "o"))
-        df = df.filter(~code)
+        rows = df["p"].to_physical() == predicates.to_physical().filter(is_type)[0]
+        typed = df.filter(rows).select(key(pl.col(c).cast(pl.String)) for c in ("s", "p", "o"))
+        df = df.filter(~rows)
         terms, predicates = pl.concat([df["s"], df["o"]]).unique(), df["p"].unique()
         resources, names = terms.cast(pl.String), predicates.cast(pl.String)
     return (df.select(pl.col("s", "p", "o").to_physical()),
