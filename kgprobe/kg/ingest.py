@@ -263,8 +263,8 @@ class _Stage:
         self.rejects.append((str(src), line, raw, reason))
         self.counts.rejected += 1
 
-    def append(self, table: str, columns: dict[str, list[Any]]) -> None:
-        """Append Python columns to a staging table through Arrow (one bulk insert, no per-row SQL)."""
+    def append(self, table: str, columns: dict[str, list[Any] | pa.Array]) -> None:
+        """Append Python (or Arrow) columns to a staging table through Arrow (one bulk insert, no per-row SQL)."""
         if not columns or not next(iter(columns.values())):
             return
         names = ", ".join(columns)
@@ -808,8 +808,10 @@ class _Coded:
     def register_keys(self, con: duckdb.DuckDBPyConnection) -> None:
         """Register the distinct keys of the terms and of the predicates, ``_st_coded_keys`` and
         ``_st_coded_relations`` (``code, key``): the keys of the entities and relations of these triples."""
-        for name, parts in (("_st_coded_keys", self.terms), ("_st_coded_relations", self.predicates)):
-            con.register(name, pl.concat(parts).unique("code").to_arrow())
+        self._distinct = {name: pl.concat(parts).unique("code")
+                          for name, parts in (("_st_coded_keys", self.terms), ("_st_coded_relations", self.predicates))}
+        for name, keys in self._distinct.items():
+            con.register(name, keys.to_arrow())
 
     def register_ids(self, con: duckdb.DuckDBPyConnection, q_schema: str) -> None:
         """Register the triples with the ids of the KG's entities and relations as ``_st_coded_ids`` (``head,
@@ -818,12 +820,13 @@ class _Coded:
         ids = {}
         for name, table in (("_st_coded_keys", "entities"), ("_st_coded_relations", "relations")):
             found = con.execute(f"SELECT c.code, t.id FROM {name} c JOIN {q_schema}.{table} t ON t.key = c.key").pl()
-            codes, top, written = con.execute(
-                f"SELECT count(*), max(code), (SELECT count(*) FROM {q_schema}.{table}) FROM {name}").fetchone()
-            if found.height != codes:
-                raise AssertionError(f"{codes - found.height} keys of the plain N-Triples are not among the {table}")
-            width = pl.Int32 if written < 2**31 else pl.Int64
-            ids[table] = pl.zeros((top or 0) + 1, dtype=width, eager=True).scatter(found["code"], found["id"])
+            keys = self._distinct[name]
+            if found.height != keys.height:
+                missing = keys.height - found.height
+                raise AssertionError(f"{missing} keys of the plain N-Triples are not among the {table}")
+            width = pl.Int32 if (found["id"].max() or 0) < 2**31 else pl.Int64
+            lookup = pl.zeros((keys["code"].max() or 0) + 1, dtype=width, eager=True)
+            ids[table] = lookup.scatter(found["code"], found["id"])
 
         def column(lookup: pl.Series, code: str) -> pa.ChunkedArray:
             return pa.chunked_array([lookup.gather(t[code]).to_arrow() for t in self.triples],
@@ -874,8 +877,7 @@ def _plain_file(stage: _Stage, path: Path, sink: _RdfSink) -> bool:
         coded.terms.append(terms)
         coded.predicates.append(predicates)
         if typed is not None:
-            with _registered(stage.con, typed.to_arrow()) as view:
-                stage.con.execute(f"INSERT INTO _st_rdf SELECT s, p, o, NULL, NULL, NULL FROM {view}")
+            stage.append("_st_rdf", {c: typed[c].to_arrow() for c in typed.columns})
     stage.coded = coded
     sink.statements += rows
     return True
@@ -1775,25 +1777,26 @@ def _finish(stage: _Stage, digest: Callable[[], str], checked: Callable[[], None
                        JOIN {q_schema}.relations r ON r.key = s.relation
                        JOIN {q_schema}.entities t ON t.key = s.tail"""
 
-        if coded is None:
-            triples_written = con.execute(
-                f"INSERT INTO {q_schema}.triples SELECT DISTINCT head, relation, tail FROM ({ids(keyed)})"
-            ).fetchall()[0][0]
-        else:
-            # the plain N-Triples' triples come with their ids (see _Coded); those of other files and the dated
-            # facts' are joined as usual
+        # the plain N-Triples' triples come with their ids (see _Coded); those of other files and the dated facts'
+        # are joined
+        coded_ids = "SELECT head, relation, tail FROM _st_coded_ids"
+        if coded is not None:
             coded.register_ids(con, q_schema)
-            coded_ids = "SELECT head, relation, tail FROM _st_coded_ids"
-            triples_written = con.execute(
-                f"INSERT INTO {q_schema}.triples SELECT DISTINCT head, relation, tail FROM ({coded_ids} UNION ALL {ids(keyed)})"
-            ).fetchall()[0][0]
+
+        def with_coded(rows: str) -> str:
+            return ids(rows) if coded is None else f"{coded_ids} UNION ALL {ids(rows)}"
+
+        triples_written = con.execute(
+            f"INSERT INTO {q_schema}.triples SELECT DISTINCT head, relation, tail FROM ({with_coded(keyed)})"
+        ).fetchall()[0][0]
         if count_triples_on_insert:
             staged = con.execute("SELECT count(*) FROM _st_triples").fetchall()[0][0] + (coded.rows if coded else 0)
             has_dated = con.execute("SELECT count(*) FROM _st_temporal WHERE tail IS NOT NULL").fetchall()[0][0]
+            # the undated triples alone, by key when all are keyed (no join needed to tell them apart)
             undated = "SELECT head, relation, tail FROM _st_triples"
             distinct = triples_written if not has_dated else con.execute(
-                f"SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM ({undated}))" if coded is None else
-                f"SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM ({coded_ids} UNION ALL {ids(undated)}))"
+                f"SELECT count(*) FROM (SELECT DISTINCT head, relation, tail FROM "
+                f"({undated if coded is None else with_coded(undated)}))"
             ).fetchall()[0][0]
             stage.counts.duplicates += staged - distinct
             stage.counts.loaded += distinct
